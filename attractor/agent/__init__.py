@@ -1,0 +1,1 @@
+"""The coding-agent loop: session, tools, turn budget, transcript."""

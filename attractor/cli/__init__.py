@@ -1,0 +1,1 @@
+"""The attractor command line: thin click commands over the library API."""

@@ -1,0 +1,177 @@
+"""The whole attractor exception hierarchy.
+
+Every error a user can see derives from :class:`AttractorError`. The CLI catches
+that base class at its edge, prints ``str(error)`` as one line and exits with
+``error.exit_code``; nothing below it ever reaches a user as a traceback.
+
+::
+
+    AttractorError                      exit 1 unless stated
+    ├── UsageError                      exit 2: bad flag, env var or config value
+    │   └── SettingError                a setting from a named source is invalid
+    ├── PipelineError                   exit 2: the pipeline file cannot be used
+    │   ├── PipelineSyntaxError         the DOT text does not parse (file:line:col)
+    │   └── ValidationError             lint found error-severity diagnostics
+    ├── RunError                        a run cannot start, continue or resume
+    │   └── CheckpointError             checkpoint.json is missing or unreadable
+    ├── HandlerError                    a handler failed in a way it could report
+    ├── ToolError                       an agent tool refused or failed its call
+    │   └── PathEscapeError             a path resolves outside the working dir
+    └── LLMError                        a model backend failed
+        ├── ProviderNotInstalledError   the provider's SDK extra is missing
+        ├── MissingCredentialsError     the API key variable is not set
+        └── ProviderError               the provider answered with an error
+            └── RetryableProviderError  429, 5xx, timeout, connection error
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attractor.pipeline.diagnostics import Diagnostic
+
+
+class AttractorError(Exception):
+    """Base class of every error attractor raises on purpose."""
+
+    exit_code: int = 1
+
+
+class UsageError(AttractorError):
+    """The user asked for something that cannot work (bad flag or setting)."""
+
+    exit_code = 2
+
+
+class SettingError(UsageError):
+    """A setting value from a named source is invalid.
+
+    The message reads ``SOURCE="VALUE": what is expected``, for example
+    ``ATTRACTOR_TIMEOUT="soon": expected a duration like 90s, 5m or 1h30m``.
+    """
+
+    def __init__(self, source: str, value: object, expected: str) -> None:
+        self.source = source
+        self.value = value
+        self.expected = expected
+        super().__init__(f'{source}="{value}": {expected}')
+
+
+class PipelineError(AttractorError):
+    """The pipeline file cannot be used as written."""
+
+    exit_code = 2
+
+
+class PipelineSyntaxError(PipelineError):
+    """The DOT text does not parse; carries the position and what was expected."""
+
+    def __init__(self, message: str, *, file: str, line: int, column: int) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        super().__init__(f"{file}:{line}:{column}: {message}")
+
+
+class ValidationError(PipelineError):
+    """Lint reported error-severity diagnostics, so the pipeline will not run."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = list(diagnostics)
+        errors = [d for d in self.diagnostics if d.severity == "error"]
+        super().__init__(f"pipeline has {len(errors)} lint error(s); fix them and run again")
+
+
+class RunError(AttractorError):
+    """A run cannot start, continue or resume."""
+
+
+class CheckpointError(RunError):
+    """checkpoint.json is missing, unreadable or from an incompatible version."""
+
+    exit_code = 2
+
+
+class HandlerError(AttractorError):
+    """A node handler failed; the engine turns this into a FAIL outcome."""
+
+
+class ToolError(AttractorError):
+    """An agent tool refused or failed its call; the text goes back to the model."""
+
+
+class PathEscapeError(ToolError):
+    """A tool path resolves outside the working directory."""
+
+    def __init__(self, path: str, workdir: str) -> None:
+        self.path = path
+        self.workdir = workdir
+        super().__init__(
+            f"path {path!r} resolves outside the working directory; "
+            "use a path relative to the working directory"
+        )
+
+
+class LLMError(AttractorError):
+    """A model backend failed."""
+
+
+class ProviderNotInstalledError(LLMError, UsageError):
+    """The SDK for a provider is not installed."""
+
+    def __init__(self, provider: str, extra: str) -> None:
+        self.provider = provider
+        self.extra = extra
+        super().__init__(
+            f"the {provider} provider needs its SDK: pip install 'attractor[{extra}]'"
+        )
+
+
+class MissingCredentialsError(LLMError, UsageError):
+    """The API key for a provider is not configured."""
+
+    def __init__(self, provider: str, variable: str) -> None:
+        self.provider = provider
+        self.variable = variable
+        super().__init__(
+            f"the {provider} provider needs an API key: set {variable} in the environment"
+        )
+
+
+class ProviderError(LLMError):
+    """The provider answered with an error that retrying will not fix."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        provider: str,
+        model: str,
+        status: int | None = None,
+    ) -> None:
+        self.reason = reason
+        self.provider = provider
+        self.model = model
+        self.status = status
+        where = f"{provider} model {model}"
+        code = f" (HTTP {status})" if status is not None else ""
+        super().__init__(f"{where}{code}: {reason}")
+
+
+class RetryableProviderError(ProviderError):
+    """A transient provider failure (429, 5xx, timeout, connection error)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        provider: str,
+        model: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(reason, provider=provider, model=model, status=status)
+        self.retry_after = retry_after

@@ -1,0 +1,1 @@
+"""Model interface, message types, provider adapters and the scripted model."""

@@ -1,0 +1,145 @@
+"""Provider-neutral message types and the :class:`Model` interface.
+
+The agent loop speaks only these types. Each provider adapter (and the scripted
+backend) translates them to and from its own wire format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant", "tool"]
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
+ToolChoice = Literal["auto", "none", "required"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by the model, with its arguments already parsed.
+
+    ``arguments_error`` is set when the model sent arguments that are not a JSON
+    object; the agent loop reports it back to the model instead of running the tool.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The transcript form: ``{name, arguments}``."""
+        return {"name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversation message. Build them with the classmethods."""
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls("system", text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", text)
+
+    @classmethod
+    def assistant(cls, text: str, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        return cls("assistant", text, tool_calls=tool_calls)
+
+    @classmethod
+    def tool(cls, call: ToolCall, content: str, *, is_error: bool = False) -> Message:
+        return cls("tool", content, tool_call_id=call.id, name=call.name, is_error=is_error)
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool offered to the model: name, description and JSON schema of arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts for one request (or a sum of requests)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_json(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Everything one model request carries.
+
+    ``tools`` empty means tools are withheld: adapters must then send no tool
+    definitions at all, so the model can only answer in text.
+    """
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...] = ()
+    tool_choice: ToolChoice = "auto"
+    reasoning_effort: str | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """What came back from one model request.
+
+    ``notes`` carries adapter remarks worth a debug event (for example a
+    ``reasoning_effort`` the model does not support and that was ignored).
+    """
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+    finish_reason: FinishReason = "stop"
+    model: str = ""
+    provider: str = ""
+    notes: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Model(Protocol):
+    """The one interface the agent loop uses to talk to any model."""
+
+    @property
+    def provider(self) -> str:
+        """Provider key: ``openai``, ``anthropic``, ``scripted``..."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """Provider-native model id."""
+        ...
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request; raises :class:`attractor.errors.LLMError` subclasses."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections. Safe to call more than once."""
+        ...

@@ -1,0 +1,1 @@
+"""Pipeline: DOT loading, graph model, lint, engine and handlers."""

@@ -1,0 +1,1 @@
+"""Node handlers behind a registry."""
