@@ -125,9 +125,7 @@ class ProviderNotInstalledError(LLMError, UsageError):
     def __init__(self, provider: str, extra: str) -> None:
         self.provider = provider
         self.extra = extra
-        super().__init__(
-            f"the {provider} provider needs its SDK: pip install 'attractor[{extra}]'"
-        )
+        super().__init__(f"the {provider} provider needs its SDK: pip install 'attractor[{extra}]'")
 
 
 class MissingCredentialsError(LLMError, UsageError):

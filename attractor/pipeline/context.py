@@ -1,0 +1,49 @@
+"""The run context: a key-value store shared by the stages of one run."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+
+class Context:
+    """Key-value state passed between stages.
+
+    The engine runs on one event loop, so no locking is needed; parallel branches
+    each get an isolated :meth:`clone`.
+    """
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = dict(values or {})
+        self.logs: list[str] = []
+
+    def set(self, key: str, value: Any) -> None:
+        self._values[key] = value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)
+
+    def get_string(self, key: str, default: str = "") -> str:
+        value = self._values.get(key)
+        return default if value is None else str(value)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def apply(self, updates: Mapping[str, Any]) -> None:
+        """Merge updates into the context."""
+        self._values.update(updates)
+
+    def append_log(self, entry: str) -> None:
+        self.logs.append(entry)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A deep copy of all values (what a checkpoint stores)."""
+        return copy.deepcopy(self._values)
+
+    def clone(self) -> Context:
+        """An isolated deep copy for a parallel branch."""
+        twin = Context(self.snapshot())
+        twin.logs = list(self.logs)
+        return twin

@@ -1,0 +1,275 @@
+"""Typed, JSON-serialisable events emitted while a pipeline runs.
+
+Every observer (the CLI display, the run directory's ``events.jsonl``, a future
+HTTP server) receives the same event objects. ``event.to_json()`` gives
+``{"type": ..., "ts": ..., **fields}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every event. ``type`` is the stable name used in JSON."""
+
+    type: ClassVar[str] = "event"
+    ts: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            data[f.name] = _jsonable(getattr(self, f.name))
+        return data
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    return str(value)
+
+
+# -- pipeline lifecycle ---------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineStarted(Event):
+    type: ClassVar[str] = "pipeline_started"
+    name: str
+    run_id: str
+    run_dir: str
+    resumed: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineCompleted(Event):
+    type: ClassVar[str] = "pipeline_completed"
+    duration: float
+    artifact_count: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineFailed(Event):
+    type: ClassVar[str] = "pipeline_failed"
+    error: str
+    duration: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineTimedOut(Event):
+    type: ClassVar[str] = "pipeline_timed_out"
+    timeout: float
+    node: str | None
+    duration: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineInterrupted(Event):
+    type: ClassVar[str] = "pipeline_interrupted"
+    signal: str
+    node: str | None
+    duration: float
+
+
+# -- stages ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageStarted(Event):
+    type: ClassVar[str] = "stage_started"
+    name: str
+    index: int
+    handler: str = ""
+    attempt: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageCompleted(Event):
+    type: ClassVar[str] = "stage_completed"
+    name: str
+    index: int
+    duration: float
+    status: str = "success"
+    notes: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageFailed(Event):
+    type: ClassVar[str] = "stage_failed"
+    name: str
+    index: int
+    error: str
+    will_retry: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageRetrying(Event):
+    type: ClassVar[str] = "stage_retrying"
+    name: str
+    index: int
+    attempt: int
+    delay: float
+
+
+# -- parallel -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParallelStarted(Event):
+    type: ClassVar[str] = "parallel_started"
+    node: str
+    branch_count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParallelBranchStarted(Event):
+    type: ClassVar[str] = "parallel_branch_started"
+    node: str
+    branch: str
+    index: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParallelBranchCompleted(Event):
+    type: ClassVar[str] = "parallel_branch_completed"
+    node: str
+    branch: str
+    index: int
+    duration: float
+    success: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParallelCompleted(Event):
+    type: ClassVar[str] = "parallel_completed"
+    node: str
+    duration: float
+    success_count: int
+    failure_count: int
+
+
+# -- human interaction ----------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterviewStarted(Event):
+    type: ClassVar[str] = "interview_started"
+    question: str
+    stage: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterviewCompleted(Event):
+    type: ClassVar[str] = "interview_completed"
+    question: str
+    answer: str
+    duration: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterviewTimeout(Event):
+    type: ClassVar[str] = "interview_timeout"
+    question: str
+    stage: str
+    duration: float
+
+
+# -- checkpoints ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointSaved(Event):
+    type: ClassVar[str] = "checkpoint_saved"
+    node_id: str | None
+    phase: str = "after"
+
+
+# -- agent loop (emitted by codergen nodes that run the coding agent) -----------
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnBudgetResolved(Event):
+    """The turn budget of one node attempt and where each part came from."""
+
+    type: ClassVar[str] = "turn_budget_resolved"
+    node: str
+    budget: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentTurnStarted(Event):
+    type: ClassVar[str] = "agent_turn_started"
+    node: str
+    turn: int
+    max_turns: int
+    kind: str  # work | reflection | final
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentTurnCompleted(Event):
+    type: ClassVar[str] = "agent_turn_completed"
+    node: str
+    turn: int
+    kind: str
+    tool_calls: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallCompleted(Event):
+    """One tool call; ``output`` is the full, untruncated output."""
+
+    type: ClassVar[str] = "tool_call_completed"
+    node: str
+    turn: int
+    tool: str
+    arguments: dict[str, Any]
+    output: str
+    is_error: bool
+    duration: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentReflection(Event):
+    type: ClassVar[str] = "agent_reflection"
+    node: str
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentWarning(Event):
+    """Loop detection, a stubborn final turn, a run budget running out..."""
+
+    type: ClassVar[str] = "agent_warning"
+    node: str
+    turn: int
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnLimitReached(Event):
+    type: ClassVar[str] = "turn_limit_reached"
+    node: str
+    turns_used: int
+    limit: int
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DebugNote(Event):
+    type: ClassVar[str] = "debug"
+    node: str | None
+    message: str

@@ -1,0 +1,69 @@
+"""What a handler returns: a stage status plus routing hints and context updates."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class StageStatus(enum.StrEnum):
+    """The status of one node attempt (lowercase in files and conditions)."""
+
+    SUCCESS = "success"
+    PARTIAL_SUCCESS = "partial_success"
+    RETRY = "retry"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+
+    @property
+    def is_success(self) -> bool:
+        return self in (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of executing a node handler."""
+
+    status: StageStatus
+    preferred_label: str = ""
+    suggested_next_ids: tuple[str, ...] = ()
+    context_updates: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
+    failure_reason: str = ""
+    #: Extra fields for status.json only (turn budget, usage...), not the context.
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def success(cls, notes: str = "", **updates: Any) -> Outcome:
+        return cls(StageStatus.SUCCESS, notes=notes, context_updates=dict(updates))
+
+    @classmethod
+    def fail(cls, reason: str, **updates: Any) -> Outcome:
+        return cls(StageStatus.FAIL, failure_reason=reason, context_updates=dict(updates))
+
+    def to_json(self) -> dict[str, Any]:
+        """The status.json form (the spec's status-file contract)."""
+        data: dict[str, Any] = {
+            "outcome": self.status.value,
+            "preferred_label": self.preferred_label,
+            "suggested_next_ids": list(self.suggested_next_ids),
+            "context_updates": self.context_updates,
+            "notes": self.notes,
+        }
+        if self.failure_reason:
+            data["failure_reason"] = self.failure_reason
+        data.update(self.details)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        """Read a status.json written by a handler or an external tool."""
+        return cls(
+            status=StageStatus(str(data.get("outcome", "success")).lower()),
+            preferred_label=str(data.get("preferred_label") or ""),
+            suggested_next_ids=tuple(str(x) for x in data.get("suggested_next_ids") or ()),
+            context_updates=dict(data.get("context_updates") or {}),
+            notes=str(data.get("notes") or ""),
+            failure_reason=str(data.get("failure_reason") or ""),
+        )

@@ -1,0 +1,260 @@
+"""The attributes attractor understands, with their types and defaults, in one place.
+
+Attribute values are kept as the text the author wrote (after unescaping); this
+module turns that text into Python values. A value that does not parse is a lint
+error (rule ``attribute_value``), never a crash: typed accessors on the graph
+model fall back to the default for a bad value, and the engine refuses to run a
+graph with lint errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Scope = Literal["graph", "node", "edge"]
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+DURATION_FORM = "a duration like 250ms, 90s, 15m, 2h, 1d or 1h30m"
+
+FIDELITY_MODES = ("full", "truncate", "compact", "summary:low", "summary:medium", "summary:high")
+PROFILES = ("smoke", "fast", "strict", "yolo")
+MAX_TURNS_LIMIT = 500
+
+
+def parse_duration(text: str) -> float:
+    """Parse ``250ms``, ``90s``, ``15m``, ``2h``, ``1d`` or compounds like ``1h30m``.
+
+    Returns seconds. Raises ValueError (message: the accepted form) otherwise.
+    """
+    s = text.strip()
+    pos = 0
+    total = 0.0
+    for match in _DURATION_PART.finditer(s):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    if not s or pos != len(s) or total <= 0:
+        raise ValueError(f"expected {DURATION_FORM}")
+    return total
+
+
+def format_duration(seconds: float) -> str:
+    """Render seconds the way a user would write them: ``5m``, ``1h30m``, ``1.5s``."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    if seconds != int(seconds):
+        return f"{seconds:g}s"
+    rest = int(seconds)
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if rest >= size:
+            parts.append(f"{rest // size}{unit}")
+            rest %= size
+    return "".join(parts)
+
+
+def parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("true", "yes", "1"):
+        return True
+    if low in ("false", "no", "0"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _int_parser(low: int | None, high: int | None) -> Callable[[str], int]:
+    if low is not None and high is not None:
+        form = f"an integer from {low} to {high}"
+    elif low is not None:
+        form = f"an integer of at least {low}"
+    else:
+        form = "an integer"
+
+    def parse(text: str) -> int:
+        s = text.strip()
+        if not re.fullmatch(r"-?\d+", s):
+            raise ValueError(f"expected {form}")
+        value = int(s)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ValueError(f"expected {form}")
+        return value
+
+    return parse
+
+
+def _choice_parser(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        s = text.strip()
+        if s not in choices:
+            raise ValueError("expected one of " + ", ".join(choices))
+        return s
+
+    return parse
+
+
+def parse_max_turns(text: str) -> int | str:
+    """``max_turns``: an integer 1..500 or the word ``auto``."""
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        return _int_parser(1, MAX_TURNS_LIMIT)(text)
+    except ValueError:
+        raise ValueError(f"expected an integer from 1 to {MAX_TURNS_LIMIT}, or auto") from None
+
+
+def _string(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    """One known attribute: where it may appear, how it parses, its default."""
+
+    name: str
+    scopes: frozenset[Scope]
+    parse: Callable[[str], Any]
+    default: Any
+    doc: str
+
+    def coerce(self, raw: str) -> Any:
+        """Parse ``raw``; raises ValueError whose message names the accepted form."""
+        return self.parse(raw)
+
+
+_G: frozenset[Scope] = frozenset({"graph"})
+_N: frozenset[Scope] = frozenset({"node"})
+_E: frozenset[Scope] = frozenset({"edge"})
+_GN: frozenset[Scope] = frozenset({"graph", "node"})
+_NE: frozenset[Scope] = frozenset({"node", "edge"})
+_ALL: frozenset[Scope] = frozenset({"graph", "node", "edge"})
+
+_nonneg = _int_parser(0, None)
+_positive = _int_parser(1, None)
+_turns = _int_parser(1, MAX_TURNS_LIMIT)
+_fidelity = _choice_parser(FIDELITY_MODES)
+
+_SPECS: list[AttrSpec] = [
+    # graph
+    AttrSpec("goal", _G, _string, "", "goal of the pipeline; $goal in prompts"),
+    AttrSpec("model_stylesheet", _G, _string, "", "CSS-like model defaults per node"),
+    AttrSpec("default_max_retries", _G, _nonneg, 0, "retries for nodes without max_retries"),
+    AttrSpec("default_max_retry", _G, _nonneg, 0, "legacy alias of default_max_retries"),
+    AttrSpec("default_fidelity", _G, _fidelity, "", "default context fidelity"),
+    AttrSpec("default_max_turns", _G, _turns, None, "turn budget for nodes without max_turns"),
+    AttrSpec("default_sprint_limit", _G, _nonneg, 0, "reflection every N turns (0 = off)"),
+    AttrSpec("default_max_visits", _G, _positive, None, "visit limit for nodes without one"),
+    AttrSpec("profile", _G, _choice_parser(PROFILES), None, "execution profile"),
+    AttrSpec("stack.child_dotfile", _G, _string, "", "child pipeline for a manager loop"),
+    AttrSpec("stack.child_workdir", _G, _string, "", "working directory of the child"),
+    AttrSpec("rankdir", _G, _choice_parser(("TB", "LR", "BT", "RL")), "TB", "layout direction"),
+    # graph and node
+    AttrSpec("retry_target", _GN, _string, "", "where to go when failing for good"),
+    AttrSpec("fallback_retry_target", _GN, _string, "", "second choice of retry_target"),
+    AttrSpec("tool_hooks.pre", _GN, _string, "", "shell command before each tool call"),
+    AttrSpec("tool_hooks.post", _GN, _string, "", "shell command after each tool call"),
+    AttrSpec("workdir", _GN, _string, "", "working directory of agent and tool steps"),
+    # node
+    AttrSpec("shape", _N, _string, "box", "Graphviz shape; picks the handler"),
+    AttrSpec("type", _N, _string, "", "explicit handler type"),
+    AttrSpec("prompt", _N, _string, "", "instruction for the stage"),
+    AttrSpec("max_retries", _N, _nonneg, None, "extra attempts after the first"),
+    AttrSpec("goal_gate", _N, parse_bool, False, "must succeed before the pipeline exits"),
+    AttrSpec("class", _N, _string, "", "comma-separated stylesheet classes"),
+    AttrSpec("timeout", _N, parse_duration, None, "time limit of one node attempt"),
+    AttrSpec("llm_model", _N, _string, "", "model id"),
+    AttrSpec("llm_provider", _N, _string, "", "provider key"),
+    AttrSpec("reasoning_effort", _N, _choice_parser(("low", "medium", "high")), "high", ""),
+    AttrSpec("auto_status", _N, parse_bool, False, "SUCCESS when the handler writes none"),
+    AttrSpec("allow_partial", _N, parse_bool, False, "accept PARTIAL_SUCCESS at the end"),
+    AttrSpec("max_turns", _N, parse_max_turns, None, "turn budget (1..500 or auto)"),
+    AttrSpec("sprint_limit", _N, _nonneg, None, "reflection every N work turns (0 = off)"),
+    AttrSpec("max_visits", _N, _positive, None, "how often the node may be entered"),
+    AttrSpec(
+        "on_turn_limit",
+        _N,
+        _choice_parser(("fail", "partial_success", "retry")),
+        "fail",
+        "status when the turn budget runs out",
+    ),
+    AttrSpec("tool_command", _N, _string, "", "shell command of a tool node"),
+    AttrSpec(
+        "join_policy",
+        _N,
+        _choice_parser(("wait_all", "first_success")),
+        "wait_all",
+        "when a parallel fan-out is done",
+    ),
+    AttrSpec("max_parallel", _N, _positive, 4, "branches running at once"),
+    AttrSpec("human.default_choice", _N, _string, "", "choice taken when a human gate times out"),
+    AttrSpec("human.timeout", _N, parse_duration, None, "how long a human gate waits"),
+    AttrSpec("manager.poll_interval", _N, parse_duration, 45.0, "manager loop poll interval"),
+    AttrSpec("manager.max_cycles", _N, _positive, 1000, "manager loop cycles"),
+    AttrSpec("manager.stop_condition", _N, _string, "", "manager loop stop condition"),
+    AttrSpec("manager.actions", _N, _string, "observe,wait", "manager loop actions"),
+    AttrSpec("stack.child_autostart", _N, parse_bool, True, "start the child pipeline"),
+    # node and edge
+    AttrSpec("fidelity", _NE, _fidelity, "", "context fidelity mode"),
+    AttrSpec("thread_id", _NE, _string, "", "session reuse key"),
+    # edge
+    AttrSpec("condition", _E, _string, "", "guard expression"),
+    AttrSpec("weight", _E, _int_parser(None, None), 0, "priority among eligible edges"),
+    AttrSpec("loop_restart", _E, parse_bool, False, "restart the run from the target"),
+    # everywhere
+    AttrSpec("label", _ALL, _string, "", "display name / routing key"),
+]
+
+#: Graphviz presentation attributes: accepted anywhere, never interpreted.
+PRESENTATION_ATTRIBUTES = frozenset(
+    """arrowhead arrowsize arrowtail bgcolor center color colorscheme comment compound
+    concentrate constraint dir fillcolor fixedsize fontcolor fontname fontsize group headlabel
+    height labelangle labeldistance labelfloat labelfontcolor labelfontname labelfontsize
+    labeljust labelloc layout margin minlen newrank nodesep ordering orientation pad penwidth
+    peripheries rank ranksep ratio regular rotate samehead sametail size sides skew splines
+    style taillabel tooltip URL width xlabel""".split()  # noqa: SIM905
+)
+
+SPECS: dict[str, AttrSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def spec_for(name: str, scope: Scope) -> AttrSpec | None:
+    """The spec of attribute ``name`` in ``scope``, or None when it is not ours there."""
+    spec = SPECS.get(name)
+    if spec is None or scope not in spec.scopes:
+        return None
+    return spec
+
+
+def known_names(scope: Scope) -> list[str]:
+    """Every attribute name understood in ``scope`` (for did-you-mean suggestions)."""
+    return sorted(n for n, s in SPECS.items() if scope in s.scopes)
+
+
+def typed_value(name: str, scope: Scope, raw: str | None) -> Any:
+    """The typed value of ``raw`` (default when absent or invalid; raw text if unknown)."""
+    spec = spec_for(name, scope)
+    if spec is None:
+        return raw
+    if raw is None:
+        return spec.default
+    try:
+        return spec.coerce(raw)
+    except ValueError:
+        return spec.default
+
+
+SHAPE_TO_TYPE: dict[str, str] = {
+    "Mdiamond": "start",
+    "Msquare": "exit",
+    "box": "codergen",
+    "hexagon": "wait.human",
+    "diamond": "conditional",
+    "component": "parallel",
+    "tripleoctagon": "parallel.fan_in",
+    "parallelogram": "tool",
+    "house": "stack.manager_loop",
+}

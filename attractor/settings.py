@@ -1,0 +1,210 @@
+"""Run settings, resolved once per run with one fixed precedence.
+
+For every setting the first source that provides it wins:
+
+1. the CLI flag (``--timeout 5m``),
+2. the environment variable (``ATTRACTOR_TIMEOUT``),
+3. the config file: ``--config FILE``, else ``attractor.toml`` in the working
+   directory, else ``[tool.attractor]`` in ``pyproject.toml``,
+4. a graph attribute (only for settings a graph may carry, such as ``profile``),
+5. the built-in default.
+
+A bad value from any source is a :class:`~attractor.errors.SettingError` (exit 2)
+naming that source, e.g. ``ATTRACTOR_TIMEOUT="soon": expected a duration like
+90s, 5m or 1h30m``. Values are never silently clamped. Only this module and the
+provider layer read the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attractor.errors import SettingError, UsageError
+from attractor.pipeline.schema import MAX_TURNS_LIMIT, PROFILES, parse_duration
+
+DURATION_EXPECTED = "expected a duration like 90s, 5m or 1h30m"
+TURNS_EXPECTED = f"must be an integer from 1 to {MAX_TURNS_LIMIT}"
+BACKENDS_EXPECTED = "expected simulate, llm or scripted:FILE"
+
+
+def _duration(raw: Any) -> float:
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and raw > 0:
+        return float(raw)
+    try:
+        return parse_duration(str(raw))
+    except ValueError:
+        raise ValueError(DURATION_EXPECTED) from None
+
+
+def _turns(raw: Any) -> int:
+    text = str(raw).strip()
+    if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= MAX_TURNS_LIMIT:
+        raise ValueError(TURNS_EXPECTED)
+    return int(text)
+
+
+def _positive_int(raw: Any) -> int:
+    text = str(raw).strip()
+    if isinstance(raw, bool) or not text.isdigit() or int(text) < 1:
+        raise ValueError("must be a positive integer")
+    return int(text)
+
+
+def _profile(raw: Any) -> str:
+    text = str(raw).strip()
+    if text not in PROFILES:
+        raise ValueError("expected one of " + ", ".join(PROFILES))
+    return text
+
+
+def _backend(raw: Any) -> str:
+    text = str(raw).strip()
+    if text in ("simulate", "llm") or (text.startswith("scripted:") and len(text) > 9):
+        return text
+    raise ValueError(BACKENDS_EXPECTED)
+
+
+def _text(raw: Any) -> str:
+    text = str(raw).strip()
+    if not text:
+        raise ValueError("must not be empty")
+    return text
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    flag: str
+    env: str
+    parse: Callable[[Any], Any]
+    default: Any = None
+    graph_attr: str | None = None
+
+
+_FIELDS: tuple[_Field, ...] = (
+    _Field("timeout", "--timeout", "ATTRACTOR_TIMEOUT", _duration),
+    _Field("logs_dir", "--logs-dir", "ATTRACTOR_LOGS_DIR", _text),
+    _Field("workdir", "--workdir", "ATTRACTOR_WORKDIR", _text, graph_attr="workdir"),
+    _Field("profile", "--profile", "ATTRACTOR_PROFILE", _profile, "fast", "profile"),
+    _Field("max_turns", "--max-turns", "ATTRACTOR_MAX_TURNS", _turns),
+    _Field("max_total_turns", "--max-total-turns", "ATTRACTOR_MAX_TOTAL_TURNS", _positive_int),
+    _Field("backend", "--backend", "ATTRACTOR_BACKEND", _backend),
+    _Field("provider", "--provider", "ATTRACTOR_PROVIDER", _text),
+    _Field("model", "--model", "ATTRACTOR_MODEL", _text),
+    _Field("base_url", "--base-url", "ATTRACTOR_BASE_URL", _text),
+    _Field("kill_grace", "--kill-grace", "ATTRACTOR_KILL_GRACE", _duration, 2.0),
+    _Field(
+        "shell_timeout_cap",
+        "--shell-timeout-cap",
+        "ATTRACTOR_SHELL_TIMEOUT_CAP",
+        _duration,
+        600.0,
+    ),
+)
+FIELD_NAMES = tuple(f.name for f in _FIELDS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every run option, resolved. ``sources[name]`` says where each value came from.
+
+    A source is the flag (``--max-turns``), the variable (``ATTRACTOR_MAX_TURNS``),
+    ``CONFIGFILE: key``, ``graph attribute KEY`` or ``default``.
+    """
+
+    timeout: float | None = None
+    logs_dir: str | None = None
+    workdir: str | None = None
+    profile: str = "fast"
+    max_turns: int | None = None
+    max_total_turns: int | None = None
+    backend: str = "simulate"
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    kill_grace: float = 2.0
+    shell_timeout_cap: float = 600.0
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def source(self, name: str) -> str:
+        return self.sources.get(name, "default")
+
+
+def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, Any]] | None:
+    """Load the config table: ``(label, table)``, or None when there is no config file."""
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise UsageError(f"config file {explicit} does not exist; check the --config path")
+        return path.name, _read_toml(path, pyproject=path.name == "pyproject.toml")
+    local = cwd / "attractor.toml"
+    if local.is_file():
+        return local.name, _read_toml(local, pyproject=False)
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject, pyproject=True)
+        if table:
+            return "pyproject.toml [tool.attractor]", table
+    return None
+
+
+def _read_toml(path: Path, *, pyproject: bool) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path.name}: cannot read config file: {exc}") from None
+    if pyproject:
+        tool = data.get("tool", {})
+        table = tool.get("attractor", {}) if isinstance(tool, dict) else {}
+        return table if isinstance(table, dict) else {}
+    return data
+
+
+def resolve_settings(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    config_file: str | None = None,
+    graph_attrs: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve every setting from flags, environment, config file, graph, defaults.
+
+    ``flags`` maps setting names (``max_turns``) to CLI values; None means not given.
+    """
+    flags = flags or {}
+    unknown = set(flags) - set(FIELD_NAMES)
+    if unknown:
+        raise ValueError(f"unknown settings: {sorted(unknown)}")
+    env = os.environ if env is None else env
+    config = find_config(cwd or Path.cwd(), config_file)
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for f in _FIELDS:
+        layers: list[tuple[str, Any]] = [(f.flag, flags.get(f.name)), (f.env, env.get(f.env))]
+        if config is not None:
+            label, table = config
+            layers.append((f"{label}: {f.name}", table.get(f.name)))
+        if f.graph_attr and graph_attrs is not None:
+            layers.append((f"graph attribute {f.graph_attr}", graph_attrs.get(f.graph_attr)))
+        values[f.name], sources[f.name] = _first(f, layers)
+    if values["backend"] is None:
+        configured = values["provider"] is not None or values["model"] is not None
+        values["backend"] = "llm" if configured else "simulate"
+    return Settings(**values, sources=sources)
+
+
+def _first(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str]:
+    for source, raw in layers:
+        if raw is None or (isinstance(raw, str) and raw == "" and source == f.env):
+            continue
+        try:
+            return f.parse(raw), source
+        except ValueError as exc:
+            raise SettingError(source, raw, str(exc)) from None
+    return f.default, "default"
