@@ -197,6 +197,13 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("manager.stop_condition", _N, _string, "", "manager loop stop condition"),
     AttrSpec("manager.actions", _N, _string, "observe,wait", "manager loop actions"),
     AttrSpec("stack.child_autostart", _N, parse_bool, True, "start the child pipeline"),
+    AttrSpec(
+        "simulate",
+        _N,
+        _string,
+        "",
+        "simulate backend: statuses per execution, e.g. fail,fail,success (last repeats)",
+    ),
     # node and edge
     AttrSpec("fidelity", _NE, _fidelity, "", "context fidelity mode"),
     AttrSpec("thread_id", _NE, _string, "", "session reuse key"),
