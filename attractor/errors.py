@@ -11,6 +11,8 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     │   └── SettingError                a setting from a named source is invalid
     ├── PipelineError                   exit 2: the pipeline file cannot be used
     │   ├── PipelineSyntaxError         the DOT text does not parse (file:line:col)
+    │   ├── ConditionError              an edge condition does not parse (column)
+    │   ├── StylesheetError             a model stylesheet does not parse (line:col)
     │   └── ValidationError             lint found error-severity diagnostics
     ├── RunError                        a run cannot start, continue or resume
     │   └── CheckpointError             checkpoint.json is missing or unreadable
@@ -74,6 +76,26 @@ class PipelineSyntaxError(PipelineError):
         self.line = line
         self.column = column
         super().__init__(f"{file}:{line}:{column}: {message}")
+
+
+class ConditionError(PipelineError):
+    """An edge condition expression does not parse; ``column`` is 1-based in ``text``."""
+
+    def __init__(self, message: str, *, text: str, column: int) -> None:
+        self.message = message
+        self.text = text
+        self.column = column
+        super().__init__(f"condition {text!r}, column {column}: {message}")
+
+
+class StylesheetError(PipelineError):
+    """A model stylesheet does not parse; ``line``/``column`` are 1-based in ``text``."""
+
+    def __init__(self, message: str, *, line: int, column: int) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        super().__init__(f"stylesheet line {line}, column {column}: {message}")
 
 
 class ValidationError(PipelineError):
