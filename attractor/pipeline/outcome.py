@@ -33,6 +33,9 @@ class Outcome:
     failure_reason: str = ""
     #: Extra fields for status.json only (turn budget, usage...), not the context.
     details: dict[str, Any] = field(default_factory=dict)
+    #: Continue at this node instead of selecting an edge (a parallel node
+    #: jumps to its fan-in once the branches are done). Not written to status.json.
+    jump_to: str | None = None
 
     @classmethod
     def success(cls, notes: str = "", **updates: Any) -> Outcome:
