@@ -1,0 +1,10 @@
+"""Fixtures shared by every test folder."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,81 @@
+"""Settings precedence: flag > env > config file > graph attribute > default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attractor.errors import SettingError, UsageError
+from attractor.settings import resolve_settings
+
+
+def test_defaults_when_nothing_is_given(tmp_path: Path) -> None:
+    s = resolve_settings(env={}, cwd=tmp_path)
+    assert s.profile == "fast"
+    assert s.timeout is None
+    assert s.max_turns is None
+    assert s.backend == "simulate"
+    assert s.source("profile") == "default"
+
+
+def test_flag_beats_env_beats_config_beats_graph(tmp_path: Path) -> None:
+    (tmp_path / "attractor.toml").write_text('profile = "strict"\nmax_turns = 9\n')
+    graph = {"profile": "yolo"}
+    only_graph = resolve_settings(env={}, cwd=tmp_path / "nowhere", graph_attrs=graph)
+    assert (only_graph.profile, only_graph.source("profile")) == ("yolo", "graph attribute profile")
+    from_config = resolve_settings(env={}, cwd=tmp_path, graph_attrs=graph)
+    assert from_config.profile == "strict"
+    assert from_config.source("max_turns") == "attractor.toml: max_turns"
+    from_env = resolve_settings(
+        env={"ATTRACTOR_PROFILE": "smoke", "ATTRACTOR_MAX_TURNS": "4"}, cwd=tmp_path
+    )
+    assert (from_env.profile, from_env.max_turns) == ("smoke", 4)
+    assert from_env.source("max_turns") == "ATTRACTOR_MAX_TURNS"
+    from_flag = resolve_settings({"max_turns": "2"}, env={"ATTRACTOR_MAX_TURNS": "4"}, cwd=tmp_path)
+    assert (from_flag.max_turns, from_flag.source("max_turns")) == (2, "--max-turns")
+
+
+@pytest.mark.parametrize("value", ["0", "501", "ten", "-3", "2.5"])
+def test_bad_max_turns_names_its_source(tmp_path: Path, value: str) -> None:
+    with pytest.raises(SettingError) as info:
+        resolve_settings(env={"ATTRACTOR_MAX_TURNS": value}, cwd=tmp_path)
+    assert str(info.value) == f'ATTRACTOR_MAX_TURNS="{value}": must be an integer from 1 to 500'
+    assert info.value.exit_code == 2
+
+
+def test_bad_timeout_from_config_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "attractor.toml").write_text('timeout = "soon"\n')
+    with pytest.raises(SettingError, match=r'attractor.toml: timeout="soon": expected a duration'):
+        resolve_settings(env={}, cwd=tmp_path)
+
+
+def test_timeout_forms(tmp_path: Path) -> None:
+    for text, seconds in [("90s", 90.0), ("5m", 300.0), ("1h30m", 5400.0), ("250ms", 0.25)]:
+        assert resolve_settings({"timeout": text}, env={}, cwd=tmp_path).timeout == seconds
+
+
+def test_pyproject_tool_table_and_explicit_config(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.attractor]\nmax_total_turns = 12\n")
+    s = resolve_settings(env={}, cwd=tmp_path)
+    assert (s.max_total_turns, s.source("max_total_turns")) == (
+        12,
+        "pyproject.toml [tool.attractor]: max_total_turns",
+    )
+    other = tmp_path / "ci.toml"
+    other.write_text('backend = "scripted:replies.json"\n')
+    s = resolve_settings(env={}, cwd=tmp_path, config_file=str(other))
+    assert s.backend == "scripted:replies.json"
+    with pytest.raises(UsageError, match="does not exist"):
+        resolve_settings(env={}, cwd=tmp_path, config_file=str(tmp_path / "missing.toml"))
+
+
+def test_backend_defaults_to_llm_when_a_model_is_configured(tmp_path: Path) -> None:
+    s = resolve_settings(env={"ATTRACTOR_MODEL": "gpt-5"}, cwd=tmp_path)
+    assert s.backend == "llm"
+
+
+def test_broken_toml_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "attractor.toml").write_text("timeout = = 3\n")
+    with pytest.raises(UsageError, match="attractor.toml: cannot read config file"):
+        resolve_settings(env={}, cwd=tmp_path)
