@@ -1,0 +1,212 @@
+"""What the terminal shows while a pipeline runs: observers of the event stream.
+
+Four displays share one interface (call with an event; use as a context
+manager around the run):
+
+- :class:`LiveDisplay`: a rich live region with one line per active node and
+  finished nodes scrolling above it (stdout is a terminal, NO_COLOR unset);
+- :class:`PlainDisplay`: one plain line per notable event (logs, pipes, CI);
+- :class:`JsonDisplay`: every event as one JSON line on stdout (``--json``);
+- :class:`QuietDisplay`: nothing (``--quiet``).
+
+All but the quiet one print a single warning line on stderr when an agent node
+hits its turn limit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Literal
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.text import Text
+
+from attractor.cli.stage_lines import stage_line
+from attractor.pipeline import events as ev
+from attractor.pipeline.schema import format_duration
+
+DisplayMode = Literal["live", "plain", "json", "quiet"]
+
+
+def turn_limit_warning(event: ev.TurnLimitReached) -> str:
+    """The one warning line for a node that used up its turn budget."""
+    return (
+        f"warning: node {event.node} reached its turn limit ({event.turns_used} of "
+        f"{event.limit} turns); raise it with the node attribute max_turns, "
+        "--max-turns or ATTRACTOR_MAX_TURNS"
+    )
+
+
+class _Display:
+    """Base: a no-op context manager that ignores every event."""
+
+    def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+
+    def __enter__(self) -> _Display:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop any live output; safe to call twice."""
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TurnLimitReached):
+            self.warn(turn_limit_warning(event))
+
+    def warn(self, line: str) -> None:
+        print(line, file=self.err, flush=True)
+
+
+class QuietDisplay(_Display):
+    """``--quiet``: shows nothing while running."""
+
+    def __call__(self, event: ev.Event) -> None:
+        return None
+
+
+class JsonDisplay(_Display):
+    """``--json``: each event as one JSON object per line on stdout."""
+
+    def __call__(self, event: ev.Event) -> None:
+        self.out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+        self.out.flush()
+        super().__call__(event)
+
+
+class PlainDisplay(_Display):
+    """One plain line per stage start, end, failure, retry and human interaction."""
+
+    def __call__(self, event: ev.Event) -> None:
+        line = stage_line(event)
+        if line is not None:
+            print(line.plain, file=self.out, flush=True)
+        super().__call__(event)
+
+
+@dataclass
+class _Active:
+    """A node that is running now, as the live region shows it."""
+
+    name: str
+    handler: str
+    started: float
+    attempt: int = 1
+    turn: str = ""
+
+
+class _ActiveView:
+    """The live region: one line per active node, re-rendered on each refresh."""
+
+    def __init__(self) -> None:
+        self.active: dict[str, _Active] = {}
+
+    def __rich__(self) -> RenderableType:
+        now = time.monotonic()
+        lines = [self._line(node, now) for node in list(self.active.values())]
+        return Group(*lines)
+
+    @staticmethod
+    def _line(node: _Active, now: float) -> Text:
+        text = Text("  ")
+        text.append("● ", style="cyan")
+        text.append(node.name, style="bold")
+        if node.handler:
+            text.append(f" ({node.handler})", style="dim")
+        text.append(f"  {_elapsed(now - node.started)}")
+        if node.attempt > 1:
+            text.append(f"  attempt {node.attempt}", style="yellow")
+        if node.turn:
+            text.append(f"  {node.turn}", style="magenta")
+        return text
+
+
+def _elapsed(seconds: float) -> str:
+    return f"{seconds:.1f}s" if seconds < 60 else format_duration(round(seconds))
+
+
+class LiveDisplay(_Display):
+    """A rich live region of active nodes; finished nodes print above it."""
+
+    def __init__(self, console: Console, err: IO[str] | None = None) -> None:
+        super().__init__(console.file, err)
+        self.console = console
+        self.view = _ActiveView()
+        self.live = Live(self.view, console=console, refresh_per_second=4, transient=True)
+
+    def __enter__(self) -> LiveDisplay:
+        self.live.start()
+        return self
+
+    def close(self) -> None:
+        self.live.stop()
+
+    def __call__(self, event: ev.Event) -> None:
+        self._track(event)
+        line = stage_line(event)
+        if line is not None:
+            self.console.print(line)
+        if isinstance(event, ev.InterviewStarted):
+            # The console interviewer needs the terminal to itself.
+            self.live.stop()
+        elif isinstance(event, ev.InterviewCompleted | ev.InterviewTimeout):
+            self.live.start()
+        super().__call__(event)
+
+    def warn(self, line: str) -> None:
+        self.console.print(Text(line, style="yellow"), highlight=False)
+
+    def _track(self, event: ev.Event) -> None:
+        active = self.view.active
+        if isinstance(event, ev.StageStarted):
+            active[event.name] = _Active(event.name, event.handler, time.monotonic(), event.attempt)
+        elif isinstance(event, ev.StageCompleted | ev.StageFailed):
+            active.pop(event.name, None)
+        elif isinstance(event, ev.AgentTurnStarted) and event.node in active:
+            active[event.node].turn = _turn_text(event)
+
+    def refresh(self) -> None:
+        self.live.refresh()
+
+
+def _turn_text(event: ev.AgentTurnStarted) -> str:
+    if event.kind == "reflection":
+        return f"reflecting (turn {event.turn}/{event.max_turns})"
+    if event.kind == "final":
+        return f"final turn {event.turn}/{event.max_turns}"
+    return f"turn {event.turn}/{event.max_turns}"
+
+
+def choose_mode(console: Console, *, json_mode: bool, quiet: bool) -> DisplayMode:
+    """Live only on a colour terminal; plain when piped or NO_COLOR is set."""
+    if json_mode:
+        return "json"
+    if quiet:
+        return "quiet"
+    if console.is_terminal and not console.no_color and not console.is_dumb_terminal:
+        return "live"
+    return "plain"
+
+
+def make_display(mode: DisplayMode, console: Console) -> _Display:
+    """The display for ``mode``, writing to ``console``'s file."""
+    if mode == "live":
+        return LiveDisplay(console)
+    if mode == "json":
+        return JsonDisplay(console.file)
+    if mode == "quiet":
+        return QuietDisplay(console.file)
+    return PlainDisplay(console.file)

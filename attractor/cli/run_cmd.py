@@ -1,0 +1,194 @@
+"""``attractor run FILE`` and ``attractor resume RUN_DIR``.
+
+The commands only parse arguments, resolve settings, pick a display and turn
+the engine's :class:`~attractor.pipeline.runner.RunResult` into output and an
+exit code; the engine does everything else. Exit codes: 0 succeeded, 1 failed,
+2 usage error or invalid pipeline, 124 timed out, 130 interrupted, 143
+terminated.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+import click
+from rich.console import Console
+
+from attractor.cli.display import choose_mode, make_display
+from attractor.cli.run_options import CommonOptions, common_options
+from attractor.cli.summary import final_line, print_summary
+from attractor.errors import AttractorError, UsageError, ValidationError
+from attractor.pipeline.backend import CodergenBackend
+from attractor.pipeline.graph import Graph
+from attractor.pipeline.interviewer import (
+    AutoApproveInterviewer,
+    ConsoleInterviewer,
+    Interviewer,
+    QueueInterviewer,
+)
+from attractor.pipeline.rundir import RunDir
+from attractor.pipeline.runner import RunOptions, RunResult, resume_pipeline, run_pipeline
+from attractor.settings import Settings, resolve_settings
+
+Start = Callable[[RunOptions], Awaitable[RunResult]]
+
+#: Statuses whose final line is a problem report (stderr) rather than a result.
+_STOPPED = ("timed_out", "interrupted", "terminated")
+
+
+@dataclass
+class _Plan:
+    """A checked, ready-to-start run: what to call and with which settings."""
+
+    graph: Graph
+    settings: Settings
+    start: Start
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@common_options(logs_dir=True)
+def run(file: str, **params: Any) -> NoReturn:
+    """Run the pipeline in FILE (a Graphviz DOT file)."""
+    _execute(params, lambda options: _plan_run(Path(file), options))
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN_DIR")
+@common_options(logs_dir=False)
+def resume(run_dir: str, **params: Any) -> NoReturn:
+    """Continue the run in RUN_DIR from its last checkpoint."""
+    _execute(params, lambda options: _plan_resume(Path(run_dir), options))
+
+
+def _execute(params: dict[str, Any], plan: Callable[[CommonOptions], _Plan]) -> NoReturn:
+    """Run to the end and exit; library errors become one line and their exit code."""
+    try:
+        options = CommonOptions.from_click(params)
+        code = _run_planned(plan(options), options)
+    except ValidationError as err:
+        _print_lint(err)
+        code = err.exit_code
+    except AttractorError as err:
+        click.echo(f"error: {err}", err=True)
+        code = err.exit_code
+    except KeyboardInterrupt:
+        # Ctrl-C before the engine installed its own handler: nothing ran yet.
+        click.echo("error: interrupted", err=True)
+        code = 130
+    sys.exit(code)
+
+
+def _print_lint(err: ValidationError) -> None:
+    from attractor.cli.lint_cmd import format_text_report
+
+    click.echo(format_text_report(err.diagnostics), err=True, nl=False)
+
+
+# -- planning -------------------------------------------------------------------
+
+
+def _plan_run(path: Path, options: CommonOptions) -> _Plan:
+    graph = _load_checked(path, quiet=options.quiet)
+    settings = _settings(options, graph)
+    return _Plan(graph, settings, lambda run_options: run_pipeline(graph, path, run_options))
+
+
+def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
+    copy = RunDir(run_dir).pipeline_path
+    if not copy.is_file():
+        raise UsageError(
+            f"{run_dir}: not a run directory (no {copy.name}); "
+            "pass the run directory that attractor run printed"
+        )
+    graph = _load_checked(copy, quiet=True)
+    settings = _settings(options, graph)
+    return _Plan(graph, settings, lambda run_options: resume_pipeline(run_dir, run_options))
+
+
+def _load_checked(path: Path, *, quiet: bool) -> Graph:
+    """Parse, transform and lint ``path``; raise ValidationError on lint errors."""
+    from attractor.pipeline.transforms import prepare
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such pipeline file; check the path")
+    graph, diagnostics = prepare(path)
+    if graph is None or any(d.is_error for d in diagnostics):
+        raise ValidationError(diagnostics)
+    if not quiet:
+        for diagnostic in diagnostics:
+            click.echo(diagnostic.format_text(), err=True)
+    return graph
+
+
+def _settings(options: CommonOptions, graph: Graph) -> Settings:
+    return resolve_settings(options.flags, config_file=options.config, graph_attrs=graph.attrs)
+
+
+def _interviewer(options: CommonOptions) -> Interviewer:
+    if options.auto_approve:
+        return AutoApproveInterviewer()
+    if options.answers is not None:
+        return QueueInterviewer.from_file(Path(options.answers))
+    return ConsoleInterviewer()
+
+
+def _backend(settings: Settings, graph: Graph) -> CodergenBackend | None:
+    """Build the model backend now, so a missing key or SDK stops the run before it starts."""
+    if settings.backend == "simulate":
+        return None
+    from attractor.agent.backend import build_backend
+
+    return build_backend(settings, graph)
+
+
+# -- running --------------------------------------------------------------------
+
+
+def _run_planned(plan: _Plan, options: CommonOptions) -> int:
+    backend = _backend(plan.settings, plan.graph)
+    interviewer = _interviewer(options)
+    console = Console(highlight=False)
+    mode = choose_mode(console, json_mode=options.json, quiet=options.quiet)
+    started = time.monotonic()
+    with make_display(mode, console) as display:
+        run_options = RunOptions(
+            settings=plan.settings,
+            interviewer=interviewer,
+            context_seed=dict(options.context_seed),
+            backend=backend,
+            observers=[display],
+            handle_signals=True,
+        )
+        result = anyio.run(_run_and_close, plan.start, run_options, backend)
+    _report(result, console, mode=mode, elapsed=time.monotonic() - started)
+    return result.exit_code
+
+
+async def _run_and_close(
+    start: Start, run_options: RunOptions, backend: CodergenBackend | None
+) -> RunResult:
+    try:
+        return await start(run_options)
+    finally:
+        if backend is not None:
+            with anyio.CancelScope(shield=True):
+                await backend.aclose()
+
+
+def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -> None:
+    """Warnings, the summary table and the final line, as the display mode allows."""
+    if mode not in ("quiet",):
+        for warning in result.warnings:
+            click.echo(f"warning: {warning}", err=True)
+    if mode in ("live", "plain"):
+        print_summary(result, console, rich=mode == "live")
+    line = final_line(result, elapsed)
+    to_stderr = mode == "json" or result.status in _STOPPED
+    click.echo(line, err=to_stderr)

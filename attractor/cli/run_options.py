@@ -1,0 +1,123 @@
+"""The options shared by ``attractor run`` and ``attractor resume``.
+
+Every value is taken as raw text and handed to
+:func:`attractor.settings.resolve_settings`, so a bad value reads the same
+whichever source it came from (``--max-turns="0": must be an integer from 1 to
+500``). Click only parses the command line; it validates nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from attractor.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: CLI option name (as click passes it) -> settings field name.
+SETTING_OPTIONS: dict[str, str] = {
+    "timeout": "timeout",
+    "logs_dir": "logs_dir",
+    "workdir": "workdir",
+    "profile": "profile",
+    "max_turns": "max_turns",
+    "max_total_turns": "max_total_turns",
+    "backend": "backend",
+    "provider": "provider",
+    "model": "model",
+    "base_url": "base_url",
+}
+
+
+@dataclass(frozen=True)
+class CommonOptions:
+    """The parsed, not yet validated, options of one ``run``/``resume`` call."""
+
+    flags: dict[str, str | None]
+    config: str | None
+    auto_approve: bool
+    answers: str | None
+    context_seed: dict[str, str]
+    json: bool
+    quiet: bool
+
+    @classmethod
+    def from_click(cls, params: dict[str, Any]) -> CommonOptions:
+        """Collect the options click parsed; raise UsageError on bad combinations."""
+        if params["auto_approve"] and params["answers"] is not None:
+            raise UsageError("--auto-approve and --answers cannot be used together; pick one")
+        if params["json"] and params["quiet"]:
+            raise UsageError("--json and --quiet cannot be used together; pick one")
+        if params["answers"] is not None and not Path(params["answers"]).is_file():
+            raise UsageError(f"--answers file {params['answers']} does not exist; check the path")
+        flags = {name: params.get(opt) for opt, name in SETTING_OPTIONS.items()}
+        return cls(
+            flags=flags,
+            config=params["config"],
+            auto_approve=params["auto_approve"],
+            answers=params["answers"],
+            context_seed=parse_set_pairs(params["set_pairs"]),
+            json=params["json"],
+            quiet=params["quiet"],
+        )
+
+
+def parse_set_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
+    """Turn ``--set KEY=VALUE`` pairs into a context seed; later pairs win."""
+    seed: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f'--set="{pair}": expected KEY=VALUE, e.g. --set ticket=ABC-123')
+        seed[key.strip()] = value
+    return seed
+
+
+_SETTING_HELP: list[tuple[str, str, str]] = [
+    ("--timeout", "D", "Stop the whole run after D (90s, 5m, 1h30m); exit 124."),
+    ("--workdir", "DIR", "Working directory of agent and tool steps."),
+    ("--profile", "NAME", "Execution profile: smoke, fast, strict or yolo."),
+    ("--max-turns", "N", "Hard cap on model requests per node attempt (1-500)."),
+    ("--max-total-turns", "N", "Cap on model requests for the whole run."),
+    ("--backend", "NAME", "simulate, llm or scripted:FILE."),
+    ("--provider", "NAME", "Model provider (openai, anthropic)."),
+    ("--model", "ID", "Model id."),
+    ("--base-url", "URL", "Base URL of an OpenAI-compatible server."),
+]
+
+
+def common_options(*, logs_dir: bool) -> Callable[[F], F]:
+    """Decorate a command with the shared options (``--logs-dir`` only for ``run``)."""
+
+    def decorate(func: F) -> F:
+        options = [
+            click.option("--config", metavar="FILE", help="Config file (default attractor.toml)."),
+            click.option("--auto-approve", is_flag=True, help="Answer every human gate yes."),
+            click.option("--answers", metavar="FILE", help="Answers for human gates, one a line."),
+            click.option(
+                "--set",
+                "set_pairs",
+                multiple=True,
+                metavar="K=V",
+                help="Seed a context value (repeatable).",
+            ),
+            click.option("--json", is_flag=True, help="Print every event as a JSON line."),
+            click.option("--quiet", "-q", is_flag=True, help="Print only the final line."),
+        ]
+        options += [
+            click.option(flag, metavar=meta, help=text) for flag, meta, text in _SETTING_HELP
+        ]
+        if logs_dir:
+            options.append(
+                click.option("--logs-dir", metavar="DIR", help="Run directory to create.")
+            )
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate

@@ -1,0 +1,96 @@
+"""The end of a run on the terminal: the summary table and the final line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from attractor.pipeline.runner import NodeResult, RunResult
+from attractor.pipeline.schema import format_duration
+
+_HEADERS = ("node", "status", "attempts", "duration", "note", "tokens")
+_NOTE_WIDTH = 60
+
+
+def format_tokens(usage: Mapping[str, int]) -> str:
+    """``1,200 in / 340 out``, or empty when the node used no model."""
+    tokens_in = int(usage.get("input_tokens", 0))
+    tokens_out = int(usage.get("output_tokens", 0))
+    if not tokens_in and not tokens_out:
+        return ""
+    return f"{tokens_in:,} in / {tokens_out:,} out"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f}s" if value < 60 else format_duration(round(value))
+
+
+def _note(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _NOTE_WIDTH else line[: _NOTE_WIDTH - 3] + "..."
+
+
+def summary_rows(results: Sequence[NodeResult]) -> list[tuple[str, ...]]:
+    """One row of text cells per node result, in the order the nodes finished."""
+    return [
+        (
+            r.node,
+            r.status,
+            str(r.attempts),
+            _seconds(r.duration),
+            _note(r.note),
+            format_tokens(r.usage),
+        )
+        for r in results
+    ]
+
+
+def plain_table(rows: Sequence[tuple[str, ...]]) -> str:
+    """A left-aligned text table with no colour or box characters."""
+    grid = [_HEADERS, *rows]
+    widths = [max(len(row[i]) for row in grid) for i in range(len(_HEADERS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in grid]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def rich_table(rows: Sequence[tuple[str, ...]]) -> Table:
+    """The summary as a rich table, for a colour terminal."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for header in _HEADERS:
+        table.add_column(header, justify="right" if header in ("attempts", "duration") else "left")
+    styles = {"success": "green", "partial_success": "yellow", "fail": "red"}
+    for row in rows:
+        status = f"[{styles.get(row[1], 'white')}]{row[1]}[/]"
+        table.add_row(row[0], status, *row[2:])
+    return table
+
+
+def print_summary(result: RunResult, console: Console, *, rich: bool) -> None:
+    """Print the node table and the total token usage to ``console``."""
+    rows = summary_rows(result.node_results)
+    if rows:
+        if rich:
+            console.print(rich_table(rows))
+        else:
+            console.out(plain_table(rows), highlight=False)
+    total = format_tokens(result.usage)
+    if total:
+        console.out(f"tokens: {total}", highlight=False)
+
+
+def final_line(result: RunResult, elapsed: float) -> str:
+    """The last line of every run; scripts may rely on its first words."""
+    where = result.current_node or "no node"
+    resume = f"resume with: attractor resume {result.run_dir}"
+    if result.status == "success":
+        return f"pipeline succeeded in {_seconds(elapsed)}; run directory: {result.run_dir}"
+    if result.status == "timed_out":
+        after = format_duration(result.timeout) if result.timeout else "its timeout"
+        return f"pipeline timed out after {after} while running {where}; {resume}"
+    if result.status in ("interrupted", "terminated"):
+        return f"pipeline {result.status} while running {where}; {resume}"
+    reason = result.failure_reason or "a node failed"
+    return f"pipeline failed: {reason}; run directory: {result.run_dir}"
