@@ -1,0 +1,327 @@
+"""Anthropic adapter on the official SDK's Messages API.
+
+Differences from the neutral types that this module absorbs: the system prompt is
+a top-level parameter, tool results travel as ``tool_result`` blocks inside a user
+turn, turns must alternate (consecutive same-role messages are merged) and
+``max_tokens`` is mandatory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from typing import Any
+
+from attractor.errors import MissingCredentialsError, ProviderError, ProviderNotInstalledError
+from attractor.llm.retry import (
+    DEFAULT_POLICY,
+    RetryPolicy,
+    call_with_retries,
+    connection_error,
+    status_error,
+)
+from attractor.llm.types import (
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolChoice,
+    ToolDefinition,
+    Usage,
+)
+
+try:
+    import anthropic
+    from anthropic import AsyncAnthropic
+    from anthropic.types import Message as AnthropicMessage
+except ImportError as exc:
+    raise ProviderNotInstalledError("anthropic", "anthropic") from exc
+
+PROVIDER = "anthropic"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_MAX_TOKENS = 4096
+DEFAULT_TIMEOUT = 600.0
+
+# Extended-thinking budget per effort level; the API's minimum budget is 1024.
+THINKING_BUDGETS = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 24576,
+    "max": 32000,
+}
+_STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+_TOOL_CHOICES: dict[ToolChoice, str] = {"auto": "auto", "required": "any", "none": "none"}
+_THINKING_MODEL = re.compile(r"^claude-(?:3-7-|(?:opus|sonnet|haiku)-(\d+))")
+# Thinking blocks kept for round-tripping; only the latest turns ever need them.
+_THINKING_CACHE_LIMIT = 64
+
+
+def resolve_api_key(api_key: str | None) -> str:
+    """The key to use: the argument, then ``ANTHROPIC_API_KEY``.
+
+    Raises:
+        MissingCredentialsError: neither is set.
+    """
+    key = api_key or os.environ.get(API_KEY_ENV)
+    if not key:
+        raise MissingCredentialsError(PROVIDER, API_KEY_ENV)
+    return key
+
+
+def supports_thinking(model: str) -> bool:
+    """True for models with extended thinking (Claude 3.7 and Claude 4 onwards)."""
+    match = _THINKING_MODEL.match(model.lower())
+    if match is None:
+        return False
+    major = match.group(1)
+    return major is None or int(major) >= 4
+
+
+class AnthropicModel:
+    """A :class:`~attractor.llm.types.Model` backed by the Messages API.
+
+    Args:
+        model: Model id, e.g. ``claude-sonnet-4-5``.
+        api_key: Overrides ``ANTHROPIC_API_KEY``.
+        base_url: Another Messages endpoint (a proxy or a test server).
+        max_tokens: Output cap when a request sets none (the API requires one).
+        stream: Receive the answer as a stream and assemble it.
+        parallel_tool_calls: ``False`` asks for at most one tool call per turn.
+        reasoning_effort: Default effort when a request names none.
+        retry: Retry policy for transient failures.
+        timeout: Seconds before one HTTP attempt times out.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        stream: bool = False,
+        parallel_tool_calls: bool | None = None,
+        reasoning_effort: str | None = None,
+        retry: RetryPolicy = DEFAULT_POLICY,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self._model = model
+        self._max_tokens = max_tokens
+        self._stream = stream
+        self._parallel_tool_calls = parallel_tool_calls
+        self._reasoning_effort = reasoning_effort
+        self._retry = retry
+        # tool_use id -> thinking blocks of the turn that made the call; the API
+        # wants them back unchanged when that turn is replayed.
+        self._thinking: dict[str, list[dict[str, Any]]] = {}
+        self._client = AsyncAnthropic(
+            api_key=resolve_api_key(api_key),
+            base_url=base_url,
+            max_retries=0,  # our retry policy is the only one
+            timeout=timeout,
+        )
+
+    @property
+    def provider(self) -> str:
+        return PROVIDER
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request, retrying transient failures."""
+        kwargs, notes = self._build_kwargs(request)
+
+        async def attempt() -> ModelResponse:
+            return self._translate(await self._send(kwargs))
+
+        response = await call_with_retries(attempt, self._retry)
+        if notes:
+            response = replace(response, notes=response.notes + notes)
+        return response
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:
+        system, turns = messages_to_anthropic(request.messages, self._thinking)
+        kwargs: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": request.max_tokens or self._max_tokens,
+            "messages": turns,
+        }
+        if system:
+            kwargs["system"] = system
+        if request.tools:
+            kwargs["tools"] = [tool_to_anthropic(t) for t in request.tools]
+            kwargs["tool_choice"] = self._tool_choice(request.tool_choice)
+        notes = self._add_thinking(kwargs, request)
+        return kwargs, notes
+
+    def _tool_choice(self, choice: ToolChoice) -> dict[str, Any]:
+        param: dict[str, Any] = {"type": _TOOL_CHOICES[choice]}
+        if self._parallel_tool_calls is False and choice != "none":
+            param["disable_parallel_tool_use"] = True
+        return param
+
+    def _add_thinking(self, kwargs: dict[str, Any], request: ModelRequest) -> tuple[str, ...]:
+        """Map reasoning effort to a thinking budget; return notes when it cannot be."""
+        effort = request.reasoning_effort or self._reasoning_effort
+        if not effort or effort == "none":
+            return ()
+        ignored = f"reasoning_effort={effort!r} ignored"
+        if not supports_thinking(self._model):
+            return (f"{ignored}: {self._model} has no extended thinking",)
+        budget = THINKING_BUDGETS.get(effort)
+        if budget is None:
+            return (f"{ignored}: expected one of {', '.join(THINKING_BUDGETS)}",)
+        if request.tools and request.tool_choice == "required":
+            return (f"{ignored}: thinking cannot be combined with a required tool call",)
+        kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        # The budget counts against max_tokens, which must stay larger than it.
+        kwargs["max_tokens"] += budget
+        return ()
+
+    async def _send(self, kwargs: dict[str, Any]) -> AnthropicMessage:
+        try:
+            if self._stream:
+                async with self._client.messages.stream(**kwargs) as stream:
+                    return await stream.get_final_message()
+            message: AnthropicMessage = await self._client.messages.create(**kwargs)
+            return message
+        except anthropic.APIStatusError as error:
+            raise status_error(
+                error.status_code,
+                error.body,
+                error.response.headers,
+                provider=PROVIDER,
+                model=self._model,
+            ) from error
+        except anthropic.APIConnectionError as error:
+            timed_out = isinstance(error, anthropic.APITimeoutError)
+            raise connection_error(
+                error, timed_out=timed_out, provider=PROVIDER, model=self._model
+            ) from error
+        except anthropic.APIResponseValidationError as error:
+            raise ProviderError(
+                f"unexpected response: {error.message}", provider=PROVIDER, model=self._model
+            ) from error
+        except anthropic.APIError as error:
+            # An error event inside a stream (e.g. overloaded_error): transient.
+            raise connection_error(
+                error, timed_out=False, provider=PROVIDER, model=self._model
+            ) from error
+
+    def _translate(self, message: AnthropicMessage) -> ModelResponse:
+        response, thinking = message_to_response(message, self._model)
+        if thinking:
+            for call in response.tool_calls:
+                self._thinking[call.id] = thinking
+            while len(self._thinking) > _THINKING_CACHE_LIMIT:
+                del self._thinking[next(iter(self._thinking))]
+        return response
+
+
+def messages_to_anthropic(
+    messages: tuple[Message, ...], thinking: dict[str, list[dict[str, Any]]] | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """Split out the system prompt and build alternating user/assistant turns."""
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            system.append(message.content)
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _blocks(message, thinking or {})
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    for turn in turns:
+        if not turn["content"]:
+            # The API rejects empty turns and empty text blocks alike.
+            turn["content"] = [{"type": "text", "text": "(empty)"}]
+    return "\n\n".join(part for part in system if part), turns
+
+
+def _blocks(message: Message, thinking: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": message.tool_call_id,
+            "content": message.content,
+        }
+        if message.is_error:
+            result["is_error"] = True
+        return [result]
+    blocks: list[dict[str, Any]] = []
+    if message.role == "assistant" and message.tool_calls:
+        blocks.extend(thinking.get(message.tool_calls[0].id, ()))
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    blocks.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        for call in message.tool_calls
+    )
+    return blocks
+
+
+def tool_to_anthropic(tool: ToolDefinition) -> dict[str, Any]:
+    """One tool definition in the Messages API shape."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def message_to_response(
+    message: AnthropicMessage, model: str
+) -> tuple[ModelResponse, list[dict[str, Any]]]:
+    """Translate an answer; also return its thinking blocks for later round-tripping."""
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    thinking: list[dict[str, Any]] = []
+    for block in message.content:
+        if block.type == "text":
+            text.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(_tool_call(block.id, block.name, block.input))
+        elif block.type == "thinking":
+            thinking.append(
+                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            )
+        elif block.type == "redacted_thinking":
+            thinking.append({"type": "redacted_thinking", "data": block.data})
+    response = ModelResponse(
+        text="".join(text),
+        tool_calls=tuple(calls),
+        usage=_usage(message),
+        finish_reason=_STOP_REASONS.get(message.stop_reason or "end_turn", "other"),
+        model=message.model or model,
+        provider=PROVIDER,
+    )
+    return response, thinking
+
+
+def _tool_call(call_id: str, name: str, arguments: object) -> ToolCall:
+    if isinstance(arguments, dict):
+        return ToolCall(id=call_id, name=name, arguments=arguments)
+    error = f"arguments must be a JSON object, got {type(arguments).__name__}"
+    return ToolCall(id=call_id, name=name, arguments_error=error)
+
+
+def _usage(message: AnthropicMessage) -> Usage:
+    usage = message.usage
+    # Cached prompt tokens are reported apart from input_tokens; all were read.
+    cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
+    return Usage(usage.input_tokens + cached, usage.output_tokens)

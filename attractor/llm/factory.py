@@ -1,0 +1,139 @@
+"""The one place that decides which model a node talks to, and builds it.
+
+Provider SDKs are imported only when a model of that provider is checked or
+built, so importing this module never needs ``openai`` or ``anthropic``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from attractor.errors import UsageError
+from attractor.llm.types import Model
+
+PROVIDERS = ("openai", "anthropic")
+_OPENAI_MODEL = re.compile(r"^(gpt-|chatgpt-|o[134](-|$))")
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which model to use and how to reach it."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    reasoning_effort: str | None = None
+
+
+def detect_provider(model: str) -> str | None:
+    """Guess the provider from a model name; ``None`` when the name says nothing."""
+    name = model.strip().lower()
+    if _OPENAI_MODEL.match(name):
+        return "openai"
+    if name.startswith("claude-"):
+        return "anthropic"
+    return None
+
+
+def resolve_spec(
+    *,
+    node_provider: str | None,
+    node_model: str | None,
+    node_reasoning_effort: str | None,
+    run_provider: str | None,
+    run_model: str | None,
+    run_base_url: str | None,
+) -> ModelSpec:
+    """Combine node attributes and run options into one :class:`ModelSpec`.
+
+    Run options win over node attributes. A model chosen for the run is not paired
+    with a provider named on the node unless the model's own name is silent about
+    its provider. ``OPENAI_BASE_URL`` applies to openai when no base URL is given.
+
+    Raises:
+        UsageError: no model, an undetectable provider or an unknown provider.
+    """
+    model = run_model or node_model
+    if not model:
+        raise UsageError(
+            "no model configured: pass --model, set ATTRACTOR_MODEL "
+            "or give the node an llm_model attribute"
+        )
+    provider = _choose_provider(model, node_provider, run_provider, from_run=bool(run_model))
+    base_url = run_base_url
+    if base_url is None and provider == "openai":
+        base_url = os.environ.get(BASE_URL_ENV) or None
+    return ModelSpec(provider, model, base_url, node_reasoning_effort)
+
+
+def _choose_provider(
+    model: str, node_provider: str | None, run_provider: str | None, *, from_run: bool
+) -> str:
+    if run_provider:
+        provider: str | None = run_provider
+    elif from_run:
+        provider = detect_provider(model) or node_provider
+    else:
+        provider = node_provider or detect_provider(model)
+    if not provider:
+        raise UsageError(
+            f"cannot tell the provider of model {model!r}: pass --provider, set "
+            "ATTRACTOR_PROVIDER or give the node an llm_provider attribute "
+            f"({' or '.join(PROVIDERS)})"
+        )
+    provider = provider.strip().lower()
+    _check_known(provider)
+    return provider
+
+
+def check_ready(spec: ModelSpec) -> None:
+    """Fail early, before a run starts, if ``spec`` cannot be built.
+
+    Raises:
+        ProviderNotInstalledError: the provider's SDK extra is not installed.
+        MissingCredentialsError: the provider's API key variable is not set.
+        UsageError: the provider is unknown.
+    """
+    _check_known(spec.provider)
+    # Adapters are imported here, not at the top: each raises
+    # ProviderNotInstalledError when its SDK is missing.
+    if spec.provider == "openai":
+        import attractor.llm.openai_model as openai_model
+
+        openai_model.resolve_api_key(None, spec.base_url)
+    else:
+        import attractor.llm.anthropic_model as anthropic_model
+
+        anthropic_model.resolve_api_key(None)
+
+
+def build_model(spec: ModelSpec, *, stream: bool = False) -> Model:
+    """Build the adapter for ``spec``; raises what :func:`check_ready` raises."""
+    _check_known(spec.provider)
+    if spec.provider == "openai":
+        import attractor.llm.openai_model as openai_model
+
+        return openai_model.OpenAIModel(
+            spec.model,
+            base_url=spec.base_url,
+            stream=stream,
+            # Local servers (llama.cpp and friends) handle one call per turn best.
+            parallel_tool_calls=False if spec.base_url else None,
+            reasoning_effort=spec.reasoning_effort,
+        )
+    import attractor.llm.anthropic_model as anthropic_model
+
+    return anthropic_model.AnthropicModel(
+        spec.model,
+        base_url=spec.base_url,
+        stream=stream,
+        reasoning_effort=spec.reasoning_effort,
+    )
+
+
+def _check_known(provider: str) -> None:
+    if provider not in PROVIDERS:
+        raise UsageError(f"unknown provider {provider!r}: expected {' or '.join(PROVIDERS)}")

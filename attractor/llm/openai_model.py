@@ -1,0 +1,342 @@
+"""OpenAI adapter on the official SDK's Chat Completions API.
+
+The same adapter drives any OpenAI-compatible server (llama.cpp, Ollama, vLLM,
+LM Studio) through ``base_url``; such a server needs no real API key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from attractor.errors import MissingCredentialsError, ProviderError, ProviderNotInstalledError
+from attractor.llm.retry import (
+    DEFAULT_POLICY,
+    RetryPolicy,
+    call_with_retries,
+    connection_error,
+    status_error,
+)
+from attractor.llm.types import (
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
+
+try:
+    import openai
+    from openai import AsyncOpenAI
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+except ImportError as exc:
+    raise ProviderNotInstalledError("openai", "openai") from exc
+
+PROVIDER = "openai"
+API_KEY_ENV = "OPENAI_API_KEY"
+# Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
+PLACEHOLDER_KEY = "not-needed"
+DEFAULT_TIMEOUT = 600.0
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+_REASONING_MODEL = re.compile(r"^(o[1-9]|gpt-5)")
+_NO_REASONING_PARAM = ("o1-mini", "o1-preview")
+
+
+def resolve_api_key(api_key: str | None, base_url: str | None) -> str:
+    """The key to use: the argument, then ``OPENAI_API_KEY``, then a placeholder for local servers.
+
+    Raises:
+        MissingCredentialsError: no key anywhere and no ``base_url`` either.
+    """
+    key = api_key or os.environ.get(API_KEY_ENV)
+    if key:
+        return key
+    if base_url:
+        return PLACEHOLDER_KEY
+    raise MissingCredentialsError(PROVIDER, API_KEY_ENV)
+
+
+def supports_reasoning_effort(model: str) -> bool:
+    """True for models that take ``reasoning_effort`` (o-series, gpt-5 family)."""
+    name = model.lower()
+    if name.startswith(_NO_REASONING_PARAM) or "-chat" in name:
+        return False
+    return _REASONING_MODEL.match(name) is not None
+
+
+class OpenAIModel:
+    """A :class:`~attractor.llm.types.Model` backed by Chat Completions.
+
+    Args:
+        model: Model id sent to the server.
+        api_key: Overrides ``OPENAI_API_KEY``.
+        base_url: An OpenAI-compatible server, e.g. ``http://127.0.0.1:8080/v1``.
+        stream: Ask for a streamed answer and assemble it (text and tool calls).
+        parallel_tool_calls: ``False`` asks for at most one tool call per turn;
+            ``None`` leaves the server default.
+        reasoning_effort: Default effort when a request names none.
+        retry: Retry policy for transient failures.
+        timeout: Seconds before one HTTP attempt times out.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        stream: bool = False,
+        parallel_tool_calls: bool | None = None,
+        reasoning_effort: str | None = None,
+        retry: RetryPolicy = DEFAULT_POLICY,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self._model = model
+        self._base_url = base_url
+        self._stream = stream
+        self._parallel_tool_calls = parallel_tool_calls
+        self._reasoning_effort = reasoning_effort
+        self._retry = retry
+        self._client = AsyncOpenAI(
+            api_key=resolve_api_key(api_key, base_url),
+            base_url=base_url,
+            max_retries=0,  # our retry policy is the only one
+            timeout=timeout,
+        )
+
+    @property
+    def provider(self) -> str:
+        return PROVIDER
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request, retrying transient failures."""
+        kwargs, notes = self._build_kwargs(request)
+
+        async def attempt() -> ModelResponse:
+            return await self._send(kwargs)
+
+        response = await call_with_retries(attempt, self._retry)
+        if notes:
+            response = replace(response, notes=response.notes + notes)
+        return response
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:
+        kwargs: dict[str, Any] = {
+            "model": self._model,
+            "messages": [message_to_openai(m) for m in request.messages],
+        }
+        if request.max_tokens is not None:
+            # Hosted OpenAI wants the newer name (o-series refuse max_tokens);
+            # compatible servers reliably know only the older one.
+            key = "max_tokens" if self._base_url else "max_completion_tokens"
+            kwargs[key] = request.max_tokens
+        if request.tools:
+            kwargs["tools"] = [tool_to_openai(t) for t in request.tools]
+            kwargs["tool_choice"] = request.tool_choice
+            if self._parallel_tool_calls is not None:
+                kwargs["parallel_tool_calls"] = self._parallel_tool_calls
+        notes: tuple[str, ...] = ()
+        effort = request.reasoning_effort or self._reasoning_effort
+        if effort and supports_reasoning_effort(self._model):
+            kwargs["reasoning_effort"] = effort
+        elif effort:
+            notes = (f"reasoning_effort={effort!r} ignored: {self._model} does not support it",)
+        return kwargs, notes
+
+    async def _send(self, kwargs: dict[str, Any]) -> ModelResponse:
+        try:
+            if self._stream:
+                return await self._send_streaming(kwargs)
+            completion = await self._client.chat.completions.create(**kwargs)
+            return completion_to_response(completion, self._model)
+        except openai.APIStatusError as error:
+            raise status_error(
+                error.status_code,
+                error.body,
+                error.response.headers,
+                provider=PROVIDER,
+                model=self._model,
+            ) from error
+        except openai.APIConnectionError as error:
+            timed_out = isinstance(error, openai.APITimeoutError)
+            raise connection_error(
+                error, timed_out=timed_out, provider=PROVIDER, model=self._model
+            ) from error
+        except openai.APIResponseValidationError as error:
+            raise ProviderError(
+                f"unexpected response: {error.message}", provider=PROVIDER, model=self._model
+            ) from error
+        except openai.APIError as error:
+            # An error event inside a stream: the server hit trouble mid-answer.
+            raise connection_error(
+                error, timed_out=False, provider=PROVIDER, model=self._model
+            ) from error
+
+    async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
+        assembler = StreamAssembler()
+        stream = await self._client.chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True}
+        )
+        async with stream:
+            async for chunk in stream:
+                assembler.add(chunk)
+        return assembler.response(self._model)
+
+
+def message_to_openai(message: Message) -> dict[str, Any]:
+    """One neutral message in the Chat Completions shape."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [_call_to_openai(call) for call in message.tool_calls],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def _call_to_openai(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+    }
+
+
+def tool_to_openai(tool: ToolDefinition) -> dict[str, Any]:
+    """One tool definition in the Chat Completions shape."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
+    """Parse tool-call arguments; a bad payload yields an error text, never an exception."""
+    if raw is None or not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as error:
+        return {}, f"arguments are not valid JSON ({error.msg}): {raw[:200]}"
+    if not isinstance(value, dict):
+        return {}, f"arguments must be a JSON object, got {type(value).__name__}: {raw[:200]}"
+    return value, None
+
+
+def make_tool_call(
+    call_id: str | None, name: str, raw_arguments: str | None, index: int
+) -> ToolCall:
+    """A neutral tool call; servers that omit the id get a stable synthetic one."""
+    arguments, error = parse_arguments(raw_arguments)
+    return ToolCall(
+        id=call_id or f"call_{index}",
+        name=name,
+        arguments=arguments,
+        arguments_error=error,
+    )
+
+
+def finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
+    """Map the server's finish reason; tool calls win over a plain ``stop``."""
+    mapped: FinishReason = _FINISH_REASONS.get(raw or "stop", "other")
+    if has_tool_calls and mapped == "stop":
+        # Some compatible servers report "stop" even when they return tool calls.
+        return "tool_calls"
+    return mapped
+
+
+def completion_to_response(completion: ChatCompletion, model: str) -> ModelResponse:
+    """Translate a non-streamed completion."""
+    if not completion.choices:
+        raise ProviderError("response has no choices", provider=PROVIDER, model=model)
+    choice = completion.choices[0]
+    calls = tuple(
+        make_tool_call(tc.id, tc.function.name, tc.function.arguments, index)
+        for index, tc in enumerate(choice.message.tool_calls or ())
+        if tc.type == "function"
+    )
+    usage = None
+    if completion.usage is not None:
+        usage = Usage(completion.usage.prompt_tokens, completion.usage.completion_tokens)
+    return ModelResponse(
+        text=choice.message.content or "",
+        tool_calls=calls,
+        usage=usage,
+        finish_reason=finish_reason(choice.finish_reason, bool(calls)),
+        model=completion.model or model,
+        provider=PROVIDER,
+    )
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StreamAssembler:
+    """Builds one :class:`ModelResponse` from streamed chunks, tool-call deltas included."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    finish: str | None = None
+    usage: Usage | None = None
+    model: str = ""
+
+    def add(self, chunk: ChatCompletionChunk) -> None:
+        """Fold one chunk into the answer so far."""
+        self.model = self.model or chunk.model
+        if chunk.usage is not None:
+            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+        for choice in chunk.choices[:1]:
+            if choice.delta.content:
+                self.text.append(choice.delta.content)
+            for delta in choice.delta.tool_calls or ():
+                partial = self.calls.setdefault(delta.index, _PartialCall())
+                partial.id = partial.id or (delta.id or "")
+                if delta.function is not None:
+                    partial.name = partial.name or (delta.function.name or "")
+                    partial.arguments.append(delta.function.arguments or "")
+            self.finish = choice.finish_reason or self.finish
+
+    def response(self, model: str) -> ModelResponse:
+        """The assembled answer."""
+        calls = tuple(
+            make_tool_call(p.id, p.name, "".join(p.arguments), index)
+            for index, p in sorted(self.calls.items())
+        )
+        return ModelResponse(
+            text="".join(self.text),
+            tool_calls=calls,
+            usage=self.usage,
+            finish_reason=finish_reason(self.finish, bool(calls)),
+            model=self.model or model,
+            provider=PROVIDER,
+        )
