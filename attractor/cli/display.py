@@ -156,7 +156,8 @@ class LiveDisplay(_Display):
 
     def __call__(self, event: ev.Event) -> None:
         self._track(event)
-        line = stage_line(event)
+        # Starts show in the live region; only what finished scrolls above it.
+        line = None if isinstance(event, ev.StageStarted) else stage_line(event)
         if line is not None:
             self.console.print(line)
         if isinstance(event, ev.InterviewStarted):

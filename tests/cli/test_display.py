@@ -1,0 +1,143 @@
+"""The run displays, fed real events: what each mode prints and where."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console
+from rich.text import Text
+
+from attractor.cli.display import (
+    JsonDisplay,
+    LiveDisplay,
+    PlainDisplay,
+    QuietDisplay,
+    choose_mode,
+    make_display,
+    turn_limit_warning,
+)
+from attractor.pipeline import events as ev
+
+STARTED = ev.StageStarted(name="plan", index=1, handler="codergen")
+LIMIT = ev.TurnLimitReached(node="impl", turns_used=10, limit=10, reason="turn limit reached")
+
+
+def _run_events() -> list[ev.Event]:
+    return [
+        ev.PipelineStarted(name="demo", run_id="r1", run_dir="runs/r1"),
+        STARTED,
+        ev.StageCompleted(name="plan", index=1, duration=0.25, status="success", notes="done"),
+        ev.StageStarted(name="impl", index=2, handler="tool"),
+        ev.StageFailed(name="impl", index=2, error="exit code 3", will_retry=True),
+        ev.StageRetrying(name="impl", index=2, attempt=2, delay=0.2),
+        ev.ParallelStarted(node="fan", branch_count=2),
+        ev.ParallelBranchCompleted(node="fan", branch="a", index=0, duration=1.0, success=True),
+        ev.ParallelCompleted(node="fan", duration=1.0, success_count=2, failure_count=0),
+        ev.InterviewStarted(question="Ship it?", stage="gate"),
+        ev.InterviewCompleted(question="Ship it?", answer="Approve", duration=0.1),
+        ev.CheckpointSaved(node_id="plan"),
+    ]
+
+
+def test_plain_display_prints_one_line_per_notable_event() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    display = PlainDisplay(out, err)
+    for event in _run_events():
+        display(event)
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "== running demo in runs/r1",
+        "-> plan (codergen)",
+        "ok plan success 0.2s - done",
+        "-> impl (tool)",
+        "!! impl failed: exit code 3 (will retry)",
+        ".. impl retrying in 0.2s (attempt 2)",
+        "=> fan fans out to 2 branches",
+        "ok fan/a branch succeeded 1.0s",
+        "<= fan joined: 2 succeeded, 0 failed",
+        "?? gate Ship it?",
+        "?? answer: Approve",
+    ]
+    assert err.getvalue() == ""
+
+
+def test_turn_limit_warning_is_one_line_naming_node_and_the_three_ways() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    display = PlainDisplay(out, err)
+    display(LIMIT)
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1
+    assert lines[0] == turn_limit_warning(LIMIT)
+    for needle in ("impl", "max_turns", "--max-turns", "ATTRACTOR_MAX_TURNS", "10 of 10"):
+        assert needle in lines[0]
+    assert out.getvalue() == ""
+
+
+def test_json_display_writes_each_event_as_one_parseable_line() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    display = JsonDisplay(out, err)
+    events = [*_run_events(), LIMIT]
+    for event in events:
+        display(event)
+    parsed = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [p["type"] for p in parsed] == [e.type for e in events]
+    assert parsed[1] == {"type": "stage_started", **STARTED.to_json()}
+    assert "ATTRACTOR_MAX_TURNS" in err.getvalue()
+
+
+def test_quiet_display_prints_nothing_not_even_warnings() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    display = QuietDisplay(out, err)
+    for event in [*_run_events(), LIMIT]:
+        display(event)
+    assert out.getvalue() == err.getvalue() == ""
+
+
+def _terminal(buffer: io.StringIO, **kwargs: object) -> Console:
+    return Console(file=buffer, force_terminal=True, width=120, **kwargs)  # type: ignore[arg-type]
+
+
+def test_live_region_shows_active_nodes_with_handler_attempt_and_turns() -> None:
+    display = LiveDisplay(_terminal(io.StringIO()), io.StringIO())
+    display(ev.StageStarted(name="plan", index=1, handler="codergen", attempt=2))
+    display(ev.StageStarted(name="lint", index=2, handler="tool"))
+    display(ev.AgentTurnStarted(node="plan", turn=3, max_turns=10, kind="work"))
+    probe = io.StringIO()
+    Console(file=probe, width=120, no_color=True).print(display.view)
+    lines = probe.getvalue().splitlines()
+    assert len(lines) == 2
+    assert "plan (codergen)" in lines[0]
+    assert "attempt 2" in lines[0]
+    assert "turn 3/10" in lines[0]
+    assert "lint (tool)" in lines[1]
+
+    display(ev.AgentTurnStarted(node="plan", turn=4, max_turns=10, kind="reflection"))
+    display(ev.StageCompleted(name="lint", index=2, duration=0.1))
+    probe = io.StringIO()
+    Console(file=probe, width=120, no_color=True).print(display.view)
+    lines = probe.getvalue().splitlines()
+    assert len(lines) == 1
+    assert "reflecting" in lines[0]
+
+
+def test_live_display_prints_finished_nodes_above_the_region() -> None:
+    buffer = io.StringIO()
+    with LiveDisplay(_terminal(buffer), io.StringIO()) as display:
+        display(STARTED)
+        display(ev.StageCompleted(name="plan", index=1, duration=0.5))
+    shown = Text.from_ansi(buffer.getvalue()).plain
+    assert "ok plan success 0.5s" in shown
+    assert "-> plan" not in shown
+    assert display.view.active == {}
+
+
+def test_mode_is_plain_when_not_a_terminal_or_no_color() -> None:
+    piped = Console(file=io.StringIO())
+    assert choose_mode(piped, json_mode=False, quiet=False) == "plain"
+    no_color = _terminal(io.StringIO(), no_color=True)
+    assert choose_mode(no_color, json_mode=False, quiet=False) == "plain"
+    assert choose_mode(_terminal(io.StringIO()), json_mode=False, quiet=False) == "live"
+    assert choose_mode(piped, json_mode=True, quiet=False) == "json"
+    assert choose_mode(piped, json_mode=False, quiet=True) == "quiet"
+    assert isinstance(make_display("plain", piped), PlainDisplay)
