@@ -1,0 +1,61 @@
+"""Helpers shared by the built-in rules: a function-backed rule and positioned diagnostics."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from attractor.pipeline.diagnostics import Diagnostic, Severity
+from attractor.pipeline.graph import Edge, Graph, Node, SourcePos
+
+Check = Callable[[Graph], list[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class FunctionRule:
+    """A LintRule whose check is a plain function (its docstring documents the rule)."""
+
+    name: str
+    check: Check
+
+    def apply(self, graph: Graph) -> list[Diagnostic]:
+        return self.check(graph)
+
+
+def rule_list() -> tuple[list[FunctionRule], Callable[[str], Callable[[Check], Check]]]:
+    """A module's rule list and the decorator that fills it."""
+    rules: list[FunctionRule] = []
+
+    def rule(name: str) -> Callable[[Check], Check]:
+        def register(check: Check) -> Check:
+            rules.append(FunctionRule(name, check))
+            return check
+
+        return register
+
+    return rules, rule
+
+
+def at(
+    rule: str,
+    severity: Severity,
+    where: Node | Edge | Graph,
+    message: str,
+    *,
+    key: str | None = None,
+    fix: str | None = None,
+) -> Diagnostic:
+    """A diagnostic positioned at a node, edge or graph (or one of its attributes)."""
+    pos: SourcePos = where.pos
+    if key is not None:
+        pos = where.attr_pos.get(key, pos)
+    node = where.id if isinstance(where, Node) else None
+    edge = (where.source, where.target) if isinstance(where, Edge) else None
+    return Diagnostic(rule, severity, message, pos.file, pos.line, pos.column, node, edge, fix)
+
+
+def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.75) -> str | None:
+    """The closest choice to ``word`` when it looks like a typo of it."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return found[0] if found else None
