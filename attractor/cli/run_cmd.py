@@ -86,9 +86,12 @@ def _execute(params: dict[str, Any], plan: Callable[[CommonOptions], _Plan]) -> 
 
 
 def _print_lint(err: ValidationError) -> None:
-    from attractor.cli.lint_cmd import format_text_report
+    """The diagnostics exactly as ``attractor lint`` prints them, on stderr."""
+    from attractor.cli.lint_cmd import _summary
 
-    click.echo(format_text_report(err.diagnostics), err=True, nl=False)
+    for diagnostic in err.diagnostics:
+        click.echo(diagnostic.format_text(), err=True)
+    click.echo(_summary(err.diagnostics, 1), err=True)
 
 
 # -- planning -------------------------------------------------------------------
@@ -118,7 +121,7 @@ def _load_checked(path: Path, *, quiet: bool) -> Graph:
 
     if not path.is_file():
         raise UsageError(f"{path}: no such pipeline file; check the path")
-    graph, diagnostics = prepare(path)
+    graph, diagnostics = prepare(path, file=str(path))
     if graph is None or any(d.is_error for d in diagnostics):
         raise ValidationError(diagnostics)
     if not quiet:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -53,8 +52,6 @@ class CommonOptions:
             raise UsageError("--auto-approve and --answers cannot be used together; pick one")
         if params["json"] and params["quiet"]:
             raise UsageError("--json and --quiet cannot be used together; pick one")
-        if params["answers"] is not None and not Path(params["answers"]).is_file():
-            raise UsageError(f"--answers file {params['answers']} does not exist; check the path")
         flags = {name: params.get(opt) for opt, name in SETTING_OPTIONS.items()}
         return cls(
             flags=flags,
