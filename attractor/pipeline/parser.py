@@ -109,6 +109,7 @@ class _Parser:
             raise self.fail(token, "undirected 'graph' is not supported; use 'digraph'")
         if word != "digraph":
             raise self.fail(token, f"expected 'digraph', found {describe(token)}")
+        self.graph.pos = self.pos(token)  # graph-level diagnostics point at 'digraph'
         name = self.peek()
         if name.kind in (WORD, STRING):
             if name.kind == WORD and not _NODE_ID.fullmatch(name.value):

@@ -89,11 +89,11 @@ def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
 
 
 def _bounds_loop(node: Node) -> bool:
-    """A node that stops a loop: a visit limit, a goal gate, or a human's choice."""
+    """A node that stops a loop: a visit limit, a goal gate, a human's choice, the exit."""
     return (
-        "max_visits" in node.attrs
+        node.handler_type in ("wait.human", "exit")
+        or "max_visits" in node.attrs
         or node.get("goal_gate") is True
-        or node.handler_type == "wait.human"
     )
 
 
