@@ -1,0 +1,74 @@
+"""The words the agent loop says to the model, in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def system_prompt(*, workdir: Path, max_turns: int, tool_names: list[str]) -> str:
+    """The system prompt: role, working directory, tools and the turn budget."""
+    tools = ", ".join(tool_names) if tool_names else "none"
+    return (
+        "You are a coding agent working on one stage of an automated pipeline. "
+        "Complete the task you are given using the tools available, then answer "
+        "with a short plain-text report and no tool calls to finish.\n\n"
+        f"Working directory: {workdir}\n"
+        "Every path you pass to a tool is relative to it; paths outside it are refused.\n"
+        f"Tools: {tools}\n\n"
+        f"Turn budget: you may make at most {max_turns} model requests for this task. "
+        "Each reply you send counts as one turn, whether or not it calls tools. "
+        "Plan so the work fits, and stop as soon as the task is done."
+    )
+
+
+def budget_note(*, used: int, max_turns: int) -> str:
+    """The reminder sent once 80% of the budget is used."""
+    remaining = max_turns - used
+    return (
+        f"Budget check: {used} of your {max_turns} turns are used and {remaining} "
+        f"remain. Finish the most important part of the task first and wrap up soon."
+    )
+
+
+def final_turn_note(*, reason: str = "turn budget") -> str:
+    """The note sent with the last request, when tools are withheld."""
+    return (
+        f"This is your last turn: the {reason} is spent and tools are no longer "
+        "available. Reply in plain text with a summary: what you did, what is still "
+        "left to do, and whether the task is complete."
+    )
+
+
+def reflection_message(*, used: int, remaining: int, sprint_limit: int) -> str:
+    """The message of a forced reflection turn (tools withheld for this one reply)."""
+    return (
+        f"Pause for a checkpoint. You have worked for {sprint_limit} turns since the "
+        f"last one; {used} turns are used and {remaining} remain. Tools are not "
+        "available for this reply. Please:\n"
+        "1. Sum up what is finished and what is still open.\n"
+        "2. Say honestly whether your current approach is working.\n"
+        "3. If the remaining work is large, break it into smaller pieces or change "
+        "course; drop what does not matter.\n"
+        "4. State the plan you will follow next.\n"
+        "Tools come back on your next turn."
+    )
+
+
+def loop_warning(pattern_length: int, repeats: int) -> str:
+    """The message injected when the same tool calls keep repeating."""
+    what = "the same tool call"
+    if pattern_length > 1:
+        what = f"a cycle of {pattern_length} tool calls"
+    return (
+        f"You have repeated {what} {repeats} times without new results. Stop and "
+        "change your approach: re-read the error output, inspect different files, or "
+        "try another method instead of repeating the same step."
+    )
+
+
+NO_FINAL_SUMMARY = "(no summary: the model asked for tools on its last turn instead of answering)"
+
+
+def ignored_tools_warning(count: int, kind: str) -> str:
+    """The event text when the model asks for tools on a turn that offered none."""
+    return f"the model requested {count} tool call(s) on a {kind} turn; they were not run"

@@ -1,0 +1,262 @@
+"""One coding-agent session: the tool loop of one node attempt.
+
+The loop asks the model, records the turn, runs the tools it called and feeds
+the (truncated) results back, until the model answers without tools or the
+budget ends it. The budget is checked *before* every request, so a budget of N
+never yields more than N requests. The request that uses the last turn is a
+*final* turn: tools are withheld and the model is asked for a summary.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from attractor.agent import prompts
+from attractor.agent.loop_detect import LoopDetector
+from attractor.agent.tools import ToolContext, ToolRegistry
+from attractor.agent.transcript import Transcript, TurnKind
+from attractor.agent.truncation import limits_for, truncate_output
+from attractor.llm.types import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
+from attractor.pipeline.backend import RunTurnBudget
+from attractor.pipeline.events import (
+    AgentReflection,
+    AgentTurnCompleted,
+    AgentTurnStarted,
+    AgentWarning,
+    DebugNote,
+    Event,
+    ToolCallCompleted,
+)
+
+#: Share of the budget after which the model is told how many turns remain.
+NOTICE_AT = 0.8
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionConfig:
+    """What one session needs to know besides its model and tools."""
+
+    node_id: str
+    prompt: str
+    workdir: Path
+    max_turns: int
+    sprint_limit: int = 0
+    reasoning_effort: str | None = None
+    shell_timeout_cap: float = 600.0
+    kill_grace: float = 2.0
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """How a session ended.
+
+    Attributes:
+        text: The model's last answer (the node's response).
+        turns_used: Model requests made.
+        turn_limit_reached: The node's budget forced the final turn.
+        run_budget_exhausted: The run-wide budget forced the final turn or
+            allowed no request at all.
+        usage: Token usage summed over the session's requests.
+    """
+
+    text: str
+    turns_used: int
+    turn_limit_reached: bool
+    run_budget_exhausted: bool
+    usage: Usage
+
+
+class AgentSession:
+    """Runs the agent loop for one node attempt; see :meth:`run`."""
+
+    def __init__(
+        self,
+        model: Model,
+        config: SessionConfig,
+        *,
+        tools: ToolRegistry,
+        transcript: Transcript,
+        emit: Callable[[Event], None],
+        run_budget: RunTurnBudget | None = None,
+        loop_detector: LoopDetector | None = None,
+    ) -> None:
+        if config.max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.model = model
+        self.config = config
+        self.tools = tools
+        self.transcript = transcript
+        self.emit = emit
+        self.run_budget = run_budget or RunTurnBudget(None)
+        self.loops = loop_detector or LoopDetector()
+        self.tool_context = ToolContext(config.workdir, config.shell_timeout_cap, config.kill_grace)
+        self.messages: list[Message] = [
+            Message.system(
+                prompts.system_prompt(
+                    workdir=config.workdir, max_turns=config.max_turns, tool_names=tools.names()
+                )
+            ),
+            Message.user(config.prompt),
+        ]
+        self.turns_used = 0
+        self.usage = Usage()
+        self.turn_limit_reached = False
+        self.run_budget_exhausted = False
+        self._work_since_reflection = 0
+        self._noticed = False
+
+    async def run(self) -> SessionResult:
+        """Loop until the model answers without tools or the budget ends the session."""
+        text = ""
+        while (kind := self._next_kind()) is not None:
+            response = await self._request(kind)
+            text = response.text
+            if kind == "reflection":
+                continue
+            if kind == "final" or not response.tool_calls:
+                text = self._final_text(kind, response)
+                break
+            await self._run_tools(response.tool_calls)
+        return SessionResult(
+            text, self.turns_used, self.turn_limit_reached, self.run_budget_exhausted, self.usage
+        )
+
+    # -- budget ---------------------------------------------------------------
+
+    def _next_kind(self) -> TurnKind | None:
+        """The kind of the next request, or None when the run budget allows none."""
+        last_of_run = self.run_budget.remaining == 1
+        if not self.run_budget.take():
+            self._run_budget_spent()
+            self._warn("the run's turn budget (--max-total-turns) is used up; no request made")
+            return None
+        turn = self.turns_used + 1
+        if turn >= self.config.max_turns:
+            self.turn_limit_reached = True
+        if last_of_run:
+            self._run_budget_spent()
+        if self.turn_limit_reached or self.run_budget_exhausted:
+            return "final"
+        limit = self.config.sprint_limit
+        if limit > 0 and self._work_since_reflection >= limit:
+            return "reflection"
+        return "work"
+
+    def _run_budget_spent(self) -> None:
+        self.run_budget_exhausted = True
+        self.run_budget.exhausted = True
+
+    def _add_turn_messages(self, kind: TurnKind) -> None:
+        """The note that goes with this request: reflection, final or budget notice."""
+        used = self.turns_used
+        if kind == "reflection":
+            remaining = self.config.max_turns - used
+            self.messages.append(
+                Message.user(
+                    prompts.reflection_message(
+                        used=used, remaining=remaining, sprint_limit=self.config.sprint_limit
+                    )
+                )
+            )
+        elif kind == "final":
+            reason = "turn budget" if self.turn_limit_reached else "run's turn budget"
+            self.messages.append(Message.user(prompts.final_turn_note(reason=reason)))
+        elif not self._noticed and used >= math.ceil(NOTICE_AT * self.config.max_turns):
+            self._noticed = True
+            self.messages.append(
+                Message.user(prompts.budget_note(used=used, max_turns=self.config.max_turns))
+            )
+
+    # -- one request ------------------------------------------------------------
+
+    async def _request(self, kind: TurnKind) -> ModelResponse:
+        self._add_turn_messages(kind)
+        self.turns_used += 1
+        turn = self.turns_used
+        tools = self.tools.definitions() if kind == "work" else ()
+        limit = self.config.max_turns
+        self.emit(AgentTurnStarted(node=self.config.node_id, turn=turn, max_turns=limit, kind=kind))
+        response = await self.model.request(
+            ModelRequest(tuple(self.messages), tools, reasoning_effort=self.config.reasoning_effort)
+        )
+        # Tool calls are only kept in history when they will be run and answered.
+        kept = response.tool_calls if kind == "work" else ()
+        self.messages.append(Message.assistant(response.text, kept))
+        self.transcript.record(
+            turn=turn, kind=kind, tools_offered=[t.name for t in tools], response=response
+        )
+        self._account(kind, turn, response)
+        return response
+
+    def _account(self, kind: TurnKind, turn: int, response: ModelResponse) -> None:
+        usage = response.usage or Usage()
+        self.usage += usage
+        node = self.config.node_id
+        for note in response.notes:
+            self.emit(DebugNote(node=node, message=note))
+        self.emit(
+            AgentTurnCompleted(
+                node=node,
+                turn=turn,
+                kind=kind,
+                tool_calls=len(response.tool_calls),
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+            )
+        )
+        if kind == "work":
+            self._work_since_reflection += 1
+        elif kind == "reflection":
+            self._work_since_reflection = 0
+            remaining = self.config.max_turns - turn
+            self.transcript.reflection(
+                turn=turn, used=turn, remaining=remaining, text=response.text
+            )
+            self.emit(AgentReflection(node=node, turn=turn, text=response.text))
+            if response.tool_calls:
+                self._warn(prompts.ignored_tools_warning(len(response.tool_calls), "reflection"))
+
+    def _final_text(self, kind: TurnKind, response: ModelResponse) -> str:
+        if kind == "final" and response.tool_calls:
+            self._warn(prompts.ignored_tools_warning(len(response.tool_calls), "final"))
+            return response.text or prompts.NO_FINAL_SUMMARY
+        return response.text
+
+    # -- tools ----------------------------------------------------------------
+
+    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+        """Run each call in order; answer each; warn once if the calls go in circles."""
+        loop_warning = None
+        for call in calls:
+            started = time.monotonic()
+            result = await self.tools.execute(call, self.tool_context)
+            self.transcript.tool_output(
+                turn=self.turns_used, name=call.name, arguments=call.arguments, output=result.output
+            )
+            self.emit(
+                ToolCallCompleted(
+                    node=self.config.node_id,
+                    turn=self.turns_used,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    output=result.output,
+                    is_error=result.is_error,
+                    duration=time.monotonic() - started,
+                )
+            )
+            shown = truncate_output(result.output, limits_for(call.name))
+            self.messages.append(Message.tool(call, shown, is_error=result.is_error))
+            found = self.loops.observe(call)
+            if found is not None:
+                loop_warning = prompts.loop_warning(found.length, found.repeats)
+        if loop_warning is not None:
+            # After every tool result: providers expect results right after the calls.
+            self.messages.append(Message.user(loop_warning))
+            self._warn(loop_warning)
+
+    def _warn(self, message: str) -> None:
+        self.emit(AgentWarning(node=self.config.node_id, turn=self.turns_used, message=message))

@@ -1,0 +1,131 @@
+"""What a tool is, and the registry that runs them for the agent loop."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from attractor.errors import ToolError
+from attractor.llm.types import ToolCall, ToolDefinition
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What every tool call may use: where it runs and the shell limits."""
+
+    workdir: Path
+    shell_timeout_cap: float = 600.0
+    kill_grace: float = 2.0
+
+
+ToolFunction = Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool: its definition offered to the model and the function that runs it."""
+
+    definition: ToolDefinition
+    run: ToolFunction
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The full output of one call, and whether it is an error report."""
+
+    output: str
+    is_error: bool = False
+
+
+def schema(properties: dict[str, Any], required: Iterable[str] = ()) -> dict[str, Any]:
+    """A JSON schema for an object of ``properties``."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def check_arguments(arguments: dict[str, Any], parameters: dict[str, Any]) -> str | None:
+    """What is wrong with ``arguments`` against a flat object schema, or None."""
+    properties: dict[str, Any] = parameters.get("properties", {})
+    missing = [k for k in parameters.get("required", []) if k not in arguments]
+    if missing:
+        return "missing required argument(s): " + ", ".join(missing)
+    unknown = sorted(set(arguments) - set(properties))
+    if unknown:
+        return f"unknown argument(s): {', '.join(unknown)}; expected {', '.join(properties)}"
+    for key, value in arguments.items():
+        kind = properties[key].get("type")
+        allowed = _JSON_TYPES.get(kind, (object,))
+        # bool is an int in Python, but not a JSON integer.
+        if not isinstance(value, allowed) or (isinstance(value, bool) and kind != "boolean"):
+            return f"argument {key!r} must be a {kind}"
+    return None
+
+
+class ToolRegistry:
+    """The tools offered to one session; runs calls and turns failures into results."""
+
+    def __init__(self, tools: Iterable[Tool], aliases: dict[str, str] | None = None) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+        self._aliases = dict(aliases or {})
+
+    def definitions(self) -> tuple[ToolDefinition, ...]:
+        return tuple(tool.definition for tool in self._tools.values())
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(self._aliases.get(name, name))
+
+    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
+        """Run one call. Never raises except for cancellation."""
+        tool = self.get(call.name)
+        if tool is None:
+            return ToolResult(
+                f"unknown tool {call.name!r}; available tools: {', '.join(self._tools)}", True
+            )
+        if call.arguments_error is not None:
+            return ToolResult(f"invalid arguments for {call.name}: {call.arguments_error}", True)
+        problem = check_arguments(call.arguments, tool.definition.parameters)
+        if problem is not None:
+            return ToolResult(f"invalid arguments for {call.name}: {problem}", True)
+        try:
+            return ToolResult(await tool.run(context, call.arguments))
+        except anyio.get_cancelled_exc_class():
+            raise
+        except ToolError as error:
+            return ToolResult(f"{call.name} failed: {error}", True)
+        except Exception as error:  # a tool bug must not crash the node
+            kind = type(error).__name__
+            return ToolResult(f"{call.name} failed unexpectedly: {kind}: {error}", True)
+
+
+def threaded(function: Callable[[ToolContext, dict[str, Any]], str]) -> ToolFunction:
+    """Run a blocking tool function in a worker thread so the event loop stays free."""
+
+    async def run(context: ToolContext, arguments: dict[str, Any]) -> str:
+        return await anyio.to_thread.run_sync(function, context, arguments)
+
+    return run
