@@ -1,0 +1,170 @@
+"""The core loop: run a node, apply its outcome, pick the next node, checkpoint, repeat.
+
+:func:`walk` is the whole traversal algorithm; the helpers below it make each
+decision. The same loop runs the main pipeline and, for parallel nodes, each
+branch (with its own context clone, stopping at the fan-in node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attractor.pipeline.checkpoint import RUNNING, Checkpoint
+from attractor.pipeline.context import Context
+from attractor.pipeline.events import CheckpointSaved
+from attractor.pipeline.graph import Node
+from attractor.pipeline.handlers.base import BranchResult
+from attractor.pipeline.outcome import Outcome, StageStatus
+from attractor.pipeline.routing import goal_gate_target, next_step, unsatisfied_goal_gate
+from attractor.pipeline.stage import execute_node, is_exhausted, visits_reason
+from attractor.pipeline.state import Run, Walk
+
+
+@dataclass(frozen=True)
+class WalkEnd:
+    """How a traversal ended. ``restart_at`` is set when a loop_restart edge was taken."""
+
+    status: str  # success | fail
+    reason: str = ""
+    last_node: str | None = None
+    last_outcome: Outcome | None = None
+    restart_at: str | None = None
+
+
+async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) -> WalkEnd:
+    """Traverse from ``start`` until an exit, a dead end, a failure or ``stop_at``."""
+    node_id = start
+    while True:
+        node = run.graph.node(node_id)
+        if run.graph.is_exit(node) and state.branch is None:
+            redirect = _goal_gate_redirect(run, state, node)
+            if isinstance(redirect, WalkEnd):
+                return redirect
+            if redirect is not None:
+                node_id = redirect
+                save_checkpoint(run, node_id)
+                continue
+        outcome = await execute_node(run, state, node, _branch_runner(run))
+        apply_outcome(state, node, outcome)
+        decision = _decide(run, state, node, outcome, stop_at)
+        if isinstance(decision, WalkEnd):
+            return decision
+        node_id = decision
+        if state.branch is None:
+            save_checkpoint(run, node_id)
+
+
+def apply_outcome(state: Walk, node: Node, outcome: Outcome) -> None:
+    """Record the node as completed and merge its updates into the context."""
+    state.completed.append(node.id)
+    if outcome.status != StageStatus.SKIPPED:
+        state.outcomes[node.id] = outcome
+    state.context.apply(outcome.context_updates)
+    state.context.set("outcome", outcome.status.value)
+    if outcome.preferred_label:
+        state.context.set("preferred_label", outcome.preferred_label)
+
+
+def _goal_gate_redirect(run: Run, state: Walk, exit_node: Node) -> str | WalkEnd | None:
+    """None to exit, a retry target to jump to, or a failed end."""
+    gate = unsatisfied_goal_gate(run.graph, state.outcomes)
+    if gate is None:
+        return None
+    target = goal_gate_target(gate, run.graph)
+    if target is None:
+        status = state.outcomes[gate.id].status.value
+        reason = f"goal gate {gate.id} is not satisfied ({status}) and has no retry_target"
+        return WalkEnd("fail", reason, exit_node.id)
+    return target
+
+
+def _decide(
+    run: Run, state: Walk, node: Node, outcome: Outcome, stop_at: str | None
+) -> str | WalkEnd:
+    """The next node id, or how the traversal ends."""
+    budget = run.services.run_budget
+    if budget.exhausted:
+        return WalkEnd("fail", _budget_reason(run), node.id, outcome)
+    if run.graph.is_exit(node):
+        return WalkEnd("success", "", node.id, outcome)
+    step = next_step(node, outcome, state.context)
+    if step.target is None or not run.graph.has_node(step.target):
+        return _dead_end(node, outcome)
+    target = run.graph.node(step.target)
+    if step.is_failure_route and is_exhausted(target, run.graph, state):
+        reason = visits_reason(target, run.graph, state.visits[target.id] + 1)
+        return WalkEnd("fail", f"{target.id} failed: {reason}", node.id, outcome)
+    if step.loop_restart and state.branch is None:
+        return WalkEnd("success", "", node.id, outcome, restart_at=target.id)
+    if state.branch is not None and (target.id == stop_at or run.graph.is_exit(target)):
+        return _dead_end(node, outcome)
+    return target.id
+
+
+def _dead_end(node: Node, outcome: Outcome) -> WalkEnd:
+    if outcome.status == StageStatus.FAIL:
+        reason = outcome.failure_reason or "failed"
+        return WalkEnd("fail", f"{node.id} failed: {reason}", node.id, outcome)
+    return WalkEnd("success", "", node.id, outcome)
+
+
+def _budget_reason(run: Run) -> str:
+    budget = run.services.run_budget
+    source = run.services.settings.source("max_total_turns")
+    return f"run turn budget exhausted: {budget.used} of {budget.limit} model requests ({source})"
+
+
+def _branch_runner(run: Run) -> BranchRunnerImpl:
+    return BranchRunnerImpl(run)
+
+
+class BranchRunnerImpl:
+    """Runs one parallel branch as a sub-traversal with an isolated context."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    async def __call__(self, start: str, context: Context, stop_at: str | None) -> BranchResult:
+        state = Walk(context=context, branch=start)
+        end = await walk(self.run, state, start, stop_at)
+        last = end.last_outcome
+        status = last.status.value if last is not None else "fail"
+        if end.status == "fail":
+            status = StageStatus.FAIL.value
+        return BranchResult(
+            id=start,
+            status=status,
+            notes=last.notes if last is not None else "",
+            failure_reason=end.reason,
+            last_response=state.context.get_string("last_response"),
+            last_node=end.last_node or "",
+        )
+
+
+def make_checkpoint(run: Run, next_node: str | None, status: str = RUNNING) -> Checkpoint:
+    """A checkpoint of the main traversal; ``next_node`` is the node about to run."""
+    main = run.main
+    return Checkpoint(
+        status=status,
+        current_node=next_node if next_node is not None else main.current,
+        next_node=next_node,
+        completed_nodes=list(main.completed),
+        node_outcomes={k: o.to_json() for k, o in main.outcomes.items()},
+        node_retries=dict(main.retries),
+        node_visits=dict(main.visits),
+        context=main.context.snapshot(),
+        logs=list(main.context.logs),
+        run_turns_used=run.services.run_budget.used,
+        node_results=[r.to_json() for r in run.node_results],
+    )
+
+
+def save_checkpoint(
+    run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+) -> None:
+    """Write the checkpoint atomically and announce it."""
+    checkpoint = make_checkpoint(run, next_node, status)
+    checkpoint.failure_reason = reason
+    checkpoint.save(run.run_dir.checkpoint_path)
+    last = run.main.completed[-1] if run.main.completed else None
+    run.emit(CheckpointSaved(node_id=last, phase="after" if status == RUNNING else status))

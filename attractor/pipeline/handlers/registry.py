@@ -1,0 +1,72 @@
+"""Map handler type names to handlers; custom types can be registered.
+
+Resolution order: the node's explicit ``type``, then the type of its shape,
+then the default (codergen).
+"""
+
+from __future__ import annotations
+
+from attractor.errors import RunError
+from attractor.pipeline.graph import Node
+from attractor.pipeline.handlers.base import Handler
+from attractor.pipeline.schema import SHAPE_TO_TYPE
+
+
+class HandlerRegistry:
+    """Handlers by type name. Registering a type again replaces its handler."""
+
+    def __init__(self, default_type: str = "codergen") -> None:
+        self._handlers: dict[str, Handler] = {}
+        self.default_type = default_type
+
+    def register(self, type_name: str, handler: Handler) -> None:
+        self._handlers[type_name] = handler
+        _tell_lint(type_name)
+
+    def types(self) -> list[str]:
+        return sorted(self._handlers)
+
+    def __contains__(self, type_name: object) -> bool:
+        return type_name in self._handlers
+
+    def resolve_type(self, node: Node) -> str:
+        """The type name whose handler runs ``node``."""
+        explicit = (node.raw("type") or "").strip()
+        if explicit and explicit in self._handlers:
+            return explicit
+        by_shape = SHAPE_TO_TYPE.get(node.shape)
+        if by_shape is not None and by_shape in self._handlers:
+            return by_shape
+        if explicit:
+            raise RunError(
+                f"node {node.id}: no handler is registered for type {explicit!r}; "
+                f"known types: {', '.join(self.types())}"
+            )
+        return self.default_type
+
+    def resolve(self, node: Node) -> Handler:
+        name = self.resolve_type(node)
+        try:
+            return self._handlers[name]
+        except KeyError:
+            raise RunError(f"node {node.id}: no handler for type {name!r}") from None
+
+
+def _tell_lint(type_name: str) -> None:
+    """Let lint know the type exists so it does not warn about it (when lint offers that)."""
+    try:
+        from attractor.pipeline import lint
+    except ImportError:
+        return
+    register = getattr(lint, "register_known_type", None)
+    if callable(register):
+        register(type_name)
+
+
+def default_registry() -> HandlerRegistry:
+    """A registry with every built-in handler."""
+    from attractor.pipeline.handlers.builtin import register_builtins
+
+    registry = HandlerRegistry()
+    register_builtins(registry)
+    return registry

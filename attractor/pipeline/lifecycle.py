@@ -1,0 +1,315 @@
+"""Initialize and finalize a run directory: start, resume, loop_restart and the final write."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attractor import __version__
+from attractor.errors import CheckpointError, RunError
+from attractor.pipeline.backend import RunTurnBudget
+from attractor.pipeline.checkpoint import RUNNING, Checkpoint
+from attractor.pipeline.context import Context
+from attractor.pipeline.engine import WalkEnd, save_checkpoint
+from attractor.pipeline.eventbus import EventBus
+from attractor.pipeline.events import (
+    PipelineCompleted,
+    PipelineFailed,
+    PipelineInterrupted,
+    PipelineStarted,
+    PipelineTimedOut,
+)
+from attractor.pipeline.graph import Graph
+from attractor.pipeline.handlers.base import Services
+from attractor.pipeline.handlers.registry import HandlerRegistry
+from attractor.pipeline.outcome import Outcome
+from attractor.pipeline.retry import BackoffConfig
+from attractor.pipeline.rundir import (
+    EventLog,
+    RunDir,
+    new_run_dir,
+    sibling_run_dir,
+    source_hash,
+)
+from attractor.pipeline.schema import format_duration
+from attractor.pipeline.state import NodeResult, Run, Walk, sum_usage
+from attractor.settings import Settings
+
+RESUMABLE = (RUNNING, "timed_out", "interrupted", "terminated")
+
+
+@dataclass
+class RunSetup:
+    """What a run directory starts (or continues) with."""
+
+    graph: Graph
+    run_dir: RunDir
+    source_path: Path | None
+    source_text: str
+    main: Walk
+    start: str
+    budget: RunTurnBudget
+    seed: dict[str, Any]
+    node_results: list[NodeResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    resumed: bool = False
+    manifest: dict[str, Any] = field(default_factory=dict)
+    #: The first run directory (loop_restart directories are named after it).
+    origin: Path | None = None
+    restarts: int = 0
+
+
+def initial_context(graph: Graph, seed: dict[str, Any]) -> Context:
+    """Graph attributes mirrored as ``graph.*``, then the ``--set`` values."""
+    context = Context({f"graph.{k}": v for k, v in graph.attrs.items()})
+    context.set("graph.goal", graph.goal)
+    context.apply(seed)
+    return context
+
+
+def _start_node(graph: Graph) -> str:
+    node = graph.start_node()
+    if node is None:
+        raise RunError("the pipeline needs exactly one start node (shape=Mdiamond); run lint")
+    return node.id
+
+
+def _read_source(graph: Graph, source_path: Path | None) -> str:
+    if graph.source:
+        return graph.source
+    if source_path is not None and source_path.is_file():
+        return source_path.read_text(encoding="utf-8")
+    return ""
+
+
+def start_setup(
+    graph: Graph, source_path: Path | None, settings: Settings, seed: dict[str, Any]
+) -> RunSetup:
+    """A fresh run directory for ``graph``."""
+    start = _start_node(graph)
+    logs_dir = Path(settings.logs_dir) if settings.logs_dir else None
+    run_dir = RunDir(new_run_dir(logs_dir, graph.name))
+    text = _read_source(graph, source_path)
+    run_dir.copy_source(text)
+    manifest = _manifest(graph, run_dir, source_path, text)
+    return RunSetup(
+        graph=graph,
+        run_dir=run_dir,
+        source_path=source_path,
+        source_text=text,
+        main=Walk(initial_context(graph, seed)),
+        start=start,
+        budget=RunTurnBudget(settings.max_total_turns),
+        seed=dict(seed),
+        manifest=manifest,
+        origin=run_dir.path,
+    )
+
+
+def _manifest(graph: Graph, run_dir: RunDir, source: Path | None, text: str) -> dict[str, Any]:
+    return {
+        "name": graph.name,
+        "goal": graph.goal,
+        "run_id": run_dir.path.name,
+        "source_file": str(source) if source is not None else None,
+        "source_sha256": source_hash(text),
+        "attractor_version": __version__,
+        "started_at": time.time(),
+        "status": RUNNING,
+    }
+
+
+def restart_setup(previous: RunSetup, target: str) -> RunSetup:
+    """A new run directory beside the first one, starting at ``target`` with fresh state."""
+    origin = previous.origin or previous.run_dir.path
+    n = previous.restarts + 1
+    run_dir = RunDir(sibling_run_dir(origin, f"restart{n}"))
+    run_dir.copy_source(previous.source_text)
+    manifest = _manifest(previous.graph, run_dir, previous.source_path, previous.source_text)
+    manifest["restarted_from"] = previous.run_dir.path.name
+    return RunSetup(
+        graph=previous.graph,
+        run_dir=run_dir,
+        source_path=previous.source_path,
+        source_text=previous.source_text,
+        main=Walk(initial_context(previous.graph, previous.seed)),
+        start=target,
+        budget=previous.budget,
+        seed=previous.seed,
+        node_results=previous.node_results,
+        warnings=previous.warnings,
+        manifest=manifest,
+        origin=origin,
+        restarts=n,
+    )
+
+
+def resume_setup(path: Path, settings: Settings, prepare: Callable[[Path], Graph]) -> RunSetup:
+    """State restored from the checkpoint of run directory ``path``."""
+    run_dir = RunDir(path)
+    checkpoint = Checkpoint.load(run_dir.checkpoint_path)
+    _check_resumable(path, checkpoint)
+    graph = prepare(run_dir.pipeline_path)
+    manifest = run_dir.read_manifest()
+    text = run_dir.pipeline_path.read_text(encoding="utf-8")
+    start = checkpoint.next_node or checkpoint.current_node or _start_node(graph)
+    if not graph.has_node(start):
+        raise CheckpointError(f"{path}: checkpoint names node {start!r}, not in the pipeline")
+    source = manifest.get("source_file")
+    return RunSetup(
+        graph=graph,
+        run_dir=run_dir,
+        source_path=Path(source) if source else None,
+        source_text=text,
+        main=restore_walk(checkpoint),
+        start=start,
+        budget=RunTurnBudget(settings.max_total_turns, used=checkpoint.run_turns_used),
+        seed={},
+        node_results=[NodeResult.from_json(r) for r in checkpoint.node_results],
+        warnings=_source_warnings(manifest),
+        resumed=True,
+        manifest=manifest,
+        origin=path,
+    )
+
+
+def _check_resumable(path: Path, checkpoint: Checkpoint) -> None:
+    if checkpoint.status in RESUMABLE:
+        return
+    if checkpoint.status == "restarted":
+        raise RunError(f"{path}: this run restarted in a new directory (loop_restart); resume that")
+    raise RunError(
+        f"{path}: the run already finished ({checkpoint.status}); start a new run instead"
+    )
+
+
+def restore_walk(checkpoint: Checkpoint) -> Walk:
+    context = Context(checkpoint.context)
+    context.logs = list(checkpoint.logs)
+    return Walk(
+        context=context,
+        completed=list(checkpoint.completed_nodes),
+        outcomes={k: Outcome.from_json(v) for k, v in checkpoint.node_outcomes.items()},
+        visits=Counter(checkpoint.node_visits),
+        retries=dict(checkpoint.node_retries),
+        current=checkpoint.current_node,
+    )
+
+
+def _source_warnings(manifest: dict[str, Any]) -> list[str]:
+    source = manifest.get("source_file")
+    recorded = manifest.get("source_sha256")
+    if not source or not recorded:
+        return []
+    path = Path(source)
+    try:
+        current = source_hash(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return [f"{source} is gone; resuming with the copy in the run directory"]
+    if current != recorded:
+        return [f"{source} changed since this run started; resuming with the copy in the run dir"]
+    return []
+
+
+def open_run(
+    setup: RunSetup,
+    services: Services,
+    registry: HandlerRegistry,
+    bus: EventBus,
+    backoff: BackoffConfig | None,
+) -> Run:
+    """Attach the event log, announce the start and write the first checkpoint."""
+    run = Run(
+        graph=setup.graph,
+        run_dir=setup.run_dir,
+        services=services,
+        registry=registry,
+        bus=bus,
+        backoff=backoff or BackoffConfig(),
+        main=setup.main,
+        node_results=setup.node_results,
+        manifest=setup.manifest,
+    )
+    log = EventLog(setup.run_dir.events_path)
+    bus.add_observer(log)
+    run.closers += [lambda: bus.remove_observer(log), log.close]
+    run.manifest["status"] = RUNNING
+    if setup.resumed:
+        run.manifest["resumed_at"] = time.time()
+    setup.run_dir.write_manifest(run.manifest)
+    run.emit(
+        PipelineStarted(
+            name=setup.graph.name,
+            run_id=setup.run_dir.path.name,
+            run_dir=str(setup.run_dir.path),
+            resumed=setup.resumed,
+        )
+    )
+    save_checkpoint(run, setup.start)
+    return run
+
+
+def finish_run(
+    run: Run,
+    status: str,
+    end: WalkEnd | None,
+    timeout: float | None,
+    restarted_into: str | None = None,
+) -> None:
+    """Final checkpoint, manifest and event; closes the event log. Runs once."""
+    if run.finished:
+        return
+    run.finished = True
+    duration = time.monotonic() - run.started
+    run.failure_reason = _failure_reason(run, status, end, timeout)
+    stopped = status in RESUMABLE
+    try:
+        save_checkpoint(run, run.main.current if stopped else None, status, run.failure_reason)
+        _update_manifest(run, status, duration, restarted_into)
+    finally:
+        run.emit(_final_event(run, status, duration, timeout))
+        for close in run.closers:
+            close()
+
+
+def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:
+    node = run.main.current or "?"
+    if status == "timed_out":
+        return f"pipeline timed out after {format_duration(timeout or 0)} while running {node}"
+    if status in ("interrupted", "terminated"):
+        return f"pipeline {status} while running {node}"
+    if status == "fail":
+        return end.reason if end is not None and end.reason else "pipeline failed"
+    return ""
+
+
+def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:
+    manifest = run.manifest
+    manifest.update(
+        status=status,
+        finished_at=time.time(),
+        duration=round(duration, 3),
+        usage=sum_usage(run.node_results),
+        failure_reason=run.failure_reason,
+        current_node=run.main.current,
+    )
+    if restarted_into:
+        manifest["restarted_into"] = restarted_into
+    run.run_dir.write_manifest(manifest)
+
+
+def _final_event(
+    run: Run, status: str, duration: float, timeout: float | None
+) -> PipelineCompleted | PipelineFailed | PipelineTimedOut | PipelineInterrupted:
+    if status in ("success", "restarted"):
+        return PipelineCompleted(duration=duration, artifact_count=len(run.main.completed))
+    if status == "timed_out":
+        return PipelineTimedOut(timeout=timeout or 0.0, node=run.main.current, duration=duration)
+    if status in ("interrupted", "terminated"):
+        signal = "SIGINT" if status == "interrupted" else "SIGTERM"
+        return PipelineInterrupted(signal=signal, node=run.main.current, duration=duration)
+    return PipelineFailed(error=run.failure_reason, duration=duration)

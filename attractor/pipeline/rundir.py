@@ -1,0 +1,164 @@
+"""The run directory: where one run keeps its manifest, checkpoint, events and stage files.
+
+Layout::
+
+    RUN_DIR/
+        manifest.json     name, goal, source hash, status, timings, token usage
+        checkpoint.json   written atomically between nodes (see checkpoint.py)
+        pipeline.dot      a copy of the pipeline source, so resume needs nothing else
+        events.jsonl      every event as one JSON line with a timestamp
+        NODE_ID/          status.json, prompt.md, response.md, stdout.txt, stderr.txt
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from attractor.pipeline.events import Event
+
+MANIFEST = "manifest.json"
+CHECKPOINT = "checkpoint.json"
+PIPELINE_COPY = "pipeline.dot"
+EVENTS = "events.jsonl"
+DEFAULT_LOGS_DIR = Path(".attractor") / "runs"
+
+
+def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
+    """Write ``text`` so that readers see the old file or the new one, never half of it.
+
+    Writes a temporary file in the same directory, optionally fsyncs it, then
+    renames it over ``path``.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:
+    """Atomically write ``data`` as indented JSON (non-JSON values become strings)."""
+    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Plain write for stage files whose loss a resume tolerates (re-created on rerun)."""
+    path.write_text(text, encoding="utf-8")
+
+
+def source_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def utc_stamp(when: float | None = None) -> str:
+    """A UTC timestamp usable in a directory name: ``20250101T120000Z``."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
+
+
+def _safe_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return cleaned.strip("._") or "pipeline"
+
+
+def new_run_dir(logs_dir: Path | None, graph_name: str) -> Path:
+    """Create a fresh ``<logs_dir>/<UTC timestamp>-<graph name>`` directory.
+
+    Two runs started in the same second get ``-2``, ``-3``... suffixes.
+    """
+    base = logs_dir if logs_dir is not None else DEFAULT_LOGS_DIR
+    base.mkdir(parents=True, exist_ok=True)
+    stem = f"{utc_stamp()}-{_safe_name(graph_name)}"
+    return _unique_dir(base, stem)
+
+
+def sibling_run_dir(run_dir: Path, suffix: str) -> Path:
+    """Create a new directory next to ``run_dir`` (used by loop_restart)."""
+    return _unique_dir(run_dir.parent, f"{run_dir.name}-{suffix}")
+
+
+def _unique_dir(base: Path, stem: str) -> Path:
+    candidate = base / stem
+    n = 1
+    while True:
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            n += 1
+            candidate = base / f"{stem}-{n}"
+
+
+class RunDir:
+    """Paths and writers of one run directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stage_dirs: set[str] = set()
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.path / CHECKPOINT
+
+    @property
+    def pipeline_path(self) -> Path:
+        return self.path / PIPELINE_COPY
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / EVENTS
+
+    def stage_dir(self, node_id: str) -> Path:
+        """The folder of node ``node_id``, created on first use."""
+        path = self.path / _safe_name(node_id)
+        if node_id not in self._stage_dirs:
+            path.mkdir(parents=True, exist_ok=True)
+            self._stage_dirs.add(node_id)
+        return path
+
+    def copy_source(self, text: str) -> None:
+        atomic_write_text(self.pipeline_path, text)
+
+    def read_manifest(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def write_manifest(self, data: dict[str, Any]) -> None:
+        atomic_write_json(self.manifest_path, data)
+
+
+class EventLog:
+    """Observer appending each event to ``events.jsonl``: buffered, flushed, not fsynced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+
+    def __call__(self, event: Event) -> None:
+        if self._fh is None:
+            return
+        self._fh.write(json.dumps(event.to_json(), default=str) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

@@ -1,0 +1,179 @@
+"""Running one node: visit limit, attempts with retries and backoff, node timeout, events.
+
+Both FAIL and RETRY are retried while attempts remain (``max_retries`` extra
+attempts). Once they are used up, RETRY becomes FAIL, or PARTIAL_SUCCESS with
+``allow_partial=true``. Exceptions from a handler become FAIL; cancellation
+always propagates.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import anyio
+
+from attractor.pipeline.events import StageCompleted, StageFailed, StageRetrying, StageStarted
+from attractor.pipeline.graph import Graph, Node
+from attractor.pipeline.handlers.base import BranchRunner, StageEnv
+from attractor.pipeline.outcome import Outcome, StageStatus
+from attractor.pipeline.retry import policy_for
+from attractor.pipeline.schema import format_duration
+from attractor.pipeline.state import NodeResult, Run, Walk
+
+RETRYABLE = (StageStatus.FAIL, StageStatus.RETRY)
+
+
+def visit_limit(node: Node, graph: Graph) -> int | None:
+    """Node ``max_visits``, else graph ``default_max_visits``, else unlimited."""
+    value = node.get("max_visits")
+    if value is None:
+        value = graph.get("default_max_visits")
+    return int(value) if value is not None else None
+
+
+def is_exhausted(node: Node, graph: Graph, walk: Walk) -> bool:
+    """True when entering ``node`` again would exceed its visit limit."""
+    limit = visit_limit(node, graph)
+    return limit is not None and walk.visits[node.id] >= limit
+
+
+def visits_reason(node: Node, graph: Graph, visits: int) -> str:
+    return f"entered {visits} times, more than max_visits={visit_limit(node, graph)}"
+
+
+async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunner) -> Outcome:
+    """Enter ``node`` and run it to a final outcome; records the summary row."""
+    walk.current = node.id
+    walk.context.set("current_node", node.id)
+    walk.visits[node.id] += 1
+    index = run.next_index()
+    started = time.monotonic()
+    limit = visit_limit(node, run.graph)
+    if limit is not None and walk.visits[node.id] > limit:
+        outcome = Outcome.fail(visits_reason(node, run.graph, walk.visits[node.id]))
+        attempts = 0
+    else:
+        outcome, attempts = await _attempts(run, walk, node, index, run_branch)
+    _finish(run, node, index, outcome, attempts, time.monotonic() - started)
+    return outcome
+
+
+async def _attempts(
+    run: Run, walk: Walk, node: Node, index: int, run_branch: BranchRunner
+) -> tuple[Outcome, int]:
+    policy = policy_for(node, run.graph, run.backoff)
+    handler_type = run.registry.resolve_type(node)
+    attempt = 1
+    while True:
+        run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
+        outcome = await _attempt(run, walk, node, attempt, run_branch)
+        if outcome.status not in RETRYABLE or attempt >= policy.max_attempts:
+            return _settle(node, outcome, walk), attempt
+        delay = policy.backoff.delay_for_attempt(attempt)
+        run.emit(StageFailed(name=node.id, index=index, error=_reason(outcome), will_retry=True))
+        run.emit(StageRetrying(name=node.id, index=index, attempt=attempt + 1, delay=delay))
+        walk.retries[node.id] = attempt
+        walk.context.set(f"internal.retry_count.{node.id}", attempt)
+        await anyio.sleep(delay)
+        attempt += 1
+
+
+async def _attempt(
+    run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner
+) -> Outcome:
+    """One handler call under the node's own timeout; errors become FAIL."""
+    env = StageEnv(
+        logs_root=run.run_dir.path,
+        stage_dir=run.run_dir.stage_dir(node.id),
+        attempt=attempt,
+        visit=walk.visits[node.id],
+        services=run.services,
+        run_branch=run_branch,
+    )
+    timeout = node.timeout
+    try:
+        handler = run.registry.resolve(node)
+        with anyio.move_on_after(timeout) as scope:
+            result = await handler.execute(node, walk.context, run.graph, env)
+        if scope.cancelled_caught and timeout is not None:
+            return Outcome.fail(f"timed out after {format_duration(timeout)}")
+    except Exception as exc:  # the handler contract: any error is a FAIL
+        return Outcome.fail(str(exc) or type(exc).__name__)
+    return _status_or_auto(node, result)
+
+
+def _status_or_auto(node: Node, result: Outcome | None) -> Outcome:
+    if result is not None:
+        return result
+    if node.get("auto_status"):
+        return Outcome.success("auto-status: handler completed without writing status")
+    return Outcome.fail(
+        f"the handler of {node.id} reported no status; "
+        "set auto_status=true to treat that as success"
+    )
+
+
+def _settle(node: Node, outcome: Outcome, walk: Walk) -> Outcome:
+    """The final outcome once attempts are used up."""
+    if outcome.status.is_success:
+        walk.retries[node.id] = 0
+        walk.context.set(f"internal.retry_count.{node.id}", 0)
+    if outcome.status != StageStatus.RETRY:
+        return outcome
+    if node.get("allow_partial"):
+        return _replace(outcome, StageStatus.PARTIAL_SUCCESS, "retries exhausted, partial accepted")
+    reason = outcome.failure_reason or "max retries exceeded"
+    return _replace(outcome, StageStatus.FAIL, outcome.notes, reason)
+
+
+def _replace(outcome: Outcome, status: StageStatus, notes: str, reason: str = "") -> Outcome:
+    return Outcome(
+        status,
+        preferred_label=outcome.preferred_label,
+        suggested_next_ids=outcome.suggested_next_ids,
+        context_updates=outcome.context_updates,
+        notes=notes,
+        failure_reason=reason,
+        details=outcome.details,
+        jump_to=outcome.jump_to,
+    )
+
+
+def _reason(outcome: Outcome) -> str:
+    return outcome.failure_reason or outcome.notes or outcome.status.value
+
+
+def _finish(
+    run: Run, node: Node, index: int, outcome: Outcome, attempts: int, duration: float
+) -> None:
+    """status.json, the final stage event and the summary row."""
+    _write_status(run, node, outcome)
+    if outcome.status == StageStatus.FAIL:
+        run.emit(StageFailed(name=node.id, index=index, error=_reason(outcome), will_retry=False))
+    else:
+        run.emit(
+            StageCompleted(
+                name=node.id,
+                index=index,
+                duration=duration,
+                status=outcome.status.value,
+                notes=outcome.notes,
+            )
+        )
+    usage = outcome.details.get("usage")
+    run.node_results.append(
+        NodeResult(
+            node=node.id,
+            status=outcome.status.value,
+            attempts=attempts,
+            duration=duration,
+            note=outcome.failure_reason or outcome.notes,
+            usage=dict(usage) if isinstance(usage, dict) else None,
+        )
+    )
+
+
+def _write_status(run: Run, node: Node, outcome: Outcome) -> None:
+    path = run.run_dir.stage_dir(node.id) / "status.json"
+    path.write_text(json.dumps(outcome.to_json(), indent=2, default=str) + "\n", encoding="utf-8")

@@ -1,0 +1,99 @@
+"""The mutable state of a run: shared services (Run) and one traversal's progress (Walk)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from attractor.pipeline.context import Context
+from attractor.pipeline.eventbus import EventBus
+from attractor.pipeline.events import Event
+from attractor.pipeline.graph import Graph
+from attractor.pipeline.handlers.base import Services
+from attractor.pipeline.handlers.registry import HandlerRegistry
+from attractor.pipeline.outcome import Outcome
+from attractor.pipeline.retry import BackoffConfig
+from attractor.pipeline.rundir import RunDir
+
+
+@dataclass
+class NodeResult:
+    """One row of the run summary: a node execution and how it ended."""
+
+    node: str
+    status: str
+    attempts: int
+    duration: float
+    note: str
+    usage: dict[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> NodeResult:
+        return cls(
+            node=str(data["node"]),
+            status=str(data["status"]),
+            attempts=int(data["attempts"]),
+            duration=float(data["duration"]),
+            note=str(data.get("note") or ""),
+            usage=data.get("usage"),
+        )
+
+
+@dataclass
+class Walk:
+    """One traversal: the main run, or one parallel branch with its context clone."""
+
+    context: Context
+    completed: list[str] = field(default_factory=list)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    visits: Counter[str] = field(default_factory=Counter)
+    retries: dict[str, int] = field(default_factory=dict)
+    #: None for the main traversal, else the branch id (its first node).
+    branch: str | None = None
+    #: The node running now (or last run), for the timeout message and checkpoint.
+    current: str | None = None
+
+
+@dataclass
+class Run:
+    """Everything the traversal of one run directory shares."""
+
+    graph: Graph
+    run_dir: RunDir
+    services: Services
+    registry: HandlerRegistry
+    bus: EventBus
+    backoff: BackoffConfig
+    main: Walk
+    node_results: list[NodeResult] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    stage_index: int = 0
+    manifest: dict[str, Any] = field(default_factory=dict)
+    failure_reason: str = ""
+    #: Set once the final checkpoint, manifest and event were written.
+    finished: bool = False
+    #: Closed when the run finishes (the events.jsonl observer).
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def emit(self, event: Event) -> None:
+        self.bus.emit(event)
+
+    def next_index(self) -> int:
+        self.stage_index += 1
+        return self.stage_index
+
+
+def sum_usage(results: list[NodeResult]) -> dict[str, int]:
+    """Token usage summed over node results (missing counts as zero)."""
+    total = {"input_tokens": 0, "output_tokens": 0}
+    for result in results:
+        for key, value in (result.usage or {}).items():
+            if isinstance(value, int):
+                total[key] = total.get(key, 0) + value
+    return total
