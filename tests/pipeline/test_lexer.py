@@ -40,8 +40,21 @@ def test_multiline_string_advances_the_line() -> None:
         ("claude-sonnet-4-5", [(WORD, "claude-sonnet-4-5")]),
         ("human.default_choice", [(WORD, "human.default_choice")]),
         ("a->b", [(WORD, "a"), (ARROW, "->"), (WORD, "b")]),
-        ("[x=1,y=2];", [("[", "["), (WORD, "x"), ("=", "="), (WORD, "1"), (",", ","),
-                        (WORD, "y"), ("=", "="), (WORD, "2"), ("]", "]"), (";", ";")]),
+        (
+            "[x=1,y=2];",
+            [
+                ("[", "["),
+                (WORD, "x"),
+                ("=", "="),
+                (WORD, "1"),
+                (",", ","),
+                (WORD, "y"),
+                ("=", "="),
+                (WORD, "2"),
+                ("]", "]"),
+                (";", ";"),
+            ],
+        ),
     ],
 )
 def test_words_numbers_and_punctuation(text: str, expected: list[tuple[str, str]]) -> None:

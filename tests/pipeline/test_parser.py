@@ -32,11 +32,20 @@ def test_parses_graph_attributes_nodes_and_edges() -> None:
     assert graph.name == "Branch"
     assert graph.attrs == {"goal": "Implement and validate a feature", "rankdir": "LR"}
     assert [n.id for n in graph.nodes()] == [
-        "start", "exit", "plan", "implement", "validate", "gate"
+        "start",
+        "exit",
+        "plan",
+        "implement",
+        "validate",
+        "gate",
     ]
     assert [(e.source, e.target) for e in graph.edges()] == [
-        ("start", "plan"), ("plan", "implement"), ("implement", "validate"),
-        ("validate", "gate"), ("gate", "exit"), ("gate", "implement"),
+        ("start", "plan"),
+        ("plan", "implement"),
+        ("implement", "validate"),
+        ("validate", "gate"),
+        ("gate", "exit"),
+        ("gate", "implement"),
     ]
     assert graph.node("plan").attrs["timeout"] == "900s"
     assert graph.node("start").shape == "Mdiamond"
@@ -68,8 +77,13 @@ def test_values_are_unescaped_text_quoted_or_bare() -> None:
         'fid=summary:high, p="say \\"hi\\"\\nbye\\t\\\\"] }'
     )
     assert graph.node("n").attrs == {
-        "timeout": "900s", "t2": "900s", "w": "-1", "f": "0.5", "ok": "true",
-        "fid": "summary:high", "p": 'say "hi"\nbye\t\\',
+        "timeout": "900s",
+        "t2": "900s",
+        "w": "-1",
+        "f": "0.5",
+        "ok": "true",
+        "fid": "summary:high",
+        "p": 'say "hi"\nbye\t\\',
     }
     assert graph.node("n").get("timeout") == 900.0
 

@@ -19,7 +19,10 @@ SHEET = """
 def test_parses_selectors_in_order() -> None:
     sheet = parse_stylesheet(SHEET)
     assert [(r.kind, r.name, r.specificity) for r in sheet.rules] == [
-        ("*", "*", 0), ("shape", "box", 1), ("class", "code", 2), ("id", "review", 3),
+        ("*", "*", 0),
+        ("shape", "box", 1),
+        ("class", "code", 2),
+        ("id", "review", 3),
         ("class", "code", 2),
     ]
     assert sheet.rules[2].declarations == (("llm_model", "opus 4"),)
@@ -34,7 +37,9 @@ def test_resolve_uses_specificity_then_order() -> None:
     assert sheet.resolve(graph.node("a")) == {"llm_model": "boxed", "llm_provider": "anthropic"}
     assert sheet.resolve(graph.node("b")) == {"llm_model": "opus 4", "llm_provider": "openai"}
     assert sheet.resolve(graph.node("review")) == {
-        "llm_model": "gpt-5.2", "llm_provider": "openai", "reasoning_effort": "high"
+        "llm_model": "gpt-5.2",
+        "llm_provider": "openai",
+        "reasoning_effort": "high",
     }
     assert sheet.resolve(graph.node("d")) == {"llm_model": "base", "llm_provider": "anthropic"}
 
@@ -53,7 +58,7 @@ def test_model_tags_with_colons_stay_whole() -> None:
         ("* { reasoning_effort: max }", "low, medium or high", 1, 23),
         ("{ }", "expected a selector", 1, 1),
         ("* { llm_model: a llm_provider: b }", "expected ';' or '}'", 1, 18),
-        ("* { llm_model: \"x }", "unterminated string", 1, 16),
+        ('* { llm_model: "x }', "unterminated string", 1, 16),
         (". { }", "expected a class name", 1, 3),
     ],
 )

@@ -58,7 +58,7 @@ def test_custom_transforms_run_after_builtins_in_order() -> None:
 
 
 def test_prepare_text_path_and_syntax_error(tmp_path: Path) -> None:
-    text = 'digraph G { start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }'
+    text = "digraph G { start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }"
     graph, found = prepare(text)
     assert graph is not None and found == []
     path = tmp_path / "p.dot"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from attractor.pipeline.diagnostics import Diagnostic
 from attractor.pipeline.graph import Edge, Graph, Node
 from attractor.pipeline.lint.base import at, did_you_mean, rule_list
@@ -114,32 +116,31 @@ def edge_target_exists(graph: Graph) -> list[Diagnostic]:
     declared = [n.id for n in graph.nodes() if n.declared]
     found: list[Diagnostic] = []
     for node in graph.nodes():
-        if node.declared:
-            continue
-        edge = _first_edge(graph, node)
-        where: Node | Edge = edge if edge is not None else node
-        close = did_you_mean(node.id, declared, cutoff=0.8)
-        if close is not None:
-            found.append(
-                at(
-                    "edge_target_exists",
-                    "error",
-                    where,
-                    f"edge refers to undeclared node '{node.id}'; did you mean '{close}'?",
-                    fix=f"rename '{node.id}' to '{close}'",
-                )
-            )
-        else:
-            found.append(
-                at(
-                    "edge_target_exists",
-                    "warning",
-                    where,
-                    f"node '{node.id}' appears only in edges and is never declared",
-                    fix=f'declare it: {node.id} [label="...", prompt="..."]',
-                )
-            )
+        if not node.declared:
+            found.append(replace(_undeclared(graph, node, declared), node=node.id))
     return found
+
+
+def _undeclared(graph: Graph, node: Node, declared: list[str]) -> Diagnostic:
+    """The diagnostic for one node that only appears in edges."""
+    edge = _first_edge(graph, node)
+    where: Node | Edge = edge if edge is not None else node
+    close = did_you_mean(node.id, declared, cutoff=0.8)
+    if close is not None:
+        return at(
+            "edge_target_exists",
+            "error",
+            where,
+            f"edge refers to undeclared node '{node.id}'; did you mean '{close}'?",
+            fix=f"rename '{node.id}' to '{close}'",
+        )
+    return at(
+        "edge_target_exists",
+        "warning",
+        where,
+        f"node '{node.id}' appears only in edges and is never declared",
+        fix=f'declare it: {node.id} [label="...", prompt="..."]',
+    )
 
 
 @rule("duplicate_node")
@@ -177,7 +178,7 @@ def retry_target_exists(graph: Graph) -> list[Diagnostic]:
             target = item.attrs.get(key, "").strip()
             if not target or graph.has_node(target):
                 continue
-            close = did_you_mean(target, ids)
+            close = did_you_mean(target, ids, cutoff=0.6)
             fix = f"use {key}={close}" if close else f"set {key} to an existing node id"
             found.append(
                 at(
