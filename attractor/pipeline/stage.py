@@ -13,6 +13,7 @@ import time
 
 import anyio
 
+from attractor.errors import RunError
 from attractor.pipeline.events import StageCompleted, StageFailed, StageRetrying, StageStarted
 from attractor.pipeline.graph import Graph, Node
 from attractor.pipeline.handlers.base import BranchRunner, StageEnv
@@ -63,7 +64,10 @@ async def _attempts(
     run: Run, walk: Walk, node: Node, index: int, run_branch: BranchRunner
 ) -> tuple[Outcome, int]:
     policy = policy_for(node, run.graph, run.backoff)
-    handler_type = run.registry.resolve_type(node)
+    try:
+        handler_type = run.registry.resolve_type(node)
+    except RunError:
+        handler_type = "unknown"  # _attempt reports the error as the node's failure
     attempt = 1
     while True:
         run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))

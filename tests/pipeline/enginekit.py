@@ -28,7 +28,11 @@ def graph_of(body: str, name: str = "t", attrs: str = "") -> Graph:
 
 
 def options(tmp_path: Path, **kwargs: Any) -> RunOptions:
-    settings_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in Settings.__dataclass_fields__}
+    settings_kw = {
+        k: kwargs.pop(k)
+        for k in list(kwargs)
+        if k in Settings.__dataclass_fields__ and k not in RunOptions.__dataclass_fields__
+    }
     settings = Settings(logs_dir=str(tmp_path / "runs"), workdir=str(tmp_path), **settings_kw)
     kwargs.setdefault("backoff", NO_WAIT)
     return RunOptions(settings=settings, **kwargs)

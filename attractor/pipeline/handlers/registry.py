@@ -1,7 +1,8 @@
 """Map handler type names to handlers; custom types can be registered.
 
 Resolution order: the node's explicit ``type``, then the type of its shape,
-then the default (codergen).
+then the default (codergen). An explicit type with no registered handler is an
+error (the node fails) rather than a silent fallback to codergen.
 """
 
 from __future__ import annotations
@@ -32,16 +33,17 @@ class HandlerRegistry:
     def resolve_type(self, node: Node) -> str:
         """The type name whose handler runs ``node``."""
         explicit = (node.raw("type") or "").strip()
-        if explicit and explicit in self._handlers:
-            return explicit
-        by_shape = SHAPE_TO_TYPE.get(node.shape)
-        if by_shape is not None and by_shape in self._handlers:
-            return by_shape
         if explicit:
+            if explicit in self._handlers:
+                return explicit
+            # Running an unknown type as codergen would silently call a model.
             raise RunError(
                 f"node {node.id}: no handler is registered for type {explicit!r}; "
                 f"known types: {', '.join(self.types())}"
             )
+        by_shape = SHAPE_TO_TYPE.get(node.shape)
+        if by_shape is not None and by_shape in self._handlers:
+            return by_shape
         return self.default_type
 
     def resolve(self, node: Node) -> Handler:
