@@ -15,8 +15,10 @@ _HEADERS = ("node", "status", "attempts", "duration", "note", "tokens")
 _NOTE_WIDTH = 60
 
 
-def format_tokens(usage: Mapping[str, int]) -> str:
+def format_tokens(usage: Mapping[str, int] | None) -> str:
     """``1,200 in / 340 out``, or empty when the node used no model."""
+    if not usage:
+        return ""
     tokens_in = int(usage.get("input_tokens", 0))
     tokens_out = int(usage.get("output_tokens", 0))
     if not tokens_in and not tokens_out:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -69,6 +70,11 @@ def completed_stages(run_dir: Path) -> list[str]:
     return [e["name"] for e in events(run_dir) if e["type"] == "stage_completed"]
 
 
+def started_stages(run_dir: Path) -> list[str]:
+    """Names of every stage attempt that started, in order, from events.jsonl."""
+    return [e["name"] for e in events(run_dir) if e["type"] == "stage_started"]
+
+
 def lines_of(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
@@ -76,7 +82,9 @@ def lines_of(path: Path) -> list[str]:
 # -- subprocesses ------------------------------------------------------------------
 
 
-def spawn(args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+def spawn(
+    args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
     """Start ``python -m attractor ARGS`` as a real process."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY_PREFIXES)}
     full_env.update({"NO_COLOR": "1", **(env or {})})
@@ -128,7 +136,5 @@ def pids_with(word: str) -> list[int]:
 def kill_all(word: str) -> None:
     """Clean-up after a failed test: SIGKILL whatever still carries ``word``."""
     for pid in pids_with(word):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass

@@ -1,0 +1,152 @@
+"""``attractor run``/``resume`` as real processes: timeouts, signals, crashes, resume.
+
+Every pipeline here marks its shell commands with a unique word so the test can
+find them in /proc and prove none outlives the run.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.runkit import (
+    finish,
+    invoke,
+    kill_all,
+    lines_of,
+    only_run_dir,
+    pids_with,
+    read_json,
+    spawn,
+    wait_for,
+    write,
+)
+
+
+@pytest.fixture
+def mark() -> Iterator[str]:
+    """A unique number usable as a ``sleep`` argument and found again in /proc."""
+    word = f"29.{uuid.uuid4().int % 10**9:09d}"
+    yield word
+    kill_all(word)
+
+
+def _resume_target(stderr_line: str, cwd: Path) -> Path:
+    """The RUN_DIR of a ``...; resume with: attractor resume RUN_DIR`` line."""
+    _, sep, path = stderr_line.partition("resume with: attractor resume ")
+    assert sep, stderr_line
+    return (cwd / path).resolve()
+
+
+def test_timeout_exits_124_promptly_and_kills_the_tool_process(workspace: Path, mark: str) -> None:
+    write(
+        workspace / "slow.dot",
+        f"""digraph slow {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            wait  [shape=parallelogram, tool_command="echo started > started.txt; sleep {mark}"]
+            start -> wait -> done
+        }}""",
+    )
+    began = time.monotonic()
+    proc = spawn(["run", "slow.dot", "--timeout", "1s", "--logs-dir", "runs"], workspace)
+    code, out, err = finish(proc)
+    elapsed = time.monotonic() - began
+    assert pids_with(mark) == [], "the sleep survived the run"
+    assert code == 124, err
+    assert elapsed < 5, f"exit took {elapsed:.1f}s after a 1s timeout"
+    assert (workspace / "started.txt").exists(), "the tool never started"
+    last = err.splitlines()[-1]
+    run_dir = only_run_dir(workspace / "runs")
+    assert last.startswith("pipeline timed out after 1s while running wait; resume with: ")
+    assert _resume_target(last, workspace) == run_dir.resolve()
+    checkpoint = read_json(run_dir / "checkpoint.json")
+    assert "start" in checkpoint["completed_nodes"]
+    assert "wait" not in checkpoint["completed_nodes"]
+
+
+def _held_pipeline(workspace: Path, mark: str) -> Path:
+    """first -> hold (waits for a ``go`` file) -> last, each appending to side.txt."""
+    hold = f"echo hold >> side.txt; while [ ! -f go ]; do sleep 0.05; done; : {mark}"
+    return write(
+        workspace / "held.dot",
+        f"""digraph held {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            first [shape=parallelogram, tool_command="echo first >> side.txt"]
+            hold  [shape=parallelogram, tool_command="{hold}"]
+            last  [shape=parallelogram, tool_command="echo last >> side.txt"]
+            start -> first -> hold -> last -> done
+        }}""",
+    )
+
+
+def _wait_until_holding(workspace: Path) -> None:
+    wait_for(lambda: "hold" in lines_of(workspace / "side.txt"), "the hold node to start")
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_signal_stops_the_run_saves_the_checkpoint_and_resume_finishes(
+    workspace: Path, mark: str, signum: int, code: int, word: str
+) -> None:
+    _held_pipeline(workspace, mark)
+    proc = spawn(["run", "held.dot", "--logs-dir", "runs"], workspace)
+    _wait_until_holding(workspace)
+    proc.send_signal(signum)
+    returncode, out, err = finish(proc)
+    assert pids_with(mark) == [], "the hold command survived the signal"
+    assert returncode == code, err
+    last = err.splitlines()[-1]
+    assert last.startswith(f"pipeline {word} while running hold; resume with: ")
+    run_dir = only_run_dir(workspace / "runs")
+    assert _resume_target(last, workspace) == run_dir.resolve()
+    checkpoint = read_json(run_dir / "checkpoint.json")
+    assert "first" in checkpoint["completed_nodes"]
+    assert "hold" not in checkpoint["completed_nodes"]
+
+    write(workspace / "go", "")
+    resumed = invoke(["resume", str(run_dir)])
+    assert resumed.exit_code == 0, resumed.output
+    assert lines_of(workspace / "side.txt") == ["first", "hold", "hold", "last"]
+
+
+def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
+    workspace: Path, mark: str
+) -> None:
+    _held_pipeline(workspace, mark)
+    proc = spawn(["run", "held.dot", "--logs-dir", "runs"], workspace)
+    _wait_until_holding(workspace)
+    proc.kill()
+    finish(proc)
+    # The orphaned hold command lives on in its own process group until it sees "go".
+    write(workspace / "go", "")
+    wait_for(lambda: pids_with(mark) == [], "the orphaned hold command to exit")
+    run_dir = only_run_dir(workspace / "runs")
+    assert read_json(run_dir / "checkpoint.json")["completed_nodes"][-1] == "first"
+
+    proc = spawn(["resume", str(run_dir)], workspace)
+    code, out, err = finish(proc)
+    assert code == 0, err
+    side = lines_of(workspace / "side.txt")
+    assert side.count("first") == 1, side
+    assert side.count("last") == 1, side
+    assert side == ["first", "hold", "hold", "last"]
+    assert out.splitlines()[-1].startswith("pipeline succeeded in ")
+    checkpoint = read_json(run_dir / "checkpoint.json")
+    assert {"first", "hold", "last"} <= set(checkpoint["completed_nodes"])
+
+
+def test_resume_of_a_directory_that_is_no_run_is_a_usage_error(workspace: Path) -> None:
+    (workspace / "empty").mkdir()
+    result = invoke(["resume", "empty"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: empty: not a run directory")
+    assert len(result.stderr.splitlines()) == 1
