@@ -267,6 +267,11 @@ def finish_run(
     duration = time.monotonic() - run.started
     run.failure_reason = _failure_reason(run, status, end, timeout)
     stopped = status in RESUMABLE
+    if stopped and run.main.current:
+        # The node in progress runs again from its start on resume: that entry
+        # must not count twice against max_visits.
+        run.main.visits[run.main.current] -= 1
+        run.main.visits += Counter()  # drops the entry if it fell to zero
     try:
         save_checkpoint(run, run.main.current if stopped else None, status, run.failure_reason)
         _update_manifest(run, status, duration, restarted_into)
