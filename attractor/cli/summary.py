@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from attractor.pipeline.runner import NodeResult, RunResult
 from attractor.pipeline.schema import format_duration
@@ -62,11 +63,20 @@ def rich_table(rows: Sequence[tuple[str, ...]]) -> Table:
     """The summary as a rich table, for a colour terminal."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for header in _HEADERS:
-        table.add_column(header, justify="right" if header in ("attempts", "duration") else "left")
+        # One line per node: long notes are cut, never wrapped.
+        table.add_column(
+            header,
+            justify="right" if header in ("attempts", "duration") else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width=len(header),
+        )
     styles = {"success": "green", "partial_success": "yellow", "fail": "red"}
     for row in rows:
-        status = f"[{styles.get(row[1], 'white')}]{row[1]}[/]"
-        table.add_row(row[0], status, *row[2:])
+        # Text cells: a note like "[A] Approve" must not be read as rich markup.
+        cells = [Text(cell) for cell in row]
+        cells[1].stylize(styles.get(row[1], ""))
+        table.add_row(*cells)
     return table
 
 

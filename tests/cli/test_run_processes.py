@@ -142,11 +142,3 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     assert out.splitlines()[-1].startswith("pipeline succeeded in ")
     checkpoint = read_json(run_dir / "checkpoint.json")
     assert {"first", "hold", "last"} <= set(checkpoint["completed_nodes"])
-
-
-def test_resume_of_a_directory_that_is_no_run_is_a_usage_error(workspace: Path) -> None:
-    (workspace / "empty").mkdir()
-    result = invoke(["resume", "empty"])
-    assert result.exit_code == 2
-    assert result.stderr.startswith("error: empty: not a run directory")
-    assert len(result.stderr.splitlines()) == 1

@@ -1,0 +1,120 @@
+"""``attractor resume RUN_DIR`` through the real CLI (in-process; see test_run_processes
+for resumes after SIGKILL, SIGINT and SIGTERM)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from tests.cli.runkit import invoke, kill_all, lines_of, only_run_dir, write
+
+
+@pytest.fixture
+def mark() -> Iterator[str]:
+    word = f"29.{uuid.uuid4().int % 10**9:09d}"
+    yield word
+    kill_all(word)
+
+
+def _timed_out_run(workspace: Path, mark: str) -> tuple[Path, Path]:
+    """A run stopped by --timeout while ``b`` waits for a ``go`` file; (source, run dir)."""
+    source = write(
+        workspace / "p.dot",
+        f"""digraph p {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            a [shape=parallelogram, tool_command="echo a >> side.txt"]
+            b [shape=parallelogram, tool_command="[ -f go ] || sleep {mark}"]
+            c [shape=parallelogram, tool_command="echo c >> side.txt"]
+            start -> a -> b -> c -> done
+        }}""",
+    )
+    result = invoke(["run", "p.dot", "--logs-dir", "runs", "--timeout", "1s", "--quiet"])
+    assert result.exit_code == 124, result.output
+    assert result.stdout == ""
+    assert result.stderr.startswith("pipeline timed out after 1s while running b; ")
+    write(workspace / "go", "")
+    return source, only_run_dir(workspace / "runs")
+
+
+def _resume(run_dir: Path, *args: str) -> Result:
+    return invoke(["resume", str(run_dir), *args])
+
+
+def test_resume_continues_where_the_run_stopped(workspace: Path, mark: str) -> None:
+    _, run_dir = _timed_out_run(workspace, mark)
+    result = _resume(run_dir)
+    assert result.exit_code == 0, result.output
+    assert lines_of(workspace / "side.txt") == ["a", "c"]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("== resuming p in ")
+    # The summary covers the whole run, including the nodes of the first session.
+    rows = {line.split()[0] for line in lines if line.split()}
+    assert {"a", "b", "c"} <= rows
+    assert lines[-1].startswith("pipeline succeeded in ")
+
+
+def test_resume_warns_when_the_pipeline_file_changed(workspace: Path, mark: str) -> None:
+    source, run_dir = _timed_out_run(workspace, mark)
+    source.write_text(source.read_text(encoding="utf-8") + "// edited\n", encoding="utf-8")
+    result = _resume(run_dir)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1
+    assert "p.dot changed" in warnings[0]
+
+
+def test_resume_json_and_quiet(workspace: Path, mark: str) -> None:
+    _, run_dir = _timed_out_run(workspace, mark)
+    result = _resume(run_dir, "--json")
+    assert result.exit_code == 0, result.output
+    printed = [json.loads(line) for line in result.stdout.splitlines()]
+    assert printed[0]["type"] == "pipeline_started"
+    assert printed[0]["resumed"] is True
+    started = [p["name"] for p in printed if p["type"] == "stage_started"]
+    assert "a" not in started
+    assert "b" in started
+
+
+def test_resume_quiet_prints_one_line(workspace: Path, mark: str) -> None:
+    _, run_dir = _timed_out_run(workspace, mark)
+    result = _resume(run_dir, "-q")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 1
+    assert result.stdout.startswith("pipeline succeeded in ")
+
+
+def test_resume_of_a_finished_run_is_refused_in_one_line(workspace: Path, mark: str) -> None:
+    _, run_dir = _timed_out_run(workspace, mark)
+    assert _resume(run_dir, "-q").exit_code == 0
+    result = _resume(run_dir)
+    assert result.exit_code != 0
+    assert result.stderr.startswith("error: ")
+    assert "already finished" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_resume_validates_settings_like_run(workspace: Path, mark: str) -> None:
+    _, run_dir = _timed_out_run(workspace, mark)
+    result = _resume(run_dir, "--max-turns", "x")
+    assert result.exit_code == 2
+    assert result.stderr == 'error: --max-turns="x": must be an integer from 1 to 500\n'
+
+
+def test_resume_of_a_directory_that_is_no_run_is_a_usage_error(workspace: Path) -> None:
+    (workspace / "empty").mkdir()
+    result = invoke(["resume", "empty"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: empty: not a run directory")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_resume_has_no_logs_dir_option(workspace: Path) -> None:
+    result = invoke(["resume", "x", "--logs-dir", "y"])
+    assert result.exit_code == 2
+    assert "--logs-dir" in result.stderr
