@@ -15,7 +15,9 @@ hits its turn limit.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -42,12 +44,38 @@ def turn_limit_warning(event: ev.TurnLimitReached) -> str:
     )
 
 
+def silence_broken_pipe(stream: IO[str]) -> None:
+    """Point ``stream``'s descriptor at /dev/null once its reader is gone (``| head``).
+
+    The run goes on; only its display is dropped, and Python's final flush no
+    longer fails.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
 class _Display:
     """Base: a no-op context manager that ignores every event."""
 
     def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
+        self._out_gone = False
+
+    def write_line(self, line: str) -> None:
+        """One line on stdout; after a broken pipe, nothing."""
+        if self._out_gone:
+            return
+        try:
+            self.out.write(line + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self._out_gone = True
+            silence_broken_pipe(self.out)
 
     def __enter__(self) -> _Display:
         return self
@@ -82,8 +110,7 @@ class JsonDisplay(_Display):
     """``--json``: each event as one JSON object per line on stdout."""
 
     def __call__(self, event: ev.Event) -> None:
-        self.out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-        self.out.flush()
+        self.write_line(json.dumps(event.to_json(), ensure_ascii=False))
         super().__call__(event)
 
 
@@ -93,7 +120,7 @@ class PlainDisplay(_Display):
     def __call__(self, event: ev.Event) -> None:
         line = stage_line(event)
         if line is not None:
-            print(line.plain, file=self.out, flush=True)
+            self.write_line(line.plain)
         super().__call__(event)
 
 

@@ -20,7 +20,7 @@ import anyio
 import click
 from rich.console import Console
 
-from attractor.cli.display import choose_mode, make_display
+from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.errors import AttractorError, UsageError, ValidationError
@@ -170,7 +170,10 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
             handle_signals=True,
         )
         result = anyio.run(_run_and_close, plan.start, run_options, backend)
-    _report(result, console, mode=mode, elapsed=time.monotonic() - started)
+    try:
+        _report(result, console, mode=mode, elapsed=time.monotonic() - started)
+    except BrokenPipeError:
+        silence_broken_pipe(sys.stdout)
     return result.exit_code
 
 

@@ -142,3 +142,32 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     assert out.splitlines()[-1].startswith("pipeline succeeded in ")
     checkpoint = read_json(run_dir / "checkpoint.json")
     assert {"first", "hold", "last"} <= set(checkpoint["completed_nodes"])
+
+
+def test_a_reader_that_goes_away_does_not_break_the_run(workspace: Path) -> None:
+    steps = "\n".join(
+        f'            s{i} [shape=parallelogram, tool_command="sleep 0.1; echo {i} >> side.txt"]'
+        for i in range(3)
+    )
+    write(
+        workspace / "p.dot",
+        f"""digraph p {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+{steps}
+            start -> s0 -> s1 -> s2 -> done
+        }}""",
+    )
+    proc = spawn(["run", "p.dot", "--json", "--logs-dir", "runs"], workspace)
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # like `attractor run --json | head -1`
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0, err
+    assert '"pipeline_started"' in first
+    assert lines_of(workspace / "side.txt") == ["0", "1", "2"]
+    assert "Broken pipe" not in err
+    assert "Exception ignored" not in err
+    assert err.startswith("pipeline succeeded in ")
