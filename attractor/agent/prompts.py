@@ -42,8 +42,8 @@ def final_turn_note(*, reason: str = "turn budget") -> str:
 def reflection_message(*, used: int, remaining: int, sprint_limit: int) -> str:
     """The message of a forced reflection turn (tools withheld for this one reply)."""
     return (
-        f"Pause for a checkpoint. You have worked for {sprint_limit} turns since the "
-        f"last one; {used} turns are used and {remaining} remain. Tools are not "
+        f"Pause for a checkpoint: this comes after every {sprint_limit} working turns. "
+        f"{used} turns are used and {remaining} remain. Tools are not "
         "available for this reply. Please:\n"
         "1. Sum up what is finished and what is still open.\n"
         "2. Say honestly whether your current approach is working.\n"

@@ -131,6 +131,9 @@ async def test_sprint_limit_two_of_seven_reflects_at_three_and_six(tmp_path: Pat
         False, False, True, False, False, True, True,
     ]  # fmt: skip
     assert [e.turn for e in events.of(AgentReflection)] == [3, 6]
+    # The model asked for tools on reflection turns too: only work turns ran them.
+    assert [e.turn for e in events.of(ToolCallCompleted)] == [1, 2, 4, 5]
+    assert sum("reflection turn" in w.message for w in events.of(AgentWarning)) == 2
     reflections = (tmp_path / "stage" / "reflections.md").read_text()
     assert reflections.count("## Reflection at turn") == 2
     reflection_prompt = model.requests[2].messages[-1].content
