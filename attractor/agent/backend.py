@@ -112,7 +112,7 @@ class AgentBackend:
                 kill_grace=request.settings.kill_grace,
             ),
             tools=default_registry(),
-            transcript=Transcript(request.stage_dir),
+            transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
             emit=request.emit,
             run_budget=request.run_budget,
         )

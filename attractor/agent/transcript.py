@@ -12,10 +12,16 @@ TurnKind = Literal["work", "reflection", "final"]
 
 
 class Transcript:
-    """Appends one JSON line per model request, and each reflection, under ``stage_dir``."""
+    """Appends one JSON line per model request, and each reflection, under ``stage_dir``.
 
-    def __init__(self, stage_dir: Path) -> None:
+    Retries and loop re-entries of a node share its directory, so each line also
+    says which ``visit`` and ``attempt`` of the node it belongs to.
+    """
+
+    def __init__(self, stage_dir: Path, *, visit: int = 1, attempt: int = 1) -> None:
         stage_dir.mkdir(parents=True, exist_ok=True)
+        self.visit = visit
+        self.attempt = attempt
         self.path = stage_dir / "transcript.jsonl"
         self.reflections_path = stage_dir / "reflections.md"
         self.tools_log_path = stage_dir / "tools.log"
@@ -30,6 +36,8 @@ class Transcript:
             "tools_offered": tools_offered,
             "text": response.text,
             "tool_calls": [call.to_json() for call in response.tool_calls],
+            "visit": self.visit,
+            "attempt": self.attempt,
         }
         if response.usage is not None:
             line["usage"] = response.usage.to_json()
@@ -37,7 +45,9 @@ class Transcript:
 
     def reflection(self, *, turn: int, used: int, remaining: int, text: str) -> None:
         """Append one reflection to reflections.md."""
-        entry = f"## Reflection at turn {turn} ({used} used, {remaining} remaining)\n\n{text}\n\n"
+        where = f"visit {self.visit}, attempt {self.attempt}"
+        entry = f"## Reflection at turn {turn} ({used} used, {remaining} remaining; {where})\n\n"
+        entry += f"{text}\n\n"
         self._append(self.reflections_path, entry)
 
     def tool_output(self, *, turn: int, name: str, arguments: dict[str, Any], output: str) -> None:

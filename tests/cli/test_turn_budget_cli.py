@@ -272,6 +272,8 @@ def test_on_turn_limit_retry_runs_the_node_again(workspace: Path) -> None:
     assert len(budgets) == 2
     turns = [e for e in events(run_dir) if e["type"] == "agent_turn_started"]
     assert len(turns) == 4  # two attempts of two turns each
+    lines = _transcript(workspace)
+    assert [(line["attempt"], line["turn"]) for line in lines] == [(1, 1), (1, 2), (2, 1), (2, 2)]
 
 
 # -- the run-wide budget ------------------------------------------------------------
