@@ -59,17 +59,25 @@ def plain_table(rows: Sequence[tuple[str, ...]]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def rich_table(rows: Sequence[tuple[str, ...]]) -> Table:
-    """The summary as a rich table, for a colour terminal."""
+def rich_table(rows: Sequence[tuple[str, ...]], width: int) -> Table:
+    """The summary as a rich table for a ``width``-column terminal.
+
+    Every column but the note keeps its full width; the note gets what is left
+    and is cut with an ellipsis, so each node stays on one line.
+    """
+    note = _HEADERS.index("note")
+    fixed = [max(len(r[i]) for r in [_HEADERS, *rows]) for i in range(len(_HEADERS)) if i != note]
+    # Each column has one space of padding either side and a one-space divider.
+    note_width = max(len("note"), width - sum(fixed) - 3 * len(_HEADERS))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for header in _HEADERS:
-        # One line per node: long notes are cut, never wrapped.
+    for i, header in enumerate(_HEADERS):
         table.add_column(
             header,
             justify="right" if header in ("attempts", "duration") else "left",
             no_wrap=True,
             overflow="ellipsis",
-            min_width=len(header),
+            max_width=note_width if i == note else None,
+            min_width=None if i == note else fixed[i if i < note else i - 1],
         )
     styles = {"success": "green", "partial_success": "yellow", "fail": "red"}
     for row in rows:
@@ -85,7 +93,7 @@ def print_summary(result: RunResult, console: Console, *, rich: bool) -> None:
     rows = summary_rows(result.node_results)
     if rows:
         if rich:
-            console.print(rich_table(rows))
+            console.print(rich_table(rows, console.width))
         else:
             console.out(plain_table(rows), highlight=False)
     total = format_tokens(result.usage)
