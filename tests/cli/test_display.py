@@ -141,3 +141,13 @@ def test_mode_is_plain_when_not_a_terminal_or_no_color() -> None:
     assert choose_mode(piped, json_mode=True, quiet=False) == "json"
     assert choose_mode(piped, json_mode=False, quiet=True) == "quiet"
     assert isinstance(make_display("plain", piped), PlainDisplay)
+
+
+def test_live_region_steps_aside_while_a_human_answers() -> None:
+    with LiveDisplay(_terminal(io.StringIO()), io.StringIO()) as display:
+        assert display.live.is_started
+        display(ev.InterviewStarted(question="Ship it?", stage="gate"))
+        assert not display.live.is_started
+        display(ev.InterviewCompleted(question="Ship it?", answer="A", duration=1.0))
+        assert display.live.is_started
+    assert not display.live.is_started

@@ -315,3 +315,17 @@ def test_turn_limit_prints_one_warning_naming_the_three_ways(workspace: Path) ->
     assert len(warnings) == 1
     for needle in ("impl", "max_turns", "--max-turns", "ATTRACTOR_MAX_TURNS"):
         assert needle in warnings[0]
+
+
+def test_workdir_is_where_tool_steps_run(workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    text = """digraph w {
+        start [shape=Mdiamond]
+        done  [shape=Msquare]
+        t [shape=parallelogram, tool_command="echo hi > out.txt"]
+        start -> t -> done
+    }"""
+    result = _run(workspace, text, "--workdir", "sub", "-q")
+    assert result.exit_code == 0, result.output
+    assert (workspace / "sub" / "out.txt").read_text(encoding="utf-8") == "hi\n"
+    assert not (workspace / "out.txt").exists()
