@@ -18,9 +18,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_linear_pipeline_runs_every_node_and_writes_stage_files(tmp_path: Path) -> None:
-    graph = graph_of(
-        'a [prompt="Do $goal"]\n b\n start -> a -> b -> done', attrs='goal="ship it"'
-    )
+    graph = graph_of('a [prompt="Do $goal"]\n b\n start -> a -> b -> done', attrs='goal="ship it"')
     result = await run(graph, tmp_path)
     assert result.status == "success" and result.exit_code == 0
     assert executed(result) == ["start", "a", "b", "done"]
@@ -53,7 +51,9 @@ async def test_failure_without_a_route_fails_the_pipeline_with_the_reason(tmp_pa
 
 
 async def test_max_retries_two_means_up_to_three_runs(tmp_path: Path) -> None:
-    graph = graph_of('flaky [max_retries=2, simulate="fail,retry,success"]\n start -> flaky -> done')
+    graph = graph_of(
+        'flaky [max_retries=2, simulate="fail,retry,success"]\n start -> flaky -> done'
+    )
     recorder = Recorder()
     result = await run(graph, tmp_path, observers=[recorder])
     assert result.status == "success"
@@ -66,8 +66,7 @@ async def test_max_retries_two_means_up_to_three_runs(tmp_path: Path) -> None:
 async def test_retries_exhausted_then_failure_routing_applies(tmp_path: Path) -> None:
     graph = graph_of(
         'flaky [max_retries=1, simulate="fail", retry_target=plan]\n plan\n'
-        "start -> plan -> flaky -> done"
-        ,
+        "start -> plan -> flaky -> done",
         attrs="",
     )
     graph.node("plan").set("max_visits", "2")
@@ -86,9 +85,7 @@ async def test_graph_default_max_retries_and_legacy_alias(tmp_path: Path) -> Non
 
 
 async def test_exhausted_retry_becomes_partial_success_with_allow_partial(tmp_path: Path) -> None:
-    graph = graph_of(
-        'w [max_retries=1, simulate="retry", allow_partial=true]\n start -> w -> done'
-    )
+    graph = graph_of('w [max_retries=1, simulate="retry", allow_partial=true]\n start -> w -> done')
     result = await run(graph, tmp_path)
     assert result.status == "success"
     assert result.node_results[1].status == "partial_success"
@@ -105,7 +102,7 @@ async def test_exhausted_retry_without_allow_partial_is_fail(tmp_path: Path) -> 
 async def test_goal_gate_blocks_exit_and_routes_to_retry_target(tmp_path: Path) -> None:
     graph = graph_of(
         'impl [goal_gate=true, simulate="partial_success,fail,success", retry_target=impl]\n'
-        'check\n start -> impl -> check -> done\n'
+        "check\n start -> impl -> check -> done\n"
     )
     graph.node("impl").set("simulate", "fail,success")
     graph.add_edge("impl", "check", {"condition": "outcome=fail"}, graph.pos)
@@ -140,11 +137,15 @@ async def test_context_updates_are_visible_to_later_nodes(tmp_path: Path) -> Non
     seen: dict[str, object] = {}
 
     class Writer:
-        async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
-            return Outcome.success(**{"context.answer": 42})
+        async def execute(
+            self, node: Node, context: Context, graph: Graph, env: StageEnv
+        ) -> Outcome:
+            return Outcome(StageStatus.SUCCESS, context_updates={"context.answer": 42})
 
     class Reader:
-        async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        async def execute(
+            self, node: Node, context: Context, graph: Graph, env: StageEnv
+        ) -> Outcome:
             seen.update(
                 answer=context.get("context.answer"),
                 goal=context.get("graph.goal"),
@@ -181,7 +182,9 @@ async def test_custom_handler_returning_none_needs_auto_status(tmp_path: Path) -
 
 async def test_handler_exception_becomes_fail_with_its_message(tmp_path: Path) -> None:
     class Broken:
-        async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        async def execute(
+            self, node: Node, context: Context, graph: Graph, env: StageEnv
+        ) -> Outcome:
             raise ValueError("disk on fire")
 
     registry = default_registry()
@@ -210,7 +213,7 @@ async def test_max_visits_failure_routes_to_a_replanning_node(tmp_path: Path) ->
 
 async def test_max_visits_exceeded_node_does_not_run_and_routes_normally(tmp_path: Path) -> None:
     graph = graph_of(
-        'a [max_visits=1]\n gate [shape=diamond]\n replan\n'
+        "a [max_visits=1]\n gate [shape=diamond]\n replan\n"
         "start -> a -> gate\n"
         'gate -> a [condition="context.visited=yes"]\n'
         'gate -> done [condition="context.visited!=yes"]\n'
@@ -264,9 +267,7 @@ async def test_run_budget_exhaustion_ends_the_pipeline(tmp_path: Path) -> None:
     graph = graph_of("a\n b\n start -> a -> b -> done")
     result = await run(graph, tmp_path, backend=Greedy(), max_total_turns=3)
     assert result.status == "fail"
-    assert result.failure_reason == (
-        "run turn budget exhausted: 3 of 3 model requests (default)"
-    )
+    assert result.failure_reason == ("run turn budget exhausted: 3 of 3 model requests (default)")
     assert executed(result) == ["start", "a"]
     assert result.usage == {"input_tokens": 10, "output_tokens": 5}
     assert result.node_results[1].usage == {"input_tokens": 10, "output_tokens": 5}

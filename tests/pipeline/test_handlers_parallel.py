@@ -25,7 +25,9 @@ async def test_fan_out_runs_every_branch_then_continues_at_the_fan_in(tmp_path: 
     seen: dict[str, object] = {}
 
     class Peek:
-        async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        async def execute(
+            self, node: Node, context: Context, graph: Graph, env: StageEnv
+        ) -> Outcome:
             seen["results"] = context.get("parallel.results")
             seen["best"] = context.get("parallel.fan_in.best_id")
             seen["leak"] = context.get("last_stage")
@@ -98,7 +100,9 @@ async def test_max_parallel_bounds_concurrent_branches(tmp_path: Path) -> None:
     peak = 0
 
     class Track:
-        async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        async def execute(
+            self, node: Node, context: Context, graph: Graph, env: StageEnv
+        ) -> Outcome:
             nonlocal running, peak
             running += 1
             peak = max(peak, running)
@@ -125,6 +129,4 @@ async def test_multi_node_branches_run_to_the_fan_in(tmp_path: Path) -> None:
     )
     result = await run(graph, tmp_path)
     assert result.status == "success"
-    assert sorted(executed(result)) == sorted(
-        ["start", "fan", "a1", "a2", "b1", "join", "done"]
-    )
+    assert sorted(executed(result)) == sorted(["start", "fan", "a1", "a2", "b1", "join", "done"])

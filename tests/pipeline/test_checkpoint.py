@@ -1,0 +1,52 @@
+"""Checkpoint save/load and the atomic write helper."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attractor.errors import CheckpointError
+from attractor.pipeline.checkpoint import Checkpoint
+from attractor.pipeline.rundir import atomic_write_text
+
+
+def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoint.json"
+    original = Checkpoint(
+        status="timed_out",
+        current_node="b",
+        next_node="b",
+        completed_nodes=["start", "a"],
+        node_retries={"a": 1},
+        node_visits={"start": 1, "a": 1},
+        context={"graph.goal": "g", "n": 3},
+        run_turns_used=7,
+    )
+    original.save(path)
+    loaded = Checkpoint.load(path)
+    assert loaded == original
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"version": 99}', "version 99 is not supported"),
+    ],
+)
+def test_bad_checkpoints_raise_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "checkpoint.json"
+    path.write_text(text)
+    with pytest.raises(CheckpointError, match=message):
+        Checkpoint.load(path)
+
+
+def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    atomic_write_text(path, "one")
+    atomic_write_text(path, "two", fsync=False)
+    assert path.read_text() == "two"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]

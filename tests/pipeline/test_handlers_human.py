@@ -1,0 +1,97 @@
+"""wait.human gates answered by queue, auto-approve and timeouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attractor.pipeline.interviewer import (
+    Answer,
+    AnswerValue,
+    AutoApproveInterviewer,
+    CallbackInterviewer,
+    Question,
+    QueueInterviewer,
+    RecordingInterviewer,
+)
+from tests.pipeline.enginekit import Recorder, executed, graph_of, run
+
+pytestmark = pytest.mark.anyio
+
+GATE = (
+    'gate [shape=hexagon, label="Ship it?"]\n deploy\n fix\n'
+    "start -> gate\n"
+    'gate -> deploy [label="[Y] Yes, deploy"]\n'
+    'gate -> fix [label="[N] No, fix it"]\n'
+    "deploy -> done\n fix -> done\n"
+)
+
+
+async def test_queue_answer_by_key_routes_to_the_chosen_edge(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.txt"
+    answers.write_text("n\n")
+    recorder = Recorder()
+    interviewer = RecordingInterviewer(QueueInterviewer.from_file(answers))
+    result = await run(graph_of(GATE), tmp_path, interviewer=interviewer, observers=[recorder])
+    assert executed(result) == ["start", "gate", "fix", "done"]
+    question, answer = interviewer.recordings[0]
+    assert [(o.key, o.label) for o in question.options] == [
+        ("Y", "[Y] Yes, deploy"),
+        ("N", "[N] No, fix it"),
+    ]
+    assert answer.value == "N"
+    assert recorder.of("interview_started")[0]["stage"] == "gate"
+    assert recorder.of("interview_completed")[0]["answer"] == "N"
+
+
+async def test_queue_answer_by_label_sets_context_keys(tmp_path: Path) -> None:
+    result = await run(graph_of(GATE), tmp_path, interviewer=QueueInterviewer(["Yes, deploy"]))
+    assert executed(result) == ["start", "gate", "deploy", "done"]
+    import json
+
+    status = json.loads((result.run_dir / "gate" / "status.json").read_text())
+    assert status["context_updates"] == {
+        "human.gate.selected": "Y",
+        "human.gate.label": "[Y] Yes, deploy",
+    }
+    assert status["preferred_label"] == "[Y] Yes, deploy"
+
+
+async def test_empty_queue_fails_the_gate_with_a_clear_reason(tmp_path: Path) -> None:
+    result = await run(graph_of(GATE), tmp_path, interviewer=QueueInterviewer([]))
+    assert result.status == "fail"
+    assert "no answer given" in result.failure_reason
+
+
+async def test_auto_approve_takes_the_first_choice(tmp_path: Path) -> None:
+    result = await run(graph_of(GATE), tmp_path, interviewer=AutoApproveInterviewer())
+    assert executed(result) == ["start", "gate", "deploy", "done"]
+
+
+async def test_timeout_takes_the_default_choice(tmp_path: Path) -> None:
+    graph = graph_of(GATE.replace('label="Ship it?"', 'label="Ship it?", human.default_choice=fix'))
+
+    def timeout(question: Question) -> Answer:
+        return Answer(AnswerValue.TIMEOUT)
+
+    recorder = Recorder()
+    result = await run(
+        graph, tmp_path, interviewer=CallbackInterviewer(timeout), observers=[recorder]
+    )
+    assert executed(result) == ["start", "gate", "fix", "done"]
+    assert recorder.of("interview_timeout")[0]["stage"] == "gate"
+
+
+async def test_timeout_without_default_is_retry_then_fail(tmp_path: Path) -> None:
+    graph = graph_of(GATE.replace('label="Ship it?"', 'label="Ship it?", max_retries=1'))
+    asked: list[str] = []
+
+    async def timeout(question: Question) -> Answer:
+        asked.append(question.stage)
+        return Answer(AnswerValue.TIMEOUT)
+
+    result = await run(graph, tmp_path, interviewer=CallbackInterviewer(timeout))
+    assert asked == ["gate", "gate"]
+    assert result.status == "fail"
+    assert "timed out with no human.default_choice" in result.failure_reason
