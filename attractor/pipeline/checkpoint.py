@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attractor.errors import CheckpointError
-from attractor.pipeline.rundir import atomic_write_json
+from attractor.pipeline.rundir import atomic_write_text
 
 VERSION = 1
 
@@ -35,25 +35,28 @@ class Checkpoint:
     #: The node to run when the run continues (None once the run is finished).
     next_node: str | None = None
     completed_nodes: list[str] = field(default_factory=list)
-    node_outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Last status of each completed node (goal gates need it on resume).
+    node_outcomes: dict[str, str] = field(default_factory=dict)
     node_retries: dict[str, int] = field(default_factory=dict)
     node_visits: dict[str, int] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
     logs: list[str] = field(default_factory=list)
     run_turns_used: int = 0
-    #: Summary rows of the finished nodes (NodeResult as dicts).
-    node_results: list[dict[str, Any]] = field(default_factory=list)
+    #: How many summary rows of results.jsonl belong to this checkpoint.
+    node_results_count: int = 0
     failure_reason: str = ""
     timestamp: float = field(default_factory=time.time)
     version: int = VERSION
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # A shallow dict: asdict() deep-copies, which costs more than the write.
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     def save(self, path: Path) -> None:
-        """Write atomically (temp file, fsync, rename)."""
+        """Write atomically (temp file, fsync, rename) as compact JSON."""
         self.timestamp = time.time()
-        atomic_write_json(path, self.to_json())
+        text = json.dumps(self.to_json(), separators=(",", ":"), default=str)
+        atomic_write_text(path, text + "\n")
 
     @classmethod
     def load(cls, path: Path) -> Checkpoint:

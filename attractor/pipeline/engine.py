@@ -36,7 +36,7 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
     node_id = start
     while True:
         node = run.graph.node(node_id)
-        if run.graph.is_exit(node) and state.branch is None:
+        if run.is_exit(node_id) and state.branch is None:
             redirect = _goal_gate_redirect(run, state, node)
             if isinstance(redirect, WalkEnd):
                 return redirect
@@ -59,6 +59,7 @@ def apply_outcome(state: Walk, node: Node, outcome: Outcome) -> None:
     state.completed.append(node.id)
     if outcome.status != StageStatus.SKIPPED:
         state.outcomes[node.id] = outcome
+        state.statuses[node.id] = outcome.status.value
     state.context.apply(outcome.context_updates)
     state.context.set("outcome", outcome.status.value)
     if outcome.preferred_label:
@@ -85,7 +86,7 @@ def _decide(
     budget = run.services.run_budget
     if budget.exhausted:
         return WalkEnd("fail", _budget_reason(run), node.id, outcome)
-    if run.graph.is_exit(node):
+    if run.is_exit(node.id):
         return WalkEnd("success", "", node.id, outcome)
     step = next_step(node, outcome, state.context)
     if step.target is None or not run.graph.has_node(step.target):
@@ -96,7 +97,7 @@ def _decide(
         return WalkEnd("fail", f"{target.id} failed: {reason}", node.id, outcome)
     if step.loop_restart and state.branch is None:
         return WalkEnd("success", "", node.id, outcome, restart_at=target.id)
-    if state.branch is not None and (target.id == stop_at or run.graph.is_exit(target)):
+    if state.branch is not None and (target.id == stop_at or run.is_exit(target.id)):
         return _dead_end(node, outcome)
     return target.id
 
@@ -149,13 +150,13 @@ def make_checkpoint(run: Run, next_node: str | None, status: str = RUNNING) -> C
         current_node=next_node if next_node is not None else main.current,
         next_node=next_node,
         completed_nodes=list(main.completed),
-        node_outcomes={k: o.to_json() for k, o in main.outcomes.items()},
+        node_outcomes=main.statuses,
         node_retries=dict(main.retries),
         node_visits=dict(main.visits),
         context=main.context.snapshot(),
         logs=list(main.context.logs),
         run_turns_used=run.services.run_budget.used,
-        node_results=[r.to_json() for r in run.node_results],
+        node_results_count=run.results_written,
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from attractor import __version__
 from attractor.errors import CheckpointError, RunError
@@ -26,7 +27,7 @@ from attractor.pipeline.events import (
 from attractor.pipeline.graph import Graph
 from attractor.pipeline.handlers.base import Services
 from attractor.pipeline.handlers.registry import HandlerRegistry
-from attractor.pipeline.outcome import Outcome
+from attractor.pipeline.outcome import Outcome, StageStatus
 from attractor.pipeline.retry import BackoffConfig
 from attractor.pipeline.rundir import (
     EventLog,
@@ -169,7 +170,9 @@ def resume_setup(path: Path, settings: Settings, prepare: Callable[[Path], Graph
         start=start,
         budget=RunTurnBudget(settings.max_total_turns, used=checkpoint.run_turns_used),
         seed={},
-        node_results=[NodeResult.from_json(r) for r in checkpoint.node_results],
+        node_results=[
+            NodeResult.from_json(r) for r in run_dir.read_results(checkpoint.node_results_count)
+        ],
         warnings=_source_warnings(manifest),
         resumed=True,
         manifest=manifest,
@@ -193,7 +196,8 @@ def restore_walk(checkpoint: Checkpoint) -> Walk:
     return Walk(
         context=context,
         completed=list(checkpoint.completed_nodes),
-        outcomes={k: Outcome.from_json(v) for k, v in checkpoint.node_outcomes.items()},
+        outcomes={k: Outcome(StageStatus(v)) for k, v in checkpoint.node_outcomes.items()},
+        statuses=dict(checkpoint.node_outcomes),
         visits=Counter(checkpoint.node_visits),
         retries=dict(checkpoint.node_retries),
         current=checkpoint.current_node,
@@ -236,7 +240,10 @@ def open_run(
     )
     log = EventLog(setup.run_dir.events_path)
     bus.add_observer(log)
-    run.closers += [lambda: bus.remove_observer(log), log.close]
+    results = _open_results(setup)
+    run.results_file = results
+    run.results_written = len(setup.node_results) if setup.resumed else 0
+    run.closers += [lambda: bus.remove_observer(log), log.close, results.close]
     run.manifest["status"] = RUNNING
     if setup.resumed:
         run.manifest["resumed_at"] = time.time()
@@ -251,6 +258,15 @@ def open_run(
     )
     save_checkpoint(run, setup.start)
     return run
+
+
+def _open_results(setup: RunSetup) -> IO[str]:
+    """results.jsonl, cut back to the rows the checkpoint covers when resuming."""
+    path = setup.run_dir.results_path
+    if setup.resumed:
+        rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results]
+        path.write_text("".join(rows), encoding="utf-8")
+    return path.open("a", encoding="utf-8")
 
 
 def finish_run(

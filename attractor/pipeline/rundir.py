@@ -7,6 +7,7 @@ Layout::
         checkpoint.json   written atomically between nodes (see checkpoint.py)
         pipeline.dot      a copy of the pipeline source, so resume needs nothing else
         events.jsonl      every event as one JSON line with a timestamp
+        results.jsonl     one summary row per finished node (for the summary on resume)
         NODE_ID/          status.json, prompt.md, response.md, stdout.txt, stderr.txt
 """
 
@@ -26,6 +27,7 @@ MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
 PIPELINE_COPY = "pipeline.dot"
 EVENTS = "events.jsonl"
+RESULTS = "results.jsonl"
 DEFAULT_LOGS_DIR = Path(".attractor") / "runs"
 
 
@@ -122,6 +124,24 @@ class RunDir:
     @property
     def events_path(self) -> Path:
         return self.path / EVENTS
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS
+
+    def read_results(self, count: int) -> list[dict[str, Any]]:
+        """The first ``count`` summary rows of results.jsonl (later ones are from
+        work the checkpoint does not cover and will run again)."""
+        rows: list[dict[str, Any]] = []
+        try:
+            with self.results_path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    if len(rows) >= count:
+                        break
+                    rows.append(json.loads(line))
+        except (OSError, ValueError):
+            return rows
+        return rows
 
     def stage_dir(self, node_id: str) -> Path:
         """The folder of node ``node_id``, created on first use."""

@@ -120,7 +120,7 @@ def _status_or_auto(node: Node, result: Outcome | None) -> Outcome:
 
 def _settle(node: Node, outcome: Outcome, walk: Walk) -> Outcome:
     """The final outcome once attempts are used up."""
-    if outcome.status.is_success:
+    if outcome.status.is_success and walk.retries.get(node.id):
         walk.retries[node.id] = 0
         walk.context.set(f"internal.retry_count.{node.id}", 0)
     if outcome.status != StageStatus.RETRY:
@@ -166,7 +166,7 @@ def _finish(
             )
         )
     usage = outcome.details.get("usage")
-    run.node_results.append(
+    run.add_result(
         NodeResult(
             node=node.id,
             status=outcome.status.value,

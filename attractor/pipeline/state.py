@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from attractor.pipeline.context import Context
 from attractor.pipeline.eventbus import EventBus
@@ -52,6 +53,8 @@ class Walk:
     context: Context
     completed: list[str] = field(default_factory=list)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    #: outcomes' statuses as text, kept alongside so a checkpoint need not rebuild it.
+    statuses: dict[str, str] = field(default_factory=dict)
     visits: Counter[str] = field(default_factory=Counter)
     retries: dict[str, int] = field(default_factory=dict)
     #: None for the main traversal, else the branch id (its first node).
@@ -78,11 +81,31 @@ class Run:
     failure_reason: str = ""
     #: Set once the final checkpoint, manifest and event were written.
     finished: bool = False
+    #: Summary rows appended to this run directory's results.jsonl.
+    results_written: int = 0
+    results_file: IO[str] | None = None
     #: Closed when the run finishes (the events.jsonl observer).
     closers: list[Callable[[], None]] = field(default_factory=list)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)
+
+    def __post_init__(self) -> None:
+        # graph.is_exit scans every node; the loop asks twice per node.
+        by_shape = {n.id for n in self.graph.exit_candidates()}
+        by_type = {n.id for n in self.graph.nodes() if n.handler_type == "exit"}
+        self._exits = by_shape | by_type
+
+    def is_exit(self, node_id: str) -> bool:
+        return node_id in self._exits
+
+    def add_result(self, result: NodeResult) -> None:
+        """Keep a summary row in memory and in results.jsonl (flushed, not fsynced)."""
+        self.node_results.append(result)
+        if self.results_file is not None:
+            self.results_file.write(json.dumps(result.to_json()) + "\n")
+            self.results_file.flush()
+            self.results_written += 1
 
     def next_index(self) -> int:
         self.stage_index += 1
