@@ -63,12 +63,15 @@ def median_of(reps: int, make: Callable[[], float]) -> float:
     return statistics.median(make() for _ in range(reps))
 
 
-def bench_linear(n: int, tool: bool, reps: int) -> float:
-    """Median seconds per node of an ``n``-node linear run."""
+SHM = Path("/dev/shm")
+
+
+def bench_linear(n: int, tool: bool, reps: int, base: Path | None = None) -> float:
+    """Median seconds per node of an ``n``-node linear run (run dir under ``base``)."""
     text = linear_dot(n, tool)
 
     def once() -> float:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory(dir=base) as tmp:
             graph = parse_dot(text)
             return anyio.run(timed_run, graph, Path(tmp)) / (n + 2)
 
@@ -127,7 +130,7 @@ def bench_timeout(reps: int, deadline: float = 1.0) -> float | None:
             events = next((Path(tmp) / "r").iterdir()) / "events.jsonl"
             started = json.loads(events.read_text().splitlines()[0])["ts"]
             delays.append(exited - (started + deadline))
-    return statistics.median(delays)
+    return float(statistics.median(delays))
 
 
 def report(label: str, value_ms: float, target_ms: float | None = None) -> None:
@@ -149,12 +152,21 @@ def main() -> None:
     sim1000 = bench_linear(1000, tool=False, reps=max(1, reps // 2))
     report("simulate, 100-node linear, per node", sim100 * 1e3, TARGET_SIM_MS)
     report("simulate, 1000-node linear, per node", sim1000 * 1e3, TARGET_SIM_MS)
+    if SHM.is_dir():
+        # The same runs with the run directory in memory: the engine's own CPU cost,
+        # without this disk's file-creation and fsync latency.
+        for n in (100, 1000):
+            mem = bench_linear(n, tool=False, reps=max(1, reps // 2), base=SHM)
+            report(f"simulate, {n}-node linear, run dir on tmpfs", mem * 1e3, TARGET_SIM_MS)
     spawn = bench_spawn(reps)
     tool100 = bench_linear(100, tool=True, reps=reps)
     tool1000 = bench_linear(1000, tool=True, reps=max(1, reps // 2))
     report("/bin/true via attractor.proc alone (floor)", spawn * 1e3)
     report("tool /bin/true, 100-node linear, per node", tool100 * 1e3, TARGET_TOOL_MS)
     report("tool /bin/true, 1000-node linear, per node", tool1000 * 1e3, TARGET_TOOL_MS)
+    if SHM.is_dir():
+        mem = bench_linear(100, tool=True, reps=max(1, reps // 2), base=SHM)
+        report("tool /bin/true, 100-node linear, run dir on tmpfs", mem * 1e3, TARGET_TOOL_MS)
     report("  engine share of a tool node (minus floor)", (tool100 - spawn) * 1e3)
     fan = bench_fan_out(100, reps)
     report("fan-out of 100 simulated branches, whole run", fan * 1e3)
