@@ -14,6 +14,7 @@ double-quoted string), ``ARROW`` (``->``), the punctuation ``{ } [ ] , ; =``
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import NamedTuple
 
 from attractor.errors import PipelineSyntaxError
@@ -23,19 +24,22 @@ STRING = "STRING"
 ARROW = "ARROW"
 EOF = "EOF"
 
-#: Group name -> kind. ``skip`` groups produce no token; ``bad_*`` groups raise.
+#: Each match is optional whitespace/comments, then one token group.
+#: ``bad_*`` groups raise; whitespace never reaches ``bad_char`` (it is \S).
 _MASTER = re.compile(
     r"""
-    (?P<skip>(?:[ \t\r\n\f\v]+|//[^\n]*|/\*[\s\S]*?\*/)+)
-  | (?P<STRING>"(?:[^"\\]|\\[\s\S])*")
-  | (?P<ARROW>->)
-  | (?P<bad_undirected>--)
-  | (?P<WORD>-?(?:[A-Za-z0-9_.:]|-(?![->]))+)
-  | (?P<punct>[{}\[\],;=])
-  | (?P<bad_comment>/\*)
-  | (?P<bad_string>")
-  | (?P<bad_html><)
-  | (?P<bad_char>[\s\S])
+    (?:[ \t\r\n\f\v]+|//[^\n]*|/\*[\s\S]*?\*/)*
+    (?:
+        (?P<WORD>-?[A-Za-z0-9_.:]+(?:-(?![->])[A-Za-z0-9_.:]*)*)
+      | (?P<punct>[{}\[\],;=])
+      | (?P<STRING>"[^"\\]*(?:\\[\s\S][^"\\]*)*")
+      | (?P<ARROW>->)
+      | (?P<bad_undirected>--)
+      | (?P<bad_comment>/\*)
+      | (?P<bad_string>")
+      | (?P<bad_html><)
+      | (?P<bad_char>\S)
+    )
     """,
     re.VERBOSE,
 )
@@ -77,37 +81,74 @@ def describe(token: Token) -> str:
     return f"'{token.value}'"
 
 
-def tokenize(text: str, *, file: str = "<string>") -> list[Token]:
-    """Split ``text`` into tokens, ending with an ``EOF`` token.
+class LineIndex:
+    """Maps character offsets to 1-based (line, column) with a binary search."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0]
+        self.starts.extend(m.end() for m in _NEWLINE.finditer(text))
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+
+_NEWLINE = re.compile("\n")
+
+
+class Scan(NamedTuple):
+    """Tokens as parallel lists (fast to build and to walk); ends with EOF."""
+
+    kinds: list[str]
+    values: list[str]
+    offsets: list[int]
+    lines: LineIndex
+
+
+def scan(text: str, *, file: str = "<string>") -> Scan:
+    """Tokenize ``text`` into parallel lists of kinds, values and offsets.
 
     Raises:
         PipelineSyntaxError: on a character or construct outside the subset.
     """
-    tokens: list[Token] = []
-    append = tokens.append
-    line = 1
-    line_start = 0
+    kinds: list[str] = []
+    values: list[str] = []
+    offsets: list[int] = []
+    add_kind, add_value, add_offset = kinds.append, values.append, offsets.append
     for match in _MASTER.finditer(text):
         kind = match.lastgroup
-        start = match.start()
-        if kind == "skip" or kind == "STRING":
-            end = match.end()
-            newlines = text.count("\n", start, end)
-            if kind == "STRING":
-                append(
-                    Token(STRING, unescape(text[start + 1 : end - 1]), line, start - line_start + 1)
-                )
-            if newlines:
-                line += newlines
-                line_start = text.rindex("\n", start, end) + 1
-        elif kind == "WORD" or kind == "ARROW":
-            append(Token(kind, match.group(), line, start - line_start + 1))
+        value = match.group(kind)  # type: ignore[arg-type]
+        end = match.end()
+        if kind == "WORD" or kind == "ARROW":
+            add_kind(kind)
+            add_value(value)
         elif kind == "punct":
-            value = match.group()
-            append(Token(value, value, line, start - line_start + 1))
+            add_kind(value)
+            add_value(value)
+        elif kind == "STRING":
+            add_kind(STRING)
+            add_value(unescape(value[1:-1]))
         else:
-            _raise_bad(kind or "bad_char", match.group(), file, line, start - line_start + 1)
-    append(Token(EOF, "", line, len(text) - line_start + 1))
+            line, column = LineIndex(text).locate(end - len(value))
+            _raise_bad(kind or "bad_char", value, file, line, column)
+        add_offset(end - len(value))
+    kinds.append(EOF)
+    values.append("")
+    offsets.append(len(text.rstrip()))
+    return Scan(kinds, values, offsets, LineIndex(text))
+
+
+def tokenize(text: str, *, file: str = "<string>") -> list[Token]:
+    """Split ``text`` into :class:`Token` objects with line and column, ending with EOF.
+
+    Raises:
+        PipelineSyntaxError: on a character or construct outside the subset.
+    """
+    result = scan(text, file=file)
+    tokens = []
+    for kind, value, offset in zip(result.kinds, result.values, result.offsets, strict=True):
+        line, column = result.lines.locate(offset)
+        tokens.append(Token(kind, value, line, column))
     return tokens
 
 

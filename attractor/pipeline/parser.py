@@ -14,13 +14,14 @@ subgraph the label is written.
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from attractor.errors import PipelineError, PipelineSyntaxError
 from attractor.pipeline.graph import Graph, SourcePos
-from attractor.pipeline.lexer import ARROW, EOF, STRING, WORD, Token, describe, tokenize
+from attractor.pipeline.lexer import ARROW, EOF, STRING, WORD, Token, describe, scan
 
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -47,39 +48,52 @@ class _Scope:
 
 
 class _Parser:
+    """Walks the scanner's parallel lists; ``i`` is the index of the next token."""
+
     def __init__(self, text: str, file: str) -> None:
         self.file = file
-        self.text = text
-        self.tokens = tokenize(text, file=file)
+        tokens = scan(text, file=file)
+        self.kinds = tokens.kinds
+        self.values = tokens.values
+        self.offsets = tokens.offsets
+        self.lines = tokens.lines
+        self.last = len(self.kinds) - 1
         self.i = 0
         self.graph = Graph("", file=file, source=text)
 
     # -- token helpers -------------------------------------------------------
 
-    def peek(self) -> Token:
-        return self.tokens[self.i]
+    def token(self, i: int) -> Token:
+        line, column = self.lines.locate(self.offsets[i])
+        return Token(self.kinds[i], self.values[i], line, column)
 
-    def advance(self) -> Token:
-        token = self.tokens[self.i]
-        if token.kind != EOF:
-            self.i += 1
-        return token
+    def advance(self) -> int:
+        """Consume the next token and return its index (EOF is never consumed)."""
+        i = self.i
+        if i < self.last:
+            self.i = i + 1
+        return i
 
-    def pos(self, token: Token) -> SourcePos:
-        return SourcePos(self.file, token.line, token.column)
+    def pos(self, i: int) -> SourcePos:
+        line, column = self.lines.locate(self.offsets[i])
+        return SourcePos(self.file, line, column)
 
-    def fail(self, token: Token, message: str) -> PipelineSyntaxError:
-        return PipelineSyntaxError(message, file=self.file, line=token.line, column=token.column)
+    def fail(self, i: int, message: str) -> PipelineSyntaxError:
+        line, column = self.lines.locate(self.offsets[i])
+        return PipelineSyntaxError(message, file=self.file, line=line, column=column)
 
-    def expect(self, kind: str, what: str) -> Token:
-        token = self.advance()
-        if token.kind != kind:
-            raise self.fail(token, f"expected {what}, found {describe(token)}")
-        return token
+    def found(self, i: int) -> str:
+        return describe(self.token(i))
 
-    def keyword(self, token: Token) -> str | None:
-        if token.kind == WORD:
-            low = token.value.lower()
+    def expect(self, kind: str, what: str) -> int:
+        i = self.advance()
+        if self.kinds[i] != kind:
+            raise self.fail(i, f"expected {what}, found {self.found(i)}")
+        return i
+
+    def keyword(self, i: int) -> str | None:
+        if self.kinds[i] == WORD:
+            low = self.values[i].lower()
             if low in _KEYWORDS:
                 return low
         return None
@@ -89,74 +103,76 @@ class _Parser:
     def parse(self) -> Graph:
         self.header()
         self.body(_Scope())
-        token = self.peek()
-        if token.kind != EOF:
-            if self.keyword(token) in ("digraph", "graph", "strict"):
+        i = self.i
+        if self.kinds[i] != EOF:
+            if self.keyword(i) in ("digraph", "graph", "strict"):
                 raise self.fail(
-                    token, "a file holds exactly one digraph; move this one to its own file"
+                    i, "a file holds exactly one digraph; move this one to its own file"
                 )
             raise self.fail(
-                token, f"expected end of file after the closing '}}', found {describe(token)}"
+                i, f"expected end of file after the closing '}}', found {self.found(i)}"
             )
         return self.graph
 
     def header(self) -> None:
-        token = self.advance()
-        word = self.keyword(token)
+        i = self.advance()
+        word = self.keyword(i)
         if word == "strict":
-            raise self.fail(token, "'strict' graphs are not supported; remove 'strict'")
+            raise self.fail(i, "'strict' graphs are not supported; remove 'strict'")
         if word == "graph":
-            raise self.fail(token, "undirected 'graph' is not supported; use 'digraph'")
+            raise self.fail(i, "undirected 'graph' is not supported; use 'digraph'")
         if word != "digraph":
-            raise self.fail(token, f"expected 'digraph', found {describe(token)}")
-        self.graph.pos = self.pos(token)  # graph-level diagnostics point at 'digraph'
-        name = self.peek()
-        if name.kind in (WORD, STRING):
-            if name.kind == WORD and not _NODE_ID.fullmatch(name.value):
+            raise self.fail(i, f"expected 'digraph', found {self.found(i)}")
+        self.graph.pos = self.pos(i)  # graph-level diagnostics point at 'digraph'
+        name = self.i
+        if self.kinds[name] in (WORD, STRING) and self.values[name] != "{":
+            if self.kinds[name] == WORD and not _NODE_ID.fullmatch(self.values[name]):
                 raise self.fail(
-                    name, f"expected a graph name like my_pipeline, found {describe(name)}"
+                    name, f"expected a graph name like my_pipeline, found {self.found(name)}"
                 )
-            self.graph.name = name.value
+            self.graph.name = self.values[name]
             self.advance()
         self.expect("{", "'{' to open the graph body")
 
     def body(self, scope: _Scope) -> None:
         """Statements up to and including the closing brace."""
+        kinds = self.kinds
         while True:
-            token = self.peek()
-            if token.kind == "}":
+            kind = kinds[self.i]
+            if kind == "}":
                 self.advance()
                 return
-            if token.kind == ";":
+            if kind == ";":
                 self.advance()
-                continue
-            if token.kind == EOF:
-                raise self.fail(token, "expected '}' to close the graph body, found end of file")
-            self.statement(scope)
+            elif kind == EOF:
+                raise self.fail(self.i, "expected '}' to close the graph body, found end of file")
+            else:
+                self.statement(scope)
 
     def statement(self, scope: _Scope) -> None:
-        token = self.peek()
-        word = self.keyword(token)
+        i = self.i
+        kind = self.kinds[i]
+        word = self.keyword(i)
         if word is not None:
-            self.keyword_statement(word, token, scope)
-        elif token.kind == "{":
+            self.keyword_statement(word, scope)
+        elif kind == "{":
             self.advance()
             self.subgraph(scope)
-        elif token.kind == WORD:
+        elif kind == WORD:
             self.id_statement(scope)
-        elif token.kind == STRING:
+        elif kind == STRING:
             raise self.fail(
-                token, "node ids are bare identifiers like review_code; put display text in label"
+                i, "node ids are bare identifiers like review_code; put display text in label"
             )
         else:
             raise self.fail(
-                token, f"expected a statement (node, edge, attribute), found {describe(token)}"
+                i, f"expected a statement (node, edge, attribute), found {self.found(i)}"
             )
 
-    def keyword_statement(self, word: str, token: Token, scope: _Scope) -> None:
-        self.advance()
+    def keyword_statement(self, word: str, scope: _Scope) -> None:
+        i = self.advance()
         if word == "subgraph":
-            if self.peek().kind in (WORD, STRING):
+            if self.kinds[self.i] in (WORD, STRING):
                 self.advance()
             self.expect("{", "'{' to open the subgraph")
             self.subgraph(scope)
@@ -167,9 +183,7 @@ class _Parser:
         elif word == "edge":
             scope.edge_defaults.update(self.attr_block())
         else:
-            raise self.fail(
-                token, "a file holds exactly one digraph; move this one to its own file"
-            )
+            raise self.fail(i, "a file holds exactly one digraph; move this one to its own file")
 
     def subgraph(self, parent: _Scope) -> None:
         scope = _Scope(dict(parent.node_defaults), dict(parent.edge_defaults))
@@ -182,10 +196,10 @@ class _Parser:
         parent.members.extend(scope.members)
 
     def add_class(self, node_id: str, cls: str) -> None:
-        node = self.graph.node(node_id)
-        current = [c.strip() for c in node.attrs.get("class", "").split(",") if c.strip()]
+        attrs = self.graph.nx.nodes[node_id]["item"].attrs
+        current = [c.strip() for c in attrs.get("class", "").split(",") if c.strip()]
         if cls not in current:
-            node.attrs["class"] = ",".join([*current, cls])
+            attrs["class"] = ",".join([*current, cls])
 
     def graph_attrs(self, attrs: Attrs, scope: _Scope) -> None:
         if scope.label is not None:  # inside a subgraph: only its label matters
@@ -197,94 +211,98 @@ class _Parser:
 
     def id_statement(self, scope: _Scope) -> None:
         first = self.advance()
-        nxt = self.peek()
-        if nxt.kind == "=":
+        nxt = self.kinds[self.i]
+        if nxt == "=":
             self.advance()
             key = self.check_key(first)
             value = self.value()
             self.graph_attrs({key: (value, self.pos(first))}, scope)
             return
         node_id = self.check_node_id(first)
-        if nxt.kind == ARROW:
+        if nxt == ARROW:
             self.edge_statement(first, node_id, scope)
         else:
-            attrs = self.attr_block() if nxt.kind == "[" else {}
+            attrs = self.attr_block() if nxt == "[" else {}
             self.node_statement(node_id, self.pos(first), attrs, scope)
 
     def node_statement(self, node_id: str, pos: SourcePos, attrs: Attrs, scope: _Scope) -> None:
-        if not self.graph.has_node(node_id):
-            attrs = {**scope.node_defaults, **attrs}
+        if node_id not in self.graph.nx:
+            if scope.node_defaults:
+                attrs = {**scope.node_defaults, **attrs}
             scope.members.append(node_id)
-        values = {k: v for k, (v, _) in attrs.items()}
-        positions = {k: p for k, (_, p) in attrs.items()}
+        values = {k: v[0] for k, v in attrs.items()}
+        positions = {k: v[1] for k, v in attrs.items()}
         self.graph.add_node(node_id, values, pos, positions)
 
-    def edge_statement(self, first: Token, first_id: str, scope: _Scope) -> None:
+    def edge_statement(self, first: int, first_id: str, scope: _Scope) -> None:
         ends: list[tuple[str, SourcePos]] = [(first_id, self.pos(first))]
-        while self.peek().kind == ARROW:
+        kinds = self.kinds
+        while kinds[self.i] == ARROW:
             self.advance()
-            token = self.advance()
-            if token.kind != WORD or self.keyword(token) is not None:
-                raise self.fail(token, f"expected a node id after '->', found {describe(token)}")
-            ends.append((self.check_node_id(token), self.pos(token)))
-        attrs = {**scope.edge_defaults, **(self.attr_block() if self.peek().kind == "[" else {})}
-        values = {k: v for k, (v, _) in attrs.items()}
-        positions = {k: p for k, (_, p) in attrs.items()}
+            i = self.advance()
+            if kinds[i] != WORD or self.keyword(i) is not None:
+                raise self.fail(i, f"expected a node id after '->', found {self.found(i)}")
+            ends.append((self.check_node_id(i), self.pos(i)))
+        attrs = {**scope.edge_defaults, **(self.attr_block() if kinds[self.i] == "[" else {})}
+        values = {k: v[0] for k, v in attrs.items()}
+        positions = {k: v[1] for k, v in attrs.items()}
+        graph = self.graph
         for node_id, pos in ends:
-            if not self.graph.has_node(node_id):
+            if node_id not in graph.nx:
                 self.node_statement(node_id, pos, {}, scope)
-                self.graph.nx.nodes[node_id]["declared"] = False
+                graph.nx.nodes[node_id]["declared"] = False
         for (source, pos), (target, _) in zip(ends, ends[1:], strict=False):
-            self.graph.add_edge(source, target, values, pos, positions)
+            graph.add_edge(source, target, values, pos, positions)
 
     def attr_block(self) -> Attrs:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
         self.expect("[", "'[' to start an attribute list")
+        kinds = self.kinds
         attrs: Attrs = {}
-        while self.peek().kind != "]":
-            key_token = self.advance()
-            if key_token.kind != WORD:
+        while kinds[self.i] != "]":
+            key_i = self.advance()
+            if kinds[key_i] != WORD:
                 raise self.fail(
-                    key_token, f"expected an attribute name or ']', found {describe(key_token)}"
+                    key_i, f"expected an attribute name or ']', found {self.found(key_i)}"
                 )
-            key = self.check_key(key_token)
+            key = self.check_key(key_i)
             self.expect("=", f"'=' after attribute name '{key}'")
-            attrs[key] = (self.value(), self.pos(key_token))
-            sep = self.peek()
-            if sep.kind == ",":
+            attrs[key] = (self.value(), self.pos(key_i))
+            sep = kinds[self.i]
+            if sep == ",":
                 self.advance()
-            elif sep.kind != "]":
+            elif sep != "]":
                 raise self.fail(
-                    sep,
-                    f"expected ',' between attributes or ']' to close the list, "
-                    f"found {describe(sep)}",
+                    self.i,
+                    "expected ',' between attributes or ']' to close the list, "
+                    f"found {self.found(self.i)}",
                 )
         self.advance()
         return attrs
 
     def value(self) -> str:
-        token = self.advance()
-        if token.kind in (STRING, WORD):
-            return token.value
-        raise self.fail(
-            token, f"expected a value (quoted string, number, word), found {describe(token)}"
-        )
+        i = self.advance()
+        if self.kinds[i] in (STRING, WORD):
+            return self.values[i]
+        raise self.fail(i, f"expected a value (quoted string, number, word), found {self.found(i)}")
 
-    def check_node_id(self, token: Token) -> str:
-        if not _NODE_ID.fullmatch(token.value):
+    def check_node_id(self, i: int) -> str:
+        value = self.values[i]
+        if not _NODE_ID.fullmatch(value):
             raise self.fail(
-                token,
-                f"invalid node id {describe(token)}: "
+                i,
+                f"invalid node id {self.found(i)}: "
                 "use letters, digits and _ (not starting with a digit)",
             )
-        return token.value
+        return value
 
-    def check_key(self, token: Token) -> str:
-        if not _KEY.fullmatch(token.value):
+    def check_key(self, i: int) -> str:
+        value = self.values[i]
+        if not _KEY.fullmatch(value):
             raise self.fail(
-                token, f"invalid attribute name {describe(token)}: use letters, digits, _ and dots"
+                i, f"invalid attribute name {self.found(i)}: use letters, digits, _ and dots"
             )
-        return token.value
+        return value
 
 
 def parse_dot(text: str, *, file: str = "<string>") -> Graph:
@@ -293,7 +311,15 @@ def parse_dot(text: str, *, file: str = "<string>") -> Graph:
     Raises:
         PipelineSyntaxError: with file, line, column and what was expected.
     """
-    return _Parser(text, file).parse()
+    # Parsing allocates many long-lived objects; pausing the cyclic garbage
+    # collector meanwhile avoids repeated full collections on large files.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Parser(text, file).parse()
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def read_source(path: str | Path) -> str:

@@ -8,7 +8,7 @@ from attractor.errors import ConditionError, StylesheetError
 from attractor.pipeline.conditions import parse_condition
 from attractor.pipeline.diagnostics import Diagnostic
 from attractor.pipeline.graph import Edge, Graph, Node, SourcePos
-from attractor.pipeline.lint.base import at, did_you_mean, rule_list
+from attractor.pipeline.lint.base import at, did_you_mean, facts, rule_list
 from attractor.pipeline.lint.registry import known_types
 from attractor.pipeline.schema import (
     FIDELITY_MODES,
@@ -28,9 +28,10 @@ _OWN_RULE = frozenset({"fidelity", "default_fidelity"})
 
 
 def _items(graph: Graph) -> Iterator[Item]:
+    known = facts(graph)
     yield graph
-    yield from graph.nodes()
-    yield from graph.edges()
+    yield from known.nodes
+    yield from known.edges
 
 
 def _once(seen: set[tuple[str, SourcePos | None]], key: str, item: Item) -> bool:
@@ -128,7 +129,7 @@ def type_known(graph: Graph) -> list[Diagnostic]:
     """An explicit ``type`` names a registered handler type."""
     types = known_types()
     found: list[Diagnostic] = []
-    for node in graph.nodes():
+    for node in facts(graph).nodes:
         value = node.attrs.get("type", "").strip()
         if not value or value in types:
             continue
@@ -160,9 +161,9 @@ def prompt_on_llm_nodes(graph: Graph) -> list[Diagnostic]:
             f"LLM node '{node.id}' has no prompt or label",
             fix=f'add prompt="..." to {node.id}',
         )
-        for node in graph.nodes()
+        for node in facts(graph).nodes
         if node.declared
-        and node.handler_type == "codergen"
+        and facts(graph).types[node.id] == "codergen"
         and not node.attrs.get("prompt", "").strip()
         and not node.attrs.get("label", "").strip()
     ]
@@ -172,7 +173,7 @@ def prompt_on_llm_nodes(graph: Graph) -> list[Diagnostic]:
 def condition_syntax(graph: Graph) -> list[Diagnostic]:
     """Edge conditions parse (operators =, != and &&; keys outcome, preferred_label, context.*)."""
     found: list[Diagnostic] = []
-    for edge in graph.edges():
+    for edge in facts(graph).edges:
         text = edge.attrs.get("condition")
         if not text:
             continue

@@ -3,13 +3,61 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from attractor.pipeline.diagnostics import Diagnostic, Severity
 from attractor.pipeline.graph import Edge, Graph, Node, SourcePos
 
 Check = Callable[[Graph], list[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Views of a graph computed once per ``validate`` call and shared by the rules.
+
+    Building Node/Edge views and sorting edges is the main per-rule cost on
+    large graphs, so rules read these lists instead of calling graph.nodes().
+    """
+
+    nodes: list[Node]
+    edges: list[Edge]
+    types: dict[str, str]
+    starts: list[Node]
+    exits: list[Node]
+
+    @property
+    def start(self) -> Node | None:
+        return self.starts[0] if len(self.starts) == 1 else None
+
+
+_FACTS: dict[int, tuple[Graph, Facts]] = {}
+
+
+def facts(graph: Graph) -> Facts:
+    """The shared views of ``graph`` (cached while :func:`caching` is active)."""
+    cached = _FACTS.get(id(graph))
+    if cached is not None and cached[0] is graph:
+        return cached[1]
+    nodes = graph.nodes()
+    return Facts(
+        nodes,
+        graph.edges(),
+        {n.id: n.handler_type for n in nodes},
+        graph.start_candidates(),
+        graph.exit_candidates(),
+    )
+
+
+@contextmanager
+def caching(graph: Graph) -> Iterator[None]:
+    """Compute ``facts(graph)`` once for the rules that run inside this block."""
+    _FACTS[id(graph)] = (graph, facts(graph))
+    try:
+        yield
+    finally:
+        _FACTS.pop(id(graph), None)
 
 
 @dataclass(frozen=True)

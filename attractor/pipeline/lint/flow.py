@@ -8,14 +8,14 @@ import networkx as nx
 
 from attractor.pipeline.diagnostics import Diagnostic
 from attractor.pipeline.graph import Graph, Node
-from attractor.pipeline.lint.base import at, rule_list
+from attractor.pipeline.lint.base import at, facts, rule_list
 
 RULES, rule = rule_list()
 
 
 def _reachable(graph: Graph) -> set[str] | None:
     """Ids reachable from the single start node (itself included), or None without one."""
-    start = graph.start_node()
+    start = facts(graph).start
     if start is None:
         return None
     return {start.id, *nx.descendants(graph.nx, start.id)}
@@ -35,7 +35,7 @@ def reachability(graph: Graph) -> list[Diagnostic]:
             f"node '{node.id}' cannot be reached from the start node",
             fix=f"add an edge into {node.id}, or delete it",
         )
-        for node in graph.nodes()
+        for node in facts(graph).nodes
         if node.id not in reached
     ]
 
@@ -48,7 +48,7 @@ def exit_reachable(graph: Graph) -> list[Diagnostic]:
     never finish.
     """
     reached = _reachable(graph)
-    exits = [n.id for n in graph.exit_candidates()]
+    exits = [n.id for n in facts(graph).exits]
     if reached is None or not exits:
         return []
     can_finish = set(exits)
@@ -62,7 +62,7 @@ def exit_reachable(graph: Graph) -> list[Diagnostic]:
             f"node '{node.id}' has no path to the exit; a run that gets here can never finish",
             fix=f"add an edge from {node.id} (or a node after it) towards the exit",
         )
-        for node in graph.nodes()
+        for node in facts(graph).nodes
         if node.id in reached and node.id not in can_finish
     ]
 
@@ -71,11 +71,12 @@ def exit_reachable(graph: Graph) -> list[Diagnostic]:
 def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
     """Every parallel fan-out (component / type parallel) reaches a fan-in node."""
     found: list[Diagnostic] = []
-    for node in graph.nodes():
-        if node.handler_type != "parallel":
+    known = facts(graph)
+    for node in known.nodes:
+        if known.types[node.id] != "parallel":
             continue
         after = nx.descendants(graph.nx, node.id)
-        if not any(graph.node(n).handler_type == "parallel.fan_in" for n in after):
+        if not any(known.types[n] == "parallel.fan_in" for n in after):
             found.append(
                 at(
                     "fan_in_reachable",
@@ -88,12 +89,12 @@ def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
     return found
 
 
-def _bounds_loop(node: Node) -> bool:
+def _bounds_loop(node: Node, handler_type: str) -> bool:
     """A node that stops a loop: a visit limit, a goal gate, a human's choice, the exit."""
     return (
-        node.handler_type in ("wait.human", "exit")
+        handler_type in ("wait.human", "exit")
         or "max_visits" in node.attrs
-        or node.get("goal_gate") is True
+        or ("goal_gate" in node.attrs and node.get("goal_gate") is True)
     )
 
 
@@ -106,11 +107,12 @@ def unbounded_loop(graph: Graph) -> list[Diagnostic]:
     """
     if "default_max_visits" in graph.attrs:
         return []
+    known = facts(graph)
     free: Any = nx.DiGraph()
-    free.add_nodes_from(n.id for n in graph.nodes() if not _bounds_loop(n))
+    free.add_nodes_from(n.id for n in known.nodes if not _bounds_loop(n, known.types[n.id]))
     free.add_edges_from(
         (e.source, e.target)
-        for e in graph.edges()
+        for e in known.edges
         if not e.condition and e.source in free and e.target in free
     )
     order = {node_id: i for i, node_id in enumerate(graph.nx.nodes)}

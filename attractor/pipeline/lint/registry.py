@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
@@ -54,9 +55,18 @@ def _sort_key(d: Diagnostic) -> tuple[str, int, int, str]:
 
 def validate(graph: Graph, extra_rules: Iterable[LintRule] = ()) -> list[Diagnostic]:
     """Run every rule and return all diagnostics sorted by file, line, column."""
+    from attractor.pipeline.lint.base import caching
+
     found: list[Diagnostic] = []
-    for rule in (*builtin_rules(), *_CUSTOM_RULES, *extra_rules):
-        found.extend(rule.apply(graph))
+    was_enabled = gc.isenabled()
+    gc.disable()  # rules allocate many short views; full collections only cost time here
+    try:
+        with caching(graph):
+            for rule in (*builtin_rules(), *_CUSTOM_RULES, *extra_rules):
+                found.extend(rule.apply(graph))
+    finally:
+        if was_enabled:
+            gc.enable()
     return sorted(found, key=_sort_key)
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from attractor.pipeline.diagnostics import Diagnostic
 from attractor.pipeline.graph import Edge, Graph, Node
-from attractor.pipeline.lint.base import at, did_you_mean, rule_list
+from attractor.pipeline.lint.base import at, did_you_mean, facts, rule_list
 
 RULES, rule = rule_list()
 
@@ -14,7 +14,7 @@ RULES, rule = rule_list()
 @rule("start_node")
 def start_node(graph: Graph) -> list[Diagnostic]:
     """Exactly one start node (shape=Mdiamond, else an id start/Start)."""
-    found = graph.start_candidates()
+    found = facts(graph).starts
     if not found:
         return [
             at(
@@ -40,7 +40,7 @@ def start_node(graph: Graph) -> list[Diagnostic]:
 @rule("terminal_node")
 def terminal_node(graph: Graph) -> list[Diagnostic]:
     """Exactly one exit node (shape=Msquare, else an id exit/end)."""
-    found = graph.exit_candidates()
+    found = facts(graph).exits
     if not found:
         return [
             at(
@@ -66,7 +66,7 @@ def terminal_node(graph: Graph) -> list[Diagnostic]:
 @rule("start_no_incoming")
 def start_no_incoming(graph: Graph) -> list[Diagnostic]:
     """The start node has no incoming edges (it runs once, at the beginning)."""
-    start = graph.start_node()
+    start = facts(graph).start
     if start is None:
         return []
     return [
@@ -92,7 +92,7 @@ def exit_no_outgoing(graph: Graph) -> list[Diagnostic]:
             f"edge {edge.source} -> {edge.target} leaves the exit node",
             fix="remove the edge, or route through another node before the exit",
         )
-        for node in graph.exit_candidates()
+        for node in facts(graph).exits
         for edge in node.outgoing()
     ]
 
@@ -113,9 +113,10 @@ def edge_target_exists(graph: Graph) -> list[Diagnostic]:
     certainly a typo that silently creates an empty stage, so it is an ERROR
     with a did-you-mean.
     """
-    declared = [n.id for n in graph.nodes() if n.declared]
+    nodes = facts(graph).nodes
+    declared = [n.id for n in nodes if n.declared]
     found: list[Diagnostic] = []
-    for node in graph.nodes():
+    for node in nodes:
         if not node.declared:
             found.append(replace(_undeclared(graph, node, declared), node=node.id))
     return found
@@ -171,8 +172,9 @@ _RETRY_KEYS = ("retry_target", "fallback_retry_target")
 def retry_target_exists(graph: Graph) -> list[Diagnostic]:
     """retry_target and fallback_retry_target (node or graph) name existing nodes."""
     found: list[Diagnostic] = []
-    ids = [n.id for n in graph.nodes()]
-    items: list[Graph | Node] = [graph, *graph.nodes()]
+    nodes = facts(graph).nodes
+    ids = [n.id for n in nodes]
+    items: list[Graph | Node] = [graph, *nodes]
     for item in items:
         for key in _RETRY_KEYS:
             target = item.attrs.get(key, "").strip()
@@ -207,7 +209,8 @@ def goal_gate_has_retry(graph: Graph) -> list[Diagnostic]:
             key="goal_gate",
             fix=f"add retry_target=<node to go back to> on {node.id} or on the graph",
         )
-        for node in graph.nodes()
-        if node.get("goal_gate") is True
+        for node in facts(graph).nodes
+        if "goal_gate" in node.attrs
+        and node.get("goal_gate") is True
         and not any(node.attrs.get(k, "").strip() for k in _RETRY_KEYS)
     ]

@@ -1,0 +1,70 @@
+"""Print parse and lint throughput and the cold wall time of ``attractor lint``.
+
+Usage: python benchmarks/bench_parse.py [RUNS]
+
+Targets: parse >= 20,000 nodes/s warm; ``attractor lint`` on 10,000 nodes
+< 1.5 s cold and on 10 nodes < 0.3 s cold.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gen_dot import generate  # noqa: E402
+
+from attractor.pipeline.lint import validate  # noqa: E402
+from attractor.pipeline.parser import parse_dot  # noqa: E402
+from attractor.pipeline.transforms import apply_transforms  # noqa: E402
+
+SIZES = (10, 100, 1_000, 10_000)
+
+
+def median_seconds(action: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cold_lint(path: Path, runs: int) -> float:
+    def once() -> None:
+        subprocess.run(
+            [sys.executable, "-m", "attractor", "lint", str(path)],
+            capture_output=True,
+            check=False,
+        )
+
+    return median_seconds(once, runs)
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    print(f"{'nodes':>7} {'parse s':>9} {'parse n/s':>10} {'lint s':>8} {'lint n/s':>10} {'cold CLI s':>11}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in SIZES:
+            text = generate(size)
+            graph = apply_transforms(parse_dot(text))
+            assert validate(graph) == [], "generated pipelines must lint clean"
+            parse = median_seconds(lambda text=text: parse_dot(text), runs)
+            lint = median_seconds(lambda graph=graph: validate(graph), runs)
+            path = Path(tmp) / f"bench_{size}.dot"
+            path.write_text(text, encoding="utf-8")
+            cold = cold_lint(path, runs)
+            print(
+                f"{size:>7} {parse:>9.4f} {size / parse:>10.0f} {lint:>8.4f} {size / lint:>10.0f}"
+                f" {cold:>11.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
