@@ -49,7 +49,8 @@ def cold_lint(path: Path, runs: int) -> float:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    print(f"{'nodes':>7} {'parse s':>9} {'parse n/s':>10} {'lint s':>8} {'lint n/s':>10} {'cold CLI s':>11}")
+    heads = ("nodes", "parse s", "parse n/s", "lint s", "lint n/s", "cold CLI s")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(heads, (7, 9, 10, 8, 10, 11), strict=True)))
     with tempfile.TemporaryDirectory() as tmp:
         for size in SIZES:
             text = generate(size)

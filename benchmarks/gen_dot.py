@@ -18,7 +18,8 @@ def _node(i: int) -> str:
     return (
         f"        n{i} [\n"
         f'            label="Stage {i}",\n'
-        f'            prompt="Do step {i} of $goal.\\nQuote: \\"keep it small\\".\\nThen report.",\n'
+        f'            prompt="Do step {i} of $goal.\\n'
+        f'Quote: \\"keep it small\\".\\nThen report.",\n'
         f"            max_turns={10 + i % 90},\n"
         f'            timeout="{5 + i % 10}m",\n'
         f"            max_retries={i % 3},\n"
