@@ -87,6 +87,7 @@ async def test_no_tools_means_no_tool_fields(server: FakeServer, fast_retry: Ret
         response = await model.request(simple_request(max_tokens=300))
     finally:
         await model.aclose()
+        await model.aclose()  # closing twice is allowed
     body = server.bodies[0]
     assert "tools" not in body and "tool_choice" not in body and "system" not in body
     assert body["max_tokens"] == 300
