@@ -87,11 +87,9 @@ def _execute(params: dict[str, Any], plan: Callable[[CommonOptions], _Plan]) -> 
 
 def _print_lint(err: ValidationError) -> None:
     """The diagnostics exactly as ``attractor lint`` prints them, on stderr."""
-    from attractor.cli.lint_cmd import _summary
+    from attractor.cli.lint_cmd import format_text_report
 
-    for diagnostic in err.diagnostics:
-        click.echo(diagnostic.format_text(), err=True)
-    click.echo(_summary(err.diagnostics, 1), err=True)
+    click.echo(format_text_report(err.diagnostics, 1), err=True, nl=False)
 
 
 # -- planning -------------------------------------------------------------------
