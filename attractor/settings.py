@@ -193,10 +193,17 @@ def resolve_settings(
         if f.graph_attr and graph_attrs is not None:
             layers.append((f"graph attribute {f.graph_attr}", graph_attrs.get(f.graph_attr)))
         values[f.name], sources[f.name] = _first(f, layers)
+    _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())
     if values["backend"] is None:
         configured = values["provider"] is not None or values["model"] is not None
         values["backend"] = "llm" if configured else "simulate"
     return Settings(**values, sources=sources)
+
+
+def _check_workdir(workdir: str | None, source: str, cwd: Path) -> None:
+    # Caught here, before a run directory exists, rather than at the first tool call.
+    if workdir is not None and not (cwd / workdir).is_dir():
+        raise SettingError(source, workdir, "expected an existing directory")
 
 
 def _first(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str]:

@@ -79,3 +79,12 @@ def test_broken_toml_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "attractor.toml").write_text("timeout = = 3\n")
     with pytest.raises(UsageError, match="attractor.toml: cannot read config file"):
         resolve_settings(env={}, cwd=tmp_path)
+
+
+def test_workdir_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    assert resolve_settings({"workdir": "work"}, env={}, cwd=tmp_path).workdir == "work"
+    with pytest.raises(SettingError, match='--workdir="nope": expected an existing directory'):
+        resolve_settings({"workdir": "nope"}, env={}, cwd=tmp_path)
+    with pytest.raises(SettingError, match="graph attribute workdir"):
+        resolve_settings(env={}, cwd=tmp_path, graph_attrs={"workdir": "missing"})

@@ -329,3 +329,10 @@ def test_workdir_is_where_tool_steps_run(workspace: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (workspace / "sub" / "out.txt").read_text(encoding="utf-8") == "hi\n"
     assert not (workspace / "out.txt").exists()
+
+
+def test_missing_workdir_is_a_usage_error_before_anything_is_written(workspace: Path) -> None:
+    result = _run(workspace, LINEAR, "--workdir", "nowhere")
+    assert result.exit_code == 2
+    assert 'error: --workdir="nowhere": expected an existing directory' in result.stderr
+    assert not (workspace / "runs").exists()
