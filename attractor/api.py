@@ -1,0 +1,107 @@
+"""The library API the CLI is built on: load, lint, run and resume a pipeline.
+
+Each function takes the same inputs as the matching command; settings are
+resolved exactly as ``attractor run`` resolves them (flags, environment,
+config file, graph attributes, defaults).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attractor.pipeline.diagnostics import Diagnostic
+    from attractor.pipeline.events import Event
+    from attractor.pipeline.graph import Graph
+    from attractor.pipeline.interviewer import Interviewer
+    from attractor.pipeline.runner import RunOptions, RunResult
+    from attractor.settings import Settings
+
+
+def load(path: str | Path) -> Graph:
+    """Parse and transform a pipeline file; raises ValidationError on lint errors."""
+    from attractor.pipeline.runner import prepare_run_graph
+
+    return prepare_run_graph(Path(path))
+
+
+def lint(path: str | Path) -> list[Diagnostic]:
+    """Every diagnostic for a pipeline file (a syntax error is one ``syntax`` diagnostic)."""
+    from attractor.pipeline.transforms import prepare
+
+    return prepare(Path(path))[1]
+
+
+async def run(
+    path: str | Path,
+    *,
+    flags: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    interviewer: Interviewer | None = None,
+    observers: list[Callable[[Event], None]] | None = None,
+    config_file: str | None = None,
+) -> RunResult:
+    """Lint and run a pipeline file; ``flags`` are settings as the CLI names them.
+
+    Example: ``await attractor.run("p.dot", flags={"timeout": "5m", "max_turns": "10"})``.
+    """
+    from attractor.pipeline.runner import run_pipeline
+    from attractor.settings import resolve_settings
+
+    graph = load(path)
+    settings = resolve_settings(flags, config_file=config_file, graph_attrs=graph.attrs)
+    options = _options(settings, graph, context, interviewer, observers)
+    try:
+        return await run_pipeline(graph, Path(path), options)
+    finally:
+        if options.backend is not None:
+            await options.backend.aclose()
+
+
+async def resume(
+    run_dir: str | Path,
+    *,
+    flags: Mapping[str, Any] | None = None,
+    interviewer: Interviewer | None = None,
+    observers: list[Callable[[Event], None]] | None = None,
+    config_file: str | None = None,
+) -> RunResult:
+    """Continue a stopped run from its checkpoint."""
+    from attractor.pipeline.rundir import RunDir
+    from attractor.pipeline.runner import resume_pipeline
+    from attractor.settings import resolve_settings
+
+    graph = load(RunDir(Path(run_dir)).pipeline_path)
+    settings = resolve_settings(flags, config_file=config_file, graph_attrs=graph.attrs)
+    options = _options(settings, graph, None, interviewer, observers)
+    try:
+        return await resume_pipeline(Path(run_dir), options)
+    finally:
+        if options.backend is not None:
+            await options.backend.aclose()
+
+
+def _options(
+    settings: Settings,
+    graph: Graph,
+    context: Mapping[str, Any] | None,
+    interviewer: Interviewer | None,
+    observers: list[Callable[[Event], None]] | None,
+) -> RunOptions:
+    from attractor.pipeline.interviewer import AutoApproveInterviewer
+    from attractor.pipeline.runner import RunOptions
+
+    backend = None
+    if settings.backend != "simulate":
+        from attractor.agent.backend import build_backend
+
+        backend = build_backend(settings, graph)
+    return RunOptions(
+        settings=settings,
+        interviewer=interviewer or AutoApproveInterviewer(),
+        context_seed=dict(context or {}),
+        backend=backend,
+        observers=list(observers or []),
+    )
