@@ -16,20 +16,41 @@ from __future__ import annotations
 
 import gc
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from attractor.errors import PipelineError, PipelineSyntaxError
 from attractor.pipeline.graph import Graph, SourcePos
-from attractor.pipeline.lexer import ARROW, EOF, STRING, WORD, Token, describe, scan
+from attractor.pipeline.lexer import (
+    ARROW,
+    ATTR,
+    ATTRS,
+    EOF,
+    STRING,
+    WORD,
+    Token,
+    describe,
+    scan,
+    unescape,
+)
 
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CLASS_DROP = re.compile(r"[^a-z0-9-]")
 _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"})
 
-#: An attribute list as parsed: key -> (value, position of the key).
-Attrs = dict[str, tuple[str, SourcePos]]
+#: An attribute list as parsed: key -> value, and key -> position of the key.
+Attrs = tuple[dict[str, str], dict[str, SourcePos]]
+
+
+def _no_attrs() -> Attrs:
+    return {}, {}
+
+
+def _update(attrs: Attrs, more: Attrs) -> None:
+    attrs[0].update(more[0])
+    attrs[1].update(more[1])
 
 
 def derive_class(label: str) -> str:
@@ -41,8 +62,8 @@ def derive_class(label: str) -> str:
 class _Scope:
     """Defaults and membership of the graph body or one subgraph."""
 
-    node_defaults: Attrs = field(default_factory=dict)
-    edge_defaults: Attrs = field(default_factory=dict)
+    node_defaults: Attrs = field(default_factory=_no_attrs)
+    edge_defaults: Attrs = field(default_factory=_no_attrs)
     members: list[str] = field(default_factory=list)
     label: str | None = None
 
@@ -52,7 +73,9 @@ class _Parser:
 
     def __init__(self, text: str, file: str) -> None:
         self.file = file
-        tokens = scan(text, file=file)
+        tokens = scan(text, file=file, blocks=True)
+        self.text = text
+        self.blocks = tokens.blocks
         self.kinds = tokens.kinds
         self.values = tokens.values
         self.offsets = tokens.offsets
@@ -179,14 +202,15 @@ class _Parser:
         elif word == "graph":
             self.graph_attrs(self.attr_block(), scope)
         elif word == "node":
-            scope.node_defaults.update(self.attr_block())
+            _update(scope.node_defaults, self.attr_block())
         elif word == "edge":
-            scope.edge_defaults.update(self.attr_block())
+            _update(scope.edge_defaults, self.attr_block())
         else:
             raise self.fail(i, "a file holds exactly one digraph; move this one to its own file")
 
     def subgraph(self, parent: _Scope) -> None:
-        scope = _Scope(dict(parent.node_defaults), dict(parent.edge_defaults))
+        nodes, edges = parent.node_defaults, parent.edge_defaults
+        scope = _Scope((dict(nodes[0]), dict(nodes[1])), (dict(edges[0]), dict(edges[1])))
         scope.label = ""  # a subgraph, not the top-level body
         self.body(scope)
         cls = derive_class(scope.label or "")
@@ -202,12 +226,13 @@ class _Parser:
             attrs["class"] = ",".join([*current, cls])
 
     def graph_attrs(self, attrs: Attrs, scope: _Scope) -> None:
+        values, positions = attrs
         if scope.label is not None:  # inside a subgraph: only its label matters
-            if "label" in attrs:
-                scope.label = attrs["label"][0]
+            if "label" in values:
+                scope.label = values["label"]
             return
-        for key, (value, pos) in attrs.items():
-            self.graph.set(key, value, pos)
+        for key, value in values.items():
+            self.graph.set(key, value, positions[key])
 
     def id_statement(self, scope: _Scope) -> None:
         first = self.advance()
@@ -216,22 +241,23 @@ class _Parser:
             self.advance()
             key = self.check_key(first)
             value = self.value()
-            self.graph_attrs({key: (value, self.pos(first))}, scope)
+            self.graph_attrs(({key: value}, {key: self.pos(first)}), scope)
             return
         node_id = self.check_node_id(first)
         if nxt == ARROW:
             self.edge_statement(first, node_id, scope)
         else:
-            attrs = self.attr_block() if nxt == "[" else {}
+            attrs = self.attr_block() if nxt == "[" or nxt == ATTRS else _no_attrs()
             self.node_statement(node_id, self.pos(first), attrs, scope)
 
     def node_statement(self, node_id: str, pos: SourcePos, attrs: Attrs, scope: _Scope) -> None:
+        values, positions = attrs
         if node_id not in self.graph.nx:
-            if scope.node_defaults:
-                attrs = {**scope.node_defaults, **attrs}
+            default_values, default_positions = scope.node_defaults
+            if default_values:
+                values = {**default_values, **values}
+                positions = {**default_positions, **positions}
             scope.members.append(node_id)
-        values = {k: v[0] for k, v in attrs.items()}
-        positions = {k: v[1] for k, v in attrs.items()}
         self.graph.add_node(node_id, values, pos, positions)
 
     def edge_statement(self, first: int, first_id: str, scope: _Scope) -> None:
@@ -243,22 +269,27 @@ class _Parser:
             if kinds[i] != WORD or self.keyword(i) is not None:
                 raise self.fail(i, f"expected a node id after '->', found {self.found(i)}")
             ends.append((self.check_node_id(i), self.pos(i)))
-        attrs = {**scope.edge_defaults, **(self.attr_block() if kinds[self.i] == "[" else {})}
-        values = {k: v[0] for k, v in attrs.items()}
-        positions = {k: v[1] for k, v in attrs.items()}
+        values, positions = scope.edge_defaults
+        if kinds[self.i] == "[" or kinds[self.i] == ATTRS:
+            own_values, own_positions = self.attr_block()
+            values = {**values, **own_values}
+            positions = {**positions, **own_positions}
         graph = self.graph
         for node_id, pos in ends:
             if node_id not in graph.nx:
-                self.node_statement(node_id, pos, {}, scope)
+                self.node_statement(node_id, pos, _no_attrs(), scope)
                 graph.nx.nodes[node_id]["declared"] = False
         for (source, pos), (target, _) in zip(ends, ends[1:], strict=False):
             graph.add_edge(source, target, values, pos, positions)
 
     def attr_block(self) -> Attrs:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
+        if self.kinds[self.i] == ATTRS:
+            return self.scanned_block(self.advance())
         self.expect("[", "'[' to start an attribute list")
         kinds = self.kinds
-        attrs: Attrs = {}
+        values: dict[str, str] = {}
+        positions: dict[str, SourcePos] = {}
         while kinds[self.i] != "]":
             key_i = self.advance()
             if kinds[key_i] != WORD:
@@ -267,7 +298,8 @@ class _Parser:
                 )
             key = self.check_key(key_i)
             self.expect("=", f"'=' after attribute name '{key}'")
-            attrs[key] = (self.value(), self.pos(key_i))
+            values[key] = self.value()
+            positions[key] = self.pos(key_i)
             sep = kinds[self.i]
             if sep == ",":
                 self.advance()
@@ -278,7 +310,21 @@ class _Parser:
                     f"found {self.found(self.i)}",
                 )
         self.advance()
-        return attrs
+        return values, positions
+
+    def scanned_block(self, i: int) -> Attrs:
+        """The items of an ``ATTRS`` token (well formed: the scanner checked)."""
+        starts = self.lines.starts
+        file = self.file
+        values: dict[str, str] = {}
+        positions: dict[str, SourcePos] = {}
+        for match in ATTR.finditer(self.text, self.offsets[i] + 1, self.blocks[i]):
+            key, word, quoted = match.groups()
+            values[key] = unescape(quoted) if word is None else word
+            at = match.start()
+            line = bisect_right(starts, at)
+            positions[key] = SourcePos(file, line, at - starts[line - 1] + 1)
+        return values, positions
 
     def value(self) -> str:
         i = self.advance()
