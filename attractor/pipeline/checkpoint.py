@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,14 @@ class Checkpoint:
         # A shallow dict: asdict() deep-copies, which costs more than the write.
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
-    def save(self, path: Path) -> None:
-        """Write atomically (temp file, fsync, rename) as compact JSON."""
+    def save(self, path: Path, encoder: CheckpointEncoder | None = None) -> None:
+        """Write atomically (temp file, fsync, rename) as compact JSON.
+
+        A run passes its :class:`CheckpointEncoder` so that each write only
+        encodes what changed since the previous one.
+        """
         self.timestamp = time.time()
-        text = json.dumps(self.to_json(), separators=(",", ":"), default=str)
+        text = _dumps(self.to_json()) if encoder is None else encoder.encode(self)
         atomic_write_text(path, text + "\n")
 
     @classmethod
@@ -89,3 +94,118 @@ class Checkpoint:
             return cls(**{k: v for k, v in data.items() if k in known})
         except TypeError as exc:
             raise CheckpointError(f"{path}: malformed checkpoint: {exc}") from None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+class _ListCache:
+    """The JSON of a list that only grows (completed nodes): new items are encoded once."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.body = ""
+
+    def encode(self, values: list[Any]) -> str:
+        n = len(self.items)
+        if len(values) < n or values[:n] != self.items:
+            self.items, self.body, n = [], "", 0
+        if len(values) > n:
+            added = values[n:]
+            self.items += added
+            tail = _dumps(added)[1:-1]
+            self.body = f"{self.body},{tail}" if self.body else tail
+        return f"[{self.body}]"
+
+
+class _MapCache:
+    """The JSON of a dict of scalars (statuses, counters) keyed by node id.
+
+    Only the entries of ``candidates`` (the nodes touched since the previous
+    write) are re-encoded; a cheap comparison with the previous state then
+    checks that nothing else changed, else the whole dict is encoded again.
+    The candidates only make it fast, never wrong: the result always parses to
+    the dict, in the dict's order for statuses.
+    """
+
+    def __init__(self, ordered: bool) -> None:
+        #: The dict as last encoded, and each entry's JSON in the same order.
+        self.prev: dict[Any, Any] = {}
+        self.parts: dict[Any, str] = {}
+        self.body = ""
+        self.ordered = ordered
+
+    def encode(self, values: Mapping[Any, Any], candidates: list[str]) -> str:
+        prev, parts = self.prev, self.parts
+        appended: list[str] = []
+        rewritten = False
+        for key in candidates:
+            if key not in values:
+                continue
+            value = values[key]
+            if key in prev:
+                if type(prev[key]) is type(value) and prev[key] == value:
+                    continue
+                rewritten = True
+            else:
+                appended.append(key)
+            prev[key] = value
+            parts[key] = _dumps(key) + ":" + _dumps(value)
+        if len(appended) > 1 or len(prev) != len(values) or prev != values:
+            return self._rebuild(values)
+        if not self._same_order(values):
+            return self._rebuild(values)
+        if rewritten:
+            self.body = ",".join(parts.values())
+        elif appended:
+            new = parts[appended[0]]
+            self.body = f"{self.body},{new}" if self.body else new
+        return f"{{{self.body}}}"
+
+    def _same_order(self, values: Mapping[Any, Any]) -> bool:
+        # The order of statuses matters (goal gates are checked in it on resume);
+        # counters are compared as mappings.
+        return not self.ordered or list(values) == list(self.prev)
+
+    def _rebuild(self, values: Mapping[Any, Any]) -> str:
+        if not all(type(key) is str for key in values):  # json.dumps converts other keys
+            self.prev, self.parts, self.body = {}, {}, ""
+            return _dumps(dict(values))
+        self.prev = dict(values)
+        self.parts = {k: _dumps(k) + ":" + _dumps(v) for k, v in values.items()}
+        self.body = ",".join(self.parts.values())
+        return f"{{{self.body}}}"
+
+
+class CheckpointEncoder:
+    """Encodes successive checkpoints of one run, re-encoding only what changed.
+
+    The output parses to what ``json.dumps(checkpoint.to_json())`` gives.
+    Completed nodes, statuses, retries and visits grow with the run; encoding
+    them whole at every node made each checkpoint cost O(nodes run so far).
+    """
+
+    def __init__(self) -> None:
+        self._completed = _ListCache()
+        self._maps = {
+            "node_outcomes": _MapCache(ordered=True),
+            "node_retries": _MapCache(ordered=False),
+            "node_visits": _MapCache(ordered=False),
+        }
+
+    def encode(self, checkpoint: Checkpoint) -> str:
+        done = len(self._completed.items)
+        candidates = list(checkpoint.completed_nodes[done:])
+        candidates += [n for n in (checkpoint.current_node, checkpoint.next_node) if n]
+        parts = []
+        for name in checkpoint.__dataclass_fields__:
+            value = getattr(checkpoint, name)
+            if name == "completed_nodes":
+                text = self._completed.encode(value)
+            elif name in self._maps:
+                text = self._maps[name].encode(value, candidates)
+            else:
+                text = _dumps(value)
+            parts.append(f'"{name}":{text}')
+        return "{" + ",".join(parts) + "}"

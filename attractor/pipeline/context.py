@@ -38,6 +38,11 @@ class Context:
     def append_log(self, entry: str) -> None:
         self.logs.append(entry)
 
+    def live_values(self) -> dict[str, Any]:
+        """The values themselves, not a copy: for a caller that only reads them at once
+        (the checkpoint serialises them straight away instead of deep-copying)."""
+        return self._values
+
     def snapshot(self) -> dict[str, Any]:
         """A deep copy of all values (what a checkpoint stores)."""
         return copy.deepcopy(self._values)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
+from attractor.pipeline.checkpoint import CheckpointEncoder
 from attractor.pipeline.context import Context
 from attractor.pipeline.eventbus import EventBus
 from attractor.pipeline.events import Event
@@ -86,6 +87,8 @@ class Run:
     results_file: IO[str] | None = None
     #: Closed when the run finishes (the events.jsonl observer).
     closers: list[Callable[[], None]] = field(default_factory=list)
+    #: Keeps the encoded parts of the previous checkpoint (each write encodes changes).
+    checkpoint_encoder: CheckpointEncoder = field(default_factory=CheckpointEncoder)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)
