@@ -48,10 +48,9 @@ async def run(
     Example: ``await attractor.run("p.dot", flags={"timeout": "5m", "max_turns": "10"})``.
     """
     from attractor.pipeline.runner import run_pipeline
-    from attractor.settings import resolve_settings
 
     graph = load(path)
-    settings = resolve_settings(flags, config_file=config_file, graph_attrs=graph.attrs)
+    settings = _resolve(flags, config_file, graph)
     options = _options(settings, graph, context, interviewer, observers)
     try:
         return await run_pipeline(graph, Path(path), options)
@@ -71,16 +70,26 @@ async def resume(
     """Continue a stopped run from its checkpoint."""
     from attractor.pipeline.rundir import RunDir
     from attractor.pipeline.runner import resume_pipeline
-    from attractor.settings import resolve_settings
 
     graph = load(RunDir(Path(run_dir)).pipeline_path)
-    settings = resolve_settings(flags, config_file=config_file, graph_attrs=graph.attrs)
+    settings = _resolve(flags, config_file, graph)
     options = _options(settings, graph, None, interviewer, observers)
     try:
         return await resume_pipeline(Path(run_dir), options)
     finally:
         if options.backend is not None:
             await options.backend.aclose()
+
+
+def _resolve(flags: Mapping[str, Any] | None, config_file: str | None, graph: Graph) -> Settings:
+    from attractor.settings import graph_names_model, resolve_settings
+
+    return resolve_settings(
+        flags,
+        config_file=config_file,
+        graph_attrs=graph.attrs,
+        graph_models=graph_names_model(graph),
+    )
 
 
 def _options(

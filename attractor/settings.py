@@ -18,14 +18,18 @@ provider layer read the environment.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attractor.errors import SettingError, UsageError
 from attractor.pipeline.schema import MAX_TURNS_LIMIT, PROFILES, parse_duration
+
+if TYPE_CHECKING:
+    from attractor.pipeline.graph import Graph
 
 DURATION_EXPECTED = "expected a duration like 90s, 5m or 1h30m"
 TURNS_EXPECTED = f"must be an integer from 1 to {MAX_TURNS_LIMIT}"
@@ -41,18 +45,26 @@ def _duration(raw: Any) -> float:
         raise ValueError(DURATION_EXPECTED) from None
 
 
-def _turns(raw: Any) -> int:
+def _ascii_int(raw: Any) -> int | None:
+    # str.isdigit() also accepts superscripts and full-width digits; users mean 0-9.
     text = str(raw).strip()
-    if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= MAX_TURNS_LIMIT:
-        raise ValueError(TURNS_EXPECTED)
+    if isinstance(raw, bool) or not re.fullmatch(r"[0-9]+", text):
+        return None
     return int(text)
+
+
+def _turns(raw: Any) -> int:
+    value = _ascii_int(raw)
+    if value is None or not 1 <= value <= MAX_TURNS_LIMIT:
+        raise ValueError(TURNS_EXPECTED)
+    return value
 
 
 def _positive_int(raw: Any) -> int:
-    text = str(raw).strip()
-    if isinstance(raw, bool) or not text.isdigit() or int(text) < 1:
+    value = _ascii_int(raw)
+    if value is None or value < 1:
         raise ValueError("must be a positive integer")
-    return int(text)
+    return value
 
 
 def _profile(raw: Any) -> str:
@@ -172,10 +184,14 @@ def resolve_settings(
     cwd: Path | None = None,
     config_file: str | None = None,
     graph_attrs: Mapping[str, str] | None = None,
+    graph_models: bool = False,
 ) -> Settings:
     """Resolve every setting from flags, environment, config file, graph, defaults.
 
     ``flags`` maps setting names (``max_turns``) to CLI values; None means not given.
+    ``graph_models`` says the graph's LLM nodes name a model or provider (see
+    :func:`graph_names_model`); the backend then defaults to ``llm``, as it does
+    when a provider or model is configured for the run.
     """
     flags = flags or {}
     unknown = set(flags) - set(FIELD_NAMES)
@@ -196,8 +212,18 @@ def resolve_settings(
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())
     if values["backend"] is None:
         configured = values["provider"] is not None or values["model"] is not None
-        values["backend"] = "llm" if configured else "simulate"
+        values["backend"] = "llm" if configured or graph_models else "simulate"
+        if graph_models and not configured:
+            sources["backend"] = "graph node llm_model/llm_provider"
     return Settings(**values, sources=sources)
+
+
+def graph_names_model(graph: Graph) -> bool:
+    """True when an LLM node names a model or provider (itself or by the stylesheet)."""
+    return any(
+        node.handler_type == "codergen" and (node.raw("llm_model") or node.raw("llm_provider"))
+        for node in graph.nodes()
+    )
 
 
 def _check_workdir(workdir: str | None, source: str, cwd: Path) -> None:

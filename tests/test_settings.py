@@ -88,3 +88,16 @@ def test_workdir_must_exist(tmp_path: Path) -> None:
         resolve_settings({"workdir": "nope"}, env={}, cwd=tmp_path)
     with pytest.raises(SettingError, match="graph attribute workdir"):
         resolve_settings(env={}, cwd=tmp_path, graph_attrs={"workdir": "missing"})
+
+
+@pytest.mark.parametrize("value", ["²", "０５", "5 turns", "true"])
+def test_only_plain_ascii_integers_are_turn_counts(tmp_path: Path, value: str) -> None:
+    with pytest.raises(SettingError, match="must be an integer from 1 to 500"):
+        resolve_settings({"max_turns": value}, env={}, cwd=tmp_path)
+
+
+def test_a_graph_that_names_models_defaults_to_the_llm_backend(tmp_path: Path) -> None:
+    s = resolve_settings(env={}, cwd=tmp_path, graph_models=True)
+    assert (s.backend, s.source("backend")) == ("llm", "graph node llm_model/llm_provider")
+    explicit = resolve_settings({"backend": "simulate"}, env={}, cwd=tmp_path, graph_models=True)
+    assert explicit.backend == "simulate"

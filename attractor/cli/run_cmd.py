@@ -34,7 +34,7 @@ from attractor.pipeline.interviewer import (
 )
 from attractor.pipeline.rundir import RunDir
 from attractor.pipeline.runner import RunOptions, RunResult, resume_pipeline, run_pipeline
-from attractor.settings import Settings, resolve_settings
+from attractor.settings import Settings, graph_names_model, resolve_settings
 
 Start = Callable[[RunOptions], Awaitable[RunResult]]
 
@@ -129,7 +129,12 @@ def _load_checked(path: Path, *, quiet: bool) -> Graph:
 
 
 def _settings(options: CommonOptions, graph: Graph) -> Settings:
-    return resolve_settings(options.flags, config_file=options.config, graph_attrs=graph.attrs)
+    return resolve_settings(
+        options.flags,
+        config_file=options.config,
+        graph_attrs=graph.attrs,
+        graph_models=graph_names_model(graph),
+    )
 
 
 def _interviewer(options: CommonOptions) -> Interviewer:

@@ -30,6 +30,8 @@ SETTING_OPTIONS: dict[str, str] = {
     "provider": "provider",
     "model": "model",
     "base_url": "base_url",
+    "kill_grace": "kill_grace",
+    "shell_timeout_cap": "shell_timeout_cap",
 }
 
 
@@ -85,6 +87,8 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--provider", "NAME", "Model provider (openai, anthropic)."),
     ("--model", "ID", "Model id."),
     ("--base-url", "URL", "Base URL of an OpenAI-compatible server."),
+    ("--kill-grace", "D", "Wait D between SIGTERM and SIGKILL when stopping commands."),
+    ("--shell-timeout-cap", "D", "Longest timeout an agent may give one shell command."),
 ]
 
 

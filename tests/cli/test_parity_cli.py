@@ -288,6 +288,11 @@ def test_stylesheet_applies_a_model_to_nodes_by_shape(workspace: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "ANTHROPIC_API_KEY" in result.stderr
     assert run_dir is None
+    # Naming a model in the graph is enough to make llm the default backend.
+    implicit, run_dir = _run(workspace, text)
+    assert implicit.exit_code == 2, implicit.output
+    assert "ANTHROPIC_API_KEY" in implicit.stderr
+    assert run_dir is None
 
 
 def test_prompt_goal_expansion(workspace: Path) -> None:

@@ -336,3 +336,11 @@ def test_missing_workdir_is_a_usage_error_before_anything_is_written(workspace: 
     assert result.exit_code == 2
     assert 'error: --workdir="nowhere": expected an existing directory' in result.stderr
     assert not (workspace / "runs").exists()
+
+
+def test_kill_grace_and_shell_timeout_cap_flags_are_validated(workspace: Path) -> None:
+    result = _run(workspace, LINEAR, "--kill-grace", "soon")
+    assert result.exit_code == 2
+    assert '--kill-grace="soon": expected a duration' in result.stderr
+    ok = _run(workspace, LINEAR, "--shell-timeout-cap", "2m", "-q")
+    assert ok.exit_code == 0, ok.output
