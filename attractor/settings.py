@@ -17,6 +17,7 @@ provider layer read the environment.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -142,9 +143,15 @@ class Settings:
     kill_grace: float = 2.0
     shell_timeout_cap: float = 600.0
     sources: dict[str, str] = field(default_factory=dict)
+    #: Each value as the user wrote it (``"90s"``), for messages that echo it.
+    texts: dict[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
         return self.sources.get(name, "default")
+
+    def text(self, name: str) -> str | None:
+        """The value of ``name`` as written by the user, or None for a default."""
+        return self.texts.get(name)
 
 
 def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, Any]] | None:
@@ -152,17 +159,32 @@ def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, 
     if explicit is not None:
         path = Path(explicit)
         if not path.is_file():
-            raise UsageError(f"config file {explicit} does not exist; check the --config path")
-        return path.name, _read_toml(path, pyproject=path.name == "pyproject.toml")
-    local = cwd / "attractor.toml"
-    if local.is_file():
-        return local.name, _read_toml(local, pyproject=False)
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
-        table = _read_toml(pyproject, pyproject=True)
-        if table:
-            return "pyproject.toml [tool.attractor]", table
-    return None
+            what = "is a directory" if path.is_dir() else "does not exist"
+            raise UsageError(f"config file {explicit} {what}; check the --config path")
+        label = path.name
+        table = _read_toml(path, pyproject=path.name == "pyproject.toml")
+    elif (cwd / "attractor.toml").is_file():
+        label = "attractor.toml"
+        table = _read_toml(cwd / label, pyproject=False)
+    elif (cwd / "pyproject.toml").is_file():
+        label = "pyproject.toml [tool.attractor]"
+        table = _read_toml(cwd / "pyproject.toml", pyproject=True)
+        if not table:
+            return None
+    else:
+        return None
+    _check_keys(label, table)
+    return label, table
+
+
+def _check_keys(label: str, table: dict[str, Any]) -> None:
+    # A misspelt key would otherwise be ignored without a word.
+    for key in table:
+        if key not in FIELD_NAMES:
+            close = difflib.get_close_matches(key, FIELD_NAMES, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            known = ", ".join(FIELD_NAMES)
+            raise UsageError(f"{label}: unknown setting {key!r}{hint} (known: {known})")
 
 
 def _read_toml(path: Path, *, pyproject: bool) -> dict[str, Any]:
@@ -201,6 +223,7 @@ def resolve_settings(
     config = find_config(cwd or Path.cwd(), config_file)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    texts: dict[str, str] = {}
     for f in _FIELDS:
         layers: list[tuple[str, Any]] = [(f.flag, flags.get(f.name)), (f.env, env.get(f.env))]
         if config is not None:
@@ -208,14 +231,16 @@ def resolve_settings(
             layers.append((f"{label}: {f.name}", table.get(f.name)))
         if f.graph_attr and graph_attrs is not None:
             layers.append((f"graph attribute {f.graph_attr}", graph_attrs.get(f.graph_attr)))
-        values[f.name], sources[f.name] = _first(f, layers)
+        values[f.name], sources[f.name], raw = _first(f, layers)
+        if raw is not None:
+            texts[f.name] = str(raw).strip()
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())
     if values["backend"] is None:
         configured = values["provider"] is not None or values["model"] is not None
         values["backend"] = "llm" if configured or graph_models else "simulate"
         if graph_models and not configured:
             sources["backend"] = "graph node llm_model/llm_provider"
-    return Settings(**values, sources=sources)
+    return Settings(**values, sources=sources, texts=texts)
 
 
 def graph_names_model(graph: Graph) -> bool:
@@ -232,12 +257,12 @@ def _check_workdir(workdir: str | None, source: str, cwd: Path) -> None:
         raise SettingError(source, workdir, "expected an existing directory")
 
 
-def _first(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str]:
+def _first(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str, Any]:
     for source, raw in layers:
         if raw is None or (isinstance(raw, str) and raw == "" and source == f.env):
             continue
         try:
-            return f.parse(raw), source
+            return f.parse(raw), source, raw
         except ValueError as exc:
             raise SettingError(source, raw, str(exc)) from None
-    return f.default, "default"
+    return f.default, "default", None

@@ -101,3 +101,19 @@ def test_a_graph_that_names_models_defaults_to_the_llm_backend(tmp_path: Path) -
     assert (s.backend, s.source("backend")) == ("llm", "graph node llm_model/llm_provider")
     explicit = resolve_settings({"backend": "simulate"}, env={}, cwd=tmp_path, graph_models=True)
     assert explicit.backend == "simulate"
+
+
+def test_unknown_config_key_is_refused_with_a_suggestion(tmp_path: Path) -> None:
+    (tmp_path / "attractor.toml").write_text('timout = "5m"\n')
+    with pytest.raises(UsageError, match="attractor.toml: unknown setting 'timout'; did you mean"):
+        resolve_settings(env={}, cwd=tmp_path)
+
+
+def test_config_path_that_is_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="is a directory"):
+        resolve_settings(env={}, cwd=tmp_path, config_file=str(tmp_path))
+
+
+def test_values_are_kept_as_written(tmp_path: Path) -> None:
+    s = resolve_settings({"timeout": "90s"}, env={}, cwd=tmp_path)
+    assert (s.timeout, s.text("timeout"), s.text("max_turns")) == (90.0, "90s", None)
