@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import subprocess
+import threading
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from attractor.agent.tools import ToolContext, ToolResult, default_registry
+from attractor.agent.tools.base import threaded
 from attractor.agent.tools.search import MAX_MATCHES
 from attractor.llm.types import ToolCall
 
@@ -165,6 +173,98 @@ async def test_search_refuses_dotdot_and_symlink_escapes(tmp_path: Path, workdir
         assert result.is_error and "outside the working directory" in result.output, path
     everywhere = await _call(workdir, "search_file", pattern="password")
     assert everywhere.output == "mine.txt:1: password=mine"
+
+
+# -- special files ------------------------------------------------------------------
+
+PROMPT = 3.0  # seconds; a tool that blocks on a FIFO takes "forever", not this
+
+
+@contextmanager
+def _fifo_unblocker(fifo: Path, after: float) -> Iterator[None]:
+    """After ``after`` seconds, keep opening ``fifo`` for writing so a reader stuck on it
+    gets end-of-file: without the fix the test then fails instead of hanging the suite."""
+    stop = threading.Event()
+
+    def unblock() -> None:
+        if stop.wait(after):
+            return
+        while not stop.wait(0.05):
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError as error:  # ENXIO: nobody is reading it right now
+                assert error.errno == errno.ENXIO
+
+    watchdog = threading.Thread(target=unblock, daemon=True)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watchdog.join()
+
+
+@pytest.fixture
+def fifo(workdir: Path) -> Path:
+    (workdir / "notes.txt").write_text("x marks the spot\n")
+    pipe = workdir / "pipe"
+    os.mkfifo(pipe)
+    return pipe
+
+
+@pytest.mark.anyio
+async def test_search_skips_a_fifo_and_answers_promptly(workdir: Path, fifo: Path) -> None:
+    with _fifo_unblocker(fifo, after=PROMPT):
+        started = time.monotonic()
+        result = await _call(workdir, "search_file", pattern="x")
+        named = await _call(workdir, "search_file", pattern="x", path="pipe")
+        elapsed = time.monotonic() - started
+    assert elapsed < PROMPT
+    assert result.output == "notes.txt:1: x marks the spot"
+    assert named.is_error and "not a regular file" in named.output
+
+
+@pytest.mark.anyio
+async def test_read_edit_and_write_refuse_a_fifo_promptly(workdir: Path, fifo: Path) -> None:
+    with _fifo_unblocker(fifo, after=PROMPT):
+        started = time.monotonic()
+        read = await _call(workdir, "read_file", path="pipe")
+        edit = await _call(workdir, "edit_file", path="pipe", old_string="a", new_string="b")
+        write = await _call(workdir, "write_file", path="pipe", content="x")
+        elapsed = time.monotonic() - started
+    assert elapsed < PROMPT
+    for result in (read, edit, write):
+        assert result.is_error and "pipe is not a regular file" in result.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # not replaced by write_file
+
+
+@pytest.mark.anyio
+async def test_cancelling_a_blocked_threaded_tool_returns_promptly(workdir: Path) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def stuck(context: ToolContext, arguments: dict[str, Any]) -> str:
+        entered.set()
+        release.wait(PROMPT * 2)  # stands in for a system call that never returns
+        return "too late"
+
+    tool = threaded(stuck)
+    outcome: list[str] = []
+    try:
+        started = time.monotonic()
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+
+                async def call() -> None:
+                    outcome.append(await tool(ToolContext(workdir), {}))
+
+                group.start_soon(call)
+                await anyio.to_thread.run_sync(entered.wait, PROMPT)
+                scope.cancel()
+        elapsed = time.monotonic() - started
+    finally:
+        release.set()  # let the abandoned thread end
+    assert scope.cancelled_caught and outcome == []
+    assert elapsed < PROMPT
 
 
 # -- shell ------------------------------------------------------------------------

@@ -123,9 +123,14 @@ class ToolRegistry:
 
 
 def threaded(function: Callable[[ToolContext, dict[str, Any]], str]) -> ToolFunction:
-    """Run a blocking tool function in a worker thread so the event loop stays free."""
+    """Run a blocking tool function in a worker thread so the event loop stays free.
+
+    On cancellation (the run's --timeout, Ctrl-C) the thread is abandoned rather than
+    awaited: a call stuck in a blocking system call must not hold the whole run. The
+    abandoned thread finishes (or stays blocked) on its own; its result is dropped.
+    """
 
     async def run(context: ToolContext, arguments: dict[str, Any]) -> str:
-        return await anyio.to_thread.run_sync(function, context, arguments)
+        return await anyio.to_thread.run_sync(function, context, arguments, abandon_on_cancel=True)
 
     return run

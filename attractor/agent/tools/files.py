@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.agent.tools.base import Tool, ToolContext, schema, threaded
-from attractor.agent.tools.paths import display, resolve_inside
+from attractor.agent.tools.paths import display, read_regular, resolve_inside
 from attractor.errors import PathEscapeError, ToolError
 from attractor.llm.types import ToolDefinition
 
@@ -15,12 +15,18 @@ LISTING_LIMIT = 1000
 _PATH = {"type": "string", "description": "path relative to the working directory"}
 
 
+def _not_regular(raw: str) -> ToolError:
+    return ToolError(f"{raw} is not a regular file (a pipe, socket or device); it cannot be used")
+
+
 def _read_text(path: Path, raw: str) -> str:
     if not path.exists():
         raise ToolError(f"{raw}: no such file; use list_dir, glob or search_file to find it")
     if path.is_dir():
         raise ToolError(f"{raw} is a directory; use list_dir to see its entries")
-    data = path.read_bytes()
+    data = read_regular(path)
+    if data is None:
+        raise _not_regular(raw)
     if b"\0" in data[:8192]:
         raise ToolError(f"{raw} looks like a binary file; it cannot be shown as text")
     return data.decode("utf-8", errors="replace")
@@ -52,6 +58,9 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     path = resolve_inside(ctx.workdir, args["path"])
     if path.is_dir():
         raise ToolError(f"{args['path']} is a directory")
+    if path.exists() and not path.is_file():
+        # Opening a FIFO for writing blocks until someone reads it.
+        raise _not_regular(args["path"])
     path.parent.mkdir(parents=True, exist_ok=True)
     data = str(args["content"]).encode("utf-8")
     path.write_bytes(data)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from attractor.errors import PathEscapeError, ToolError
@@ -40,3 +42,20 @@ def display(path: Path, workdir: Path) -> str:
     except ValueError:
         return str(path)
     return str(relative) if str(relative) != "." else "."
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file, else None (a pipe, socket or device).
+
+    Opening a FIFO for reading blocks until a writer appears, which would hang the
+    tool thread for good; O_NONBLOCK makes that open return at once, and the check
+    on the opened descriptor (not on the name) leaves no window for a swap.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read()

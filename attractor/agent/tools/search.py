@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.agent.tools.base import Tool, ToolContext, schema, threaded
-from attractor.agent.tools.paths import display, resolve_inside
+from attractor.agent.tools.paths import display, read_regular, resolve_inside
 from attractor.errors import PathEscapeError, ToolError
 from attractor.llm.types import ToolDefinition
 
@@ -33,27 +33,31 @@ def _matcher(args: dict[str, Any]) -> Callable[[str], bool]:
 
 
 def _files(root: Path, workdir: Path) -> Iterator[Path]:
-    """Text-file candidates under ``root``, in a stable order, never leaving ``workdir``."""
+    """Regular-file candidates under ``root``, in a stable order, never leaving ``workdir``.
+
+    Pipes, sockets and devices are left out: reading a FIFO would block forever.
+    """
     if root.is_file():
         yield root
         return
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
         for name in sorted(names):
-            path = Path(folder) / name
             try:
-                yield resolve_inside(workdir, str(path))
+                path = resolve_inside(workdir, str(Path(folder) / name))
             except PathEscapeError:
                 continue  # a symlink leading outside the working directory
+            if path.is_file():
+                yield path
 
 
 def _lines(path: Path) -> list[str]:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return []
-    if b"\0" in data[:8192]:
-        return []  # binary
+    if data is None or b"\0" in data[:8192]:
+        return []  # not a regular file (swapped since listed), or binary
     return data.decode("utf-8", errors="replace").splitlines()
 
 
@@ -63,6 +67,8 @@ def search_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     root = resolve_inside(ctx.workdir, raw)
     if not root.exists():
         raise ToolError(f"{raw}: no such file or directory")
+    if not (root.is_file() or root.is_dir()):
+        raise ToolError(f"{raw} is not a regular file or a directory (a pipe, socket or device)")
     matches = _matcher(args)
     shown: list[str] = []
     total = 0
