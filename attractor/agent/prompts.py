@@ -54,6 +54,11 @@ def reflection_message(*, used: int, remaining: int, sprint_limit: int) -> str:
     )
 
 
+def resume_after_reflection() -> str:
+    """The user turn that follows a reflection reply, so work resumes with tools."""
+    return "Thank you. Carry on with the plan you just stated; your tools are available again."
+
+
 def loop_warning(pattern_length: int, repeats: int) -> str:
     """The message injected when the same tool calls keep repeating."""
     what = "the same tool call"

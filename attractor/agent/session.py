@@ -107,6 +107,7 @@ class AgentSession:
         self.turn_limit_reached = False
         self.run_budget_exhausted = False
         self._work_since_reflection = 0
+        self._after_reflection = False
         self._noticed = False
 
     async def run(self) -> SessionResult:
@@ -151,25 +152,33 @@ class AgentSession:
         self.run_budget.exhausted = True
 
     def _add_turn_messages(self, kind: TurnKind) -> None:
-        """The note that goes with this request: reflection, final or budget notice."""
+        """The note that goes with this request: reflection, final, resume or budget notice.
+
+        Notes for one request go out as one user message. A work turn right after a
+        reflection always gets one: otherwise the request would end with the model's
+        own reflection, which a Messages-API provider takes as a prefill to continue
+        and an OpenAI-compatible server simply continues.
+        """
         used = self.turns_used
+        notes: list[str] = []
         if kind == "reflection":
             remaining = self.config.max_turns - used
-            self.messages.append(
-                Message.user(
-                    prompts.reflection_message(
-                        used=used, remaining=remaining, sprint_limit=self.config.sprint_limit
-                    )
-                )
+            sprint = self.config.sprint_limit
+            notes.append(
+                prompts.reflection_message(used=used, remaining=remaining, sprint_limit=sprint)
             )
         elif kind == "final":
             reason = "turn budget" if self.turn_limit_reached else "run's turn budget"
-            self.messages.append(Message.user(prompts.final_turn_note(reason=reason)))
-        elif not self._noticed and used >= math.ceil(NOTICE_AT * self.config.max_turns):
-            self._noticed = True
-            self.messages.append(
-                Message.user(prompts.budget_note(used=used, max_turns=self.config.max_turns))
-            )
+            notes.append(prompts.final_turn_note(reason=reason))
+        else:
+            if self._after_reflection:
+                notes.append(prompts.resume_after_reflection())
+            if not self._noticed and used >= math.ceil(NOTICE_AT * self.config.max_turns):
+                self._noticed = True
+                notes.append(prompts.budget_note(used=used, max_turns=self.config.max_turns))
+        self._after_reflection = False
+        if notes:
+            self.messages.append(Message.user("\n\n".join(notes)))
 
     # -- one request ------------------------------------------------------------
 
@@ -212,6 +221,7 @@ class AgentSession:
             self._work_since_reflection += 1
         elif kind == "reflection":
             self._work_since_reflection = 0
+            self._after_reflection = True
             remaining = self.config.max_turns - turn
             self.transcript.reflection(
                 turn=turn, used=turn, remaining=remaining, text=response.text

@@ -144,6 +144,26 @@ async def test_sprint_limit_two_of_seven_reflects_at_three_and_six(tmp_path: Pat
 
 
 @pytest.mark.anyio
+async def test_after_a_reflection_the_next_request_ends_with_a_user_message(
+    tmp_path: Path,
+) -> None:
+    model = looping_model()
+    await _run(tmp_path, model, max_turns=7, sprint_limit=2)
+    for index, request in enumerate(model.requests):
+        roles = [m.role for m in request.messages]
+        assert roles[-1] in ("user", "tool"), (index, roles)
+        pairs = zip(roles, roles[1:], strict=False)
+        assert ("assistant", "assistant") not in pairs, (index, roles)
+    # Turns 4 and 7 follow reflections: the reflection reply, then a user turn.
+    for index in (3, 6):
+        before, last = model.requests[index].messages[-2:]
+        assert before.role == "assistant" and before.content == "looking around"
+        assert last.role == "user"
+    assert "tools are available again" in model.requests[3].messages[-1].content
+    assert "last turn" in model.requests[6].messages[-1].content
+
+
+@pytest.mark.anyio
 async def test_the_run_budget_gives_the_last_request_as_a_final_turn(tmp_path: Path) -> None:
     run_budget = RunTurnBudget(3)
     result, _ = await _run(tmp_path, looping_model(), max_turns=10, run_budget=run_budget)
