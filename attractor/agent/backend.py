@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+import anyio
+
 from attractor.agent.budget import TurnBudget, resolve_budget
 from attractor.agent.session import AgentSession, SessionConfig, SessionResult
 from attractor.agent.tools import default_registry
@@ -118,14 +120,24 @@ class AgentBackend:
         )
         try:
             result = await session.run()
-        except LLMError as error:
-            # The model failed mid-task: report what was done so far, honestly.
+        except anyio.get_cancelled_exc_class():
+            raise  # the run's --timeout or Ctrl-C: never an outcome of this node
+        except Exception as error:
+            # The model (or anything under it) failed mid-task: report what was
+            # done so far, with the same budget details as any other outcome.
             partial = SessionResult("", session.turns_used, False, False, session.usage)
-            return _outcome(request, budget, partial, StageStatus.FAIL, str(error))
+            return _outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
         return _judge(request, budget, result)
 
     async def aclose(self) -> None:
         await self.models.aclose()
+
+
+def _failure(error: Exception) -> str:
+    """The node's failure reason: our own errors say it all; others get their type."""
+    if isinstance(error, LLMError):
+        return str(error)
+    return f"the agent failed unexpectedly: {type(error).__name__}: {error}"
 
 
 def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> Outcome:

@@ -19,6 +19,7 @@ from attractor.llm.retry import (
     RetryPolicy,
     call_with_retries,
     connection_error,
+    not_an_answer,
     status_error,
 )
 from attractor.llm.types import (
@@ -145,7 +146,7 @@ class AnthropicModel:
         kwargs, notes = self._build_kwargs(request)
 
         async def attempt() -> ModelResponse:
-            return self._translate(await self._send(kwargs))
+            return await self._send(kwargs)
 
         response = await call_with_retries(attempt, self._retry)
         if notes:
@@ -194,13 +195,11 @@ class AnthropicModel:
         kwargs["max_tokens"] += budget
         return ()
 
-    async def _send(self, kwargs: dict[str, Any]) -> AnthropicMessage:
+    async def _send(self, kwargs: dict[str, Any]) -> ModelResponse:
         try:
             if self._stream:
-                async with self._client.messages.stream(**kwargs) as stream:
-                    return await stream.get_final_message()
-            message: AnthropicMessage = await self._client.messages.create(**kwargs)
-            return message
+                return await self._send_streaming(kwargs)
+            return await self._send_plain(kwargs)
         except anthropic.APIStatusError as error:
             raise status_error(
                 error.status_code,
@@ -223,6 +222,41 @@ class AnthropicModel:
             raise connection_error(
                 error, timed_out=False, provider=PROVIDER, model=self._model
             ) from error
+
+    async def _send_plain(self, kwargs: dict[str, Any]) -> ModelResponse:
+        # The raw response keeps the status and content type for a clear error
+        # when a 200 answer is not a message (the SDK would hand back a str, or
+        # raise a bare JSONDecodeError).
+        raw = await self._client.messages.with_raw_response.create(**kwargs)
+        status, content_type = raw.status_code, raw.headers.get("content-type")
+        try:
+            message = await raw.parse()
+            if isinstance(message, AnthropicMessage):
+                return self._translate(message)
+        except (ValueError, AttributeError, TypeError) as error:
+            # Undecodable JSON, or JSON of another shape (fields missing or None).
+            raise self._not_a_message(status, content_type) from error
+        raise self._not_a_message(status, content_type)
+
+    async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
+        async with self._client.messages.stream(**kwargs) as stream:
+            status = stream.response.status_code
+            content_type = stream.response.headers.get("content-type")
+            try:
+                return self._translate(await stream.get_final_message())
+            except (AssertionError, AttributeError, TypeError) as error:
+                # The SDK asserts when no message_start event ever came: the body
+                # was not a Messages stream at all.
+                raise self._not_a_message(status, content_type) from error
+
+    def _not_a_message(self, status: int, content_type: str | None) -> ProviderError:
+        return not_an_answer(
+            "a Messages API reply",
+            status=status,
+            content_type=content_type,
+            provider=PROVIDER,
+            model=self._model,
+        )
 
     def _translate(self, message: AnthropicMessage) -> ModelResponse:
         response, thinking = message_to_response(message, self._model)

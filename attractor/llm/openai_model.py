@@ -18,6 +18,7 @@ from attractor.llm.retry import (
     RetryPolicy,
     call_with_retries,
     connection_error,
+    not_an_answer,
     status_error,
 )
 from attractor.llm.types import (
@@ -32,7 +33,7 @@ from attractor.llm.types import (
 
 try:
     import openai
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 except ImportError as exc:
     raise ProviderNotInstalledError("openai", "openai") from exc
@@ -166,8 +167,7 @@ class OpenAIModel:
         try:
             if self._stream:
                 return await self._send_streaming(kwargs)
-            completion = await self._client.chat.completions.create(**kwargs)
-            return completion_to_response(completion, self._model)
+            return await self._send_plain(kwargs)
         except openai.APIStatusError as error:
             raise status_error(
                 error.status_code,
@@ -191,15 +191,47 @@ class OpenAIModel:
                 error, timed_out=False, provider=PROVIDER, model=self._model
             ) from error
 
+    async def _send_plain(self, kwargs: dict[str, Any]) -> ModelResponse:
+        # The raw response keeps the status and content type for a clear error
+        # when a 200 answer is not a completion (the SDK would hand back a str,
+        # or raise a bare JSONDecodeError).
+        raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
+        status, content_type = raw.status_code, raw.headers.get("content-type")
+        try:
+            completion = raw.parse()
+            if isinstance(completion, ChatCompletion) and isinstance(completion.choices, list):
+                return completion_to_response(completion, self._model)
+        except (ValueError, AttributeError, TypeError) as error:
+            # Undecodable JSON, or JSON of another shape (fields missing or None).
+            raise self._not_a_completion(status, content_type) from error
+        raise self._not_a_completion(status, content_type)
+
     async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
         assembler = StreamAssembler()
-        stream = await self._client.chat.completions.create(
+        stream: AsyncStream[ChatCompletionChunk] = await self._client.chat.completions.create(
             **kwargs, stream=True, stream_options={"include_usage": True}
         )
+        status = stream.response.status_code
+        content_type = stream.response.headers.get("content-type")
         async with stream:
-            async for chunk in stream:
-                assembler.add(chunk)
+            try:
+                async for chunk in stream:
+                    assembler.add(chunk)
+            except (AttributeError, TypeError) as error:  # events that are not chunks
+                raise self._not_a_completion(status, content_type) from error
+        if assembler.chunks == 0:
+            # A page or a JSON body holds no server-sent events at all.
+            raise self._not_a_completion(status, content_type)
         return assembler.response(self._model)
+
+    def _not_a_completion(self, status: int, content_type: str | None) -> ProviderError:
+        return not_an_answer(
+            "a chat completion",
+            status=status,
+            content_type=content_type,
+            provider=PROVIDER,
+            model=self._model,
+        )
 
 
 def message_to_openai(message: Message) -> dict[str, Any]:
@@ -309,9 +341,11 @@ class StreamAssembler:
     finish: str | None = None
     usage: Usage | None = None
     model: str = ""
+    chunks: int = 0
 
     def add(self, chunk: ChatCompletionChunk) -> None:
         """Fold one chunk into the answer so far."""
+        self.chunks += 1
         self.model = self.model or chunk.model
         if chunk.usage is not None:
             self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)

@@ -157,6 +157,29 @@ def connection_error(
     return RetryableProviderError(reason, provider=provider, model=model)
 
 
+def not_an_answer(
+    expected: str,
+    *,
+    status: int | None,
+    content_type: str | None,
+    provider: str,
+    model: str,
+) -> ProviderError:
+    """A successful HTTP answer whose body is not what the API returns.
+
+    Usually the base URL points at something else (a web page, a proxy's login
+    page, another API); retrying will not help, so the error is permanent.
+    """
+    kind = (content_type or "").split(";")[0].strip()
+    got = f" (got {kind})" if kind else ""
+    return ProviderError(
+        f"the server did not answer with {expected}{got}; check --base-url",
+        provider=provider,
+        model=model,
+        status=status,
+    )
+
+
 def error_detail(body: object) -> str:
     """The human message inside an error body, in either OpenAI's or Anthropic's shape.
 

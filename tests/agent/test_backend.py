@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from attractor.agent.backend import AgentBackend, FactoryModels, SharedModel, build_backend
@@ -132,6 +133,72 @@ async def test_a_model_error_is_a_failed_outcome_not_a_crash(tmp_path: Path) -> 
     assert outcome.status == StageStatus.FAIL
     assert "authentication failed" in outcome.failure_reason
     assert outcome.details["turns_used"] == 1
+
+
+class _CrashingModel:
+    """A model whose adapter has a bug: it raises something that is not an LLMError."""
+
+    provider = "openai"
+    name = "crashing"
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        raise AttributeError("'str' object has no attribute 'choices'")
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.anyio
+async def test_any_exception_is_a_failed_outcome_with_the_budget_details(tmp_path: Path) -> None:
+    graph, node = graph_with_node({"max_turns": "5"})
+    request, _ = _request(tmp_path, node, graph)
+    outcome = await AgentBackend(SharedModel(_CrashingModel())).run(request)
+    assert outcome.status == StageStatus.FAIL
+    assert outcome.failure_reason == (
+        "the agent failed unexpectedly: AttributeError: 'str' object has no attribute 'choices'"
+    )
+    assert outcome.details["turn_budget"]["effective"] == 5
+    assert outcome.details["turns_used"] == 1
+    assert outcome.details["turn_limit_reached"] is False
+    assert outcome.details["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert outcome.context_updates["agent.turns_used"] == 1
+    assert outcome.context_updates["agent.turn_limit_reached"] is False
+
+
+class _HangingModel:
+    """A model whose request never ends until cancelled."""
+
+    provider = "openai"
+    name = "hanging"
+
+    def __init__(self) -> None:
+        self.asked = anyio.Event()
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        self.asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.anyio
+async def test_cancellation_is_never_turned_into_an_outcome(tmp_path: Path) -> None:
+    graph, node = graph_with_node({"max_turns": "5"})
+    request, _ = _request(tmp_path, node, graph)
+    model = _HangingModel()
+    outcomes: list[object] = []
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+
+            async def run() -> None:
+                outcomes.append(await AgentBackend(SharedModel(model)).run(request))
+
+            group.start_soon(run)
+            await model.asked.wait()
+            scope.cancel()
+    assert scope.cancelled_caught and outcomes == []
 
 
 # -- build_backend ------------------------------------------------------------------

@@ -24,6 +24,8 @@ class Reply:
 
     ``events`` makes it a server-sent-event stream: (event name or None, data).
     ``hold`` keeps the request open, unanswered, until the server stops.
+    ``raw`` is sent as the body byte for byte, with ``content_type``, instead of
+    ``body`` as JSON (a web page, or anything else a wrong URL may answer).
     """
 
     status: int = 200
@@ -31,6 +33,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     events: tuple[tuple[str | None, Any], ...] | None = None
     hold: bool = False
+    raw: bytes | None = None
+    content_type: str = "application/json"
 
 
 @dataclass(frozen=True)
@@ -109,9 +113,11 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             if reply.events is not None:
                 self._stream(reply)
                 return
-            payload = b"" if reply.body is None else json.dumps(reply.body).encode()
+            payload = reply.raw
+            if payload is None:
+                payload = b"" if reply.body is None else json.dumps(reply.body).encode()
             self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", reply.content_type)
             self.send_header("content-length", str(len(payload)))
             for key, value in reply.headers.items():
                 self.send_header(key, value)

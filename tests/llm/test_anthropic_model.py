@@ -20,6 +20,14 @@ from tests.llm.wire import (
 
 pytestmark = pytest.mark.anyio
 
+# A wrong --base-url: the server answers 200, but with something else.
+NOT_AN_API = [
+    pytest.param(b"<html><body>Welcome</body></html>", "text/html", id="html-page"),
+    pytest.param(b"hello", "text/plain", id="plain-text"),
+    pytest.param(b"<html>oops</html>", "application/json", id="undecodable-json"),
+    pytest.param(b'{"status": "ok"}', "application/json", id="other-json"),
+]
+
 
 def make_model(url: str, retry: RetryPolicy, **options: object) -> AnthropicModel:
     return AnthropicModel(
@@ -244,3 +252,25 @@ def test_system_messages_joined_and_empty_turns_filled() -> None:
     )
     assert system == "one\n\ntwo"
     assert turns == [{"role": "user", "content": [{"type": "text", "text": "(empty)"}]}]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize(("raw", "content_type"), NOT_AN_API)
+async def test_a_200_answer_that_is_not_a_message_is_a_clear_provider_error(
+    server: FakeServer, fast_retry: RetryPolicy, raw: bytes, content_type: str, stream: bool
+) -> None:
+    server.add(Reply(raw=raw, content_type=content_type))
+    model = make_model(server.url, fast_retry, stream=stream)
+    try:
+        with pytest.raises(ProviderError) as caught:
+            await model.request(simple_request())
+    finally:
+        await model.aclose()
+    error = caught.value
+    assert not isinstance(error, RetryableProviderError)
+    assert len(server.received) == 1
+    assert (error.provider, error.model, error.status) == ("anthropic", "claude-test", 200)
+    assert error.reason == (
+        f"the server did not answer with a Messages API reply (got {content_type}); "
+        "check --base-url"
+    )

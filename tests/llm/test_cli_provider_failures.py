@@ -80,6 +80,33 @@ def test_pipeline_timeout_aborts_an_in_flight_request(tmp_path: Path, server: Fa
     assert elapsed < 15  # the held request did not keep the run alive
 
 
+def test_a_web_page_instead_of_a_completion_fails_the_node_with_a_clear_reason(
+    tmp_path: Path, server: FakeServer
+) -> None:
+    # What a wrong --base-url typically reaches: some web server's HTML page.
+    page = b"<!doctype html><html><body><h1>It works!</h1></body></html>"
+    server.add(Reply(raw=page, content_type="text/html; charset=utf-8"))
+    result = run(tmp_path, server)
+    assert result.exit_code == 1, result.output
+    status = node_status(tmp_path)
+    assert status["outcome"] == "fail"
+    assert status["failure_reason"] == (
+        "openai model local-model (HTTP 200): the server did not answer with a chat "
+        "completion (got text/html); check --base-url"
+    )
+    for leak in ("Expecting value", "has no attribute", "Traceback"):
+        assert leak not in result.output
+    # The same budget details as any other ending of the node.
+    assert isinstance(status["turn_budget"], dict)
+    assert status["turn_budget"]["effective"] == 15
+    assert status["turns_used"] == 1
+    assert status["turn_limit_reached"] is False
+    assert status["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    context = status["context_updates"]
+    assert isinstance(context, dict)
+    assert context["agent.turns_used"] == 1 and context["agent.turn_limit_reached"] is False
+
+
 @pytest.fixture(autouse=True)
 def _in_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The agent's working directory defaults to the current one: keep it in tmp_path.
