@@ -7,7 +7,7 @@ at the file. Typed access goes through :mod:`attractor.pipeline.schema`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,6 +221,38 @@ class Graph(_View):
         key = self.nx.add_edge(source, target, item=item, pos=pos, order=self._edge_order)
         self._edge_order += 1
         return Edge(self, source, target, key)
+
+    def add_new_node(
+        self,
+        node_id: str,
+        attrs: dict[str, str],
+        pos: SourcePos,
+        attr_pos: dict[str, SourcePos],
+        *,
+        declared: bool = True,
+    ) -> None:
+        """Add a node that is not in the graph yet, keeping ``attrs`` and ``attr_pos``.
+
+        The parser's fast path: no copies, no merge check, no view returned.
+        """
+        self.nx.add_node(node_id, item=_Item(attrs, attr_pos), pos=pos, declared=declared)
+
+    def add_edges(
+        self,
+        edges: Iterable[tuple[str, str, SourcePos]],
+        attrs: dict[str, str],
+        attr_pos: dict[str, SourcePos],
+    ) -> None:
+        """Add edges (endpoints must exist) that share one attribute list, such as a chain.
+
+        Each edge gets its own copy of the attributes; no views are returned.
+        """
+        add = self.nx.add_edge
+        order = self._edge_order
+        for source, target, pos in edges:
+            add(source, target, item=_Item(dict(attrs), dict(attr_pos)), pos=pos, order=order)
+            order += 1
+        self._edge_order = order
 
     # -- reading --------------------------------------------------------------
 

@@ -83,6 +83,8 @@ class _Parser:
         self.last = len(self.kinds) - 1
         self.i = 0
         self.graph = Graph("", file=file, source=text)
+        #: node id -> its attribute dict in the graph (shared, not a copy).
+        self.node_attrs: dict[str, dict[str, str]] = {}
 
     # -- token helpers -------------------------------------------------------
 
@@ -220,7 +222,7 @@ class _Parser:
         parent.members.extend(scope.members)
 
     def add_class(self, node_id: str, cls: str) -> None:
-        attrs = self.graph.nx.nodes[node_id]["item"].attrs
+        attrs = self.node_attrs[node_id]
         current = [c.strip() for c in attrs.get("class", "").split(",") if c.strip()]
         if cls not in current:
             attrs["class"] = ",".join([*current, cls])
@@ -250,15 +252,24 @@ class _Parser:
             attrs = self.attr_block() if nxt == "[" or nxt == ATTRS else _no_attrs()
             self.node_statement(node_id, self.pos(first), attrs, scope)
 
-    def node_statement(self, node_id: str, pos: SourcePos, attrs: Attrs, scope: _Scope) -> None:
+    def node_statement(
+        self, node_id: str, pos: SourcePos, attrs: Attrs, scope: _Scope, declared: bool = True
+    ) -> None:
+        """Declare ``node_id`` (or create it from an edge: ``declared=False``).
+
+        ``attrs`` must be fresh dicts: a new node keeps them.
+        """
         values, positions = attrs
-        if node_id not in self.graph.nx:
-            default_values, default_positions = scope.node_defaults
-            if default_values:
-                values = {**default_values, **values}
-                positions = {**default_positions, **positions}
-            scope.members.append(node_id)
-        self.graph.add_node(node_id, values, pos, positions)
+        if node_id in self.node_attrs:
+            self.graph.add_node(node_id, values, pos, positions)
+            return
+        default_values, default_positions = scope.node_defaults
+        if default_values:
+            values = {**default_values, **values}
+            positions = {**default_positions, **positions}
+        scope.members.append(node_id)
+        self.node_attrs[node_id] = values
+        self.graph.add_new_node(node_id, values, pos, positions, declared=declared)
 
     def edge_statement(self, first: int, first_id: str, scope: _Scope) -> None:
         ends: list[tuple[str, SourcePos]] = [(first_id, self.pos(first))]
@@ -274,13 +285,11 @@ class _Parser:
             own_values, own_positions = self.attr_block()
             values = {**values, **own_values}
             positions = {**positions, **own_positions}
-        graph = self.graph
         for node_id, pos in ends:
-            if node_id not in graph.nx:
-                self.node_statement(node_id, pos, _no_attrs(), scope)
-                graph.nx.nodes[node_id]["declared"] = False
-        for (source, pos), (target, _) in zip(ends, ends[1:], strict=False):
-            graph.add_edge(source, target, values, pos, positions)
+            if node_id not in self.node_attrs:
+                self.node_statement(node_id, pos, _no_attrs(), scope, declared=False)
+        pairs = zip(ends, ends[1:], strict=False)
+        self.graph.add_edges(((s, t, pos) for (s, pos), (t, _) in pairs), values, positions)
 
     def attr_block(self) -> Attrs:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
