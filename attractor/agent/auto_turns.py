@@ -21,13 +21,71 @@ _ARTICLE = r"(?:(?:a|an|the|this|that|our|my|your|its|these|those)\s+)?"
 _WORDS = r"(?:[\w-]+\s+){0,2}?"
 _SYSTEMISH = r"(?:system|api|codebase|code\s+base|architecture|service|backend|application)s?"
 
+# The noun ends its phrase: "the payment API" is a system, but "the API docs", "the
+# server log", "an api key", "a server-side function" and "the system prompt" name
+# something else. So the noun must be followed by the end of the text, punctuation,
+# or a word that starts a new phrase ("for orders", "in Go", "to use anyio").
+_PHRASE_END = (
+    r"(?=[ \t]*(?:$|\n|[.,;:!?)\]\"(]|--?\s|\u2014)|\s+(?:"
+    r"for|in|to|with|without|that|which|who|where|when|while|and|or|but|so|then|now|"
+    r"using|on|of|from|by|as|at|into|onto|under|behind|over|via|per|around|across|"
+    r"like|because|since|instead|before|after|until|if|is|are|should|must|will|"
+    r"based|backed|written|built|described|defined|specified|called|named|following"
+    r")\b)"
+)
+
+# What "implement a new ..." must name to be major work: not "a new test" or
+# "new line handling".
+_COMPONENT = (
+    r"(?:feature|module|component|layer|subsystem|system|service|api|backend|frontend|"
+    r"engine|framework|library|pipeline|protocol|algorithm|integration|workflow|plugin|"
+    r"parser|compiler|scheduler|cache|endpoint|provider|adapter|driver|storage)s?"
+)
+
+# A target worth "migrate ... to": a named technology (capitalised, or a well-known
+# lowercase name), a version, or a new framework/library/...; not "a new line" or
+# "admin role".
+_TECH_NAMES = (
+    r"(?:postgres(?:ql)?|mysql|mariadb|sqlite|mongo(?:db)?|redis|kafka|react|vue|angular|"
+    r"svelte|django|flask|fastapi|rails|typescript|python|node(?:\.?js)?|rust|kotlin|"
+    r"kubernetes|k8s|docker|terraform|graphql|grpc|pydantic|sqlalchemy|pytest|anyio|trio|"
+    r"asyncio|esm|webpack|vite|poetry|uv|gradle|maven|aws|gcp|azure)\b"
+)
+_TECH_TARGET = (
+    r"(?:(?:a|an|the)\s+)?(?:"
+    r"(?-i:[A-Z])[\w.+#-]*"
+    rf"|{_TECH_NAMES}"
+    r"|(?:[\w.+-]+\s+)?(?:v\d+(?:\.\d+)*|\d+\.\d+(?:\.\d+)*)\b"
+    r"|(?:new|newer|latest|modern)\s+(?:[\w-]+\s+)?(?:version|release|framework|library|"
+    r"database|platform|stack|runtime|sdk|orm|engine|toolchain|build\s+system)s?\b"
+    r")"
+)
+
+# A fault to fix or debug, not text about one: "the error message", "error
+# handling docs", "the bug report template", "issue formatting".
+_NOT_ABOUT_A_FAULT = (
+    r"(?!-|\s+(?:messages?|handling|handlers?|typos?|docs?|documentation|texts?|strings?|"
+    r"codes?|pages?|logs?|logging|format(?:s|ting)?|wording|labels?|reports?|templates?|"
+    r"class(?:es)?|types?|names?)\b)"
+)
+_FAULT = r"(?:bug|error|crash|exception|regression|memory\s+leak|deadlock|race\s+condition)s?\b"
+_PROBLEM = r"(?:issue|error|bug|crash|failure|problem|exception)s?\b"
+
+# A whole-codebase review for something trivial, or limited to one file, is small.
+_NOT_TRIVIAL = (
+    r"(?!\s+for\s+(?:[\w-]+\s+){0,2}?(?:typos?|spelling|grammar|whitespace|formatting)\b)"
+    r"(?![^.\n]*\b(?:in|to)\s+(?:one|a\s+single|this|that)\s+file\b)"
+)
+_WHOLE = r"(?:(?:entire|whole|full|complete)\s+)"
+
 _MAJOR_WORK = (
-    rf"\bimplement(?:s|ing)?\s+{_ARTICLE}new\s+",
+    rf"\bimplement(?:s|ing)?\s+{_ARTICLE}new\s+{_WORDS}{_COMPONENT}{_PHRASE_END}",
     rf"\bimplement(?:s|ing)?\s+{_ARTICLE}{_WORDS}feature\b",
     rf"\b(?:build|create|develop|write)(?:s|ing)?\s+{_ARTICLE}(?:new\s+)?{_WORDS}"
-    r"(?:api|rest\s+api|service|microservice|backend|server)s?\b",
-    r"\bmigrat(?:e|es|ing)\s+(?:[\w./-]+\s+){0,4}?(?:to|onto)\s+\w",
-    rf"\b(?:redesign|re-architect|rearchitect)(?:s|ing)?\s+{_ARTICLE}{_WORDS}{_SYSTEMISH}\b",
+    rf"(?:api|rest\s+api|service|microservice|backend|server)s?{_PHRASE_END}",
+    rf"\bmigrat(?:e|es|ing)\s+(?:[\w./-]+\s+){{0,4}}?(?:to|onto)\s+{_TECH_TARGET}",
+    rf"\b(?:redesign|re-architect|rearchitect)(?:s|ing)?\s+{_ARTICLE}{_WORDS}{_SYSTEMISH}"
+    rf"{_PHRASE_END}",
 )
 
 _PATTERNS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
@@ -35,16 +93,14 @@ _PATTERNS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     (
         "refactoring",
         10,
-        (rf"\brefactor(?:s|ing)?\s+{_ARTICLE}(?:(?:entire|whole)\s+)?{_WORDS}{_SYSTEMISH}\b",),
+        (rf"\brefactor(?:s|ing)?\s+{_ARTICLE}{_WHOLE}?{_WORDS}{_SYSTEMISH}{_PHRASE_END}",),
     ),
     (
         "debugging",
         5,
         (
-            rf"\bfix(?:es|ing)?\s+{_ARTICLE}{_WORDS}"
-            r"(?:bug|error|crash|exception|regression|memory\s+leak|deadlock|race\s+condition)s?\b",
-            rf"\bdebug(?:s|ging)?\s+{_ARTICLE}{_WORDS}"
-            r"(?:issue|error|bug|crash|failure|problem|exception)s?\b",
+            rf"\bfix(?:es|ing)?\s+{_ARTICLE}{_WORDS}{_FAULT}{_NOT_ABOUT_A_FAULT}",
+            rf"\bdebug(?:s|ging)?\s+{_ARTICLE}{_WORDS}{_PROBLEM}{_NOT_ABOUT_A_FAULT}",
         ),
     ),
     (
@@ -61,9 +117,9 @@ _PATTERNS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
         5,
         (
             r"\b(?:analy[sz]e|audit|review|survey|map\s+out)(?:s|ing)?\s+(?:the\s+)?"
-            r"(?:(?:entire|whole|full|complete)\s+)?(?:codebase|code\s+base|repository|repo)\b",
-            r"\b(?:analy[sz]e|audit|review|survey)(?:s|ing)?\s+(?:the\s+)?(?:entire|whole)\s+"
-            r"(?:system|project|application)\b",
+            rf"{_WHOLE}?(?:codebase|code\s+base|repository|repo){_PHRASE_END}{_NOT_TRIVIAL}",
+            rf"\b(?:analy[sz]e|audit|review|survey)(?:s|ing)?\s+(?:the\s+)?{_WHOLE}"
+            rf"(?:system|project|application){_PHRASE_END}{_NOT_TRIVIAL}",
         ),
     ),
 )

@@ -36,6 +36,19 @@ def _names(prompt: str) -> list[str]:
         ("Analyze the entire codebase for dead code", "whole_codebase_analysis"),
         ("audit the repository for secrets", "whole_codebase_analysis"),
         ("Review the whole system for race conditions", "whole_codebase_analysis"),
+        # Still matched with the stricter patterns.
+        ("Implement a new cache layer, then test it", "major_work"),
+        ("build a REST API server in Go", "major_work"),
+        ("Write the orders service.", "major_work"),
+        ("migrate the store to Postgres", "major_work"),
+        ("Migrate from Flask to FastAPI", "major_work"),
+        ("migrate the frontend to react 18", "major_work"),
+        ("migrate the build to the latest version of gradle", "major_work"),
+        ("redesign the application (it is too slow)", "major_work"),
+        ("refactor the billing service to use queues", "refactoring"),
+        ("fix the crash when saving", "debugging"),
+        ("Fix the error: KeyError in load()", "debugging"),
+        ("audit the repo for leaked secrets", "whole_codebase_analysis"),
     ],
 )
 def test_pattern_matches(prompt: str, pattern: str) -> None:
@@ -69,6 +82,30 @@ def test_pattern_matches(prompt: str, pattern: str) -> None:
         "debug",
         "prefix the error codes",  # "fix" inside another word
         "the debugger shows the issue",
+        # A system-type noun that does not end its phrase names something else.
+        "Build the API docs",
+        "write the server log summary",
+        "Write a backend summary in README",
+        "create an api key",
+        "write a server-side function",
+        "build the server binary",
+        "redesign the system prompt",
+        "redesign the application icon",
+        "refactor the service name string",
+        # "implement a new ..." needs a component, not any new thing.
+        "implement a new test",
+        "implement new line handling in the parser",
+        # "migrate ... to" needs a technology, framework or version.
+        "Migrate the comment to a new line",
+        "Please migrate users to admin role",
+        # Text about a fault is not a fault.
+        "fix the error message typo",
+        "Fix error handling docs",
+        "debug output issue formatting",
+        # Not the whole codebase, or nothing much to look for.
+        "review the repo README",
+        "audit the repo for typos in one file",
+        "analyze the whole system prompt",
     ],
 )
 def test_common_words_do_not_match(prompt: str) -> None:
