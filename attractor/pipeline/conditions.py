@@ -161,6 +161,15 @@ def parse_condition(text: str) -> Condition:
         clauses.append(scanner.clause())
 
 
+def condition_keys(text: str) -> frozenset[str]:
+    """The keys a condition tests (``outcome``, ``preferred_label``, ``context.NAME``).
+
+    Raises:
+        ConditionError: when ``text`` does not parse.
+    """
+    return frozenset(clause.key for clause in parse_condition(text).clauses)
+
+
 def _as_text(value: object) -> str:
     if value is None:
         return ""

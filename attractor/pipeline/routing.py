@@ -8,9 +8,12 @@ Edge selection takes the first of five steps that yields an edge:
 4. the unconditional edge with the highest weight;
 5. among equal weights, the target id that sorts first.
 
-A FAIL outcome follows only a matching conditional edge (a "fail edge"), else
-the node's ``retry_target``, else its ``fallback_retry_target``; it never slips
-onto an unconditional success path (see docs/engine.md).
+A FAIL outcome follows only a matching edge whose condition tests ``outcome``
+(a "fail edge", such as ``outcome=fail`` or ``outcome!=success && context.x=y``),
+else the node's ``retry_target``, else its ``fallback_retry_target``. It never
+slips onto an unconditional edge, nor onto an edge that only tests the context
+(``context.env=prod`` says where to go when the step worked, not when it
+failed); see docs/engine.md.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from attractor.pipeline.conditions import evaluate_condition
+from attractor.pipeline.conditions import condition_keys, evaluate_condition
 from attractor.pipeline.context import Context
 from attractor.pipeline.graph import Edge, Graph, Node
 from attractor.pipeline.outcome import Outcome, StageStatus
@@ -91,12 +94,17 @@ def next_step(node: Node, outcome: Outcome, context: Context) -> Step:
     return Step(edge.target, "edge", bool(edge.get("loop_restart")))
 
 
+def is_fail_edge(edge: Edge) -> bool:
+    """Whether a failure may follow ``edge``: its condition tests ``outcome``."""
+    return bool(edge.condition) and "outcome" in condition_keys(edge.condition)
+
+
 def failure_step(node: Node, outcome: Outcome, context: Context) -> Step:
     """Fail edge, then retry_target, then fallback_retry_target, else END."""
     matched = [
         e
         for e in node.outgoing()
-        if e.condition and evaluate_condition(e.condition, outcome, context)
+        if is_fail_edge(e) and evaluate_condition(e.condition, outcome, context)
     ]
     best = best_by_weight(matched)
     if best is not None:

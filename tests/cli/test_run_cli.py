@@ -344,3 +344,28 @@ def test_kill_grace_and_shell_timeout_cap_flags_are_validated(workspace: Path) -
     assert '--kill-grace="soon": expected a duration' in result.stderr
     ok = _run(workspace, LINEAR, "--shell-timeout-cap", "2m", "-q")
     assert ok.exit_code == 0, ok.output
+
+
+CONTEXT_ONLY_EDGES = """\
+digraph ctx {
+    start    [shape=Mdiamond]
+    exit     [shape=Msquare]
+    validate [shape=parallelogram, tool_command="exit 1"]
+    deploy   [shape=parallelogram, tool_command="echo deployed > deployed.txt"]
+    start -> validate
+    validate -> deploy [condition="context.env=prod"]
+    validate -> exit   [condition="context.env!=prod"]
+    deploy -> exit
+}
+"""
+
+
+def test_a_failed_check_does_not_follow_an_edge_that_only_tests_the_context(
+    workspace: Path,
+) -> None:
+    result = _run(workspace, CONTEXT_ONLY_EDGES, "--set", "env=prod")
+    assert result.exit_code == 1, result.output
+    assert not (workspace / "deployed.txt").exists()
+    assert result.stdout.splitlines()[-1].startswith(
+        "pipeline failed: validate failed: tool_command exited with code 1"
+    )

@@ -101,3 +101,22 @@ def test_goal_gates_and_their_targets() -> None:
     assert goal_gate_target(graph.node("g"), graph) == "f"  # node fallback
     partial = Outcome(StageStatus.PARTIAL_SUCCESS)
     assert unsatisfied_goal_gate(graph, {"g": OK, "h": partial}) is None
+
+
+def test_fail_ignores_matching_edges_that_do_not_test_the_outcome() -> None:
+    graph = graph_of(
+        'n -> deploy [condition="context.env=prod"]\n'
+        'n -> other [condition="context.env!=prod"]\n start -> n'
+    )
+    context = Context({"env": "prod"})
+    assert next_step(graph.node("n"), FAIL, context) == END
+    assert next_step(graph.node("n"), OK, context).target == "deploy"
+
+
+def test_fail_takes_an_outcome_edge_combined_with_context_clauses() -> None:
+    graph = graph_of(
+        'n -> deploy [condition="context.env=prod"]\n'
+        'n -> fix [condition="outcome!=success && context.env=prod"]\n start -> n'
+    )
+    step = next_step(graph.node("n"), FAIL, Context({"env": "prod"}))
+    assert (step.target, step.via) == ("fix", "fail_edge")
