@@ -109,19 +109,25 @@ class AgentSession:
         self._work_since_reflection = 0
         self._after_reflection = False
         self._noticed = False
+        self._registered = False
 
     async def run(self) -> SessionResult:
         """Loop until the model answers without tools or the budget ends the session."""
         text = ""
-        while (kind := self._next_kind()) is not None:
-            response = await self._request(kind)
-            text = response.text
-            if kind == "reflection":
-                continue
-            if kind == "final" or not response.tool_calls:
-                text = self._final_text(kind, response)
-                break
-            await self._run_tools(response.tool_calls)
+        self.run_budget.register()
+        self._registered = True
+        try:
+            while (kind := self._next_kind()) is not None:
+                response = await self._request(kind)
+                text = response.text
+                if kind == "reflection":
+                    continue
+                if kind == "final" or not response.tool_calls:
+                    text = self._final_text(kind, response)
+                    break
+                await self._run_tools(response.tool_calls)
+        finally:
+            self._unregister()
         return SessionResult(
             text, self.turns_used, self.turn_limit_reached, self.run_budget_exhausted, self.usage
         )
@@ -129,23 +135,41 @@ class AgentSession:
     # -- budget ---------------------------------------------------------------
 
     def _next_kind(self) -> TurnKind | None:
-        """The kind of the next request, or None when the run budget allows none."""
-        last_of_run = self.run_budget.remaining == 1
-        if not self.run_budget.take():
+        """The kind of the next request, or None when the run budget allows none.
+
+        The run budget keeps one request in reserve for the final turn of every
+        running agent (``active`` counts this one too): a request is the final
+        one when no more than that reserve is left. An agent that starts when the
+        rest is already reserved for the others makes no request at all. So the
+        limit is never exceeded and no parallel agent is cut off without a summary.
+        """
+        budget = self.run_budget
+        remaining = budget.remaining
+        if remaining is not None and (remaining < budget.active or not budget.take()):
             self._run_budget_spent()
-            self._warn("the run's turn budget (--max-total-turns) is used up; no request made")
+            self._unregister()
+            self._warn(
+                "the run's turn budget (--max-total-turns) is used up or kept for the "
+                "final turns of other agents; no request made"
+            )
             return None
         turn = self.turns_used + 1
         if turn >= self.config.max_turns:
             self.turn_limit_reached = True
-        if last_of_run:
+        if remaining is not None and remaining <= budget.active:
             self._run_budget_spent()
         if self.turn_limit_reached or self.run_budget_exhausted:
+            self._unregister()  # its final request is taken: no reserve needed
             return "final"
         limit = self.config.sprint_limit
         if limit > 0 and self._work_since_reflection >= limit:
             return "reflection"
         return "work"
+
+    def _unregister(self) -> None:
+        if self._registered:
+            self._registered = False
+            self.run_budget.unregister()
 
     def _run_budget_spent(self) -> None:
         self.run_budget_exhausted = True

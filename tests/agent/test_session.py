@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from attractor.agent.loop_detect import LoopDetector
@@ -180,6 +181,45 @@ async def test_a_spent_run_budget_allows_no_request(tmp_path: Path) -> None:
     assert model.requests == [] and result.turns_used == 0
     assert result.run_budget_exhausted and run_budget.exhausted
     assert events.of(AgentWarning)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("limit", [3, 4, 5, 8])
+async def test_parallel_sessions_share_the_run_budget_fairly(tmp_path: Path, limit: int) -> None:
+    run_budget = RunTurnBudget(limit)
+    model = looping_model()  # one model for all, as the scripted backend shares its script
+    results: dict[str, SessionResult] = {}
+
+    async def agent(name: str) -> None:
+        results[name], _ = await _run(tmp_path / name, model, max_turns=10, run_budget=run_budget)
+
+    async with anyio.create_task_group() as group:
+        for name in ("a", "b", "c"):
+            (tmp_path / name).mkdir()
+            group.start_soon(agent, name)
+    assert len(model.requests) == run_budget.used == limit
+    assert run_budget.active == 0
+    for name in ("a", "b", "c"):
+        assert results[name].run_budget_exhausted
+        if results[name].turns_used == 0:
+            continue  # started when the rest was kept for the others' final turns
+        kinds = [line["kind"] for line in _lines(tmp_path / name)]
+        assert kinds[-1] == "final", (name, kinds)
+
+
+@pytest.mark.anyio
+async def test_an_agent_starting_when_the_rest_is_reserved_makes_no_request(
+    tmp_path: Path,
+) -> None:
+    run_budget = RunTurnBudget(5, used=3)
+    run_budget.register()  # two agents already running: each may need its final turn
+    run_budget.register()
+    model = looping_model()
+    result, events = await _run(tmp_path, model, max_turns=5, run_budget=run_budget)
+    assert model.requests == [] and result.turns_used == 0
+    assert result.run_budget_exhausted and run_budget.used == 3
+    assert run_budget.active == 2
+    assert "kept for the final turns of other agents" in events.of(AgentWarning)[0].message
 
 
 @pytest.mark.anyio

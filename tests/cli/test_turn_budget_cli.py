@@ -299,6 +299,50 @@ def test_max_total_turns_stops_a_two_node_run(workspace: Path) -> None:
     assert not (only_run_dir(workspace / "runs") / "done").exists()
 
 
+def _parallel_agents(branches: int) -> str:
+    names = [f"b{i}" for i in range(1, branches + 1)]
+    nodes = "\n".join(
+        f'    {n} [prompt="branch {n}", max_turns=10, on_turn_limit=partial_success]' for n in names
+    )
+    edges = "\n".join(f"    fan -> {n} -> join" for n in names)
+    return f"""\
+digraph fan {{
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    fan   [shape=component, join_policy=wait_all]
+    join  [shape=tripleoctagon]
+{nodes}
+{edges}
+    start -> fan
+    join -> done
+}}
+"""
+
+
+@pytest.mark.parametrize("limit", [3, 4, 5, 7])
+def test_max_total_turns_gives_every_parallel_agent_a_final_turn(
+    workspace: Path, limit: int
+) -> None:
+    result = _run(workspace, _parallel_agents(3), "--max-total-turns", str(limit))
+    assert result.exit_code == 1, result.output
+    run_dir = only_run_dir(workspace / "runs")
+    transcripts = {
+        node: _transcript(workspace, node)
+        for node in ("b1", "b2", "b3")
+        if (run_dir / node / "transcript.jsonl").exists()
+    }
+    total = sum(len(lines) for lines in transcripts.values())
+    assert total <= limit
+    turns = [e for e in events(run_dir) if e["type"] == "agent_turn_started"]
+    assert len(turns) == total
+    assert transcripts, result.output
+    for node, lines in transcripts.items():
+        # No agent is cut off after a work turn: where it got a request, it got a summary.
+        assert lines[-1]["kind"] == "final", (node, [line["kind"] for line in lines])
+        assert lines[-1]["tools_offered"] == []
+    assert "run turn budget exhausted" in result.output
+
+
 # -- tools through a real run ---------------------------------------------------------
 
 
