@@ -14,6 +14,7 @@ from attractor.pipeline.context import Context
 from attractor.pipeline.events import CheckpointSaved
 from attractor.pipeline.graph import Node
 from attractor.pipeline.handlers.base import BranchResult
+from attractor.pipeline.handlers.simple import LAST_NODE_KEY, LAST_REASON_KEY
 from attractor.pipeline.outcome import Outcome, StageStatus
 from attractor.pipeline.routing import goal_gate_target, next_step, unsatisfied_goal_gate
 from attractor.pipeline.stage import execute_node, is_exhausted, visits_reason
@@ -62,6 +63,8 @@ def apply_outcome(state: Walk, node: Node, outcome: Outcome) -> None:
         state.statuses[node.id] = outcome.status.value
     state.context.apply(outcome.context_updates)
     state.context.set("outcome", outcome.status.value)
+    state.context.set(LAST_NODE_KEY, node.id)
+    state.context.set(LAST_REASON_KEY, outcome.failure_reason)
     if outcome.preferred_label:
         state.context.set("preferred_label", outcome.preferred_label)
 

@@ -10,10 +10,11 @@ Edge selection takes the first of five steps that yields an edge:
 
 A FAIL outcome follows only a matching edge whose condition tests ``outcome``
 (a "fail edge", such as ``outcome=fail`` or ``outcome!=success && context.x=y``),
-else the node's ``retry_target``, else its ``fallback_retry_target``. It never
-slips onto an unconditional edge, nor onto an edge that only tests the context
-(``context.env=prod`` says where to go when the step worked, not when it
-failed); see docs/engine.md.
+else a plain edge into a conditional (diamond) node, which exists to route on
+the outcome, else the node's ``retry_target``, else its
+``fallback_retry_target``. It never slips onto another unconditional edge, nor
+onto an edge that only tests the context (``context.env=prod`` says where to go
+when the step worked, not when it failed); see docs/engine.md.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from attractor.pipeline.context import Context
 from attractor.pipeline.graph import Edge, Graph, Node
 from attractor.pipeline.outcome import Outcome, StageStatus
 
+CONDITIONAL = "conditional"
 _ACCELERATOR_PREFIX = re.compile(r"^(\[\w\]\s*|\w\)\s*|\w\s+-\s+)")
 
 
@@ -71,12 +73,13 @@ class Step:
     """The next move: go to ``target`` (how: ``via``), or stop when ``target`` is None."""
 
     target: str | None
-    via: str = "edge"  # edge | fail_edge | retry_target | fallback_retry_target | jump
+    #: edge | fail_edge | to_conditional | retry_target | fallback_retry_target | jump
+    via: str = "edge"
     loop_restart: bool = False
 
     @property
     def is_failure_route(self) -> bool:
-        return self.via in ("fail_edge", "retry_target", "fallback_retry_target")
+        return self.via in ("fail_edge", "to_conditional", "retry_target", "fallback_retry_target")
 
 
 END = Step(None, "end")
@@ -109,6 +112,15 @@ def failure_step(node: Node, outcome: Outcome, context: Context) -> Step:
     best = best_by_weight(matched)
     if best is not None:
         return Step(best.target, "fail_edge", bool(best.get("loop_restart")))
+    # The one plain edge a failure may take: into a conditional node, which
+    # exists to look at the outcome and route on it.
+    to_conditional = best_by_weight(
+        e
+        for e in node.outgoing()
+        if not e.condition and node.graph.node(e.target).handler_type == CONDITIONAL
+    )
+    if to_conditional is not None:
+        return Step(to_conditional.target, "to_conditional")
     for attr in ("retry_target", "fallback_retry_target"):
         target = str(node.get(attr) or "").strip()
         if target and node.graph.has_node(target):

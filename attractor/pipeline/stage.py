@@ -72,7 +72,7 @@ async def _attempts(
     while True:
         run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
         outcome = await _attempt(run, walk, node, attempt, run_branch)
-        if outcome.status not in RETRYABLE or attempt >= policy.max_attempts:
+        if not _retryable(outcome, handler_type) or attempt >= policy.max_attempts:
             return _settle(node, outcome, walk), attempt
         delay = policy.backoff.delay_for_attempt(attempt)
         run.emit(StageFailed(name=node.id, index=index, error=_reason(outcome), will_retry=True))
@@ -81,6 +81,12 @@ async def _attempts(
         walk.context.set(f"internal.retry_count.{node.id}", attempt)
         await anyio.sleep(delay)
         attempt += 1
+
+
+def _retryable(outcome: Outcome, handler_type: str) -> bool:
+    # A conditional node reports what happened before it; running it again
+    # cannot change that.
+    return outcome.status in RETRYABLE and handler_type != "conditional"
 
 
 async def _attempt(

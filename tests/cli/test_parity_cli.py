@@ -144,6 +144,55 @@ def test_conditional_branching_on_success_and_fail(
     assert not (run_dir / skipped).exists()
 
 
+SPEC_BRANCH = """digraph Branch {{
+    graph [goal="Implement and validate a feature"]
+    rankdir=LR
+    node [shape=box, timeout="900s"]
+
+    start     [shape=Mdiamond, label="Start"]
+    exit      [shape=Msquare, label="Exit"]
+    plan      [label="Plan", prompt="Plan the implementation"]
+    implement [label="Implement", prompt="Implement the plan"]
+    validate  [label="Validate", prompt="Run tests", simulate="{plan}"]
+    gate      [shape=diamond, label="Tests passing?"]
+
+    start -> plan -> implement -> validate -> gate
+    gate -> exit      [label="Yes", condition="outcome=success"]
+    gate -> implement [label="No", condition="outcome!=success"]
+}}
+"""
+
+
+@pytest.mark.parametrize("first", ["fail", "partial_success"])
+def test_spec_branch_example_loops_back_once_when_validate_does_not_succeed(
+    workspace: Path, first: str
+) -> None:
+    run_dir = _ok(workspace, SPEC_BRANCH.format(plan=f"{first},success"))
+    assert _completed(run_dir) == [
+        "start", "plan", "implement", "validate", "gate",
+        "implement", "validate", "gate", "exit",
+    ]  # fmt: skip
+    gate = read_json(run_dir / "gate" / "status.json")
+    assert gate["outcome"] == "success"
+    assert gate["notes"] == "routing on the outcome of validate: success"
+    rows = [e for e in events(run_dir) if e["type"] in ("stage_failed", "stage_completed")]
+    first_gate = next(e for e in rows if e["name"] == "gate")
+    assert "routing on the outcome of validate: " + first in str(first_gate)
+
+
+def test_spec_branch_example_goes_straight_to_exit_when_validate_succeeds(
+    workspace: Path,
+) -> None:
+    run_dir = _ok(workspace, SPEC_BRANCH.format(plan="success"))
+    assert _completed(run_dir) == ["start", "plan", "implement", "validate", "gate", "exit"]
+
+
+def test_example_branching_pipeline_runs(workspace: Path) -> None:
+    source = Path(__file__).parents[2] / "examples" / "branching.dot"
+    run_dir = _ok(workspace, source.read_text(encoding="utf-8"))
+    assert _completed(run_dir)[-2:] == ["gate", "exit"]
+
+
 def test_retry_on_failure_with_max_retries_2(workspace: Path) -> None:
     run_dir = _ok(
         workspace,

@@ -300,3 +300,26 @@ async def test_unknown_explicit_type_fails_that_node_clearly(tmp_path: Path) -> 
     result = await run(graph, tmp_path)
     assert result.status == "fail"
     assert "no handler is registered for type 'nosuch'" in result.failure_reason
+
+
+async def test_a_conditional_node_forwarding_a_failure_is_not_retried(tmp_path: Path) -> None:
+    graph = graph_of(
+        'check [simulate="fail", max_retries=0]\n gate [shape=diamond]\n fix\n'
+        "start -> check -> gate\n"
+        'gate -> done [condition="outcome=success"]\n'
+        'gate -> fix [condition="outcome=fail"]\n fix -> done',
+        attrs="default_max_retries=3",
+    )
+    result = await run(graph, tmp_path)
+    assert result.status == "success"
+    assert [(r.node, r.status, r.attempts) for r in result.node_results][1:] == [
+        ("check", "fail", 1),
+        ("gate", "fail", 1),
+        ("fix", "success", 1),
+        ("done", "success", 1),
+    ]
+    gate = status_json(result, "gate")
+    assert gate["notes"] == "routing on the outcome of check: fail"
+    assert gate["failure_reason"] == (
+        "routing on the outcome of check: fail (simulated fail (execution 1))"
+    )
