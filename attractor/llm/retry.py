@@ -52,7 +52,9 @@ class RetryPolicy:
         max_delay: Cap on a computed backoff delay.
         jitter: Fraction of random spread around each computed delay (0.5 = +/-50%).
         max_retry_after: Longest server-requested wait (Retry-After) honoured;
-            a longer request fails at once rather than stalling the run.
+            a longer request fails at once rather than stalling the run. Ten
+            minutes: rate limits often reset within that, the run's --timeout
+            still bounds the whole run, and cancellation interrupts the wait.
         on_retry: Called with (error, retry number, delay) before each wait.
     """
 
@@ -61,7 +63,7 @@ class RetryPolicy:
     multiplier: float = 2.0
     max_delay: float = 30.0
     jitter: float = 0.5
-    max_retry_after: float = 60.0
+    max_retry_after: float = 600.0
     on_retry: OnRetry | None = None
 
     def delay(self, retry: int, retry_after: float | None) -> float:
@@ -95,7 +97,7 @@ async def call_with_retries(
             if retry >= policy.max_retries:
                 raise _gave_up(error, retry + 1) from error
             if error.retry_after is not None and error.retry_after > policy.max_retry_after:
-                raise _gave_up(error, retry + 1) from error
+                raise _gave_up(error, retry + 1, policy.max_retry_after) from error
             wait = policy.delay(retry, error.retry_after)
             if policy.on_retry is not None:
                 policy.on_retry(error, retry + 1, wait)
@@ -103,11 +105,15 @@ async def call_with_retries(
             retry += 1
 
 
-def _gave_up(error: RetryableProviderError, attempts: int) -> RetryableProviderError:
-    """The final error: the last failure plus how many attempts were made."""
+def _gave_up(
+    error: RetryableProviderError, attempts: int, wait_limit: float | None = None
+) -> RetryableProviderError:
+    """The final error: the last failure, how many attempts were made, and why no more."""
     waited = ""
     if error.retry_after is not None:
         waited = f"; server asked to wait {error.retry_after:g}s"
+        if wait_limit is not None:
+            waited += f", longer than the {wait_limit:g}s attractor waits"
     return RetryableProviderError(
         f"{error.reason} (gave up after {attempts} attempt{'s' if attempts > 1 else ''}{waited})",
         provider=error.provider,

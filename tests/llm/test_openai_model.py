@@ -211,7 +211,7 @@ async def test_too_long_retry_after_fails_at_once(
         await model.aclose()
     assert len(server.received) == 1
     assert caught.value.retry_after == 3600
-    assert "asked to wait 3600s" in str(caught.value)
+    assert "asked to wait 3600s, longer than the 600s attractor waits" in str(caught.value)
 
 
 async def test_persistent_5xx_gives_up_with_retryable_error(server: FakeServer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -10,6 +11,7 @@ import pytest
 
 from attractor.errors import ProviderError, RetryableProviderError
 from attractor.llm.retry import (
+    DEFAULT_POLICY,
     RetryPolicy,
     call_with_retries,
     error_detail,
@@ -70,6 +72,33 @@ async def test_cancellation_during_backoff_is_not_swallowed() -> None:
         await call_with_retries(flaky, policy)
     assert scope.cancelled_caught
     assert flaky.calls <= 1
+
+
+async def test_a_retry_after_of_minutes_is_honoured_and_cancellation_interrupts_it() -> None:
+    flaky = Flaky(transient(429, retry_after=300.0))
+    waits: list[float] = []
+    with anyio.CancelScope() as scope:
+
+        def on_retry(error: RetryableProviderError, retry: int, wait: float) -> None:
+            waits.append(wait)
+            scope.cancel()  # the run's --timeout or Ctrl-C during the wait
+
+        policy = replace(DEFAULT_POLICY, on_retry=on_retry)
+        await call_with_retries(flaky, policy)
+    assert waits == [300.0]
+    assert scope.cancelled_caught and flaky.calls == 1
+
+
+async def test_a_retry_after_beyond_ten_minutes_fails_at_once_saying_why() -> None:
+    assert DEFAULT_POLICY.max_retry_after == 600
+    flaky = Flaky(transient(429, retry_after=601.0))
+    with pytest.raises(RetryableProviderError) as caught:
+        await call_with_retries(flaky, DEFAULT_POLICY)
+    assert flaky.calls == 1
+    assert caught.value.reason == (
+        "server error (gave up after 1 attempt; server asked to wait 601s, "
+        "longer than the 600s attractor waits)"
+    )
 
 
 def test_backoff_grows_is_capped_and_jittered() -> None:
