@@ -17,7 +17,7 @@ from attractor.pipeline.handlers.base import BranchResult
 from attractor.pipeline.handlers.simple import LAST_NODE_KEY, LAST_REASON_KEY
 from attractor.pipeline.outcome import Outcome, StageStatus
 from attractor.pipeline.routing import goal_gate_target, next_step, unsatisfied_goal_gate
-from attractor.pipeline.stage import execute_node, is_exhausted, visits_reason
+from attractor.pipeline.stage import execute_node, is_exhausted, over_limit, visits_reason
 from attractor.pipeline.state import Run, Walk
 
 
@@ -42,6 +42,9 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
             if isinstance(redirect, WalkEnd):
                 return redirect
             if redirect is not None:
+                spun = _spin_end(run, state, node, None, run.graph.node(redirect))
+                if spun is not None:
+                    return spun
                 node_id = redirect
                 save_checkpoint(run, node_id)
                 continue
@@ -95,14 +98,34 @@ def _decide(
     if step.target is None or not run.graph.has_node(step.target):
         return _dead_end(node, outcome)
     target = run.graph.node(step.target)
-    if step.is_failure_route and is_exhausted(target, run.graph, state):
-        reason = visits_reason(target, run.graph, state.visits[target.id] + 1)
-        return WalkEnd("fail", f"{target.id} failed: {reason}", node.id, outcome)
+    spun = _spin_end(run, state, node, outcome, target)
+    if spun is not None:
+        return spun
     if step.loop_restart and state.branch is None:
         return WalkEnd("success", "", node.id, outcome, restart_at=target.id)
     if state.branch is not None and (target.id == stop_at or run.is_exit(target.id)):
         return _dead_end(node, outcome)
     return target.id
+
+
+def _spin_end(
+    run: Run, state: Walk, node: Node, outcome: Outcome | None, target: Node
+) -> WalkEnd | None:
+    """End the traversal instead of going round exhausted nodes forever.
+
+    A node entered more often than max_visits fails without running and its
+    failure routes normally (an author may route it to a re-planning node). Two
+    moves would only spin: that failure leading straight into an exhausted
+    node (itself or another), and entering a node that already had its one
+    entry past the limit.
+    """
+    if over_limit(node, run.graph, state) and is_exhausted(target, run.graph, state):
+        reason = outcome.failure_reason if outcome is not None else ""
+        return WalkEnd("fail", f"{node.id} failed: {reason}", node.id, outcome)
+    if over_limit(target, run.graph, state):
+        reason = visits_reason(target, run.graph, state.visits[target.id] + 1)
+        return WalkEnd("fail", f"{target.id} failed: {reason}", node.id, outcome)
+    return None
 
 
 def _dead_end(node: Node, outcome: Outcome) -> WalkEnd:

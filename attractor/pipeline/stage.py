@@ -39,6 +39,12 @@ def is_exhausted(node: Node, graph: Graph, walk: Walk) -> bool:
     return limit is not None and walk.visits[node.id] >= limit
 
 
+def over_limit(node: Node, graph: Graph, walk: Walk) -> bool:
+    """True when ``node`` was entered more often than its visit limit (and so failed)."""
+    limit = visit_limit(node, graph)
+    return limit is not None and walk.visits[node.id] > limit
+
+
 def visits_reason(node: Node, graph: Graph, visits: int) -> str:
     return f"entered {visits} times, more than max_visits={visit_limit(node, graph)}"
 

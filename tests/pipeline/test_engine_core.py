@@ -207,8 +207,10 @@ async def test_max_visits_failure_routes_to_a_replanning_node(tmp_path: Path) ->
     graph.add_edge("replan", "done", {}, graph.pos)
     result = await run(graph, tmp_path)
     assert result.status == "fail"
-    assert "max_visits=2" in result.failure_reason
-    assert [r.node for r in result.node_results].count("loop") == 2
+    assert result.failure_reason == "loop failed: entered 3 times, more than max_visits=2"
+    # Two runs, then a third entry that fails without running: its fail edge leads
+    # straight back into itself, exhausted, so the pipeline ends.
+    assert [r.attempts for r in result.node_results if r.node == "loop"] == [1, 1, 0]
 
 
 async def test_max_visits_exceeded_node_does_not_run_and_routes_normally(tmp_path: Path) -> None:
@@ -323,3 +325,61 @@ async def test_a_conditional_node_forwarding_a_failure_is_not_retried(tmp_path: 
     assert gate["failure_reason"] == (
         "routing on the outcome of check: fail (simulated fail (execution 1))"
     )
+
+
+async def test_an_exhausted_node_entered_from_a_failure_routes_its_own_failure(
+    tmp_path: Path,
+) -> None:
+    graph = graph_of(
+        'a [max_visits=2]\n b [simulate="fail"]\n replan\n'
+        "start -> a -> b\n"
+        'b -> done [condition="outcome=success"]\n'
+        'b -> a [condition="outcome=fail"]\n'
+        'a -> replan [condition="outcome=fail"]\n replan -> done'
+    )
+    result = await run(graph, tmp_path)
+    assert result.status == "success", result.failure_reason
+    rows = [(r.node, r.status, r.attempts) for r in result.node_results]
+    assert rows[1:] == [
+        ("a", "success", 1),
+        ("b", "fail", 1),
+        ("a", "success", 1),
+        ("b", "fail", 1),
+        ("a", "fail", 0),
+        ("replan", "success", 1),
+        ("done", "success", 1),
+    ]
+    assert status_json(result, "a")["failure_reason"] == "entered 3 times, more than max_visits=2"
+
+
+async def test_an_exhausted_node_whose_failure_leads_to_another_exhausted_node_ends(
+    tmp_path: Path,
+) -> None:
+    graph = graph_of(
+        'a [max_visits=1]\n b [max_visits=1, simulate="fail"]\n'
+        "start -> a -> b\n"
+        'b -> a [condition="outcome=fail"]\n'
+        'a -> b [condition="outcome=fail"]\n b -> done'
+    )
+    result = await run(graph, tmp_path)
+    assert result.status == "fail"
+    assert result.failure_reason == "a failed: entered 2 times, more than max_visits=1"
+    assert executed(result) == ["start", "a", "b", "a"]
+
+
+async def test_re_entering_a_node_past_its_limit_a_second_time_ends_instead_of_spinning(
+    tmp_path: Path,
+) -> None:
+    # a's max_visits failure goes to replan, which has no limit and leads back to
+    # a: without a stop this would go round forever.
+    graph = graph_of(
+        'a [max_visits=1]\n replan\n b [simulate="fail"]\n'
+        "start -> a -> b\n"
+        'b -> a [condition="outcome=fail"]\n'
+        'a -> replan [condition="outcome=fail"]\n replan -> a\n'
+        'b -> done [condition="outcome=success"]'
+    )
+    result = await run(graph, tmp_path)
+    assert result.status == "fail"
+    assert result.failure_reason == "a failed: entered 3 times, more than max_visits=1"
+    assert executed(result) == ["start", "a", "b", "a", "replan"]
