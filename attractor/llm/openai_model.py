@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from attractor.errors import MissingCredentialsError, ProviderError, ProviderNotInstalledError
 from attractor.llm.retry import (
@@ -59,14 +60,23 @@ def resolve_api_key(api_key: str | None, base_url: str | None) -> str:
     """The key to use: the argument, then ``OPENAI_API_KEY``, then a placeholder for local servers.
 
     Raises:
-        MissingCredentialsError: no key anywhere and no ``base_url`` either.
+        MissingCredentialsError: no key anywhere, and ``base_url`` is not given
+            or is OpenAI's own hosted API (which would answer 401 to a placeholder).
     """
     key = api_key or os.environ.get(API_KEY_ENV)
     if key:
         return key
-    if base_url:
+    if base_url and not is_hosted_openai(base_url):
         return PLACEHOLDER_KEY
     raise MissingCredentialsError(PROVIDER, API_KEY_ENV)
+
+
+def is_hosted_openai(base_url: str) -> bool:
+    """True when ``base_url`` is OpenAI's hosted API (api.openai.com or a regional host)."""
+    # A URL written without a scheme ("api.openai.com/v1") has no netloc otherwise.
+    split = urlsplit(base_url if "//" in base_url else f"//{base_url}")
+    host = (split.hostname or "").rstrip(".")
+    return host == "openai.com" or host.endswith(".openai.com")
 
 
 def supports_reasoning_effort(model: str) -> bool:

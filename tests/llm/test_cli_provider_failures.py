@@ -107,6 +107,19 @@ def test_a_web_page_instead_of_a_completion_fails_the_node_with_a_clear_reason(
     assert context["agent.turns_used"] == 1 and context["agent.turn_limit_reached"] is False
 
 
+def test_hosted_openai_base_url_without_a_key_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "p.dot").write_text(PIPELINE, encoding="utf-8")
+    env: dict[str, str | None] = {
+        k: None for k in os.environ if k.startswith(("ATTRACTOR_", "OPENAI_", "ANTHROPIC_"))
+    }
+    env["OPENAI_BASE_URL"] = "https://api.openai.com/v1"
+    args = ["run", "p.dot", "--model", "gpt-4o", "--logs-dir", str(tmp_path / "runs")]
+    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert "OPENAI_API_KEY" in result.output
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
 @pytest.fixture(autouse=True)
 def _in_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The agent's working directory defaults to the current one: keep it in tmp_path.

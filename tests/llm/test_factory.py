@@ -142,6 +142,42 @@ def test_local_openai_server_needs_no_key() -> None:
     check_ready(ModelSpec("openai", "gemma", base_url="http://127.0.0.1:8080/v1"))
 
 
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://api.openai.com/v1",
+        "https://API.OpenAI.com/v1/",
+        "api.openai.com/v1",
+        "https://us.api.openai.com/v1",
+        "https://api.openai.com.:443/v1",
+    ],
+)
+def test_hosted_openai_base_url_still_needs_the_key(base_url: str) -> None:
+    with pytest.raises(MissingCredentialsError) as caught:
+        check_ready(ModelSpec("openai", "gpt-4o", base_url=base_url))
+    assert caught.value.variable == "OPENAI_API_KEY"
+    assert isinstance(caught.value, UsageError)
+
+
+def test_hosted_openai_base_url_from_the_environment_needs_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    spec = resolve_spec(**NO_NODE, run_provider=None, run_model="gpt-4o", run_base_url=None)
+    with pytest.raises(MissingCredentialsError, match="OPENAI_API_KEY"):
+        check_ready(spec)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    check_ready(spec)
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://localhost:11434/v1", "http://myopenai.com/v1", "https://openai.com.evil.test/v1"],
+)
+def test_other_servers_get_the_placeholder_key(base_url: str) -> None:
+    check_ready(ModelSpec("openai", "local", base_url=base_url))
+
+
 @pytest.mark.parametrize(("provider", "module"), [("openai", "openai"), ("anthropic", "anthropic")])
 def test_missing_sdk_names_the_extra(
     monkeypatch: pytest.MonkeyPatch, provider: str, module: str
