@@ -8,6 +8,7 @@ turn, turns must alternate (consecutive same-role messages are merged) and
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import replace
@@ -157,7 +158,11 @@ class AnthropicModel:
         await self._client.close()
 
     def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:
-        system, turns = messages_to_anthropic(request.messages, self._thinking)
+        # Without tools on this request (final and reflection turns), history is
+        # sent as text: some deployments reject tool blocks without a tools list.
+        system, turns = messages_to_anthropic(
+            request.messages, self._thinking, tool_blocks=bool(request.tools)
+        )
         kwargs: dict[str, Any] = {
             "model": self._model,
             "max_tokens": request.max_tokens or self._max_tokens,
@@ -269,9 +274,18 @@ class AnthropicModel:
 
 
 def messages_to_anthropic(
-    messages: tuple[Message, ...], thinking: dict[str, list[dict[str, Any]]] | None = None
+    messages: tuple[Message, ...],
+    thinking: dict[str, list[dict[str, Any]]] | None = None,
+    *,
+    tool_blocks: bool = True,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Split out the system prompt and build alternating user/assistant turns."""
+    """Split out the system prompt and build alternating user/assistant turns.
+
+    With ``tool_blocks=False`` earlier tool calls and results become plain text
+    blocks (``[called NAME {...}]``, ``[result of NAME: ...]``), for a request that
+    offers no tools: the model still sees what happened, and no deployment can
+    reject ``tool_use`` blocks that lack a ``tools`` parameter.
+    """
     system: list[str] = []
     turns: list[dict[str, Any]] = []
     for message in messages:
@@ -279,7 +293,10 @@ def messages_to_anthropic(
             system.append(message.content)
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message, thinking or {})
+        if tool_blocks:
+            blocks = _blocks(message, thinking or {})
+        else:
+            blocks = _text_blocks(message)
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:
@@ -308,6 +325,21 @@ def _blocks(message: Message, thinking: dict[str, list[dict[str, Any]]]) -> list
         blocks.append({"type": "text", "text": message.content})
     blocks.extend(
         {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        for call in message.tool_calls
+    )
+    return blocks
+
+
+def _text_blocks(message: Message) -> list[dict[str, Any]]:
+    """``message`` with its tool calls or tool result written out as text."""
+    if message.role == "tool":
+        what = "error from" if message.is_error else "result of"
+        return [{"type": "text", "text": f"[{what} {message.name}: {message.content}]"}]
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    blocks.extend(
+        {"type": "text", "text": f"[called {call.name} {json.dumps(call.arguments)}]"}
         for call in message.tool_calls
     )
     return blocks

@@ -88,6 +88,41 @@ async def test_request_shape_follows_messages_api(
     ]
 
 
+async def test_without_tools_the_tool_history_is_sent_as_text(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    # A final or reflection turn: tools withheld, but earlier turns called them.
+    server.add(Reply(body=anthropic_message([{"type": "text", "text": "summary"}])))
+    model = make_model(server.url, fast_retry)
+    try:
+        response = await model.request(ModelRequest(messages=conversation(), tools=()))
+    finally:
+        await model.aclose()
+    assert response.text == "summary"
+    body = server.bodies[0]
+    assert "tools" not in body and "tool_choice" not in body
+    kinds = {block["type"] for turn in body["messages"] for block in turn["content"]}
+    assert kinds == {"text"}  # no tool_use or tool_result block anywhere
+    user, assistant, results = body["messages"]
+    assert user["content"] == [{"type": "text", "text": "Read both files."}]
+    assert assistant == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Reading."},
+            {"type": "text", "text": '[called read_file {"path": "a.txt"}]'},
+            {"type": "text", "text": '[called read_file {"path": "b.txt"}]'},
+        ],
+    }
+    assert results == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "[result of read_file: alpha]"},
+            {"type": "text", "text": "[error from read_file: no such file]"},
+            {"type": "text", "text": "Now summarise."},
+        ],
+    }
+
+
 async def test_no_tools_means_no_tool_fields(server: FakeServer, fast_retry: RetryPolicy) -> None:
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "plain"}])))
     model = make_model(server.url, fast_retry)
