@@ -58,6 +58,10 @@ def derive_class(label: str) -> str:
     return _CLASS_DROP.sub("", label.strip().lower().replace(" ", "-"))
 
 
+#: Deepest subgraph nesting accepted.
+MAX_SUBGRAPH_DEPTH = 100
+
+
 @dataclass
 class _Scope:
     """Defaults and membership of the graph body or one subgraph."""
@@ -85,6 +89,7 @@ class _Parser:
         self.graph = Graph("", file=file, source=text)
         #: node id -> its attribute dict in the graph (shared, not a copy).
         self.node_attrs: dict[str, dict[str, str]] = {}
+        self.depth = 0
 
     # -- token helpers -------------------------------------------------------
 
@@ -211,6 +216,14 @@ class _Parser:
             raise self.fail(i, "a file holds exactly one digraph; move this one to its own file")
 
     def subgraph(self, parent: _Scope) -> None:
+        # Nesting is recursive descent; a limit keeps absurd files from
+        # exhausting Python's stack and gives the author a position instead.
+        self.depth += 1
+        if self.depth > MAX_SUBGRAPH_DEPTH:
+            raise self.fail(
+                self.i - 1,
+                f"subgraphs nest more than {MAX_SUBGRAPH_DEPTH} deep; flatten the structure",
+            )
         nodes, edges = parent.node_defaults, parent.edge_defaults
         scope = _Scope((dict(nodes[0]), dict(nodes[1])), (dict(edges[0]), dict(edges[1])))
         scope.label = ""  # a subgraph, not the top-level body
@@ -220,6 +233,7 @@ class _Parser:
             for node_id in scope.members:
                 self.add_class(node_id, cls)
         parent.members.extend(scope.members)
+        self.depth -= 1
 
     def add_class(self, node_id: str, cls: str) -> None:
         attrs = self.node_attrs[node_id]

@@ -145,3 +145,11 @@ def test_register_rule_applies_to_later_validations() -> None:
         assert [d.rule for d in found] == ["no_foo"]
     finally:
         registry._CUSTOM_RULES.clear()
+
+
+def test_tool_node_without_command_is_an_error() -> None:
+    found = lint_body(
+        't [shape=parallelogram]\nok [type="tool", tool_command="true"]\nstart -> t -> ok -> exit'
+    )
+    missing = by_rule(found, "tool_command_missing")
+    assert [(d.node, d.severity) for d in missing] == [("t", "error")]

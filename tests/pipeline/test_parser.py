@@ -197,3 +197,11 @@ def test_load_reads_a_file_and_reports_unreadable_ones(tmp_path: Path) -> None:
     (tmp_path / "bin.dot").write_bytes(b"\xff\xfe\x00digraph")
     with pytest.raises(PipelineError, match="not UTF-8"):
         load(tmp_path / "bin.dot")
+
+
+def test_absurdly_deep_subgraph_nesting_is_a_syntax_error_not_a_crash() -> None:
+    deep = "digraph g {" + "subgraph {" * 300 + "a" + "}" * 300 + "}"
+    with pytest.raises(PipelineSyntaxError, match="subgraphs nest more than 100 deep"):
+        parse_dot(deep)
+    fine = "digraph g {" + "{" * 100 + "a" + "}" * 100 + "}"
+    assert parse_dot(fine).has_node("a")

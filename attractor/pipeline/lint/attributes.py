@@ -169,6 +169,22 @@ def prompt_on_llm_nodes(graph: Graph) -> list[Diagnostic]:
     ]
 
 
+@rule("tool_command_missing")
+def tool_command_missing(graph: Graph) -> list[Diagnostic]:
+    """A tool node has a ``tool_command``; without one it can only fail."""
+    return [
+        at(
+            "tool_command_missing",
+            "error",
+            node,
+            f"tool node '{node.id}' has no tool_command, so it would always fail",
+            fix=f'add tool_command="..." to {node.id}',
+        )
+        for node in facts(graph).nodes
+        if facts(graph).types[node.id] == "tool" and not node.attrs.get("tool_command", "").strip()
+    ]
+
+
 @rule("condition_syntax")
 def condition_syntax(graph: Graph) -> list[Diagnostic]:
     """Edge conditions parse (operators =, != and &&; keys outcome, preferred_label, context.*)."""

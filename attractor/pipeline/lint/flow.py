@@ -127,8 +127,8 @@ def unbounded_loop(graph: Graph) -> list[Diagnostic]:
                 "unbounded_loop",
                 "warning",
                 graph.node(members[0]),
-                f"loop through {shown} has no condition, max_visits or goal_gate; "
-                "it can only run forever",
+                f"loop through {shown} has no condition on its edges and no max_visits "
+                "or goal_gate on its nodes; nothing limits how often it repeats",
                 fix=f"add max_visits=N to {members[0]} or a condition on one of the loop's edges",
             )
         )
