@@ -293,10 +293,7 @@ def messages_to_anthropic(
             system.append(message.content)
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        if tool_blocks:
-            blocks = _blocks(message, thinking or {})
-        else:
-            blocks = _text_blocks(message)
+        blocks = _blocks(message, thinking or {}) if tool_blocks else _text_blocks(message)
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:
