@@ -195,7 +195,19 @@ class LiveDisplay(_Display):
         super().__call__(event)
 
     def warn(self, line: str) -> None:
-        self.console.print(Text(line, style="yellow"), highlight=False)
+        """The warning as one unwrapped line on stderr, as the plain display prints it.
+
+        The live region shares the terminal, so it steps aside (it is transient:
+        stopping clears it) while the line is written, then comes back below it.
+        """
+        running = self.live.is_started
+        if running:
+            self.live.stop()
+        try:
+            super().warn(line)
+        finally:
+            if running:
+                self.live.start()
 
     def _track(self, event: ev.Event) -> None:
         active = self.view.active

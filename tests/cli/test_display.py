@@ -132,6 +132,26 @@ def test_live_display_prints_finished_nodes_above_the_region() -> None:
     assert display.view.active == {}
 
 
+def test_live_display_warns_in_one_unwrapped_line_on_stderr() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert len(turn_limit_warning(LIMIT)) > 120  # longer than the terminal is wide
+    with LiveDisplay(_terminal(out), err) as display:
+        display(ev.StageStarted(name="impl", index=2, handler="codergen"))
+        display(LIMIT)
+        assert display.live.is_started  # the live region came back after the warning
+    assert err.getvalue().splitlines() == [turn_limit_warning(LIMIT)]
+    assert "turn limit" not in Text.from_ansi(out.getvalue()).plain
+
+
+def test_live_display_warns_on_stderr_while_stepped_aside_too() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    with LiveDisplay(_terminal(out), err) as display:
+        display(ev.InterviewStarted(question="Ship it?", stage="gate"))
+        display(LIMIT)
+        assert not display.live.is_started  # a human is still answering
+    assert err.getvalue().splitlines() == [turn_limit_warning(LIMIT)]
+
+
 def test_mode_is_plain_when_not_a_terminal_or_no_color() -> None:
     piped = Console(file=io.StringIO())
     assert choose_mode(piped, json_mode=False, quiet=False) == "plain"
