@@ -9,8 +9,11 @@ Built in: :class:`AutoApproveInterviewer` (``--auto-approve``),
 from __future__ import annotations
 
 import enum
+import os
 import re
+import stat
 import sys
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,7 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import anyio
-import anyio.to_thread
+import anyio.from_thread
+import anyio.lowlevel
 
 from attractor.errors import UsageError
 
@@ -171,29 +175,133 @@ class ConsoleInterviewer:
     """Asks on a terminal: prints the question and choices, reads one line of stdin.
 
     Honours ``question.timeout_seconds``: on expiry the question's default is used,
-    else the answer is TIMEOUT. Reading runs in a worker thread that is abandoned
-    on cancellation, so Ctrl-C and ``--timeout`` stay prompt.
+    else the answer is TIMEOUT. No reader is ever left blocked behind a question:
+    a real file descriptor is read only once anyio says it is readable, so Ctrl-C,
+    SIGTERM and ``--timeout`` end the wait at once and the process can exit. A
+    line typed after a question timed out stays for the next question. Streams
+    without a file descriptor (``io.StringIO``) are read by one daemon thread per
+    interviewer that queues every line it reads.
     """
 
     def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
         self._stdin = stdin
         self._stdout = stdout
+        self._reader: _FdLines | _ThreadLines | None = None
 
     async def ask(self, question: Question) -> Answer:
         out = self._stdout or sys.stderr
         out.write(_render(question))
         out.flush()
         with anyio.move_on_after(question.timeout_seconds):
-            line = await anyio.to_thread.run_sync(self._readline, abandon_on_cancel=True)
+            line = await self._lines().next_line()
             if line is None:
                 return Answer(AnswerValue.SKIPPED)
             return _answer_from_text(line.strip(), question)
         out.write("\n(no answer in time)\n")
         return question.default or Answer(AnswerValue.TIMEOUT)
 
-    def _readline(self) -> str | None:
-        line = (self._stdin or sys.stdin).readline()
-        return line if line else None
+    def _lines(self) -> _FdLines | _ThreadLines:
+        if self._reader is None:
+            stream = self._stdin or sys.stdin
+            fd = _fileno(stream)
+            self._reader = _ThreadLines(stream) if fd is None else _FdLines(fd)
+        return self._reader
+
+
+def _fileno(stream: TextIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):  # io.StringIO, a closed or fake stream
+        return None
+
+
+class _FdLines:
+    """Lines of a file descriptor, read only when it is readable (never blocks).
+
+    Reads bypass the TextIO buffer on purpose: nothing else reads this stream,
+    and a buffered readline would block the event loop.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lines: deque[str] = deque()
+        self._partial = b""
+        self._eof = False
+        # Regular files (and devices such as /dev/null) are always readable and
+        # cannot be watched by epoll; pipes, ttys and sockets can.
+        mode = os.fstat(fd).st_mode
+        self._pollable = not stat.S_ISREG(mode)
+
+    async def next_line(self) -> str | None:
+        while not self._lines:
+            if self._eof:
+                return None
+            await self._wait()
+            try:
+                chunk = os.read(self._fd, 65536)
+            except BlockingIOError:  # a non-blocking fd woke up with nothing to read
+                continue
+            except OSError:  # e.g. EIO once the terminal is gone: no more answers
+                chunk = b""
+            self._feed(chunk)
+        return self._lines.popleft()
+
+    async def _wait(self) -> None:
+        if not self._pollable:
+            await anyio.lowlevel.checkpoint()
+            return
+        try:
+            await anyio.wait_readable(self._fd)
+        except PermissionError:  # a device epoll refuses: reading it does not block
+            self._pollable = False
+
+    def _feed(self, chunk: bytes) -> None:
+        if not chunk:
+            self._eof = True
+            chunk, self._partial = self._partial, b""
+            if chunk:
+                self._lines.append(chunk.decode("utf-8", errors="replace"))
+            return
+        *complete, self._partial = (self._partial + chunk).split(b"\n")
+        self._lines.extend(line.decode("utf-8", errors="replace") for line in complete)
+
+
+class _ThreadLines:
+    """Lines of a stream without a file descriptor, read by one daemon thread.
+
+    The thread hands each line to the event loop, which queues it, so a line
+    read while no question waits is kept for the next one. The thread stops at
+    end of input, or when the event loop it reports to has finished.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._lines: deque[str | None] = deque()
+        self._ready = anyio.Event()
+        token = anyio.lowlevel.current_token()
+        threading.Thread(target=self._read, args=(stream, token), daemon=True).start()
+
+    def _read(self, stream: TextIO, token: anyio.lowlevel.EventLoopToken) -> None:
+        while True:
+            line = stream.readline()
+            try:
+                anyio.from_thread.run_sync(self._deliver, line or None, token=token)
+            except RuntimeError:  # the event loop is gone: nobody will ask again
+                return
+            if not line:
+                return
+
+    def _deliver(self, line: str | None) -> None:
+        self._lines.append(line)
+        self._ready.set()
+
+    async def next_line(self) -> str | None:
+        while not self._lines:
+            self._ready = anyio.Event()
+            await self._ready.wait()
+        line = self._lines[0]
+        if line is not None:  # end of input stays queued for later questions
+            self._lines.popleft()
+        return line
 
 
 def _render(question: Question) -> str:

@@ -83,15 +83,24 @@ def lines_of(path: Path) -> list[str]:
 
 
 def spawn(
-    args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None
+    args: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    stdin: int | None = subprocess.DEVNULL,
 ) -> subprocess.Popen[str]:
-    """Start ``python -m attractor ARGS`` as a real process."""
+    """Start ``python -m attractor ARGS`` as a real process.
+
+    stdin is empty unless the caller asks for a pipe (``subprocess.PIPE``) to
+    answer human gates or to hold a prompt open.
+    """
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY_PREFIXES)}
     full_env.update({"NO_COLOR": "1", **(env or {})})
     return subprocess.Popen(
         [sys.executable, "-m", "attractor", *args],
         cwd=cwd,
         env=full_env,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -107,6 +116,16 @@ def finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[int, str, 
         out, err = proc.communicate()
         raise AssertionError(f"attractor did not exit within {timeout}s:\n{out}\n{err}") from None
     return proc.returncode, out, err
+
+
+def wait_exit(proc: subprocess.Popen[str], timeout: float = 30) -> int:
+    """Wait for ``proc`` to end *without* closing its stdin (communicate would)."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"attractor did not exit within {timeout}s") from None
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:

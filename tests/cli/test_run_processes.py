@@ -7,6 +7,7 @@ find them in /proc and prove none outlives the run.
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from tests.cli.runkit import (
     pids_with,
     read_json,
     spawn,
+    wait_exit,
     wait_for,
     write,
 )
@@ -171,3 +173,44 @@ def test_a_reader_that_goes_away_does_not_break_the_run(workspace: Path) -> None
     assert "Broken pipe" not in err
     assert "Exception ignored" not in err
     assert err.startswith("pipeline succeeded in ")
+
+
+HUMAN_GATE = """\
+digraph asking {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    gate  [shape=hexagon, label="Ship it?"]
+    ship  [prompt="ship"]
+    start -> gate
+    gate -> ship [label="[Y] Yes"]
+    gate -> done [label="[N] No"]
+    ship -> done
+}
+"""
+
+
+def _asking(run_dir_parent: Path) -> bool:
+    dirs = [p for p in run_dir_parent.iterdir() if p.is_dir()] if run_dir_parent.is_dir() else []
+    return bool(dirs) and '"interview_started"' in "".join(lines_of(dirs[0] / "events.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("how", "code"),
+    [("SIGINT", 130), ("SIGTERM", 143), ("--timeout", 124)],
+)
+def test_the_process_exits_promptly_while_a_prompt_waits_on_an_open_stdin(
+    workspace: Path, how: str, code: int
+) -> None:
+    write(workspace / "ask.dot", HUMAN_GATE)
+    extra = ["--timeout", "1s"] if how == "--timeout" else []
+    proc = spawn(["run", "ask.dot", "--logs-dir", "runs", *extra], workspace, stdin=subprocess.PIPE)
+    try:
+        wait_for(lambda: _asking(workspace / "runs"), "the human gate to ask")
+        if how != "--timeout":
+            proc.send_signal(getattr(signal, how))
+        # stdin stays open: the old console reader only let go at end of input.
+        returncode = wait_exit(proc, timeout=15)
+    finally:
+        _, err = proc.communicate()  # closes stdin; the process has ended (or was killed)
+    assert returncode == code, err
+    assert "while running gate; resume with: attractor resume" in err.splitlines()[-1]

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import io
+import os
 from pathlib import Path
 
+import anyio
 import pytest
 
+from attractor.pipeline.events import Event
 from attractor.pipeline.interviewer import (
     Answer,
     AnswerValue,
     AutoApproveInterviewer,
     CallbackInterviewer,
+    ConsoleInterviewer,
     Question,
     QueueInterviewer,
     RecordingInterviewer,
@@ -95,3 +100,56 @@ async def test_timeout_without_default_is_retry_then_fail(tmp_path: Path) -> Non
     assert asked == ["gate", "gate"]
     assert result.status == "fail"
     assert "timed out with no human.default_choice" in result.failure_reason
+
+
+TWO_GATES = (
+    'first [shape=hexagon, label="First?", human.timeout="50ms", human.default_choice=b]\n'
+    'second [shape=hexagon, label="Second?"]\n a\n b\n c\n d\n'
+    "start -> first\n"
+    'first -> a [label="[A] Alpha"]\n first -> b [label="[B] Beta"]\n'
+    "a -> second\n b -> second\n"
+    'second -> c [label="[C] Gamma"]\n second -> d [label="[D] Delta"]\n'
+    "c -> done\n d -> done\n"
+)
+
+
+async def test_console_timed_out_gate_takes_its_default_and_the_next_gate_gets_the_next_line(
+    tmp_path: Path,
+) -> None:
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd, "r") as stdin:
+        try:
+            console = ConsoleInterviewer(stdin=stdin, stdout=io.StringIO())
+
+            def answer_after_timeout(event: Event) -> None:
+                # The line arrives only once the first gate gave up waiting: it
+                # belongs to the second gate, not to a reader left behind.
+                if event.type == "stage_completed" and event.to_json()["name"] == "first":
+                    os.write(write_fd, b"D\n")
+
+            with anyio.fail_after(20):
+                result = await run(
+                    graph_of(TWO_GATES),
+                    tmp_path,
+                    interviewer=console,
+                    observers=[answer_after_timeout],
+                )
+        finally:
+            os.close(write_fd)
+    assert executed(result) == ["start", "first", "b", "second", "d", "done"]
+    assert result.node_results[1].note == "human chose [B] Beta"  # the default, after 50ms
+
+
+async def test_console_lines_typed_ahead_go_to_successive_gates(tmp_path: Path) -> None:
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b"A\nC\n")
+    graph = graph_of(TWO_GATES.replace('human.timeout="50ms", ', ""))
+    with os.fdopen(read_fd, "r") as stdin:
+        try:
+            with anyio.fail_after(20):
+                result = await run(
+                    graph, tmp_path, interviewer=ConsoleInterviewer(stdin, io.StringIO())
+                )
+        finally:
+            os.close(write_fd)
+    assert executed(result) == ["start", "first", "a", "second", "c", "done"]

@@ -79,5 +79,18 @@ async def test_console_timeout_uses_the_default_or_reports_timeout() -> None:
             bare = Question("Ship it?", options=OPTIONS, timeout_seconds=0.05)
             assert (await console.ask(bare)).is_timeout
         finally:
-            # End of input releases the abandoned reader threads before the file closes.
             os.close(write_fd)
+
+
+async def test_console_without_a_file_descriptor_answers_successive_questions_in_order() -> None:
+    console = ConsoleInterviewer(stdin=io.StringIO("y\nn\n"), stdout=io.StringIO())
+    assert [(await console.ask(QUESTION)).value for _ in range(3)] == ["Y", "N", "skipped"]
+
+
+async def test_console_reads_answers_from_a_regular_file(tmp_path: Path) -> None:
+    path = tmp_path / "answers.txt"
+    path.write_text("n\ny")  # the last line has no newline
+    with path.open() as stdin:
+        console = ConsoleInterviewer(stdin=stdin, stdout=io.StringIO())
+        answers = [(await console.ask(QUESTION)).value for _ in range(3)]
+    assert answers == ["N", "Y", "skipped"]
