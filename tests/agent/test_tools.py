@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -265,6 +267,50 @@ async def test_cancelling_a_blocked_threaded_tool_returns_promptly(workdir: Path
         release.set()  # let the abandoned thread end
     assert scope.cancelled_caught and outcome == []
     assert elapsed < PROMPT
+
+
+STUCK_TOOL = """
+import sys
+from pathlib import Path
+
+import anyio
+
+from attractor.agent.tools import ToolContext
+from attractor.agent.tools.base import threaded
+
+
+def stuck(context, arguments):
+    return Path(sys.argv[1]).read_text()  # a FIFO nobody writes: blocks for good
+
+
+async def main():
+    with anyio.move_on_after(0.2):
+        await threaded(stuck)(ToolContext(Path(".")), {})
+    print("cancelled", flush=True)
+
+
+anyio.run(main)
+"""
+
+
+def test_a_tool_thread_stuck_for_good_does_not_hold_the_process_at_exit(tmp_path: Path) -> None:
+    fifo = tmp_path / "never-written"
+    os.mkfifo(fifo)
+    script = tmp_path / "stuck.py"
+    script.write_text(STUCK_TOOL)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script), str(fifo)],
+            capture_output=True,
+            text=True,
+            timeout=PROMPT * 3,
+        )
+    finally:
+        # Free a reader left behind by a failing run, so nothing lingers.
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "cancelled\n"
 
 
 # -- shell ------------------------------------------------------------------------

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from attractor.errors import ToolError
 from attractor.llm.types import ToolCall, ToolDefinition
@@ -125,12 +129,36 @@ class ToolRegistry:
 def threaded(function: Callable[[ToolContext, dict[str, Any]], str]) -> ToolFunction:
     """Run a blocking tool function in a worker thread so the event loop stays free.
 
-    On cancellation (the run's --timeout, Ctrl-C) the thread is abandoned rather than
-    awaited: a call stuck in a blocking system call must not hold the whole run. The
-    abandoned thread finishes (or stays blocked) on its own; its result is dropped.
+    On cancellation (the run's --timeout, Ctrl-C) the call returns at once and
+    the thread is abandoned: a call stuck in a blocking system call must not
+    hold the run. The thread is a daemon, so it cannot hold the process at exit
+    either (anyio's own worker threads would be joined there; see run_daemon).
     """
 
     async def run(context: ToolContext, arguments: dict[str, Any]) -> str:
-        return await anyio.to_thread.run_sync(function, context, arguments, abandon_on_cancel=True)
+        return await run_daemon(lambda: function(context, arguments))
 
     return run
+
+
+async def run_daemon(call: Callable[[], str]) -> str:
+    """``call()`` in a new daemon thread; cancelling the wait abandons the thread."""
+    done = anyio.Event()
+    outcome: list[str | BaseException] = []
+    token = anyio.lowlevel.current_token()
+
+    def work() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as error:  # handed to the waiting task, which raises it
+            outcome.append(error)
+        # RuntimeError: the event loop is closed, so nobody is waiting any more.
+        with contextlib.suppress(RuntimeError):
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=work, name="attractor tool", daemon=True).start()
+    await done.wait()
+    [result] = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result
