@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attractor.errors import CheckpointError
+from attractor.pipeline.outcome import StageStatus
 from attractor.pipeline.rundir import atomic_write_text
 
 VERSION = 1
@@ -74,6 +75,10 @@ class Checkpoint:
             ) from None
         except OSError as exc:
             raise CheckpointError(f"{path}: cannot read checkpoint: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise CheckpointError(
+                f"{path}: checkpoint is not UTF-8 JSON text; the file is damaged, start a new run"
+            ) from None
         try:
             data = json.loads(text)
         except ValueError as exc:
@@ -89,11 +94,59 @@ class Checkpoint:
                 f"{path}: checkpoint version {data.get('version')!r} is not supported "
                 f"(expected {VERSION}); start a new run"
             )
-        known = set(cls.__dataclass_fields__)
-        try:
-            return cls(**{k: v for k, v in data.items() if k in known})
-        except TypeError as exc:
-            raise CheckpointError(f"{path}: malformed checkpoint: {exc}") from None
+        values = {k: v for k, v in data.items() if k in _FIELD_CHECKS}
+        for name, value in values.items():
+            check, expected = _FIELD_CHECKS[name]
+            if not check(value):
+                raise CheckpointError(
+                    f"{path}: checkpoint field {name!r} must be {expected}, "
+                    f"found {_dumps(value)[:60]}; the file is damaged, start a new run"
+                )
+        return cls(**values)
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int  # bool is an int subclass, and not a count
+
+
+def _is_str_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _is_counter_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(_is_int(v) and v >= 0 for v in value.values())
+
+
+def _is_status_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(v in _STATUSES for v in value.values())
+
+
+_STATUSES = frozenset(s.value for s in StageStatus)
+
+#: What each field must hold; a damaged file is reported naming the field.
+_FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "status": (lambda v: isinstance(v, str), "a string"),
+    "current_node": (_is_str_or_none, "a node id or null"),
+    "next_node": (_is_str_or_none, "a node id or null"),
+    "completed_nodes": (_is_str_list, "a list of node ids"),
+    "node_outcomes": (
+        _is_status_map,
+        "an object of node id to status (" + ", ".join(sorted(_STATUSES)) + ")",
+    ),
+    "node_retries": (_is_counter_map, "an object of node id to a count"),
+    "node_visits": (_is_counter_map, "an object of node id to a count"),
+    "context": (lambda v: isinstance(v, dict), "an object"),
+    "logs": (_is_str_list, "a list of strings"),
+    "run_turns_used": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "node_results_count": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "failure_reason": (lambda v: isinstance(v, str), "a string"),
+    "timestamp": (lambda v: type(v) in (int, float), "a number"),
+    "version": (_is_int, "an integer"),
+}
 
 
 def _dumps(value: Any) -> str:

@@ -147,6 +147,11 @@ class QueueInterviewer:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--answers {path}: cannot read file: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"--answers {path}: not a UTF-8 text file; "
+                "write one answer (a key or a label) per line"
+            ) from None
         return cls(line.strip() for line in text.splitlines() if line.strip())
 
     @property

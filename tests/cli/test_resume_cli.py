@@ -118,3 +118,45 @@ def test_resume_has_no_logs_dir_option(workspace: Path) -> None:
     result = invoke(["resume", "x", "--logs-dir", "y"])
     assert result.exit_code == 2
     assert "--logs-dir" in result.stderr
+
+
+def _finished_run(workspace: Path) -> Path:
+    write(
+        workspace / "ok.dot",
+        "digraph ok { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }",
+    )
+    assert invoke(["run", "ok.dot", "--logs-dir", "runs", "-q"]).exit_code == 0
+    return only_run_dir(workspace / "runs")
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"node_outcomes": []}, "node_outcomes"),
+        ({"context": []}, "context"),
+        ({"node_outcomes": {"start": "bogus"}}, "node_outcomes"),
+        ({"completed_nodes": "abc"}, "completed_nodes"),
+    ],
+)
+def test_resume_of_a_damaged_checkpoint_names_the_file_and_the_field(
+    workspace: Path, patch: dict[str, object], field: str
+) -> None:
+    run_dir = _finished_run(workspace)
+    path = run_dir / "checkpoint.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, **patch}), encoding="utf-8")
+    result = _resume(run_dir)
+    assert result.exit_code == 2  # nothing ran
+    assert result.stderr.startswith(f"error: {path}: checkpoint field {field!r} must be ")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_resume_of_a_binary_checkpoint_is_one_line(workspace: Path) -> None:
+    run_dir = _finished_run(workspace)
+    (run_dir / "checkpoint.json").write_bytes(b"\xff\xfe\x00\x80binary")
+    result = _resume(run_dir)
+    assert result.exit_code == 2  # nothing ran
+    assert result.stderr == (
+        f"error: {run_dir / 'checkpoint.json'}: checkpoint is not UTF-8 JSON text; "
+        "the file is damaged, start a new run\n"
+    )

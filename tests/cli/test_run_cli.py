@@ -369,3 +369,14 @@ def test_a_failed_check_does_not_follow_an_edge_that_only_tests_the_context(
     assert result.stdout.splitlines()[-1].startswith(
         "pipeline failed: validate failed: tool_command exited with code 1"
     )
+
+
+def test_an_answers_file_that_is_not_utf8_is_a_usage_error_naming_it(workspace: Path) -> None:
+    (workspace / "answers.bin").write_bytes(b"\xff\xfeY\n")
+    result = _run(workspace, LINEAR, "--answers", "answers.bin")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: --answers answers.bin: not a UTF-8 text file; "
+        "write one answer (a key or a label) per line\n"
+    )
+    assert not (workspace / "runs").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,34 @@ def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
     atomic_write_text(path, "two", fsync=False)
     assert path.read_text() == "two"
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("node_outcomes", [], "an object of node id to status"),
+        ("node_outcomes", {"start": "bogus"}, "an object of node id to status"),
+        ("context", [], "an object"),
+        ("completed_nodes", "abc", "a list of node ids"),
+        ("node_visits", {"a": "2"}, "an object of node id to a count"),
+        ("run_turns_used", True, "a count"),
+        ("next_node", 3, "a node id or null"),
+    ],
+)
+def test_wrongly_typed_fields_name_the_file_and_the_field(
+    tmp_path: Path, field: str, value: object, expected: str
+) -> None:
+    path = tmp_path / "checkpoint.json"
+    path.write_text(json.dumps({"version": 1, field: value}))
+    with pytest.raises(CheckpointError) as caught:
+        Checkpoint.load(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: checkpoint field {field!r} must be {expected}")
+    assert message.endswith("start a new run")
+
+
+def test_a_binary_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoint.json"
+    path.write_bytes(b"\xff\xfe\x00garbage\x80")
+    with pytest.raises(CheckpointError, match="checkpoint is not UTF-8 JSON text"):
+        Checkpoint.load(path)
