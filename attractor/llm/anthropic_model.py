@@ -11,18 +11,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import replace
+from types import ModuleType
 from typing import Any
 
-from attractor.errors import MissingCredentialsError, ProviderError, ProviderNotInstalledError
+from attractor.errors import MissingCredentialsError, ProviderNotInstalledError
 from attractor.llm.retry import (
     DEFAULT_POLICY,
     RetryPolicy,
-    call_with_retries,
-    connection_error,
-    not_an_answer,
-    status_error,
 )
+from attractor.llm.sdk_model import SdkModel
 from attractor.llm.types import (
     FinishReason,
     Message,
@@ -90,7 +87,7 @@ def supports_thinking(model: str) -> bool:
     return major is None or int(major) >= 4
 
 
-class AnthropicModel:
+class AnthropicModel(SdkModel):
     """A :class:`~attractor.llm.types.Model` backed by the Messages API.
 
     Args:
@@ -104,6 +101,9 @@ class AnthropicModel:
         retry: Retry policy for transient failures.
         timeout: Seconds before one HTTP attempt times out.
     """
+
+    PROVIDER = PROVIDER
+    ANSWER = "a Messages API reply"
 
     def __init__(
         self,
@@ -134,28 +134,8 @@ class AnthropicModel:
             timeout=timeout,
         )
 
-    @property
-    def provider(self) -> str:
-        return PROVIDER
-
-    @property
-    def name(self) -> str:
-        return self._model
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Send one request, retrying transient failures."""
-        kwargs, notes = self._build_kwargs(request)
-
-        async def attempt() -> ModelResponse:
-            return await self._send(kwargs)
-
-        response = await call_with_retries(attempt, self._retry)
-        if notes:
-            response = replace(response, notes=response.notes + notes)
-        return response
-
-    async def aclose(self) -> None:
-        await self._client.close()
+    def _sdk(self) -> ModuleType:
+        return anthropic
 
     def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:
         # Without tools on this request (final and reflection turns), history is
@@ -200,34 +180,6 @@ class AnthropicModel:
         kwargs["max_tokens"] += budget
         return ()
 
-    async def _send(self, kwargs: dict[str, Any]) -> ModelResponse:
-        try:
-            if self._stream:
-                return await self._send_streaming(kwargs)
-            return await self._send_plain(kwargs)
-        except anthropic.APIStatusError as error:
-            raise status_error(
-                error.status_code,
-                error.body,
-                error.response.headers,
-                provider=PROVIDER,
-                model=self._model,
-            ) from error
-        except anthropic.APIConnectionError as error:
-            timed_out = isinstance(error, anthropic.APITimeoutError)
-            raise connection_error(
-                error, timed_out=timed_out, provider=PROVIDER, model=self._model
-            ) from error
-        except anthropic.APIResponseValidationError as error:
-            raise ProviderError(
-                f"unexpected response: {error.message}", provider=PROVIDER, model=self._model
-            ) from error
-        except anthropic.APIError as error:
-            # An error event inside a stream (e.g. overloaded_error): transient.
-            raise connection_error(
-                error, timed_out=False, provider=PROVIDER, model=self._model
-            ) from error
-
     async def _send_plain(self, kwargs: dict[str, Any]) -> ModelResponse:
         # The raw response keeps the status and content type for a clear error
         # when a 200 answer is not a message (the SDK would hand back a str, or
@@ -240,8 +192,8 @@ class AnthropicModel:
                 return self._translate(message)
         except (ValueError, AttributeError, TypeError) as error:
             # Undecodable JSON, or JSON of another shape (fields missing or None).
-            raise self._not_a_message(status, content_type) from error
-        raise self._not_a_message(status, content_type)
+            raise self._not_an_answer(status, content_type) from error
+        raise self._not_an_answer(status, content_type)
 
     async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
         async with self._client.messages.stream(**kwargs) as stream:
@@ -252,16 +204,7 @@ class AnthropicModel:
             except (AssertionError, AttributeError, TypeError) as error:
                 # The SDK asserts when no message_start event ever came: the body
                 # was not a Messages stream at all.
-                raise self._not_a_message(status, content_type) from error
-
-    def _not_a_message(self, status: int, content_type: str | None) -> ProviderError:
-        return not_an_answer(
-            "a Messages API reply",
-            status=status,
-            content_type=content_type,
-            provider=PROVIDER,
-            model=self._model,
-        )
+                raise self._not_an_answer(status, content_type) from error
 
     def _translate(self, message: AnthropicMessage) -> ModelResponse:
         response, thinking = message_to_response(message, self._model)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,11 +18,8 @@ from attractor.errors import MissingCredentialsError, ProviderError, ProviderNot
 from attractor.llm.retry import (
     DEFAULT_POLICY,
     RetryPolicy,
-    call_with_retries,
-    connection_error,
-    not_an_answer,
-    status_error,
 )
+from attractor.llm.sdk_model import SdkModel
 from attractor.llm.types import (
     FinishReason,
     Message,
@@ -87,7 +85,7 @@ def supports_reasoning_effort(model: str) -> bool:
     return _REASONING_MODEL.match(name) is not None
 
 
-class OpenAIModel:
+class OpenAIModel(SdkModel):
     """A :class:`~attractor.llm.types.Model` backed by Chat Completions.
 
     Args:
@@ -101,6 +99,9 @@ class OpenAIModel:
         retry: Retry policy for transient failures.
         timeout: Seconds before one HTTP attempt times out.
     """
+
+    PROVIDER = PROVIDER
+    ANSWER = "a chat completion"
 
     def __init__(
         self,
@@ -127,28 +128,8 @@ class OpenAIModel:
             timeout=timeout,
         )
 
-    @property
-    def provider(self) -> str:
-        return PROVIDER
-
-    @property
-    def name(self) -> str:
-        return self._model
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Send one request, retrying transient failures."""
-        kwargs, notes = self._build_kwargs(request)
-
-        async def attempt() -> ModelResponse:
-            return await self._send(kwargs)
-
-        response = await call_with_retries(attempt, self._retry)
-        if notes:
-            response = replace(response, notes=response.notes + notes)
-        return response
-
-    async def aclose(self) -> None:
-        await self._client.close()
+    def _sdk(self) -> ModuleType:
+        return openai
 
     def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:
         kwargs: dict[str, Any] = {
@@ -173,34 +154,6 @@ class OpenAIModel:
             notes = (f"reasoning_effort={effort!r} ignored: {self._model} does not support it",)
         return kwargs, notes
 
-    async def _send(self, kwargs: dict[str, Any]) -> ModelResponse:
-        try:
-            if self._stream:
-                return await self._send_streaming(kwargs)
-            return await self._send_plain(kwargs)
-        except openai.APIStatusError as error:
-            raise status_error(
-                error.status_code,
-                error.body,
-                error.response.headers,
-                provider=PROVIDER,
-                model=self._model,
-            ) from error
-        except openai.APIConnectionError as error:
-            timed_out = isinstance(error, openai.APITimeoutError)
-            raise connection_error(
-                error, timed_out=timed_out, provider=PROVIDER, model=self._model
-            ) from error
-        except openai.APIResponseValidationError as error:
-            raise ProviderError(
-                f"unexpected response: {error.message}", provider=PROVIDER, model=self._model
-            ) from error
-        except openai.APIError as error:
-            # An error event inside a stream: the server hit trouble mid-answer.
-            raise connection_error(
-                error, timed_out=False, provider=PROVIDER, model=self._model
-            ) from error
-
     async def _send_plain(self, kwargs: dict[str, Any]) -> ModelResponse:
         # The raw response keeps the status and content type for a clear error
         # when a 200 answer is not a completion (the SDK would hand back a str,
@@ -213,8 +166,8 @@ class OpenAIModel:
                 return completion_to_response(completion, self._model)
         except (ValueError, AttributeError, TypeError) as error:
             # Undecodable JSON, or JSON of another shape (fields missing or None).
-            raise self._not_a_completion(status, content_type) from error
-        raise self._not_a_completion(status, content_type)
+            raise self._not_an_answer(status, content_type) from error
+        raise self._not_an_answer(status, content_type)
 
     async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
         assembler = StreamAssembler()
@@ -228,20 +181,11 @@ class OpenAIModel:
                 async for chunk in stream:
                     assembler.add(chunk)
             except (AttributeError, TypeError) as error:  # events that are not chunks
-                raise self._not_a_completion(status, content_type) from error
+                raise self._not_an_answer(status, content_type) from error
         if assembler.chunks == 0:
             # A page or a JSON body holds no server-sent events at all.
-            raise self._not_a_completion(status, content_type)
+            raise self._not_an_answer(status, content_type)
         return assembler.response(self._model)
-
-    def _not_a_completion(self, status: int, content_type: str | None) -> ProviderError:
-        return not_an_answer(
-            "a chat completion",
-            status=status,
-            content_type=content_type,
-            provider=PROVIDER,
-            model=self._model,
-        )
 
 
 def message_to_openai(message: Message) -> dict[str, Any]:
