@@ -108,7 +108,9 @@ def final_line(result: RunResult, elapsed: float) -> str:
     if result.status == "success":
         return f"pipeline succeeded in {_seconds(elapsed)}; run directory: {result.run_dir}"
     if result.status == "timed_out":
-        after = format_duration(result.timeout) if result.timeout else "its timeout"
+        after = result.timeout_text or (
+            format_duration(result.timeout) if result.timeout else "its timeout"
+        )
         return f"pipeline timed out after {after} while running {where}; {resume}"
     if result.status in ("interrupted", "terminated"):
         return f"pipeline {result.status} while running {where}; {resume}"

@@ -300,12 +300,19 @@ def finish_run(
 def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:
     node = run.main.current or "?"
     if status == "timed_out":
-        return f"pipeline timed out after {format_duration(timeout or 0)} while running {node}"
+        after = timeout_text(run.services.settings) or format_duration(timeout or 0)
+        return f"pipeline timed out after {after} while running {node}"
     if status in ("interrupted", "terminated"):
         return f"pipeline {status} while running {node}"
     if status == "fail":
         return end.reason if end is not None and end.reason else "pipeline failed"
     return ""
+
+
+def timeout_text(settings: Settings) -> str | None:
+    """``--timeout`` as the user wrote it (``90s`` stays ``90s``), None when unset."""
+    text = settings.text("timeout")
+    return text.strip() if text and settings.timeout is not None else None
 
 
 def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:

@@ -34,6 +34,7 @@ from attractor.pipeline.lifecycle import (
     restart_setup,
     resume_setup,
     start_setup,
+    timeout_text,
 )
 from attractor.pipeline.retry import BackoffConfig
 from attractor.pipeline.state import NodeResult, Run, sum_usage
@@ -85,6 +86,8 @@ class RunResult:
     usage: dict[str, int]
     timeout: float | None
     warnings: list[str] = field(default_factory=list)
+    #: ``--timeout`` as the user wrote it (``90s``), for messages; None when unset.
+    timeout_text: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -212,6 +215,7 @@ def _result(
         usage=sum_usage(run.node_results),
         timeout=timeout,
         warnings=setup.warnings + run.bus.errors,
+        timeout_text=timeout_text(run.services.settings),
     )
 
 

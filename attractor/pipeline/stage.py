@@ -113,10 +113,16 @@ async def _attempt(
         with anyio.move_on_after(timeout) as scope:
             result = await handler.execute(node, walk.context, run.graph, env)
         if scope.cancelled_caught and timeout is not None:
-            return Outcome.fail(f"timed out after {format_duration(timeout)}")
+            return Outcome.fail(f"timed out after {_as_written(node, timeout)}")
     except Exception as exc:  # the handler contract: any error is a FAIL
         return Outcome.fail(str(exc) or type(exc).__name__)
     return _status_or_auto(node, result)
+
+
+def _as_written(node: Node, timeout: float) -> str:
+    """The node's timeout as the author wrote it (``900s`` stays ``900s``)."""
+    text = (node.raw("timeout") or "").strip()
+    return text or format_duration(timeout)
 
 
 def _status_or_auto(node: Node, result: Outcome | None) -> Outcome:

@@ -160,3 +160,31 @@ def test_resume_of_a_binary_checkpoint_is_one_line(workspace: Path) -> None:
         f"error: {run_dir / 'checkpoint.json'}: checkpoint is not UTF-8 JSON text; "
         "the file is damaged, start a new run\n"
     )
+
+
+def test_timeouts_are_echoed_as_the_user_wrote_them(workspace: Path, mark: str) -> None:
+    write(
+        workspace / "t.dot",
+        f"""digraph t {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            slow  [shape=parallelogram, tool_command="sleep {mark}", timeout=" 0.3s "]
+            note  [shape=parallelogram, tool_command="echo noted"]
+            wait  [shape=parallelogram, tool_command="sleep {mark}"]
+            start -> slow
+            slow -> note [condition="outcome=fail"]
+            note -> wait -> done
+        }}""",
+    )
+    result = invoke(["run", "t.dot", "--logs-dir", "runs", "--timeout", "1500ms"])
+    assert result.exit_code == 124, result.output
+    assert "!! slow failed: timed out after 0.3s" in result.stdout
+    run_dir = only_run_dir(workspace / "runs")
+    status = json.loads((run_dir / "slow" / "status.json").read_text(encoding="utf-8"))
+    assert status["failure_reason"] == "timed out after 0.3s"
+    assert result.stderr.splitlines()[-1] == (
+        f"pipeline timed out after 1500ms while running wait; "
+        f"resume with: attractor resume {Path('runs') / run_dir.name}"
+    )
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["failure_reason"] == "pipeline timed out after 1500ms while running wait"
