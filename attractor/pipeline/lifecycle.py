@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from attractor import __version__
-from attractor.errors import CheckpointError, RunError
+from attractor.errors import CheckpointError, RunError, UsageError
 from attractor.pipeline.backend import RunTurnBudget
 from attractor.pipeline.checkpoint import RUNNING, Checkpoint
 from attractor.pipeline.context import Context
@@ -181,12 +181,17 @@ def resume_setup(path: Path, settings: Settings, prepare: Callable[[Path], Graph
 
 
 def _check_resumable(path: Path, checkpoint: Checkpoint) -> None:
+    # Asking to continue a run that has nothing left to do is a usage error
+    # (exit 2), like any other command that cannot work as asked.
     if checkpoint.status in RESUMABLE:
         return
     if checkpoint.status == "restarted":
-        raise RunError(f"{path}: this run restarted in a new directory (loop_restart); resume that")
-    raise RunError(
-        f"{path}: the run already finished ({checkpoint.status}); start a new run instead"
+        raise UsageError(
+            f"{path}: this run restarted in a new directory (loop_restart); resume that"
+        )
+    how = {"success": "succeeded", "fail": "failed"}.get(checkpoint.status, checkpoint.status)
+    raise UsageError(
+        f"{path}: the run already finished (it {how}); nothing to resume, start a new run"
     )
 
 

@@ -93,10 +93,27 @@ def test_resume_of_a_finished_run_is_refused_in_one_line(workspace: Path, mark: 
     _, run_dir = _timed_out_run(workspace, mark)
     assert _resume(run_dir, "-q").exit_code == 0
     result = _resume(run_dir)
-    assert result.exit_code != 0
-    assert result.stderr.startswith("error: ")
-    assert "already finished" in result.stderr
-    assert len(result.stderr.splitlines()) == 1
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {run_dir}: the run already finished (it succeeded); "
+        "nothing to resume, start a new run\n"
+    )
+
+
+def test_resume_of_a_failed_run_says_how_it_finished(workspace: Path) -> None:
+    write(
+        workspace / "f.dot",
+        "digraph f { start [shape=Mdiamond]; done [shape=Msquare]; "
+        'x [simulate="fail"]; start -> x -> done }',
+    )
+    assert invoke(["run", "f.dot", "--logs-dir", "runs", "-q"]).exit_code == 1
+    run_dir = only_run_dir(workspace / "runs")
+    result = _resume(run_dir)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {run_dir}: the run already finished (it failed); "
+        "nothing to resume, start a new run\n"
+    )
 
 
 def test_resume_validates_settings_like_run(workspace: Path, mark: str) -> None:

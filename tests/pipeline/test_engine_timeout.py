@@ -88,10 +88,10 @@ async def test_resume_restores_context_and_visit_counts(tmp_path: Path) -> None:
 
 
 async def test_resume_of_a_finished_run_is_a_clear_error(tmp_path: Path) -> None:
-    from attractor.errors import RunError
+    from attractor.errors import UsageError
 
     result = await run(graph_of("start -> done"), tmp_path)
-    with pytest.raises(RunError, match="already finished"):
+    with pytest.raises(UsageError, match=r"already finished \(it succeeded\)"):
         await resume(result.run_dir, tmp_path)
 
 
