@@ -116,7 +116,8 @@ def _manifest(graph: Graph, run_dir: RunDir, source: Path | None, text: str) -> 
         "name": graph.name,
         "goal": graph.goal,
         "run_id": run_dir.path.name,
-        "source_file": str(source) if source is not None else None,
+        # Absolute, so a resume started from another directory checks the right file.
+        "source_file": str(source.resolve()) if source is not None else None,
         "source_sha256": source_hash(text),
         "attractor_version": __version__,
         "started_at": time.time(),

@@ -205,3 +205,33 @@ def test_timeouts_are_echoed_as_the_user_wrote_them(workspace: Path, mark: str) 
     )
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["failure_reason"] == "pipeline timed out after 1500ms while running wait"
+
+
+def test_resume_from_another_directory_checks_the_original_file(
+    workspace: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, run_dir = _timed_out_run(workspace, mark)
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["source_file"] == str(source.resolve())
+    (workspace / "elsewhere").mkdir()
+    write(workspace / "elsewhere" / "p.dot", "digraph other { }")  # a decoy with the same name
+    monkeypatch.chdir(workspace / "elsewhere")
+    result = _resume(run_dir.resolve(), "--workdir", str(workspace))
+    assert result.exit_code == 0, result.output
+    assert not [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+
+
+def test_resume_from_another_directory_warns_when_the_original_changed(
+    workspace: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, run_dir = _timed_out_run(workspace, mark)
+    source.write_text(source.read_text(encoding="utf-8") + "// edited\n", encoding="utf-8")
+    (workspace / "elsewhere").mkdir()
+    monkeypatch.chdir(workspace / "elsewhere")
+    result = _resume(run_dir.resolve(), "--workdir", str(workspace))
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: {source.resolve()} changed since this run started; "
+        "resuming with the copy in the run dir"
+    ]
