@@ -97,6 +97,7 @@ def start_setup(
     text = _read_source(graph, source_path)
     run_dir.copy_source(text)
     manifest = _manifest(graph, run_dir, source_path, text)
+    manifest["context_seed"] = dict(seed)
     return RunSetup(
         graph=graph,
         run_dir=run_dir,
@@ -133,6 +134,7 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
     run_dir.copy_source(previous.source_text)
     manifest = _manifest(previous.graph, run_dir, previous.source_path, previous.source_text)
     manifest["restarted_from"] = previous.run_dir.path.name
+    manifest["context_seed"] = dict(previous.seed)
     return RunSetup(
         graph=previous.graph,
         run_dir=run_dir,
@@ -150,8 +152,16 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
     )
 
 
-def resume_setup(path: Path, settings: Settings, prepare: Callable[[Path], Graph]) -> RunSetup:
-    """State restored from the checkpoint of run directory ``path``."""
+def resume_setup(
+    path: Path,
+    settings: Settings,
+    prepare: Callable[[Path], Graph],
+    seed: dict[str, Any] | None = None,
+) -> RunSetup:
+    """State restored from the checkpoint of run directory ``path``.
+
+    ``seed`` (``--set`` on resume) overrides the restored context values.
+    """
     run_dir = RunDir(path)
     checkpoint = Checkpoint.load(run_dir.checkpoint_path)
     _check_resumable(path, checkpoint)
@@ -162,15 +172,22 @@ def resume_setup(path: Path, settings: Settings, prepare: Callable[[Path], Graph
     if not graph.has_node(start):
         raise CheckpointError(f"{path}: checkpoint names node {start!r}, not in the pipeline")
     source = manifest.get("source_file")
+    main = restore_walk(checkpoint)
+    main.context.apply(seed or {})
+    # A loop_restart after the resume starts from the first run's --set values
+    # and these, like a restart of the original run would.
+    first_seed = manifest.get("context_seed")
+    all_seed = {**(first_seed if isinstance(first_seed, dict) else {}), **(seed or {})}
+    manifest["context_seed"] = all_seed
     return RunSetup(
         graph=graph,
         run_dir=run_dir,
         source_path=Path(source) if source else None,
         source_text=text,
-        main=restore_walk(checkpoint),
+        main=main,
         start=start,
         budget=RunTurnBudget(settings.max_total_turns, used=checkpoint.run_turns_used),
-        seed={},
+        seed=all_seed,
         node_results=[
             NodeResult.from_json(r) for r in run_dir.read_results(checkpoint.node_results_count)
         ],

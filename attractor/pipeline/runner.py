@@ -104,9 +104,10 @@ async def resume_pipeline(run_dir: Path, options: RunOptions) -> RunResult:
     """Continue the run in ``run_dir`` from its checkpoint.
 
     Completed nodes do not run again; the node that was running when the run
-    stopped runs again from its start.
+    stopped runs again from its start. ``options.context_seed`` (``--set``)
+    overrides the restored context values.
     """
-    setup = resume_setup(run_dir, options.settings, prepare_run_graph)
+    setup = resume_setup(run_dir, options.settings, prepare_run_graph, options.context_seed)
     return await _drive(setup, options)
 
 

@@ -235,3 +235,30 @@ def test_resume_from_another_directory_warns_when_the_original_changed(
         f"warning: {source.resolve()} changed since this run started; "
         "resuming with the copy in the run dir"
     ]
+
+
+def test_resume_applies_set_values_over_the_restored_context(workspace: Path, mark: str) -> None:
+    write(
+        workspace / "env.dot",
+        f"""digraph env {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            hold  [shape=parallelogram, tool_command="[ -f go ] || sleep {mark}"]
+            prod  [shape=parallelogram, tool_command="echo prod >> side.txt"]
+            dev   [shape=parallelogram, tool_command="echo dev >> side.txt"]
+            start -> hold
+            hold -> prod [condition="context.env=prod"]
+            hold -> dev  [condition="context.env!=prod"]
+            prod -> done
+            dev -> done
+        }}""",
+    )
+    first = invoke(["run", "env.dot", "--logs-dir", "runs", "--timeout", "1s", "--set", "env=dev"])
+    assert first.exit_code == 124, first.output
+    write(workspace / "go", "")
+    run_dir = only_run_dir(workspace / "runs")
+    result = _resume(run_dir, "--set", "env=prod")
+    assert result.exit_code == 0, result.output
+    assert lines_of(workspace / "side.txt") == ["prod"]
+    checkpoint = json.loads((run_dir / "checkpoint.json").read_text(encoding="utf-8"))
+    assert checkpoint["context"]["env"] == "prod"
