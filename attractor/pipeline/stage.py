@@ -78,7 +78,13 @@ async def _attempts(
     while True:
         run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
         outcome = await _attempt(run, walk, node, attempt, run_branch)
-        if not _retryable(outcome, handler_type) or attempt >= policy.max_attempts:
+        if (
+            not _retryable(outcome, handler_type)
+            or attempt >= policy.max_attempts
+            # Another attempt could not make a model request; the engine ends the
+            # run with the budget's reason right after this node.
+            or run.services.run_budget.exhausted
+        ):
             return _settle(node, outcome, walk), attempt
         delay = policy.backoff.delay_for_attempt(attempt)
         run.emit(StageFailed(name=node.id, index=index, error=_reason(outcome), will_retry=True))

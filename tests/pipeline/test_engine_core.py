@@ -383,3 +383,28 @@ async def test_re_entering_a_node_past_its_limit_a_second_time_ends_instead_of_s
     assert result.status == "fail"
     assert result.failure_reason == "a failed: entered 3 times, more than max_visits=1"
     assert executed(result) == ["start", "a", "b", "a", "replan"]
+
+
+async def test_no_retry_once_the_run_turn_budget_is_exhausted(tmp_path: Path) -> None:
+    class SpendsTheBudget:
+        calls = 0
+
+        async def run(self, request: StageRequest) -> Outcome:
+            SpendsTheBudget.calls += 1
+            while request.run_budget.take():
+                pass
+            request.run_budget.exhausted = True
+            return Outcome.fail("cut short: run turn budget exhausted")
+
+        async def aclose(self) -> None:
+            return None
+
+    graph = graph_of("agent [max_retries=3]\n start -> agent -> done")
+    recorder = Recorder()
+    result = await run(
+        graph, tmp_path, backend=SpendsTheBudget(), max_total_turns=2, observers=[recorder]
+    )
+    assert SpendsTheBudget.calls == 1
+    assert recorder.of("stage_retrying") == []
+    assert result.status == "fail"
+    assert result.failure_reason == ("run turn budget exhausted: 2 of 2 model requests (default)")
