@@ -77,7 +77,7 @@ async def _attempts(
     attempt = 1
     while True:
         run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
-        outcome = await _attempt(run, walk, node, attempt, run_branch)
+        outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
         if (
             not _retryable(outcome, handler_type)
             or attempt >= policy.max_attempts
@@ -101,8 +101,17 @@ def _retryable(outcome: Outcome, handler_type: str) -> bool:
     return outcome.status in RETRYABLE and handler_type != "conditional"
 
 
+def _attempt_timeout(node: Node, handler_type: str) -> float | None:
+    # A human gate without human.timeout uses its timeout for the question, so
+    # that human.default_choice applies; bounding the node too would fail it
+    # at the same moment.
+    if handler_type == "wait.human" and not node.has("human.timeout"):
+        return None
+    return node.timeout
+
+
 async def _attempt(
-    run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner
+    run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner, handler_type: str
 ) -> Outcome:
     """One handler call under the node's own timeout; errors become FAIL."""
     env = StageEnv(
@@ -113,7 +122,7 @@ async def _attempt(
         services=run.services,
         run_branch=run_branch,
     )
-    timeout = node.timeout
+    timeout = _attempt_timeout(node, handler_type)
     try:
         handler = run.registry.resolve(node)
         with anyio.move_on_after(timeout) as scope:

@@ -153,3 +153,24 @@ async def test_console_lines_typed_ahead_go_to_successive_gates(tmp_path: Path) 
         finally:
             os.close(write_fd)
     assert executed(result) == ["start", "first", "a", "second", "c", "done"]
+
+
+async def test_a_gate_timeout_without_human_timeout_takes_the_default_choice(
+    tmp_path: Path,
+) -> None:
+    graph = graph_of(
+        GATE.replace(
+            'label="Ship it?"', 'label="Ship it?", timeout="100ms", human.default_choice=fix'
+        )
+    )
+    read_fd, write_fd = os.pipe()  # nobody ever answers
+    with os.fdopen(read_fd, "r") as stdin:
+        try:
+            with anyio.fail_after(20):
+                result = await run(
+                    graph, tmp_path, interviewer=ConsoleInterviewer(stdin, io.StringIO())
+                )
+        finally:
+            os.close(write_fd)
+    assert result.status == "success", result.failure_reason
+    assert executed(result) == ["start", "gate", "fix", "done"]

@@ -75,9 +75,21 @@ def _question(node: Node, choices: list[Choice]) -> Question:
         type=QuestionType.MULTIPLE_CHOICE,
         options=options,
         default=default,
-        timeout_seconds=node.get("human.timeout"),
+        timeout_seconds=question_timeout(node),
         stage=node.id,
     )
+
+
+def question_timeout(node: Node) -> float | None:
+    """``human.timeout``, else the node's ``timeout``: how long the question waits.
+
+    A gate's ``timeout`` is read as the question's, so that ``human.default_choice``
+    applies when it expires instead of the node failing (see docs/engine.md).
+    """
+    if node.has("human.timeout"):
+        value = node.get("human.timeout")
+        return float(value) if value is not None else None
+    return node.timeout
 
 
 def _by_target(text: str, choices: list[Choice], options: tuple[Option, ...]) -> Option | None:
