@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attractor.pipeline.checkpoint import RUNNING, Checkpoint
 from attractor.pipeline.context import Context
-from attractor.pipeline.events import CheckpointSaved
 from attractor.pipeline.graph import Node
 from attractor.pipeline.handlers.base import BranchResult
 from attractor.pipeline.handlers.simple import LAST_NODE_KEY, LAST_REASON_KEY
 from attractor.pipeline.outcome import Outcome, StageStatus
 from attractor.pipeline.routing import goal_gate_target, next_step, unsatisfied_goal_gate
 from attractor.pipeline.stage import execute_node, is_exhausted, over_limit, visits_reason
-from attractor.pipeline.state import Run, Walk
+from attractor.pipeline.state import Run, Walk, save_checkpoint
 
 
 @dataclass(frozen=True)
@@ -166,39 +164,3 @@ class BranchRunnerImpl:
             last_response=state.context.get_string("last_response"),
             last_node=end.last_node or "",
         )
-
-
-def make_checkpoint(
-    run: Run, next_node: str | None, status: str = RUNNING, *, live: bool = False
-) -> Checkpoint:
-    """A checkpoint of the main traversal; ``next_node`` is the node about to run.
-
-    With ``live`` the checkpoint shares the run's lists and dicts instead of
-    copying them: only for one that is written at once and then dropped.
-    """
-    main = run.main
-    context = main.context.live_values() if live else main.context.snapshot()
-    return Checkpoint(
-        status=status,
-        current_node=next_node if next_node is not None else main.current,
-        next_node=next_node,
-        completed_nodes=main.completed if live else list(main.completed),
-        node_outcomes=main.statuses,
-        node_retries=main.retries if live else dict(main.retries),
-        node_visits=main.visits if live else dict(main.visits),
-        context=context,
-        logs=main.context.logs if live else list(main.context.logs),
-        run_turns_used=run.services.run_budget.used,
-        node_results_count=run.results_written,
-    )
-
-
-def save_checkpoint(
-    run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
-) -> None:
-    """Write the checkpoint atomically and announce it."""
-    checkpoint = make_checkpoint(run, next_node, status, live=True)
-    checkpoint.failure_reason = reason
-    checkpoint.save(run.run_dir.checkpoint_path, run.checkpoint_encoder)
-    last = run.main.completed[-1] if run.main.completed else None
-    run.emit(CheckpointSaved(node_id=last, phase="after" if status == RUNNING else status))

@@ -15,7 +15,7 @@ from attractor.errors import CheckpointError, RunError, UsageError
 from attractor.pipeline.backend import RunTurnBudget
 from attractor.pipeline.checkpoint import RUNNING, Checkpoint
 from attractor.pipeline.context import Context
-from attractor.pipeline.engine import WalkEnd, save_checkpoint
+from attractor.pipeline.engine import WalkEnd
 from attractor.pipeline.eventbus import EventBus
 from attractor.pipeline.events import (
     PipelineCompleted,
@@ -37,7 +37,7 @@ from attractor.pipeline.rundir import (
     source_hash,
 )
 from attractor.pipeline.schema import format_duration
-from attractor.pipeline.state import NodeResult, Run, Walk, sum_usage
+from attractor.pipeline.state import NodeResult, Run, Walk, save_checkpoint, sum_usage
 from attractor.settings import Settings
 
 RESUMABLE = (RUNNING, "timed_out", "interrupted", "terminated")

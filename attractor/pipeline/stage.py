@@ -20,7 +20,7 @@ from attractor.pipeline.handlers.base import BranchRunner, StageEnv
 from attractor.pipeline.outcome import Outcome, StageStatus
 from attractor.pipeline.retry import policy_for
 from attractor.pipeline.schema import format_duration
-from attractor.pipeline.state import NodeResult, Run, Walk
+from attractor.pipeline.state import NodeResult, Run, Walk, save_checkpoint
 
 RETRYABLE = (StageStatus.FAIL, StageStatus.RETRY)
 
@@ -74,7 +74,9 @@ async def _attempts(
         handler_type = run.registry.resolve_type(node)
     except RunError:
         handler_type = "unknown"  # _attempt reports the error as the node's failure
-    attempt = 1
+    # Failed attempts of this visit made before the run was stopped (restored
+    # from the checkpoint on resume); the interrupted attempt runs again.
+    attempt = min(walk.retries.get(node.id, 0) + 1, policy.max_attempts)
     while True:
         run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
         outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
@@ -91,6 +93,9 @@ async def _attempts(
         run.emit(StageRetrying(name=node.id, index=index, attempt=attempt + 1, delay=delay))
         walk.retries[node.id] = attempt
         walk.context.set(f"internal.retry_count.{node.id}", attempt)
+        if walk.branch is None:
+            # So a resume after a crash (SIGKILL) also counts these failures.
+            save_checkpoint(run, node.id)
         await anyio.sleep(delay)
         attempt += 1
 
@@ -153,9 +158,12 @@ def _status_or_auto(node: Node, result: Outcome | None) -> Outcome:
 
 def _settle(node: Node, outcome: Outcome, walk: Walk) -> Outcome:
     """The final outcome once attempts are used up."""
-    if outcome.status.is_success and walk.retries.get(node.id):
+    if walk.retries.get(node.id):
+        # The retry counter only describes the visit in progress: a later visit
+        # (a loop back here) starts with fresh attempts.
         walk.retries[node.id] = 0
-        walk.context.set(f"internal.retry_count.{node.id}", 0)
+        if outcome.status.is_success:
+            walk.context.set(f"internal.retry_count.{node.id}", 0)
     if outcome.status != StageStatus.RETRY:
         return outcome
     if node.get("allow_partial"):

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
-from attractor.pipeline.checkpoint import CheckpointEncoder
+from attractor.pipeline.checkpoint import RUNNING, Checkpoint, CheckpointEncoder
 from attractor.pipeline.context import Context
 from attractor.pipeline.eventbus import EventBus
-from attractor.pipeline.events import Event
+from attractor.pipeline.events import CheckpointSaved, Event
 from attractor.pipeline.graph import Graph
 from attractor.pipeline.handlers.base import Services
 from attractor.pipeline.handlers.registry import HandlerRegistry
@@ -123,3 +123,39 @@ def sum_usage(results: list[NodeResult]) -> dict[str, int]:
             if isinstance(value, int):
                 total[key] = total.get(key, 0) + value
     return total
+
+
+def make_checkpoint(
+    run: Run, next_node: str | None, status: str = RUNNING, *, live: bool = False
+) -> Checkpoint:
+    """A checkpoint of the main traversal; ``next_node`` is the node about to run.
+
+    With ``live`` the checkpoint shares the run's lists and dicts instead of
+    copying them: only for one that is written at once and then dropped.
+    """
+    main = run.main
+    context = main.context.live_values() if live else main.context.snapshot()
+    return Checkpoint(
+        status=status,
+        current_node=next_node if next_node is not None else main.current,
+        next_node=next_node,
+        completed_nodes=main.completed if live else list(main.completed),
+        node_outcomes=main.statuses,
+        node_retries=main.retries if live else dict(main.retries),
+        node_visits=main.visits if live else dict(main.visits),
+        context=context,
+        logs=main.context.logs if live else list(main.context.logs),
+        run_turns_used=run.services.run_budget.used,
+        node_results_count=run.results_written,
+    )
+
+
+def save_checkpoint(
+    run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+) -> None:
+    """Write the checkpoint atomically and announce it."""
+    checkpoint = make_checkpoint(run, next_node, status, live=True)
+    checkpoint.failure_reason = reason
+    checkpoint.save(run.run_dir.checkpoint_path, run.checkpoint_encoder)
+    last = run.main.completed[-1] if run.main.completed else None
+    run.emit(CheckpointSaved(node_id=last, phase="after" if status == RUNNING else status))

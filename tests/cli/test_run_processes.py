@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.runkit import (
+    events as read_events,
+)
+from tests.cli.runkit import (
     finish,
     invoke,
     kill_all,
@@ -214,3 +217,50 @@ def test_the_process_exits_promptly_while_a_prompt_waits_on_an_open_stdin(
         _, err = proc.communicate()  # closes stdin; the process has ended (or was killed)
     assert returncode == code, err
     assert "while running gate; resume with: attractor resume" in err.splitlines()[-1]
+
+
+def _flaky_pipeline(workspace: Path, mark: str) -> None:
+    """``flaky`` (max_retries=2) fails twice, holds during its third run, then fails."""
+    write(
+        workspace / "flaky.sh",
+        "echo run >> runs.txt\n"
+        'if [ "$(wc -l < runs.txt)" -eq 3 ]; then touch holding; sleep "$1"; fi\n'
+        "exit 1\n",
+    )
+    write(
+        workspace / "flaky.dot",
+        f"""digraph flaky {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            flaky [shape=parallelogram, max_retries=2, tool_command="sh flaky.sh {mark}"]
+            start -> flaky -> done
+        }}""",
+    )
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGKILL"])
+def test_resume_counts_the_failed_attempts_made_before_the_interruption(
+    workspace: Path, mark: str, stop: str
+) -> None:
+    _flaky_pipeline(workspace, mark)
+    proc = spawn(["run", "flaky.dot", "--logs-dir", "runs"], workspace)
+    wait_for(lambda: (workspace / "holding").exists(), "the third attempt to start")
+    proc.send_signal(getattr(signal, stop))
+    finish(proc)
+    kill_all(mark)  # after SIGKILL the held command is an orphan
+    run_dir = only_run_dir(workspace / "runs")
+    assert read_json(run_dir / "checkpoint.json")["node_retries"] == {"flaky": 2}
+
+    proc = spawn(["resume", str(run_dir)], workspace)
+    code, out, err = finish(proc)
+    assert code == 1, err
+    # Two failed attempts, the interrupted third, and that third attempt run
+    # again on resume: four runs of the command, not 2 + 1 + a fresh three.
+    assert lines_of(workspace / "runs.txt") == ["run"] * 4
+    started = [
+        e["attempt"]
+        for e in read_events(run_dir)
+        if e["type"] == "stage_started" and e["name"] == "flaky"
+    ]
+    assert started == [1, 2, 3, 3]
+    assert out.splitlines()[-1].startswith("pipeline failed: flaky failed: tool_command exited")
