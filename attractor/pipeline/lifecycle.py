@@ -94,6 +94,7 @@ def start_setup(
     start = _start_node(graph)
     logs_dir = Path(settings.logs_dir) if settings.logs_dir else None
     run_dir = RunDir(new_run_dir(logs_dir, graph.name))
+    run_dir.lock()
     text = _read_source(graph, source_path)
     run_dir.copy_source(text)
     manifest = _manifest(graph, run_dir, source_path, text)
@@ -131,6 +132,7 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
     origin = previous.origin or previous.run_dir.path
     n = previous.restarts + 1
     run_dir = RunDir(sibling_run_dir(origin, f"restart{n}"))
+    run_dir.lock()
     run_dir.copy_source(previous.source_text)
     manifest = _manifest(previous.graph, run_dir, previous.source_path, previous.source_text)
     manifest["restarted_from"] = previous.run_dir.path.name
@@ -160,9 +162,23 @@ def resume_setup(
 ) -> RunSetup:
     """State restored from the checkpoint of run directory ``path``.
 
-    ``seed`` (``--set`` on resume) overrides the restored context values.
+    ``seed`` (``--set`` on resume) overrides the restored context values. The
+    directory stays locked against other processes until the run finishes.
     """
     run_dir = RunDir(path)
+    if path.is_dir():  # else Checkpoint.load reports what is missing
+        run_dir.lock()
+    try:
+        return _restore(run_dir, settings, prepare, seed or {})
+    except BaseException:
+        run_dir.unlock()
+        raise
+
+
+def _restore(
+    run_dir: RunDir, settings: Settings, prepare: Callable[[Path], Graph], seed: dict[str, Any]
+) -> RunSetup:
+    path = run_dir.path
     checkpoint = Checkpoint.load(run_dir.checkpoint_path)
     _check_resumable(path, checkpoint)
     graph = prepare(run_dir.pipeline_path)
@@ -173,11 +189,11 @@ def resume_setup(
         raise CheckpointError(f"{path}: checkpoint names node {start!r}, not in the pipeline")
     source = manifest.get("source_file")
     main = restore_walk(checkpoint)
-    main.context.apply(seed or {})
+    main.context.apply(seed)
     # A loop_restart after the resume starts from the first run's --set values
     # and these, like a restart of the original run would.
     first_seed = manifest.get("context_seed")
-    all_seed = {**(first_seed if isinstance(first_seed, dict) else {}), **(seed or {})}
+    all_seed = {**(first_seed if isinstance(first_seed, dict) else {}), **seed}
     manifest["context_seed"] = all_seed
     return RunSetup(
         graph=graph,
@@ -266,7 +282,12 @@ def open_run(
     results = _open_results(setup)
     run.results_file = results
     run.results_written = len(setup.node_results) if setup.resumed else 0
-    run.closers += [lambda: bus.remove_observer(log), log.close, results.close]
+    run.closers += [
+        lambda: bus.remove_observer(log),
+        log.close,
+        results.close,
+        setup.run_dir.unlock,
+    ]
     run.manifest["status"] = RUNNING
     if setup.resumed:
         run.manifest["resumed_at"] = time.time()

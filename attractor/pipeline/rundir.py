@@ -8,11 +8,14 @@ Layout::
         pipeline.dot      a copy of the pipeline source, so resume needs nothing else
         events.jsonl      every event as one JSON line with a timestamp
         results.jsonl     one summary row per finished node (for the summary on resume)
+        .lock             flock()ed by the process driving the run (holds its pid)
         NODE_ID/          status.json, prompt.md, response.md, stdout.txt, stderr.txt
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import itertools
 import json
@@ -22,6 +25,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
 
+from attractor.errors import UsageError
 from attractor.pipeline.events import Event
 
 MANIFEST = "manifest.json"
@@ -29,6 +33,7 @@ CHECKPOINT = "checkpoint.json"
 PIPELINE_COPY = "pipeline.dot"
 EVENTS = "events.jsonl"
 RESULTS = "results.jsonl"
+LOCK = ".lock"
 DEFAULT_LOGS_DIR = Path(".attractor") / "runs"
 
 
@@ -130,6 +135,41 @@ class RunDir:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._stage_dirs: set[str] = set()
+        self._lock_fd: int | None = None
+
+    def lock(self) -> None:
+        """Take the directory's exclusive lock for the whole run (or resume).
+
+        Two processes driving one run directory would interleave checkpoints
+        and run nodes twice. The lock is an flock() on ``.lock``, so the kernel
+        releases it when the process ends, even after SIGKILL; the descriptor is
+        close-on-exec so tool processes left behind do not hold it.
+
+        Raises:
+            UsageError: another process holds the lock (its pid is named).
+        """
+        if self._lock_fd is not None:
+            return
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise UsageError(
+                f"{self.path} is in use by another attractor process (pid {holder}); "
+                "wait for it or stop it"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        """Release the lock taken by :meth:`lock` (closing the descriptor does it)."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     @property
     def manifest_path(self) -> Path:

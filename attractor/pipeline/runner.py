@@ -130,6 +130,15 @@ class _Stop:
 
 
 async def _drive(setup: RunSetup, options: RunOptions) -> RunResult:
+    try:
+        return await _drive_locked(setup, options)
+    finally:
+        # finish_run released the lock of every directory it opened; this one
+        # covers a run that failed before it started (the backend, the workdir).
+        setup.run_dir.unlock()
+
+
+async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     bus = options.bus or EventBus()
     for observer in options.observers:
         bus.add_observer(observer)

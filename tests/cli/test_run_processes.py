@@ -264,3 +264,27 @@ def test_resume_counts_the_failed_attempts_made_before_the_interruption(
     ]
     assert started == [1, 2, 3, 3]
     assert out.splitlines()[-1].startswith("pipeline failed: flaky failed: tool_command exited")
+
+
+def test_a_second_process_cannot_drive_a_run_directory_in_use(workspace: Path, mark: str) -> None:
+    _held_pipeline(workspace, mark)
+    proc = spawn(["run", "held.dot", "--logs-dir", "runs"], workspace)
+    try:
+        _wait_until_holding(workspace)
+        run_dir = only_run_dir(workspace / "runs")
+        second = invoke(["resume", str(run_dir)])
+        assert second.exit_code == 2, second.output
+        assert second.stderr == (
+            f"error: {run_dir} is in use by another attractor process (pid {proc.pid}); "
+            "wait for it or stop it\n"
+        )
+        assert lines_of(workspace / "side.txt") == ["first", "hold"]  # nothing ran twice
+    finally:
+        proc.kill()
+        finish(proc)
+    # SIGKILL released the lock: a resume may now continue the run.
+    write(workspace / "go", "")
+    wait_for(lambda: pids_with(mark) == [], "the orphaned hold command to exit")
+    resumed = invoke(["resume", str(run_dir)])
+    assert resumed.exit_code == 0, resumed.output
+    assert lines_of(workspace / "side.txt") == ["first", "hold", "hold", "last"]

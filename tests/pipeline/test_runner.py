@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import anyio
 import pytest
 
+from attractor.pipeline.backend import StageRequest
 from attractor.pipeline.eventbus import EventBus
 from attractor.pipeline.events import Event
 from attractor.pipeline.runner import RunResult
@@ -84,3 +86,33 @@ async def test_loop_restart_continues_in_a_fresh_run_directory(tmp_path: Path) -
     assert old_manifest["restarted_into"] == second.name
     assert checkpoint_json(second)["completed_nodes"] == ["start", "a", "done"]
     assert [r.node for r in result.node_results] == ["start", "a", "start", "a", "done"]
+
+
+async def test_a_run_directory_is_locked_while_it_runs_and_released_after(
+    tmp_path: Path,
+) -> None:
+    from attractor.errors import UsageError
+    from attractor.pipeline.rundir import RunDir
+
+    seen: list[str] = []
+
+    class TriesTheLock:
+        async def run(self, request: StageRequest) -> str:
+            try:
+                RunDir(request.stage_dir.parent).lock()
+            except UsageError as exc:
+                seen.append(str(exc))
+            return "ok"
+
+        async def aclose(self) -> None:
+            return None
+
+    result = await run(graph_of("a\n start -> a -> done"), tmp_path, backend=TriesTheLock())
+    assert result.status == "success"
+    assert seen == [
+        f"{result.run_dir} is in use by another attractor process (pid {os.getpid()}); "
+        "wait for it or stop it"
+    ]
+    after = RunDir(result.run_dir)
+    after.lock()  # released once the run finished
+    after.unlock()
