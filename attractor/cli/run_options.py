@@ -115,7 +115,11 @@ def common_options(*, logs_dir: bool) -> Callable[[F], F]:
         ]
         if logs_dir:
             options.append(
-                click.option("--logs-dir", metavar="DIR", help="Run directory to create.")
+                click.option(
+                    "--logs-dir",
+                    metavar="DIR",
+                    help="The run directory (default .attractor/runs/{timestamp}-{graph}).",
+                )
             )
         for option in reversed(options):
             func = option(func)

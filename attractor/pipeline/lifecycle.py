@@ -92,8 +92,7 @@ def start_setup(
 ) -> RunSetup:
     """A fresh run directory for ``graph``."""
     start = _start_node(graph)
-    logs_dir = Path(settings.logs_dir) if settings.logs_dir else None
-    run_dir = RunDir(new_run_dir(logs_dir, graph.name))
+    run_dir = RunDir(new_run_dir(settings.logs_dir, graph.name))
     run_dir.lock()
     text = _read_source(graph, source_path)
     run_dir.copy_source(text)

@@ -34,7 +34,8 @@ PIPELINE_COPY = "pipeline.dot"
 EVENTS = "events.jsonl"
 RESULTS = "results.jsonl"
 LOCK = ".lock"
-DEFAULT_LOGS_DIR = Path(".attractor") / "runs"
+#: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
+DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
 
 
 _tmp_names = itertools.count()
@@ -101,15 +102,31 @@ def _safe_name(name: str) -> str:
     return cleaned.strip("._") or "pipeline"
 
 
-def new_run_dir(logs_dir: Path | None, graph_name: str) -> Path:
-    """Create a fresh ``<logs_dir>/<UTC timestamp>-<graph name>`` directory.
+def new_run_dir(logs_dir: str | None, graph_name: str) -> Path:
+    """Create the run directory ``logs_dir`` names (default :data:`DEFAULT_LOGS_DIR`).
 
-    Two runs started in the same second get ``-2``, ``-3``... suffixes.
+    ``{timestamp}`` (UTC, ``20261122T040646Z``) and ``{graph}`` (the graph's
+    name) expand, so one setting can give every run a fresh directory; two runs
+    started in the same second then get ``-2``, ``-3``... suffixes. A path
+    without placeholders is taken as it is: it may exist, but must not already
+    hold a run, whose checkpoint would otherwise be overwritten.
     """
-    base = logs_dir if logs_dir is not None else DEFAULT_LOGS_DIR
-    base.mkdir(parents=True, exist_ok=True)
-    stem = f"{utc_stamp()}-{_safe_name(graph_name)}"
-    return _unique_dir(base, stem)
+    template = logs_dir or DEFAULT_LOGS_DIR
+    path = Path(
+        template.replace("{timestamp}", utc_stamp()).replace("{graph}", _safe_name(graph_name))
+    )
+    if "{timestamp}" in template or "{graph}" in template:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return _unique_dir(path.parent, path.name)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--logs-dir {path} is a file; name a directory for the run")
+    if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
+        raise UsageError(
+            f"{path} already holds a run; resume it with: attractor resume {path}, "
+            "or pass another --logs-dir"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def sibling_run_dir(run_dir: Path, suffix: str) -> Path:

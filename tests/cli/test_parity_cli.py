@@ -34,7 +34,7 @@ from tests.cli.runkit import (
 
 def _run(workspace: Path, text: str, *args: str) -> tuple[Result, Path | None]:
     write(workspace / "p.dot", text)
-    result = invoke(["run", "p.dot", "--logs-dir", "runs", *args])
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/{timestamp}-{graph}", *args])
     dirs = run_dirs(workspace / "runs")
     return result, dirs[0] if dirs else None
 
@@ -322,7 +322,7 @@ def test_checkpoint_save_and_resume_produces_the_same_result(workspace: Path) ->
     assert resumed.exit_code == 0, resumed.output
 
     write(workspace / "clean.dot", text)
-    clean = invoke(["run", "clean.dot", "--logs-dir", "clean", "--quiet"])
+    clean = invoke(["run", "clean.dot", "--logs-dir", "clean/{timestamp}-{graph}", "--quiet"])
     assert clean.exit_code == 0
     clean_dir = only_run_dir(workspace / "clean")
     assert _completed(run_dir) == _completed(clean_dir)
@@ -392,7 +392,7 @@ async def test_custom_handler_registration_and_execution(workspace: Path) -> Non
     )
     registry = default_registry()
     registry.register("stamp", _Stamp())
-    settings = resolve_settings({"logs_dir": "runs"}, env={}, cwd=workspace)
+    settings = resolve_settings({"logs_dir": "runs/{timestamp}-{graph}"}, env={}, cwd=workspace)
     graph = prepare_run_graph(path)
     result = await run_pipeline(graph, path, RunOptions(settings=settings, registry=registry))
     assert result.status == "success"

@@ -34,7 +34,9 @@ def _timed_out_run(workspace: Path, mark: str) -> tuple[Path, Path]:
             start -> a -> b -> c -> done
         }}""",
     )
-    result = invoke(["run", "p.dot", "--logs-dir", "runs", "--timeout", "1s", "--quiet"])
+    result = invoke(
+        ["run", "p.dot", "--logs-dir", "runs/{timestamp}-{graph}", "--timeout", "1s", "--quiet"]
+    )
     assert result.exit_code == 124, result.output
     assert result.stdout == ""
     assert result.stderr.startswith("pipeline timed out after 1s while running b; ")
@@ -106,7 +108,7 @@ def test_resume_of_a_failed_run_says_how_it_finished(workspace: Path) -> None:
         "digraph f { start [shape=Mdiamond]; done [shape=Msquare]; "
         'x [simulate="fail"]; start -> x -> done }',
     )
-    assert invoke(["run", "f.dot", "--logs-dir", "runs", "-q"]).exit_code == 1
+    assert invoke(["run", "f.dot", "--logs-dir", "runs/{timestamp}-{graph}", "-q"]).exit_code == 1
     run_dir = only_run_dir(workspace / "runs")
     result = _resume(run_dir)
     assert result.exit_code == 2
@@ -142,7 +144,7 @@ def _finished_run(workspace: Path) -> Path:
         workspace / "ok.dot",
         "digraph ok { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }",
     )
-    assert invoke(["run", "ok.dot", "--logs-dir", "runs", "-q"]).exit_code == 0
+    assert invoke(["run", "ok.dot", "--logs-dir", "runs/{timestamp}-{graph}", "-q"]).exit_code == 0
     return only_run_dir(workspace / "runs")
 
 
@@ -193,7 +195,9 @@ def test_timeouts_are_echoed_as_the_user_wrote_them(workspace: Path, mark: str) 
             note -> wait -> done
         }}""",
     )
-    result = invoke(["run", "t.dot", "--logs-dir", "runs", "--timeout", "1500ms"])
+    result = invoke(
+        ["run", "t.dot", "--logs-dir", "runs/{timestamp}-{graph}", "--timeout", "1500ms"]
+    )
     assert result.exit_code == 124, result.output
     assert "!! slow failed: timed out after 0.3s" in result.stdout
     run_dir = only_run_dir(workspace / "runs")
@@ -253,7 +257,18 @@ def test_resume_applies_set_values_over_the_restored_context(workspace: Path, ma
             dev -> done
         }}""",
     )
-    first = invoke(["run", "env.dot", "--logs-dir", "runs", "--timeout", "1s", "--set", "env=dev"])
+    first = invoke(
+        [
+            "run",
+            "env.dot",
+            "--logs-dir",
+            "runs/{timestamp}-{graph}",
+            "--timeout",
+            "1s",
+            "--set",
+            "env=dev",
+        ]
+    )
     assert first.exit_code == 124, first.output
     write(workspace / "go", "")
     run_dir = only_run_dir(workspace / "runs")

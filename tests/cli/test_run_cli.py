@@ -40,7 +40,7 @@ digraph broken {
 
 def _run(workspace: Path, text: str, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     write(workspace / "p.dot", text)
-    return invoke(["run", "p.dot", "--logs-dir", "runs", *args], env=env)
+    return invoke(["run", "p.dot", "--logs-dir", "runs/{timestamp}-{graph}", *args], env=env)
 
 
 def test_success_prints_summary_table_and_final_line(workspace: Path) -> None:
@@ -380,3 +380,31 @@ def test_an_answers_file_that_is_not_utf8_is_a_usage_error_naming_it(workspace: 
         "write one answer (a key or a label) per line\n"
     )
     assert not (workspace / "runs").exists()
+
+
+def test_logs_dir_is_the_run_directory_and_is_never_reused(workspace: Path) -> None:
+    write(workspace / "p.dot", LINEAR)
+    first = invoke(["run", "p.dot", "--logs-dir", "out/run1", "-q"])
+    assert first.exit_code == 0, first.output
+    assert (workspace / "out" / "run1" / "checkpoint.json").is_file()
+    assert first.stdout.strip().endswith(f"run directory: {Path('out') / 'run1'}")
+    again = invoke(["run", "p.dot", "--logs-dir", "out/run1", "-q"])
+    assert again.exit_code == 2
+    assert "already holds a run; resume it with: attractor resume out/run1" in again.stderr
+
+
+def test_placeholders_give_every_run_a_fresh_directory(workspace: Path) -> None:
+    write(workspace / "p.dot", LINEAR)
+    env = {"ATTRACTOR_LOGS_DIR": "logs/{graph}-{timestamp}"}
+    for _ in range(2):
+        assert invoke(["run", "p.dot", "-q"], env=env).exit_code == 0
+    made = run_dirs(workspace / "logs")
+    assert len(made) == 2
+    assert all(d.name.startswith("linear-") for d in made)
+
+
+def test_default_run_directory(workspace: Path) -> None:
+    write(workspace / "p.dot", LINEAR)
+    assert invoke(["run", "p.dot", "-q"]).exit_code == 0
+    [run_dir] = run_dirs(workspace / ".attractor" / "runs")
+    assert run_dir.name.endswith("-linear") and (run_dir / "manifest.json").is_file()

@@ -41,7 +41,7 @@ def test_eight_branches_of_sleep_1_really_overlap(workspace: Path) -> None:
         f"b{i}": f"{_stamp(f'start{i}')}; sleep 1; {_stamp(f'end{i}')}" for i in range(BRANCHES)
     }
     write(workspace / "fan.dot", _fan_out("wait_all", branches))
-    result = invoke(["run", "fan.dot", "--logs-dir", "runs"])
+    result = invoke(["run", "fan.dot", "--logs-dir", "runs/{timestamp}-{graph}"])
     assert result.exit_code == 0, result.output
     starts = [float((workspace / f"start{i}").read_text()) for i in range(BRANCHES)]
     ends = [float((workspace / f"end{i}").read_text()) for i in range(BRANCHES)]
@@ -54,7 +54,7 @@ def test_eight_branches_of_sleep_1_really_overlap(workspace: Path) -> None:
 def test_max_parallel_bounds_how_many_branches_run_at_once(workspace: Path) -> None:
     branches = {f"b{i}": f"{_stamp(f'start{i}')}; sleep 0.3; {_stamp(f'end{i}')}" for i in range(4)}
     write(workspace / "fan.dot", _fan_out("wait_all", branches, max_parallel=2))
-    result = invoke(["run", "fan.dot", "--logs-dir", "runs"])
+    result = invoke(["run", "fan.dot", "--logs-dir", "runs/{timestamp}-{graph}"])
     assert result.exit_code == 0, result.output
     spans = [
         (float((workspace / f"start{i}").read_text()), float((workspace / f"end{i}").read_text()))
@@ -78,7 +78,7 @@ def test_first_success_cancels_the_slower_branches(workspace: Path, slow_mark: s
         "slow": f"sleep {slow_mark}; echo slow > slow.txt",
     }
     write(workspace / "fan.dot", _fan_out("first_success", branches))
-    result = invoke(["run", "fan.dot", "--logs-dir", "runs"])
+    result = invoke(["run", "fan.dot", "--logs-dir", "runs/{timestamp}-{graph}"])
     assert result.exit_code == 0, result.output
     assert (workspace / "quick.txt").exists()
     # No process is left that could still write slow.txt, and it was never written.

@@ -59,7 +59,9 @@ def test_timeout_exits_124_promptly_and_kills_the_tool_process(workspace: Path, 
         }}""",
     )
     began = time.monotonic()
-    proc = spawn(["run", "slow.dot", "--timeout", "1s", "--logs-dir", "runs"], workspace)
+    proc = spawn(
+        ["run", "slow.dot", "--timeout", "1s", "--logs-dir", "runs/{timestamp}-{graph}"], workspace
+    )
     code, out, err = finish(proc)
     elapsed = time.monotonic() - began
     assert pids_with(mark) == [], "the sleep survived the run"
@@ -103,7 +105,7 @@ def test_signal_stops_the_run_saves_the_checkpoint_and_resume_finishes(
     workspace: Path, mark: str, signum: int, code: int, word: str
 ) -> None:
     _held_pipeline(workspace, mark)
-    proc = spawn(["run", "held.dot", "--logs-dir", "runs"], workspace)
+    proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     _wait_until_holding(workspace)
     proc.send_signal(signum)
     returncode, out, err = finish(proc)
@@ -127,7 +129,7 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     workspace: Path, mark: str
 ) -> None:
     _held_pipeline(workspace, mark)
-    proc = spawn(["run", "held.dot", "--logs-dir", "runs"], workspace)
+    proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     _wait_until_holding(workspace)
     proc.kill()
     finish(proc)
@@ -163,7 +165,7 @@ def test_a_reader_that_goes_away_does_not_break_the_run(workspace: Path) -> None
             start -> s0 -> s1 -> s2 -> done
         }}""",
     )
-    proc = spawn(["run", "p.dot", "--json", "--logs-dir", "runs"], workspace)
+    proc = spawn(["run", "p.dot", "--json", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     assert proc.stdout is not None
     assert proc.stderr is not None
     first = proc.stdout.readline()
@@ -206,7 +208,11 @@ def test_the_process_exits_promptly_while_a_prompt_waits_on_an_open_stdin(
 ) -> None:
     write(workspace / "ask.dot", HUMAN_GATE)
     extra = ["--timeout", "1s"] if how == "--timeout" else []
-    proc = spawn(["run", "ask.dot", "--logs-dir", "runs", *extra], workspace, stdin=subprocess.PIPE)
+    proc = spawn(
+        ["run", "ask.dot", "--logs-dir", "runs/{timestamp}-{graph}", *extra],
+        workspace,
+        stdin=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: _asking(workspace / "runs"), "the human gate to ask")
         if how != "--timeout":
@@ -243,7 +249,7 @@ def test_resume_counts_the_failed_attempts_made_before_the_interruption(
     workspace: Path, mark: str, stop: str
 ) -> None:
     _flaky_pipeline(workspace, mark)
-    proc = spawn(["run", "flaky.dot", "--logs-dir", "runs"], workspace)
+    proc = spawn(["run", "flaky.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     wait_for(lambda: (workspace / "holding").exists(), "the third attempt to start")
     proc.send_signal(getattr(signal, stop))
     finish(proc)
@@ -268,7 +274,7 @@ def test_resume_counts_the_failed_attempts_made_before_the_interruption(
 
 def test_a_second_process_cannot_drive_a_run_directory_in_use(workspace: Path, mark: str) -> None:
     _held_pipeline(workspace, mark)
-    proc = spawn(["run", "held.dot", "--logs-dir", "runs"], workspace)
+    proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     try:
         _wait_until_holding(workspace)
         run_dir = only_run_dir(workspace / "runs")

@@ -47,7 +47,15 @@ def _run(
 ) -> Result:
     write(workspace / "p.dot", dot)
     write(workspace / "model.json", json.dumps(script or NEVER_STOPS))
-    command = ["run", "p.dot", "--logs-dir", "runs", "--backend", "scripted:model.json", *args]
+    command = [
+        "run",
+        "p.dot",
+        "--logs-dir",
+        "runs/{timestamp}-{graph}",
+        "--backend",
+        "scripted:model.json",
+        *args,
+    ]
     return invoke(command, env=env)
 
 
@@ -200,7 +208,9 @@ def test_invalid_node_max_turns_exits_2_naming_the_attribute(workspace: Path, va
 def test_a_bad_script_file_exits_2_naming_it(workspace: Path) -> None:
     write(workspace / "p.dot", _pipeline("max_turns=3"))
     write(workspace / "bad.json", '{"responses": [{"txt": "hi"}]}')
-    result = invoke(["run", "p.dot", "--logs-dir", "runs", "--backend", "scripted:bad.json"])
+    result = invoke(
+        ["run", "p.dot", "--logs-dir", "runs/{timestamp}-{graph}", "--backend", "scripted:bad.json"]
+    )
     assert result.exit_code == 2, result.output
     assert "bad.json" in result.stderr and "txt" in result.stderr
 

@@ -60,7 +60,7 @@ def test_agent_loop_against_real_model(llama_server: LlamaServer, tmp_path: Path
         "--provider", "openai",
         "--base-url", llama_server.base_url,
         "--model", llama_server.model,
-        "--logs-dir", "runs",
+        "--logs-dir", "runs/{timestamp}-{graph}",
         "--workdir", ".",
     )  # fmt: skip
     output = result.stdout + result.stderr

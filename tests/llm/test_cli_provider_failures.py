@@ -33,7 +33,13 @@ def run(workspace: Path, server: FakeServer, *extra: str) -> Result:
         k: None for k in os.environ if k.startswith(("ATTRACTOR_", "OPENAI_", "ANTHROPIC_"))
     }
     args = ["run", "p.dot", "--provider", "openai", "--model", "local-model"]
-    args += ["--base-url", f"{server.url}/v1", "--logs-dir", str(workspace / "runs"), *extra]
+    args += [
+        "--base-url",
+        f"{server.url}/v1",
+        "--logs-dir",
+        str(workspace / "runs" / "{timestamp}-{graph}"),
+        *extra,
+    ]
     return CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
 
 
@@ -113,7 +119,14 @@ def test_hosted_openai_base_url_without_a_key_is_a_usage_error(tmp_path: Path) -
         k: None for k in os.environ if k.startswith(("ATTRACTOR_", "OPENAI_", "ANTHROPIC_"))
     }
     env["OPENAI_BASE_URL"] = "https://api.openai.com/v1"
-    args = ["run", "p.dot", "--model", "gpt-4o", "--logs-dir", str(tmp_path / "runs")]
+    args = [
+        "run",
+        "p.dot",
+        "--model",
+        "gpt-4o",
+        "--logs-dir",
+        str(tmp_path / "runs" / "{timestamp}-{graph}"),
+    ]
     result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
     assert result.exit_code == 2, result.output
     assert "OPENAI_API_KEY" in result.output

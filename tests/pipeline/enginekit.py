@@ -33,7 +33,11 @@ def options(tmp_path: Path, **kwargs: Any) -> RunOptions:
         for k in list(kwargs)
         if k in Settings.__dataclass_fields__ and k not in RunOptions.__dataclass_fields__
     }
-    settings = Settings(logs_dir=str(tmp_path / "runs"), workdir=str(tmp_path), **settings_kw)
+    settings = Settings(
+        logs_dir=str(tmp_path / "runs" / "{timestamp}-{graph}"),
+        workdir=str(tmp_path),
+        **settings_kw,
+    )
     kwargs.setdefault("backoff", NO_WAIT)
     return RunOptions(settings=settings, **kwargs)
 
