@@ -50,7 +50,8 @@ def fan_out_dot(n: int) -> str:
 
 
 async def timed_run(graph: Graph, logs: Path) -> float:
-    options = RunOptions(settings=Settings(logs_dir=str(logs), workdir=str(logs)))
+    run_dir = str(logs / "{timestamp}-{graph}")
+    options = RunOptions(settings=Settings(logs_dir=run_dir, workdir=str(logs)))
     started = time.perf_counter()
     result = await run_pipeline(graph, logs / "bench.dot", options)
     elapsed = time.perf_counter() - started
@@ -127,7 +128,7 @@ def bench_timeout(reps: int, deadline: float = 1.0) -> float | None:
                 print(f"  timeout run exited {proc.returncode}: {err.decode()[-300:]}")
                 return None
             # The deadline counts from the run's start, after interpreter start-up.
-            events = next((Path(tmp) / "r").iterdir()) / "events.jsonl"
+            events = Path(tmp) / "r" / "events.jsonl"
             started = json.loads(events.read_text().splitlines()[0])["ts"]
             delays.append(exited - (started + deadline))
     return float(statistics.median(delays))
