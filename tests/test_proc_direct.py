@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from attractor.proc import direct_argv, run_process
+from attractor.proc import run_process
+from attractor.spawn import direct_argv
 
 
 @pytest.mark.parametrize(
