@@ -42,9 +42,15 @@ class HandlerRegistry:
                 f"known types: {', '.join(self.types())}"
             )
         by_shape = SHAPE_TO_TYPE.get(node.shape)
-        if by_shape is not None and by_shape in self._handlers:
-            return by_shape
-        return self.default_type
+        if by_shape is None:
+            return self.default_type
+        if by_shape not in self._handlers:
+            # A supervisor (shape=house) run as an LLM step would only pretend.
+            raise RunError(
+                f"node {node.id}: shape={node.shape} means type {by_shape!r}, "
+                "which has no registered handler"
+            )
+        return by_shape
 
     def resolve(self, node: Node) -> Handler:
         name = self.resolve_type(node)
