@@ -51,7 +51,30 @@ class _Plan:
     start: Start
 
 
-@click.command()
+_EXIT_CODES = (
+    "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
+    "124 timed out, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
+)
+_RUN_EPILOG = f"""\b
+Examples:
+  attractor run pipeline.dot --timeout 30m
+  attractor run pipeline.dot --model gpt-5 --max-turns 20 --logs-dir runs/today
+  attractor run pipeline.dot --base-url http://127.0.0.1:8080/v1 --model local
+  attractor run pipeline.dot --backend scripted:replies.json --answers answers.txt
+
+{_EXIT_CODES}
+"""
+_RESUME_EPILOG = f"""\b
+Examples:
+  attractor resume .attractor/runs/20261122T040646Z-feature
+  attractor resume runs/today --timeout 1h
+
+Completed nodes never run again; the node that was running starts over.
+{_EXIT_CODES}
+"""
+
+
+@click.command(epilog=_RUN_EPILOG)
 @click.argument("file", metavar="FILE")
 @common_options(logs_dir=True)
 def run(file: str, **params: Any) -> NoReturn:
@@ -59,7 +82,7 @@ def run(file: str, **params: Any) -> NoReturn:
     _execute(params, lambda options: _plan_run(Path(file), options))
 
 
-@click.command()
+@click.command(epilog=_RESUME_EPILOG)
 @click.argument("run_dir", metavar="RUN_DIR")
 @common_options(logs_dir=False)
 def resume(run_dir: str, **params: Any) -> NoReturn:
