@@ -10,6 +10,7 @@ from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import Message, ModelRequest, ToolCall
 from tests.llm.fake_http import FakeServer, Reply
 from tests.llm.wire import (
+    NOT_AN_API,
     READ_FILE,
     anthropic_error,
     anthropic_message,
@@ -19,14 +20,6 @@ from tests.llm.wire import (
 )
 
 pytestmark = pytest.mark.anyio
-
-# A wrong --base-url: the server answers 200, but with something else.
-NOT_AN_API = [
-    pytest.param(b"<html><body>Welcome</body></html>", "text/html", id="html-page"),
-    pytest.param(b"hello", "text/plain", id="plain-text"),
-    pytest.param(b"<html>oops</html>", "application/json", id="undecodable-json"),
-    pytest.param(b'{"status": "ok"}', "application/json", id="other-json"),
-]
 
 
 def make_model(url: str, retry: RetryPolicy, **options: object) -> AnthropicModel:

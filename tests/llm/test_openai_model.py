@@ -13,6 +13,7 @@ from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import ModelRequest
 from tests.llm.fake_http import FakeServer, Reply, refused_url
 from tests.llm.wire import (
+    NOT_AN_API,
     READ_FILE,
     conversation,
     openai_chunk,
@@ -23,14 +24,6 @@ from tests.llm.wire import (
 )
 
 pytestmark = pytest.mark.anyio
-
-# A wrong --base-url: the server answers 200, but with something else.
-NOT_AN_API = [
-    pytest.param(b"<html><body>Welcome</body></html>", "text/html", id="html-page"),
-    pytest.param(b"hello", "text/plain", id="plain-text"),
-    pytest.param(b"<html>oops</html>", "application/json", id="undecodable-json"),
-    pytest.param(b'{"status": "ok"}', "application/json", id="other-json"),
-]
 
 
 def make_model(url: str, retry: RetryPolicy, **options: object) -> OpenAIModel:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from attractor.llm.types import Message, ModelRequest, ToolCall, ToolDefinition
 
 READ_FILE = ToolDefinition(
@@ -176,3 +178,12 @@ def anthropic_stream(text: str, tool: tuple[str, str, dict[str, Any]]) -> tuple[
         ),
         ("message_stop", {"type": "message_stop"}),
     )
+
+
+# A wrong --base-url: the server answers 200, but with something else.
+NOT_AN_API = [
+    pytest.param(b"<html><body>Welcome</body></html>", "text/html", id="html-page"),
+    pytest.param(b"hello", "text/plain", id="plain-text"),
+    pytest.param(b"<html>oops</html>", "application/json", id="undecodable-json"),
+    pytest.param(b'{"status": "ok"}', "application/json", id="other-json"),
+]
