@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attractor.errors import ProviderError, RetryableProviderError
+from attractor.errors import RetryableProviderError
 from attractor.llm.anthropic_model import AnthropicModel, messages_to_anthropic
 from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import Message, ModelRequest, ToolCall
@@ -15,7 +15,9 @@ from tests.llm.wire import (
     anthropic_error,
     anthropic_message,
     anthropic_stream,
+    ask_once,
     conversation,
+    failure_of,
     simple_request,
 )
 
@@ -37,10 +39,7 @@ async def test_request_shape_follows_messages_api(
 ) -> None:
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "done"}])))
     model = make_model(server.url, fast_retry, parallel_tool_calls=False)
-    try:
-        await model.request(ModelRequest(messages=conversation(), tools=(READ_FILE,)))
-    finally:
-        await model.aclose()
+    await ask_once(model, ModelRequest(messages=conversation(), tools=(READ_FILE,)))
     [received] = server.received
     assert received.path == "/v1/messages"
     # SDK releases differ in how they send the key; either way it must arrive.
@@ -87,10 +86,7 @@ async def test_without_tools_the_tool_history_is_sent_as_text(
     # A final or reflection turn: tools withheld, but earlier turns called them.
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "summary"}])))
     model = make_model(server.url, fast_retry)
-    try:
-        response = await model.request(ModelRequest(messages=conversation(), tools=()))
-    finally:
-        await model.aclose()
+    response = await ask_once(model, ModelRequest(messages=conversation(), tools=()))
     assert response.text == "summary"
     body = server.bodies[0]
     assert "tools" not in body and "tool_choice" not in body
@@ -119,11 +115,8 @@ async def test_without_tools_the_tool_history_is_sent_as_text(
 async def test_no_tools_means_no_tool_fields(server: FakeServer, fast_retry: RetryPolicy) -> None:
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "plain"}])))
     model = make_model(server.url, fast_retry)
-    try:
-        response = await model.request(simple_request(max_tokens=300))
-    finally:
-        await model.aclose()
-        await model.aclose()  # closing twice is allowed
+    response = await ask_once(model, simple_request(max_tokens=300))
+    await model.aclose()  # closing twice is allowed
     body = server.bodies[0]
     assert "tools" not in body and "tool_choice" not in body and "system" not in body
     assert body["max_tokens"] == 300
@@ -137,10 +130,7 @@ async def test_tool_choice_mapping(
 ) -> None:
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "x"}])))
     model = make_model(server.url, fast_retry)
-    try:
-        await model.request(simple_request(tools=(READ_FILE,), tool_choice=choice))
-    finally:
-        await model.aclose()
+    await ask_once(model, simple_request(tools=(READ_FILE,), tool_choice=choice))
     assert server.bodies[0]["tool_choice"] == {"type": wire}
 
 
@@ -151,10 +141,7 @@ async def test_response_with_tool_use_blocks(server: FakeServer, fast_retry: Ret
     ]
     server.add(Reply(body=anthropic_message(content, stop_reason="tool_use", usage=(50, 21))))
     model = make_model(server.url, fast_retry)
-    try:
-        response = await model.request(simple_request(tools=(READ_FILE,)))
-    finally:
-        await model.aclose()
+    response = await ask_once(model, simple_request(tools=(READ_FILE,)))
     assert response.text == "I will read it."
     assert response.tool_calls == (ToolCall("toolu_1", "read_file", {"path": "q.txt"}),)
     assert response.finish_reason == "tool_calls"
@@ -174,10 +161,7 @@ async def test_rate_limit_and_overload_are_retried(server: FakeServer) -> None:
         Reply(body=anthropic_message([{"type": "text", "text": "ok"}])),
     )
     model = make_model(server.url, policy)
-    try:
-        response = await model.request(simple_request())
-    finally:
-        await model.aclose()
+    response = await ask_once(model)
     assert response.text == "ok"
     assert waits == [(429, 0.0), (529, 0.002)]
 
@@ -187,12 +171,7 @@ async def test_authentication_error_is_not_retried(
 ) -> None:
     server.add(Reply(401, anthropic_error("authentication_error", "invalid x-api-key")))
     model = make_model(server.url, fast_retry)
-    try:
-        with pytest.raises(ProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
-    error = caught.value
+    error = await failure_of(model)
     assert not isinstance(error, RetryableProviderError)
     assert len(server.received) == 1
     assert (error.provider, error.model, error.status) == ("anthropic", "claude-test", 401)
@@ -203,13 +182,9 @@ async def test_persistent_overload_gives_up(server: FakeServer) -> None:
     policy = RetryPolicy(max_retries=1, base_delay=0.001)
     server.add(*(Reply(529, anthropic_error("overloaded_error", "Overloaded")) for _ in range(2)))
     model = make_model(server.url, policy)
-    try:
-        with pytest.raises(RetryableProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
-    assert caught.value.status == 529
-    assert "gave up after 2 attempts" in str(caught.value)
+    error = await failure_of(model, RetryableProviderError)
+    assert error.status == 529
+    assert "gave up after 2 attempts" in str(error)
 
 
 async def test_reasoning_effort_becomes_thinking_and_round_trips(
@@ -250,10 +225,7 @@ async def test_reasoning_effort_ignored_with_note_on_older_models(
 ) -> None:
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "x"}])))
     model = make_model(server.url, fast_retry, model="claude-3-5-haiku-test")
-    try:
-        response = await model.request(simple_request(reasoning_effort="high"))
-    finally:
-        await model.aclose()
+    response = await ask_once(model, simple_request(reasoning_effort="high"))
     assert "thinking" not in server.bodies[0]
     assert len(response.notes) == 1 and "claude-3-5-haiku-test" in response.notes[0]
 
@@ -262,10 +234,7 @@ async def test_streaming_answer_is_assembled(server: FakeServer, fast_retry: Ret
     events = anthropic_stream("Checking.", ("toolu_s", "read_file", {"path": "s.txt"}))
     server.add(Reply(events=events))
     model = make_model(server.url, fast_retry, stream=True)
-    try:
-        response = await model.request(simple_request(tools=(READ_FILE,)))
-    finally:
-        await model.aclose()
+    response = await ask_once(model, simple_request(tools=(READ_FILE,)))
     assert server.bodies[0]["stream"] is True
     assert response.text == "Checking."
     assert response.tool_calls == (ToolCall("toolu_s", "read_file", {"path": "s.txt"}),)
@@ -289,12 +258,7 @@ async def test_a_200_answer_that_is_not_a_message_is_a_clear_provider_error(
 ) -> None:
     server.add(Reply(raw=raw, content_type=content_type))
     model = make_model(server.url, fast_retry, stream=stream)
-    try:
-        with pytest.raises(ProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
-    error = caught.value
+    error = await failure_of(model)
     assert not isinstance(error, RetryableProviderError)
     assert len(server.received) == 1
     assert (error.provider, error.model, error.status) == ("anthropic", "claude-test", 200)

@@ -7,7 +7,7 @@ import time
 import anyio
 import pytest
 
-from attractor.errors import ProviderError, RetryableProviderError
+from attractor.errors import RetryableProviderError
 from attractor.llm.openai_model import OpenAIModel, parse_arguments
 from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import ModelRequest
@@ -15,7 +15,9 @@ from tests.llm.fake_http import FakeServer, Reply, refused_url
 from tests.llm.wire import (
     NOT_AN_API,
     READ_FILE,
+    ask_once,
     conversation,
+    failure_of,
     openai_chunk,
     openai_completion,
     openai_error,
@@ -41,10 +43,7 @@ async def test_plain_answer_and_request_shape_without_tools(
 ) -> None:
     server.add(Reply(body=openai_completion("hello there", usage=(12, 5))))
     model = make_model(server.url, fast_retry, parallel_tool_calls=False)
-    try:
-        response = await model.request(simple_request())
-    finally:
-        await model.aclose()
+    response = await ask_once(model)
     assert response.text == "hello there"
     assert response.usage is not None
     assert (response.usage.input_tokens, response.usage.output_tokens) == (12, 5)
@@ -67,10 +66,7 @@ async def test_tools_choice_and_conversation_shape(
     request = ModelRequest(
         messages=conversation(), tools=(READ_FILE,), tool_choice="required", max_tokens=99
     )
-    try:
-        await model.request(request)
-    finally:
-        await model.aclose()
+    await ask_once(model, request)
     body = server.bodies[0]
     assert body["tools"] == [
         {
@@ -109,10 +105,7 @@ async def test_tool_calls_parsed_and_bad_json_reported(
     )
     server.add(Reply(body=openai_completion(None, tool_calls=calls, finish="tool_calls")))
     model = make_model(server.url, fast_retry)
-    try:
-        response = await model.request(simple_request(tools=(READ_FILE,)))
-    finally:
-        await model.aclose()
+    response = await ask_once(model, simple_request(tools=(READ_FILE,)))
     assert response.finish_reason == "tool_calls"
     assert response.text == ""
     good, broken, not_object, empty = response.tool_calls
@@ -166,10 +159,7 @@ async def test_retries_429_and_500_then_succeeds(server: FakeServer) -> None:
         Reply(body=openai_completion("finally")),
     )
     model = make_model(server.url, policy)
-    try:
-        response = await model.request(simple_request())
-    finally:
-        await model.aclose()
+    response = await ask_once(model)
     assert response.text == "finally"
     assert len(server.received) == 3
     # The server's Retry-After wins over the computed backoff.
@@ -185,10 +175,7 @@ async def test_retry_after_seconds_header_is_honoured(server: FakeServer) -> Non
         Reply(body=openai_completion()),
     )
     model = make_model(server.url, policy)
-    try:
-        await model.request(simple_request())
-    finally:
-        await model.aclose()
+    await ask_once(model)
     assert waits == [0.0]
 
 
@@ -197,26 +184,17 @@ async def test_too_long_retry_after_fails_at_once(
 ) -> None:
     server.add(Reply(429, openai_error("quota"), headers={"Retry-After": "3600"}))
     model = make_model(server.url, fast_retry)
-    try:
-        with pytest.raises(RetryableProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
+    error = await failure_of(model, RetryableProviderError)
     assert len(server.received) == 1
-    assert caught.value.retry_after == 3600
-    assert "asked to wait 3600s, longer than the 600s attractor waits" in str(caught.value)
+    assert error.retry_after == 3600
+    assert "asked to wait 3600s, longer than the 600s attractor waits" in str(error)
 
 
 async def test_persistent_5xx_gives_up_with_retryable_error(server: FakeServer) -> None:
     policy = RetryPolicy(max_retries=2, base_delay=0.001, jitter=0.0)
     server.add(*(Reply(503, openai_error("overloaded", "server_error")) for _ in range(3)))
     model = make_model(server.url, policy)
-    try:
-        with pytest.raises(RetryableProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
-    error = caught.value
+    error = await failure_of(model, RetryableProviderError)
     assert len(server.received) == 3
     assert (error.provider, error.model, error.status) == ("openai", "gpt-test", 503)
     assert "gave up after 3 attempts" in error.reason
@@ -237,12 +215,7 @@ async def test_client_errors_are_not_retried(
 ) -> None:
     server.add(Reply(status, openai_error("Incorrect API key provided")))
     model = make_model(server.url, fast_retry)
-    try:
-        with pytest.raises(ProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
-    error = caught.value
+    error = await failure_of(model)
     assert not isinstance(error, RetryableProviderError)
     assert len(server.received) == 1
     assert (error.provider, error.model, error.status) == ("openai", "gpt-test", status)
@@ -258,28 +231,20 @@ async def test_connection_refused_is_retried_then_reported(fast_retry: RetryPoli
         max_retries=2, base_delay=0.001, on_retry=lambda e, n, d: retries.append(n)
     )
     model = make_model(refused_url(), policy)
-    try:
-        with pytest.raises(RetryableProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
+    error = await failure_of(model, RetryableProviderError)
     assert retries == [1, 2]
-    assert caught.value.status is None
-    assert "connection failed" in caught.value.reason
-    assert "gave up after 3 attempts" in caught.value.reason
+    assert error.status is None
+    assert "connection failed" in error.reason
+    assert "gave up after 3 attempts" in error.reason
 
 
 async def test_timeout_is_retried_then_reported(server: FakeServer) -> None:
     policy = RetryPolicy(max_retries=1, base_delay=0.001)
     server.add(Reply(hold=True), Reply(hold=True))
     model = make_model(server.url, policy, timeout=0.3)
-    try:
-        with pytest.raises(RetryableProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
+    error = await failure_of(model, RetryableProviderError)
     assert len(server.received) == 2
-    assert "timed out" in caught.value.reason
+    assert "timed out" in error.reason
 
 
 async def test_cancellation_aborts_in_flight_request(
@@ -325,10 +290,7 @@ async def test_streaming_assembles_text_and_tool_call_deltas(
     )
     server.add(Reply(events=tuple((None, e) for e in events)))
     model = make_model(server.url, fast_retry, stream=True)
-    try:
-        response = await model.request(simple_request(tools=(READ_FILE,)))
-    finally:
-        await model.aclose()
+    response = await ask_once(model, simple_request(tools=(READ_FILE,)))
     assert response.text == "Let me look."
     [call] = response.tool_calls
     assert (call.id, call.name, call.arguments) == ("call_s", "read_file", {"path": "z.md"})
@@ -348,10 +310,7 @@ async def test_streaming_request_is_retried_on_server_error(
         Reply(events=tuple((None, e) for e in events)),
     )
     model = make_model(server.url, fast_retry, stream=True)
-    try:
-        response = await model.request(simple_request())
-    finally:
-        await model.aclose()
+    response = await ask_once(model)
     assert response.text == "ok"
     assert response.usage is None
     assert len(server.received) == 2
@@ -364,12 +323,7 @@ async def test_a_200_answer_that_is_not_a_completion_is_a_clear_provider_error(
 ) -> None:
     server.add(Reply(raw=raw, content_type=content_type))
     model = make_model(server.url, fast_retry, stream=stream)
-    try:
-        with pytest.raises(ProviderError) as caught:
-            await model.request(simple_request())
-    finally:
-        await model.aclose()
-    error = caught.value
+    error = await failure_of(model)
     assert not isinstance(error, RetryableProviderError)
     assert len(server.received) == 1  # a wrong URL does not heal: no retries
     assert (error.provider, error.model, error.status) == ("openai", "gpt-test", 200)

@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from attractor.llm.types import Message, ModelRequest, ToolCall, ToolDefinition
+from attractor.errors import ProviderError
+from attractor.llm.types import (
+    Message,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolDefinition,
+)
 
 READ_FILE = ToolDefinition(
     name="read_file",
@@ -187,3 +195,20 @@ NOT_AN_API = [
     pytest.param(b"<html>oops</html>", "application/json", id="undecodable-json"),
     pytest.param(b'{"status": "ok"}', "application/json", id="other-json"),
 ]
+
+
+async def ask_once(model: Model, request: ModelRequest | None = None) -> ModelResponse:
+    """Send one request, then close the model whatever happened."""
+    try:
+        return await model.request(request or simple_request())
+    finally:
+        await model.aclose()
+
+
+async def failure_of(
+    model: Model, kind: type[ProviderError] = ProviderError, request: ModelRequest | None = None
+) -> ProviderError:
+    """The error one request ends with (it must raise ``kind``); the model is closed."""
+    with pytest.raises(kind) as caught:
+        await ask_once(model, request)
+    return caught.value
