@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from attractor.pipeline.backend import CodergenBackend
     from attractor.pipeline.diagnostics import Diagnostic
     from attractor.pipeline.events import Event
     from attractor.pipeline.graph import Graph
@@ -50,7 +51,7 @@ async def run(
     from attractor.pipeline.runner import run_pipeline
 
     graph = load(path)
-    settings = _resolve(flags, config_file, graph)
+    settings = settings_for(graph, flags, config_file)
     options = _options(settings, graph, context, interviewer, observers)
     try:
         return await run_pipeline(graph, Path(path), options)
@@ -72,16 +73,19 @@ async def resume(
     from attractor.pipeline.runner import resume_pipeline
 
     graph = load(RunDir(Path(run_dir)).pipeline_path)
-    settings = _resolve(flags, config_file, graph)
+    settings = settings_for(graph, flags, config_file)
     options = _options(settings, graph, None, interviewer, observers)
     try:
-        return await resume_pipeline(Path(run_dir), options)
+        return await resume_pipeline(Path(run_dir), options, graph)
     finally:
         if options.backend is not None:
             await options.backend.aclose()
 
 
-def _resolve(flags: Mapping[str, Any] | None, config_file: str | None, graph: Graph) -> Settings:
+def settings_for(
+    graph: Graph, flags: Mapping[str, Any] | None = None, config_file: str | None = None
+) -> Settings:
+    """Resolve the run settings for ``graph`` (its attributes are the graph layer)."""
     from attractor.settings import graph_names_model, resolve_settings
 
     return resolve_settings(
@@ -90,6 +94,18 @@ def _resolve(flags: Mapping[str, Any] | None, config_file: str | None, graph: Gr
         graph_attrs=graph.attrs,
         graph_models=graph_names_model(graph),
     )
+
+
+def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
+    """The model backend, built before the run so a missing key or SDK stops it first.
+
+    None means the engine's own ``simulate`` backend.
+    """
+    if settings.backend == "simulate":
+        return None
+    from attractor.agent.backend import build_backend
+
+    return build_backend(settings, graph)
 
 
 def _options(
@@ -102,15 +118,10 @@ def _options(
     from attractor.pipeline.interviewer import AutoApproveInterviewer
     from attractor.pipeline.runner import RunOptions
 
-    backend = None
-    if settings.backend != "simulate":
-        from attractor.agent.backend import build_backend
-
-        backend = build_backend(settings, graph)
     return RunOptions(
         settings=settings,
         interviewer=interviewer or AutoApproveInterviewer(),
         context_seed=dict(context or {}),
-        backend=backend,
+        backend=backend_for(settings, graph),
         observers=list(observers or []),
     )

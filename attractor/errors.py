@@ -16,7 +16,6 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     │   └── ValidationError             lint found error-severity diagnostics
     ├── RunError                        a run cannot start, continue or resume
     │   └── CheckpointError             checkpoint.json is missing or unreadable
-    ├── HandlerError                    a handler failed in a way it could report
     ├── ToolError                       an agent tool refused or failed its call
     │   └── PathEscapeError             a path resolves outside the working dir
     └── LLMError                        a model backend failed
@@ -115,10 +114,6 @@ class CheckpointError(RunError):
     """checkpoint.json is missing, unreadable or from an incompatible version."""
 
     exit_code = 2
-
-
-class HandlerError(AttractorError):
-    """A node handler failed; the engine turns this into a FAIL outcome."""
 
 
 class ToolError(AttractorError):

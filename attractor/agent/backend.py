@@ -185,7 +185,6 @@ def _outcome(
             "turns_used": result.turns_used,
             "turn_limit_reached": result.turn_limit_reached,
             "usage": result.usage.to_json(),
-            "response": result.text,
         },
     )
 

@@ -20,6 +20,7 @@ import anyio
 import click
 from rich.console import Console
 
+from attractor.api import backend_for, settings_for
 from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
@@ -34,7 +35,7 @@ from attractor.pipeline.interviewer import (
 )
 from attractor.pipeline.rundir import RunDir
 from attractor.pipeline.runner import RunOptions, RunResult, resume_pipeline, run_pipeline
-from attractor.settings import Settings, graph_names_model, resolve_settings
+from attractor.settings import Settings
 
 Start = Callable[[RunOptions], Awaitable[RunResult]]
 
@@ -133,7 +134,7 @@ def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
         )
     graph = _load_checked(copy, quiet=True)
     settings = _settings(options, graph)
-    return _Plan(graph, settings, lambda run_options: resume_pipeline(run_dir, run_options))
+    return _Plan(graph, settings, lambda run_options: resume_pipeline(run_dir, run_options, graph))
 
 
 def _load_checked(path: Path, *, quiet: bool) -> Graph:
@@ -152,12 +153,7 @@ def _load_checked(path: Path, *, quiet: bool) -> Graph:
 
 
 def _settings(options: CommonOptions, graph: Graph) -> Settings:
-    return resolve_settings(
-        options.flags,
-        config_file=options.config,
-        graph_attrs=graph.attrs,
-        graph_models=graph_names_model(graph),
-    )
+    return settings_for(graph, options.flags, options.config)
 
 
 def _interviewer(options: CommonOptions) -> Interviewer:
@@ -168,20 +164,11 @@ def _interviewer(options: CommonOptions) -> Interviewer:
     return ConsoleInterviewer()
 
 
-def _backend(settings: Settings, graph: Graph) -> CodergenBackend | None:
-    """Build the model backend now, so a missing key or SDK stops the run before it starts."""
-    if settings.backend == "simulate":
-        return None
-    from attractor.agent.backend import build_backend
-
-    return build_backend(settings, graph)
-
-
 # -- running --------------------------------------------------------------------
 
 
 def _run_planned(plan: _Plan, options: CommonOptions) -> int:
-    backend = _backend(plan.settings, plan.graph)
+    backend = backend_for(plan.settings, plan.graph)
     interviewer = _interviewer(options)
     console = Console(highlight=False)
     mode = choose_mode(console, json_mode=options.json, quiet=options.quiet)

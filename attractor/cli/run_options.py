@@ -15,24 +15,9 @@ from typing import Any, TypeVar
 import click
 
 from attractor.errors import UsageError
+from attractor.settings import FIELD_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: CLI option name (as click passes it) -> settings field name.
-SETTING_OPTIONS: dict[str, str] = {
-    "timeout": "timeout",
-    "logs_dir": "logs_dir",
-    "workdir": "workdir",
-    "profile": "profile",
-    "max_turns": "max_turns",
-    "max_total_turns": "max_total_turns",
-    "backend": "backend",
-    "provider": "provider",
-    "model": "model",
-    "base_url": "base_url",
-    "kill_grace": "kill_grace",
-    "shell_timeout_cap": "shell_timeout_cap",
-}
 
 
 @dataclass(frozen=True)
@@ -54,7 +39,8 @@ class CommonOptions:
             raise UsageError("--auto-approve and --answers cannot be used together; pick one")
         if params["json"] and params["quiet"]:
             raise UsageError("--json and --quiet cannot be used together; pick one")
-        flags = {name: params.get(opt) for opt, name in SETTING_OPTIONS.items()}
+        # Each setting's flag is named after it (--max-turns -> max_turns).
+        flags = {name: params.get(name) for name in FIELD_NAMES}
         return cls(
             flags=flags,
             config=params["config"],

@@ -107,12 +107,10 @@ def final_line(result: RunResult, elapsed: float) -> str:
     resume = f"resume with: attractor resume {result.run_dir}"
     if result.status == "success":
         return f"pipeline succeeded in {_seconds(elapsed)}; run directory: {result.run_dir}"
-    if result.status == "timed_out":
-        after = result.timeout_text or (
-            format_duration(result.timeout) if result.timeout else "its timeout"
-        )
-        return f"pipeline timed out after {after} while running {where}; {resume}"
-    if result.status in ("interrupted", "terminated"):
-        return f"pipeline {result.status} while running {where}; {resume}"
+    if result.status in ("timed_out", "interrupted", "terminated"):
+        # The engine words the stop ("pipeline timed out after 5m while running
+        # NODE"), echoing --timeout as the user typed it.
+        stopped = result.failure_reason or f"pipeline {result.status} while running {where}"
+        return f"{stopped}; {resume}"
     reason = result.failure_reason or "a node failed"
     return f"pipeline failed: {reason}; run directory: {result.run_dir}"

@@ -22,9 +22,8 @@ from attractor.pipeline.rundir import atomic_write_text
 
 VERSION = 1
 
-#: Run statuses a checkpoint may record.
+#: The status a checkpoint records while the run is going.
 RUNNING = "running"
-FINAL_STATUSES = ("success", "fail", "restarted")
 
 
 @dataclass

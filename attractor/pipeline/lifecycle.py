@@ -182,7 +182,7 @@ def _restore(
     _check_resumable(path, checkpoint)
     graph = prepare(run_dir.pipeline_path)
     manifest = run_dir.read_manifest()
-    text = run_dir.pipeline_path.read_text(encoding="utf-8")
+    text = _read_source(graph, run_dir.pipeline_path)
     start = checkpoint.next_node or checkpoint.current_node or _start_node(graph)
     if not graph.has_node(start):
         raise CheckpointError(f"{path}: checkpoint names node {start!r}, not in the pipeline")
@@ -343,7 +343,7 @@ def finish_run(
 def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:
     node = run.main.current or "?"
     if status == "timed_out":
-        after = timeout_text(run.services.settings) or format_duration(timeout or 0)
+        after = _timeout_text(run.services.settings) or format_duration(timeout or 0)
         return f"pipeline timed out after {after} while running {node}"
     if status in ("interrupted", "terminated"):
         return f"pipeline {status} while running {node}"
@@ -352,10 +352,9 @@ def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float |
     return ""
 
 
-def timeout_text(settings: Settings) -> str | None:
+def _timeout_text(settings: Settings) -> str | None:
     """``--timeout`` as the user wrote it (``90s`` stays ``90s``), None when unset."""
-    text = settings.text("timeout")
-    return text.strip() if text and settings.timeout is not None else None
+    return settings.text("timeout") if settings.timeout is not None else None
 
 
 def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:

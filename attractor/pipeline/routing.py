@@ -77,10 +77,6 @@ class Step:
     via: str = "edge"
     loop_restart: bool = False
 
-    @property
-    def is_failure_route(self) -> bool:
-        return self.via in ("fail_edge", "to_conditional", "retry_target", "fallback_retry_target")
-
 
 END = Step(None, "end")
 

@@ -34,7 +34,6 @@ from attractor.pipeline.lifecycle import (
     restart_setup,
     resume_setup,
     start_setup,
-    timeout_text,
 )
 from attractor.pipeline.retry import BackoffConfig
 from attractor.pipeline.state import NodeResult, Run, sum_usage
@@ -86,8 +85,6 @@ class RunResult:
     usage: dict[str, int]
     timeout: float | None
     warnings: list[str] = field(default_factory=list)
-    #: ``--timeout`` as the user wrote it (``90s``), for messages; None when unset.
-    timeout_text: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -100,14 +97,18 @@ async def run_pipeline(graph: Graph, source_path: Path, options: RunOptions) -> 
     return await _drive(setup, options)
 
 
-async def resume_pipeline(run_dir: Path, options: RunOptions) -> RunResult:
+async def resume_pipeline(
+    run_dir: Path, options: RunOptions, graph: Graph | None = None
+) -> RunResult:
     """Continue the run in ``run_dir`` from its checkpoint.
 
     Completed nodes do not run again; the node that was running when the run
     stopped runs again from its start. ``options.context_seed`` (``--set``)
-    overrides the restored context values.
+    overrides the restored context values. ``graph`` is the run directory's
+    pipeline copy when the caller has already loaded it (so it is parsed once).
     """
-    setup = resume_setup(run_dir, options.settings, prepare_run_graph, options.context_seed)
+    prepare = prepare_run_graph if graph is None else (lambda _path: graph)
+    setup = resume_setup(run_dir, options.settings, prepare, options.context_seed)
     return await _drive(setup, options)
 
 
@@ -225,7 +226,6 @@ def _result(
         usage=sum_usage(run.node_results),
         timeout=timeout,
         warnings=setup.warnings + run.bus.errors,
-        timeout_text=timeout_text(run.services.settings),
     )
 
 

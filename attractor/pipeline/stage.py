@@ -19,6 +19,7 @@ from attractor.pipeline.graph import Graph, Node
 from attractor.pipeline.handlers.base import BranchRunner, StageEnv
 from attractor.pipeline.outcome import Outcome, StageStatus
 from attractor.pipeline.retry import policy_for
+from attractor.pipeline.rundir import write_text
 from attractor.pipeline.schema import format_duration
 from attractor.pipeline.state import NodeResult, Run, Walk, save_checkpoint
 
@@ -56,8 +57,7 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
     walk.visits[node.id] += 1
     index = run.next_index()
     started = time.monotonic()
-    limit = visit_limit(node, run.graph)
-    if limit is not None and walk.visits[node.id] > limit:
+    if over_limit(node, run.graph, walk):
         outcome = Outcome.fail(visits_reason(node, run.graph, walk.visits[node.id]))
         attempts = 0
     else:
@@ -221,4 +221,4 @@ def _finish(
 
 def _write_status(run: Run, node: Node, outcome: Outcome) -> None:
     path = run.run_dir.stage_dir(node.id) / "status.json"
-    path.write_text(json.dumps(outcome.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(outcome.to_json(), indent=2, default=str) + "\n")

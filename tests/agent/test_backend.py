@@ -57,7 +57,7 @@ async def test_success_reports_turns_usage_and_the_response(tmp_path: Path) -> N
     request, events = _request(tmp_path, node, graph)
     outcome = await AgentBackend(SharedModel(model)).run(request)
     assert outcome.status == StageStatus.SUCCESS
-    assert outcome.details["response"] == "hello there"
+    assert (request.stage_dir / "response.md").read_text(encoding="utf-8") == "hello there"
     assert outcome.details["turns_used"] == 1 and outcome.details["turn_limit_reached"] is False
     assert outcome.details["usage"] == {"input_tokens": 0, "output_tokens": 0}
     assert outcome.details["turn_budget"]["effective"] == 4
@@ -221,7 +221,7 @@ async def test_scripted_backend_shares_one_model_across_nodes(tmp_path: Path) ->
         request, _ = _request(tmp_path / node.id, node, graph)
         outcome = await backend.run(request)
         assert not isinstance(outcome, str)
-        texts.append(outcome.details["response"])
+        texts.append((request.stage_dir / "response.md").read_text(encoding="utf-8"))
     assert texts == ["one", "two"]
     await backend.aclose()
 

@@ -51,7 +51,13 @@ def _result(status: str = "success", **kwargs: object) -> RunResult:
     ],
 )
 def test_final_line_per_status(status: str, line: str) -> None:
-    result = _result(status, failure_reason="build failed: boom")
+    reasons = {
+        "fail": "build failed: boom",
+        "timed_out": "pipeline timed out after 5m while running build",
+        "interrupted": "pipeline interrupted while running build",
+        "terminated": "pipeline terminated while running build",
+    }
+    result = _result(status, failure_reason=reasons.get(status, ""))
     assert final_line(result, 2.0) == line
 
 
