@@ -12,25 +12,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from attractor.pipeline.backend import CodergenBackend
-    from attractor.pipeline.diagnostics import Diagnostic
-    from attractor.pipeline.events import Event
-    from attractor.pipeline.graph import Graph
-    from attractor.pipeline.interviewer import Interviewer
-    from attractor.pipeline.runner import RunOptions, RunResult
+    from attractor.dot.graph import Graph
+    from attractor.engine.runner import RunOptions, RunResult
+    from attractor.errors import Diagnostic
+    from attractor.events import Event
+    from attractor.handlers.backend import CodergenBackend
+    from attractor.handlers.interviewer import Interviewer
     from attractor.settings import Settings
 
 
 def load(path: str | Path) -> Graph:
     """Parse and transform a pipeline file; raises ValidationError on lint errors."""
-    from attractor.pipeline.runner import prepare_run_graph
+    from attractor.engine.runner import prepare_run_graph
 
     return prepare_run_graph(Path(path))
 
 
 def lint(path: str | Path) -> list[Diagnostic]:
     """Every diagnostic for a pipeline file (a syntax error is one ``syntax`` diagnostic)."""
-    from attractor.pipeline.transforms import prepare
+    from attractor.linter.prepare import prepare
 
     return prepare(Path(path))[1]
 
@@ -48,7 +48,7 @@ async def run(
 
     Example: ``await attractor.run("p.dot", flags={"timeout": "5m", "max_turns": "10"})``.
     """
-    from attractor.pipeline.runner import run_pipeline
+    from attractor.engine.runner import run_pipeline
 
     graph = load(path)
     settings = settings_for(graph, flags, config_file)
@@ -69,8 +69,8 @@ async def resume(
     config_file: str | None = None,
 ) -> RunResult:
     """Continue a stopped run from its checkpoint."""
-    from attractor.pipeline.rundir import RunDir
-    from attractor.pipeline.runner import resume_pipeline
+    from attractor.engine.rundir import RunDir
+    from attractor.engine.runner import resume_pipeline
 
     graph = load(RunDir(Path(run_dir)).pipeline_path)
     settings = settings_for(graph, flags, config_file)
@@ -103,7 +103,7 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     """
     if settings.backend == "simulate":
         return None
-    from attractor.agent.backend import build_backend
+    from attractor.handlers.agent_backend import build_backend
 
     return build_backend(settings, graph)
 
@@ -115,8 +115,8 @@ def _options(
     interviewer: Interviewer | None,
     observers: list[Callable[[Event], None]] | None,
 ) -> RunOptions:
-    from attractor.pipeline.interviewer import AutoApproveInterviewer
-    from attractor.pipeline.runner import RunOptions
+    from attractor.engine.runner import RunOptions
+    from attractor.handlers.interviewer import AutoApproveInterviewer
 
     return RunOptions(
         settings=settings,

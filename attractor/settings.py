@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attractor.dot.schema import MAX_TURNS_LIMIT, PROFILES, parse_duration
 from attractor.errors import SettingError, UsageError
-from attractor.pipeline.schema import MAX_TURNS_LIMIT, PROFILES, parse_duration
 
 if TYPE_CHECKING:
-    from attractor.pipeline.graph import Graph
+    from attractor.dot.graph import Graph
 
 DURATION_EXPECTED = "expected a duration like 90s, 5m or 1h30m"
 TURNS_EXPECTED = f"must be an integer from 1 to {MAX_TURNS_LIMIT}"

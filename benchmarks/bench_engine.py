@@ -19,10 +19,10 @@ from pathlib import Path
 
 import anyio
 
-from attractor.pipeline.graph import Graph
-from attractor.pipeline.parser import parse_dot
-from attractor.pipeline.runner import RunOptions, run_pipeline
-from attractor.proc import run_process
+from attractor.dot.graph import Graph
+from attractor.dot.parser import parse_dot
+from attractor.engine.runner import RunOptions, run_pipeline
+from attractor.proc.process import run_process
 from attractor.settings import Settings
 
 TARGET_SIM_MS = 1.0
@@ -80,7 +80,7 @@ def bench_linear(n: int, tool: bool, reps: int, base: Path | None = None) -> flo
 
 
 def bench_spawn(reps: int) -> float:
-    """Median seconds to run /bin/true through attractor.proc alone (the floor)."""
+    """Median seconds to run /bin/true through attractor.proc.process alone (the floor)."""
 
     async def many() -> float:
         with tempfile.TemporaryDirectory() as tmp:
@@ -162,7 +162,7 @@ def main() -> None:
     spawn = bench_spawn(reps)
     tool100 = bench_linear(100, tool=True, reps=reps)
     tool1000 = bench_linear(1000, tool=True, reps=max(1, reps // 2))
-    report("/bin/true via attractor.proc alone (floor)", spawn * 1e3)
+    report("/bin/true via attractor.proc.process alone (floor)", spawn * 1e3)
     report("tool /bin/true, 100-node linear, per node", tool100 * 1e3, TARGET_TOOL_MS)
     report("tool /bin/true, 1000-node linear, per node", tool1000 * 1e3, TARGET_TOOL_MS)
     if SHM.is_dir():

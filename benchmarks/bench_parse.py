@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gen_dot import generate  # noqa: E402
 
-from attractor.pipeline.lint import validate  # noqa: E402
-from attractor.pipeline.parser import parse_dot  # noqa: E402
-from attractor.pipeline.transforms import apply_transforms  # noqa: E402
+from attractor.dot.parser import parse_dot  # noqa: E402
+from attractor.dot.transforms import apply_transforms  # noqa: E402
+from attractor.linter import validate  # noqa: E402
 
 SIZES = (10, 100, 1_000, 10_000)
 

@@ -17,12 +17,11 @@ from pathlib import Path
 
 from attractor.agent import prompts
 from attractor.agent.loop_detect import LoopDetector
+from attractor.agent.run_budget import RunTurnBudget
 from attractor.agent.tools import ToolContext, ToolRegistry
 from attractor.agent.transcript import Transcript, TurnKind
 from attractor.agent.truncation import limits_for, truncate_output
-from attractor.llm.types import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
-from attractor.pipeline.backend import RunTurnBudget
-from attractor.pipeline.events import (
+from attractor.events import (
     AgentReflection,
     AgentTurnCompleted,
     AgentTurnStarted,
@@ -31,6 +30,7 @@ from attractor.pipeline.events import (
     Event,
     ToolCallCompleted,
 )
+from attractor.llm.types import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
 
 #: Share of the budget after which the model is told how many turns remain.
 NOTICE_AT = 0.8

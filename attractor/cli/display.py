@@ -28,9 +28,9 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from attractor import events as ev
 from attractor.cli.stage_lines import stage_line
-from attractor.pipeline import events as ev
-from attractor.pipeline.schema import format_duration
+from attractor.dot.schema import format_duration
 
 DisplayMode = Literal["live", "plain", "json", "quiet"]
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import click
 
-from attractor.errors import PipelineError
-from attractor.pipeline.diagnostics import Diagnostic
+from attractor.errors import Diagnostic, PipelineError
 
 _EPILOG = """\b
 Examples:
@@ -48,7 +47,7 @@ def format_text_report(found: list[Diagnostic], files: int = 1) -> str:
 
 def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[str]]:
     """Diagnostics of every readable file, and one message per unreadable file."""
-    from attractor.pipeline.transforms import prepare
+    from attractor.linter.prepare import prepare
 
     found: list[Diagnostic] = []
     unreadable: list[str] = []

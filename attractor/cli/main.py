@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from attractor import __version__
+from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
 _COMMANDS = {

@@ -1,7 +1,7 @@
 """``attractor run FILE`` and ``attractor resume RUN_DIR``.
 
 The commands only parse arguments, resolve settings, pick a display and turn
-the engine's :class:`~attractor.pipeline.runner.RunResult` into output and an
+the engine's :class:`~attractor.engine.runner.RunResult` into output and an
 exit code; the engine does everything else. Exit codes: 0 succeeded, 1 failed,
 2 usage error or invalid pipeline, 124 timed out, 130 interrupted, 143
 terminated.
@@ -24,17 +24,17 @@ from attractor.api import backend_for, settings_for
 from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
+from attractor.dot.graph import Graph
+from attractor.engine.rundir import RunDir
+from attractor.engine.runner import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.errors import AttractorError, UsageError, ValidationError
-from attractor.pipeline.backend import CodergenBackend
-from attractor.pipeline.graph import Graph
-from attractor.pipeline.interviewer import (
+from attractor.handlers.backend import CodergenBackend
+from attractor.handlers.interviewer import (
     AutoApproveInterviewer,
     ConsoleInterviewer,
     Interviewer,
     QueueInterviewer,
 )
-from attractor.pipeline.rundir import RunDir
-from attractor.pipeline.runner import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.settings import Settings
 
 Start = Callable[[RunOptions], Awaitable[RunResult]]
@@ -139,7 +139,7 @@ def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
 
 def _load_checked(path: Path, *, quiet: bool) -> Graph:
     """Parse, transform and lint ``path``; raise ValidationError on lint errors."""
-    from attractor.pipeline.transforms import prepare
+    from attractor.linter.prepare import prepare
 
     if not path.is_file():
         raise UsageError(f"{path}: no such pipeline file; check the path")

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from attractor.pipeline import events as ev
+from attractor import events as ev
 
 _STATUS_STYLE = {
     "success": ("ok", "green"),

@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attractor.pipeline.runner import NodeResult, RunResult
-from attractor.pipeline.schema import format_duration
+from attractor.dot.schema import format_duration
+from attractor.engine.runner import NodeResult, RunResult
 
 _HEADERS = ("node", "status", "attempts", "duration", "note", "tokens")
 _NOTE_WIDTH = 60

@@ -6,22 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from attractor.events import Event
 from attractor.llm.scripted import ScriptedModel, ScriptedResponse
-from attractor.pipeline.events import Event
-from attractor.pipeline.graph import Graph, Node, SourcePos
-
-POS = SourcePos("test.dot", 1, 1)
-
-
-def graph_with_node(
-    node_attrs: dict[str, str] | None = None, graph_attrs: dict[str, str] | None = None
-) -> tuple[Graph, Node]:
-    """A graph with one codergen node ``work`` carrying ``node_attrs``."""
-    graph = Graph("g")
-    for key, value in (graph_attrs or {}).items():
-        graph.set(key, value)
-    node = graph.add_node("work", {"shape": "box", **(node_attrs or {})}, POS)
-    return graph, node
 
 
 def tool_calls(*calls: tuple[str, dict[str, Any]]) -> tuple[tuple[str, dict[str, Any]], ...]:

@@ -9,18 +9,18 @@ import anyio
 import pytest
 
 from attractor.agent.loop_detect import LoopDetector
+from attractor.agent.run_budget import RunTurnBudget
 from attractor.agent.session import AgentSession, SessionConfig, SessionResult
 from attractor.agent.tools import default_registry
 from attractor.agent.transcript import Transcript
-from attractor.llm.scripted import ScriptedModel, ScriptedResponse
-from attractor.llm.types import Usage
-from attractor.pipeline.backend import RunTurnBudget
-from attractor.pipeline.events import (
+from attractor.events import (
     AgentReflection,
     AgentTurnStarted,
     AgentWarning,
     ToolCallCompleted,
 )
+from attractor.llm.scripted import ScriptedModel, ScriptedResponse
+from attractor.llm.types import Usage
 
 from ._helpers import Recorder, looping_model, read_jsonl
 

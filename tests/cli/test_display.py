@@ -8,6 +8,7 @@ import json
 from rich.console import Console
 from rich.text import Text
 
+from attractor import events as ev
 from attractor.cli.display import (
     JsonDisplay,
     LiveDisplay,
@@ -17,7 +18,6 @@ from attractor.cli.display import (
     make_display,
     turn_limit_warning,
 )
-from attractor.pipeline import events as ev
 
 STARTED = ev.StageStarted(name="plan", index=1, handler="codergen")
 LIMIT = ev.TurnLimitReached(node="impl", turns_used=10, limit=10, reason="turn limit reached")

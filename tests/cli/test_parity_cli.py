@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from attractor.pipeline.context import Context
-from attractor.pipeline.graph import Graph, Node
-from attractor.pipeline.handlers.base import StageEnv
-from attractor.pipeline.handlers.registry import default_registry
-from attractor.pipeline.outcome import Outcome
-from attractor.pipeline.runner import RunOptions, prepare_run_graph, run_pipeline
+from attractor.dot.graph import Graph, Node
+from attractor.engine.runner import RunOptions, prepare_run_graph, run_pipeline
+from attractor.handlers.base import StageEnv
+from attractor.handlers.builtin import default_registry
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome
 from attractor.settings import resolve_settings
 from tests.cli.runkit import (
     completed_stages,

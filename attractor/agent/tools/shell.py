@@ -7,7 +7,7 @@ from typing import Any
 from attractor.agent.tools.base import Tool, ToolContext, schema
 from attractor.errors import ToolError
 from attractor.llm.types import ToolDefinition
-from attractor.proc import run_process
+from attractor.proc.process import run_process
 
 DEFAULT_TIMEOUT = 10.0
 

@@ -1,0 +1,263 @@
+"""Checkpoints: the state a run needs to continue after it stopped or crashed.
+
+The engine writes one checkpoint between consecutive nodes. It is both the
+"after" of the node that finished and the "before" of the next one: it lists
+the completed nodes and names the node about to run (``next_node``). A run that
+stops while a node is running is resumed by running that node again from its
+start; completed nodes never run again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attractor.errors import CheckpointError
+from attractor.fileio import atomic_write_text
+from attractor.handlers.outcome import StageStatus
+
+VERSION = 1
+
+#: The status a checkpoint records while the run is going.
+RUNNING = "running"
+
+
+@dataclass
+class Checkpoint:
+    """A JSON-serialisable snapshot of one run's progress."""
+
+    status: str = RUNNING
+    #: The node running when the checkpoint was written, else the last completed one.
+    current_node: str | None = None
+    #: The node to run when the run continues (None once the run is finished).
+    next_node: str | None = None
+    completed_nodes: list[str] = field(default_factory=list)
+    #: Last status of each completed node (goal gates need it on resume).
+    node_outcomes: dict[str, str] = field(default_factory=dict)
+    node_retries: dict[str, int] = field(default_factory=dict)
+    node_visits: dict[str, int] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+    logs: list[str] = field(default_factory=list)
+    run_turns_used: int = 0
+    #: How many summary rows of results.jsonl belong to this checkpoint.
+    node_results_count: int = 0
+    failure_reason: str = ""
+    timestamp: float = field(default_factory=time.time)
+    version: int = VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        # A shallow dict: asdict() deep-copies, which costs more than the write.
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    def save(self, path: Path, encoder: CheckpointEncoder | None = None) -> None:
+        """Write atomically (temp file, fsync, rename) as compact JSON.
+
+        A run passes its :class:`CheckpointEncoder` so that each write only
+        encodes what changed since the previous one.
+        """
+        self.timestamp = time.time()
+        text = _dumps(self.to_json()) if encoder is None else encoder.encode(self)
+        atomic_write_text(path, text + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> Checkpoint:
+        """Read ``path``; raises CheckpointError with what went wrong and what to do."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CheckpointError(
+                f"{path}: no checkpoint found; is this a run directory of attractor run?"
+            ) from None
+        except OSError as exc:
+            raise CheckpointError(f"{path}: cannot read checkpoint: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise CheckpointError(
+                f"{path}: checkpoint is not UTF-8 JSON text; the file is damaged, start a new run"
+            ) from None
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise CheckpointError(f"{path}: checkpoint is not valid JSON ({exc})") from None
+        return cls.from_json(data, path)
+
+    @classmethod
+    def from_json(cls, data: Any, path: Path) -> Checkpoint:
+        if not isinstance(data, dict):
+            raise CheckpointError(f"{path}: checkpoint must be a JSON object")
+        if data.get("version") != VERSION:
+            raise CheckpointError(
+                f"{path}: checkpoint version {data.get('version')!r} is not supported "
+                f"(expected {VERSION}); start a new run"
+            )
+        values = {k: v for k, v in data.items() if k in _FIELD_CHECKS}
+        for name, value in values.items():
+            check, expected = _FIELD_CHECKS[name]
+            if not check(value):
+                raise CheckpointError(
+                    f"{path}: checkpoint field {name!r} must be {expected}, "
+                    f"found {_dumps(value)[:60]}; the file is damaged, start a new run"
+                )
+        return cls(**values)
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int  # bool is an int subclass, and not a count
+
+
+def _is_str_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _is_counter_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(_is_int(v) and v >= 0 for v in value.values())
+
+
+def _is_status_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(v in _STATUSES for v in value.values())
+
+
+_STATUSES = frozenset(s.value for s in StageStatus)
+
+#: What each field must hold; a damaged file is reported naming the field.
+_FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "status": (lambda v: isinstance(v, str), "a string"),
+    "current_node": (_is_str_or_none, "a node id or null"),
+    "next_node": (_is_str_or_none, "a node id or null"),
+    "completed_nodes": (_is_str_list, "a list of node ids"),
+    "node_outcomes": (
+        _is_status_map,
+        "an object of node id to status (" + ", ".join(sorted(_STATUSES)) + ")",
+    ),
+    "node_retries": (_is_counter_map, "an object of node id to a count"),
+    "node_visits": (_is_counter_map, "an object of node id to a count"),
+    "context": (lambda v: isinstance(v, dict), "an object"),
+    "logs": (_is_str_list, "a list of strings"),
+    "run_turns_used": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "node_results_count": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "failure_reason": (lambda v: isinstance(v, str), "a string"),
+    "timestamp": (lambda v: type(v) in (int, float), "a number"),
+    "version": (_is_int, "an integer"),
+}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+class _ListCache:
+    """The JSON of a list that only grows (completed nodes): new items are encoded once."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.body = ""
+
+    def encode(self, values: list[Any]) -> str:
+        n = len(self.items)
+        if len(values) < n or values[:n] != self.items:
+            self.items, self.body, n = [], "", 0
+        if len(values) > n:
+            added = values[n:]
+            self.items += added
+            tail = _dumps(added)[1:-1]
+            self.body = f"{self.body},{tail}" if self.body else tail
+        return f"[{self.body}]"
+
+
+class _MapCache:
+    """The JSON of a dict of scalars (statuses, counters) keyed by node id.
+
+    Only the entries of ``candidates`` (the nodes touched since the previous
+    write) are re-encoded; a cheap comparison with the previous state then
+    checks that nothing else changed, else the whole dict is encoded again.
+    The candidates only make it fast, never wrong: the result always parses to
+    the dict, in the dict's order for statuses.
+    """
+
+    def __init__(self, ordered: bool) -> None:
+        #: The dict as last encoded, and each entry's JSON in the same order.
+        self.prev: dict[Any, Any] = {}
+        self.parts: dict[Any, str] = {}
+        self.body = ""
+        self.ordered = ordered
+
+    def encode(self, values: Mapping[Any, Any], candidates: list[str]) -> str:
+        prev, parts = self.prev, self.parts
+        appended: list[str] = []
+        rewritten = False
+        for key in candidates:
+            if key not in values:
+                continue
+            value = values[key]
+            if key in prev:
+                if type(prev[key]) is type(value) and prev[key] == value:
+                    continue
+                rewritten = True
+            else:
+                appended.append(key)
+            prev[key] = value
+            parts[key] = _dumps(key) + ":" + _dumps(value)
+        if len(appended) > 1 or len(prev) != len(values) or prev != values:
+            return self._rebuild(values)
+        if not self._same_order(values):
+            return self._rebuild(values)
+        if rewritten:
+            self.body = ",".join(parts.values())
+        elif appended:
+            new = parts[appended[0]]
+            self.body = f"{self.body},{new}" if self.body else new
+        return f"{{{self.body}}}"
+
+    def _same_order(self, values: Mapping[Any, Any]) -> bool:
+        # The order of statuses matters (goal gates are checked in it on resume);
+        # counters are compared as mappings.
+        return not self.ordered or list(values) == list(self.prev)
+
+    def _rebuild(self, values: Mapping[Any, Any]) -> str:
+        if not all(type(key) is str for key in values):  # json.dumps converts other keys
+            self.prev, self.parts, self.body = {}, {}, ""
+            return _dumps(dict(values))
+        self.prev = dict(values)
+        self.parts = {k: _dumps(k) + ":" + _dumps(v) for k, v in values.items()}
+        self.body = ",".join(self.parts.values())
+        return f"{{{self.body}}}"
+
+
+class CheckpointEncoder:
+    """Encodes successive checkpoints of one run, re-encoding only what changed.
+
+    The output parses to what ``json.dumps(checkpoint.to_json())`` gives.
+    Completed nodes, statuses, retries and visits grow with the run; encoding
+    them whole at every node made each checkpoint cost O(nodes run so far).
+    """
+
+    def __init__(self) -> None:
+        self._completed = _ListCache()
+        self._maps = {
+            "node_outcomes": _MapCache(ordered=True),
+            "node_retries": _MapCache(ordered=False),
+            "node_visits": _MapCache(ordered=False),
+        }
+
+    def encode(self, checkpoint: Checkpoint) -> str:
+        done = len(self._completed.items)
+        candidates = list(checkpoint.completed_nodes[done:])
+        candidates += [n for n in (checkpoint.current_node, checkpoint.next_node) if n]
+        parts = []
+        for name in checkpoint.__dataclass_fields__:
+            value = getattr(checkpoint, name)
+            if name == "completed_nodes":
+                text = self._completed.encode(value)
+            elif name in self._maps:
+                text = self._maps[name].encode(value, candidates)
+            else:
+                text = _dumps(value)
+            parts.append(f'"{name}":{text}')
+        return "{" + ",".join(parts) + "}"

@@ -1,0 +1,166 @@
+"""The core loop: run a node, apply its outcome, pick the next node, checkpoint, repeat.
+
+:func:`walk` is the whole traversal algorithm; the helpers below it make each
+decision. The same loop runs the main pipeline and, for parallel nodes, each
+branch (with its own context clone, stopping at the fan-in node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attractor.dot.graph import Node
+from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
+from attractor.engine.stage import execute_node, is_exhausted, over_limit, visits_reason
+from attractor.engine.state import Run, Walk, save_checkpoint
+from attractor.handlers.base import BranchResult
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.handlers.simple import LAST_NODE_KEY, LAST_REASON_KEY
+
+
+@dataclass(frozen=True)
+class WalkEnd:
+    """How a traversal ended. ``restart_at`` is set when a loop_restart edge was taken."""
+
+    status: str  # success | fail
+    reason: str = ""
+    last_node: str | None = None
+    last_outcome: Outcome | None = None
+    restart_at: str | None = None
+
+
+async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) -> WalkEnd:
+    """Traverse from ``start`` until an exit, a dead end, a failure or ``stop_at``."""
+    node_id = start
+    while True:
+        node = run.graph.node(node_id)
+        if run.is_exit(node_id) and state.branch is None:
+            redirect = _goal_gate_redirect(run, state, node)
+            if isinstance(redirect, WalkEnd):
+                return redirect
+            if redirect is not None:
+                spun = _spin_end(run, state, node, None, run.graph.node(redirect))
+                if spun is not None:
+                    return spun
+                node_id = redirect
+                save_checkpoint(run, node_id)
+                continue
+        outcome = await execute_node(run, state, node, _branch_runner(run))
+        apply_outcome(state, node, outcome)
+        decision = _decide(run, state, node, outcome, stop_at)
+        if isinstance(decision, WalkEnd):
+            return decision
+        node_id = decision
+        if state.branch is None:
+            save_checkpoint(run, node_id)
+
+
+def apply_outcome(state: Walk, node: Node, outcome: Outcome) -> None:
+    """Record the node as completed and merge its updates into the context."""
+    state.completed.append(node.id)
+    if outcome.status != StageStatus.SKIPPED:
+        state.outcomes[node.id] = outcome
+        state.statuses[node.id] = outcome.status.value
+    state.context.apply(outcome.context_updates)
+    state.context.set("outcome", outcome.status.value)
+    state.context.set(LAST_NODE_KEY, node.id)
+    state.context.set(LAST_REASON_KEY, outcome.failure_reason)
+    if outcome.preferred_label:
+        state.context.set("preferred_label", outcome.preferred_label)
+
+
+def _goal_gate_redirect(run: Run, state: Walk, exit_node: Node) -> str | WalkEnd | None:
+    """None to exit, a retry target to jump to, or a failed end."""
+    gate = unsatisfied_goal_gate(run.graph, state.outcomes)
+    if gate is None:
+        return None
+    target = goal_gate_target(gate, run.graph)
+    if target is None:
+        status = state.outcomes[gate.id].status.value
+        reason = f"goal gate {gate.id} is not satisfied ({status}) and has no retry_target"
+        return WalkEnd("fail", reason, exit_node.id)
+    return target
+
+
+def _decide(
+    run: Run, state: Walk, node: Node, outcome: Outcome, stop_at: str | None
+) -> str | WalkEnd:
+    """The next node id, or how the traversal ends."""
+    budget = run.services.run_budget
+    if budget.exhausted:
+        return WalkEnd("fail", _budget_reason(run), node.id, outcome)
+    if run.is_exit(node.id):
+        return WalkEnd("success", "", node.id, outcome)
+    step = next_step(node, outcome, state.context)
+    if step.target is None or not run.graph.has_node(step.target):
+        return _dead_end(node, outcome)
+    target = run.graph.node(step.target)
+    spun = _spin_end(run, state, node, outcome, target)
+    if spun is not None:
+        return spun
+    if step.loop_restart and state.branch is None:
+        return WalkEnd("success", "", node.id, outcome, restart_at=target.id)
+    if state.branch is not None and (target.id == stop_at or run.is_exit(target.id)):
+        return _dead_end(node, outcome)
+    return target.id
+
+
+def _spin_end(
+    run: Run, state: Walk, node: Node, outcome: Outcome | None, target: Node
+) -> WalkEnd | None:
+    """End the traversal instead of going round exhausted nodes forever.
+
+    A node entered more often than max_visits fails without running and its
+    failure routes normally (an author may route it to a re-planning node). Two
+    moves would only spin: that failure leading straight into an exhausted
+    node (itself or another), and entering a node that already had its one
+    entry past the limit.
+    """
+    if over_limit(node, run.graph, state) and is_exhausted(target, run.graph, state):
+        reason = outcome.failure_reason if outcome is not None else ""
+        return WalkEnd("fail", f"{node.id} failed: {reason}", node.id, outcome)
+    if over_limit(target, run.graph, state):
+        reason = visits_reason(target, run.graph, state.visits[target.id] + 1)
+        return WalkEnd("fail", f"{target.id} failed: {reason}", node.id, outcome)
+    return None
+
+
+def _dead_end(node: Node, outcome: Outcome) -> WalkEnd:
+    if outcome.status == StageStatus.FAIL:
+        reason = outcome.failure_reason or "failed"
+        return WalkEnd("fail", f"{node.id} failed: {reason}", node.id, outcome)
+    return WalkEnd("success", "", node.id, outcome)
+
+
+def _budget_reason(run: Run) -> str:
+    budget = run.services.run_budget
+    source = run.services.settings.source("max_total_turns")
+    return f"run turn budget exhausted: {budget.used} of {budget.limit} model requests ({source})"
+
+
+def _branch_runner(run: Run) -> BranchRunnerImpl:
+    return BranchRunnerImpl(run)
+
+
+class BranchRunnerImpl:
+    """Runs one parallel branch as a sub-traversal with an isolated context."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    async def __call__(self, start: str, context: Context, stop_at: str | None) -> BranchResult:
+        state = Walk(context=context, branch=start)
+        end = await walk(self.run, state, start, stop_at)
+        last = end.last_outcome
+        status = last.status.value if last is not None else "fail"
+        if end.status == "fail":
+            status = StageStatus.FAIL.value
+        return BranchResult(
+            id=start,
+            status=status,
+            notes=last.notes if last is not None else "",
+            failure_reason=end.reason,
+            last_response=state.context.get_string("last_response"),
+            last_node=end.last_node or "",
+        )

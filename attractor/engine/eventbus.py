@@ -1,0 +1,59 @@
+"""Deliver every run event to observers and to async subscribers.
+
+Observers are plain callables run synchronously, in registration order (the
+run directory's ``events.jsonl`` writer and the CLI display are both observers).
+Subscribers get an anyio memory object stream that ends when the run ends.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from attractor.events import Event
+
+Observer = Callable[[Event], None]
+
+
+class EventBus:
+    """Fan one event out to every observer and subscriber stream."""
+
+    def __init__(self, observers: list[Observer] | None = None) -> None:
+        self._observers: list[Observer] = list(observers or [])
+        self._streams: list[MemoryObjectSendStream[Event]] = []
+        #: Observer failures; an observer bug must not stop the run.
+        self.errors: list[str] = []
+
+    def add_observer(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def remove_observer(self, observer: Observer) -> None:
+        if observer in self._observers:
+            self._observers.remove(observer)
+
+    def subscribe(self) -> MemoryObjectReceiveStream[Event]:
+        """An async stream of every later event; it closes when :meth:`close` is called."""
+        send, receive = anyio.create_memory_object_stream[Event](max_buffer_size=math.inf)
+        self._streams.append(send)
+        return receive
+
+    def emit(self, event: Event) -> None:
+        for observer in self._observers:
+            try:
+                observer(event)
+            except Exception as exc:  # a display or log bug must not kill the run
+                self.errors.append(f"event observer {observer!r} failed: {exc}")
+        for stream in list(self._streams):
+            try:
+                stream.send_nowait(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._streams.remove(stream)
+
+    def close(self) -> None:
+        """End every subscriber stream."""
+        for stream in self._streams:
+            stream.close()
+        self._streams.clear()

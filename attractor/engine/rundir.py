@@ -1,0 +1,212 @@
+"""The run directory: where one run keeps its manifest, checkpoint, events and stage files.
+
+Layout::
+
+    RUN_DIR/
+        manifest.json     name, goal, source hash, status, timings, token usage
+        checkpoint.json   written atomically between nodes (see checkpoint.py)
+        pipeline.dot      a copy of the pipeline source, so resume needs nothing else
+        events.jsonl      every event as one JSON line with a timestamp
+        results.jsonl     one summary row per finished node (for the summary on resume)
+        .lock             flock()ed by the process driving the run (holds its pid)
+        NODE_ID/          status.json, prompt.md, response.md, stdout.txt, stderr.txt
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from attractor.errors import UsageError
+from attractor.events import Event
+from attractor.fileio import atomic_write_json, atomic_write_text
+
+MANIFEST = "manifest.json"
+CHECKPOINT = "checkpoint.json"
+PIPELINE_COPY = "pipeline.dot"
+EVENTS = "events.jsonl"
+RESULTS = "results.jsonl"
+LOCK = ".lock"
+#: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
+DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
+
+
+def source_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def utc_stamp(when: float | None = None) -> str:
+    """A UTC timestamp usable in a directory name: ``20250101T120000Z``."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
+
+
+def _safe_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return cleaned.strip("._") or "pipeline"
+
+
+def new_run_dir(logs_dir: str | None, graph_name: str) -> Path:
+    """Create the run directory ``logs_dir`` names (default :data:`DEFAULT_LOGS_DIR`).
+
+    ``{timestamp}`` (UTC, ``20261122T040646Z``) and ``{graph}`` (the graph's
+    name) expand, so one setting can give every run a fresh directory; two runs
+    started in the same second then get ``-2``, ``-3``... suffixes. A path
+    without placeholders is taken as it is: it may exist, but must not already
+    hold a run, whose checkpoint would otherwise be overwritten.
+    """
+    template = logs_dir or DEFAULT_LOGS_DIR
+    path = Path(
+        template.replace("{timestamp}", utc_stamp()).replace("{graph}", _safe_name(graph_name))
+    )
+    if "{timestamp}" in template or "{graph}" in template:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return _unique_dir(path.parent, path.name)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--logs-dir {path} is a file; name a directory for the run")
+    if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
+        raise UsageError(
+            f"{path} already holds a run; resume it with: attractor resume {path}, "
+            "or pass another --logs-dir"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def sibling_run_dir(run_dir: Path, suffix: str) -> Path:
+    """Create a new directory next to ``run_dir`` (used by loop_restart)."""
+    return _unique_dir(run_dir.parent, f"{run_dir.name}-{suffix}")
+
+
+def _unique_dir(base: Path, stem: str) -> Path:
+    candidate = base / stem
+    n = 1
+    while True:
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            n += 1
+            candidate = base / f"{stem}-{n}"
+
+
+class RunDir:
+    """Paths and writers of one run directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stage_dirs: set[str] = set()
+        self._lock_fd: int | None = None
+
+    def lock(self) -> None:
+        """Take the directory's exclusive lock for the whole run (or resume).
+
+        Two processes driving one run directory would interleave checkpoints
+        and run nodes twice. The lock is an flock() on ``.lock``, so the kernel
+        releases it when the process ends, even after SIGKILL; the descriptor is
+        close-on-exec so tool processes left behind do not hold it.
+
+        Raises:
+            UsageError: another process holds the lock (its pid is named).
+        """
+        if self._lock_fd is not None:
+            return
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise UsageError(
+                f"{self.path} is in use by another attractor process (pid {holder}); "
+                "wait for it or stop it"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        """Release the lock taken by :meth:`lock` (closing the descriptor does it)."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.path / CHECKPOINT
+
+    @property
+    def pipeline_path(self) -> Path:
+        return self.path / PIPELINE_COPY
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / EVENTS
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS
+
+    def read_results(self, count: int) -> list[dict[str, Any]]:
+        """The first ``count`` summary rows of results.jsonl (later ones are from
+        work the checkpoint does not cover and will run again)."""
+        rows: list[dict[str, Any]] = []
+        try:
+            with self.results_path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    if len(rows) >= count:
+                        break
+                    rows.append(json.loads(line))
+        except (OSError, ValueError):
+            return rows
+        return rows
+
+    def stage_dir(self, node_id: str) -> Path:
+        """The folder of node ``node_id``, created on first use."""
+        path = self.path / _safe_name(node_id)
+        if node_id not in self._stage_dirs:
+            path.mkdir(parents=True, exist_ok=True)
+            self._stage_dirs.add(node_id)
+        return path
+
+    def copy_source(self, text: str) -> None:
+        atomic_write_text(self.pipeline_path, text)
+
+    def read_manifest(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def write_manifest(self, data: dict[str, Any]) -> None:
+        atomic_write_json(self.manifest_path, data)
+
+
+class EventLog:
+    """Observer appending each event to ``events.jsonl``: buffered, flushed, not fsynced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+
+    def __call__(self, event: Event) -> None:
+        if self._fh is None:
+            return
+        self._fh.write(json.dumps(event.to_json(), default=str) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

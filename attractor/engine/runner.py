@@ -1,0 +1,251 @@
+"""The library API: run or resume a pipeline and get a :class:`RunResult`.
+
+The CLI parses, transforms and lints the pipeline, resolves the settings, then
+calls :func:`run_pipeline` or :func:`resume_pipeline`. One cancel scope wraps
+the whole run: ``--timeout`` and (with ``handle_signals``) SIGINT/SIGTERM cancel
+every node, branch and subprocess; the checkpoint is then saved with the run
+marked ``timed_out``, ``interrupted`` or ``terminated`` so it can be resumed.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import TaskStatus
+
+from attractor.dot.graph import Graph
+from attractor.engine.engine import WalkEnd, walk
+from attractor.engine.eventbus import EventBus
+from attractor.engine.lifecycle import (
+    RunSetup,
+    finish_run,
+    open_run,
+    restart_setup,
+    resume_setup,
+    start_setup,
+)
+from attractor.engine.retry import BackoffConfig
+from attractor.engine.state import NodeResult, Run, sum_usage
+from attractor.errors import AttractorError, RunError
+from attractor.events import Event
+from attractor.handlers.backend import CodergenBackend
+from attractor.handlers.base import Services
+from attractor.handlers.builtin import default_registry
+from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
+from attractor.handlers.registry import HandlerRegistry
+from attractor.settings import Settings
+
+__all__ = [
+    "NodeResult",
+    "RunOptions",
+    "RunResult",
+    "prepare_run_graph",
+    "resume_pipeline",
+    "run_pipeline",
+]
+
+RunStatus = Literal["success", "fail", "timed_out", "interrupted", "terminated"]
+_EXIT_CODES = {"success": 0, "fail": 1, "timed_out": 124, "interrupted": 130, "terminated": 143}
+
+
+@dataclass
+class RunOptions:
+    """How to run: resolved settings plus the collaborators of the run."""
+
+    settings: Settings
+    #: Who answers human gates; None means the console (stdin).
+    interviewer: Interviewer | None = None
+    #: Context values from ``--set KEY=VALUE``.
+    context_seed: dict[str, Any] = field(default_factory=dict)
+    #: None: simulate when settings.backend is "simulate", else the agent backend.
+    backend: CodergenBackend | None = None
+    registry: HandlerRegistry | None = None
+    observers: list[Callable[[Event], None]] = field(default_factory=list)
+    #: SIGINT -> interrupted (exit 130), SIGTERM -> terminated (exit 143).
+    handle_signals: bool = False
+    #: Delay between retry attempts (None: the standard preset, 200ms doubling, jittered).
+    backoff: BackoffConfig | None = None
+    #: Pass a bus to subscribe to the async event stream (``bus.subscribe()``) before the run.
+    bus: EventBus | None = None
+
+
+@dataclass
+class RunResult:
+    """How a run ended, for the summary table and the exit code."""
+
+    status: RunStatus
+    run_dir: Path
+    failure_reason: str
+    current_node: str | None
+    node_results: list[NodeResult]
+    usage: dict[str, int]
+    timeout: float | None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT_CODES[self.status]
+
+
+async def run_pipeline(graph: Graph, source_path: Path, options: RunOptions) -> RunResult:
+    """Run a parsed, transformed and validated ``graph`` in a new run directory."""
+    setup = start_setup(graph, source_path, options.settings, options.context_seed)
+    return await _drive(setup, options)
+
+
+async def resume_pipeline(
+    run_dir: Path, options: RunOptions, graph: Graph | None = None
+) -> RunResult:
+    """Continue the run in ``run_dir`` from its checkpoint.
+
+    Completed nodes do not run again; the node that was running when the run
+    stopped runs again from its start. ``options.context_seed`` (``--set``)
+    overrides the restored context values. ``graph`` is the run directory's
+    pipeline copy when the caller has already loaded it (so it is parsed once).
+    """
+    prepare = prepare_run_graph if graph is None else (lambda _path: graph)
+    setup = resume_setup(run_dir, options.settings, prepare, options.context_seed)
+    return await _drive(setup, options)
+
+
+def prepare_run_graph(path: Path) -> Graph:
+    """Parse, transform and validate ``path``; raises ValidationError on lint errors."""
+    from attractor.errors import ValidationError
+    from attractor.linter.prepare import prepare
+
+    graph, diagnostics = prepare(path)
+    if graph is None or any(d.severity == "error" for d in diagnostics):
+        raise ValidationError(diagnostics)
+    return graph
+
+
+@dataclass
+class _Stop:
+    """Why the run scope was cancelled from outside the traversal."""
+
+    status: RunStatus | None = None
+
+
+async def _drive(setup: RunSetup, options: RunOptions) -> RunResult:
+    try:
+        return await _drive_locked(setup, options)
+    finally:
+        # finish_run released the lock of every directory it opened; this one
+        # covers a run that failed before it started (the backend, the workdir).
+        setup.run_dir.unlock()
+
+
+async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
+    bus = options.bus or EventBus()
+    for observer in options.observers:
+        bus.add_observer(observer)
+    backend, owned = _backend(options, setup.graph)
+    services = Services(
+        settings=options.settings,
+        backend=backend,
+        interviewer=options.interviewer or ConsoleInterviewer(),
+        run_budget=setup.budget,
+        emit=bus.emit,
+        base_workdir=_base_workdir(options.settings),
+    )
+    registry = options.registry or default_registry()
+    stop = _Stop()
+    end: WalkEnd | None = None
+    run = open_run(setup, services, registry, bus, options.backoff)
+    try:
+        with anyio.CancelScope() as scope:
+            if options.settings.timeout is not None:
+                scope.deadline = anyio.current_time() + options.settings.timeout
+            async with anyio.create_task_group() as signals:
+                if options.handle_signals:
+                    await signals.start(_watch_signals, scope, stop)
+                try:
+                    while True:
+                        end = await _guarded_walk(run, setup.start)
+                        if end.restart_at is None:
+                            break
+                        setup = restart_setup(setup, end.restart_at)
+                        finish_run(run, "restarted", end, None, setup.run_dir.path.name)
+                        run = open_run(setup, services, registry, bus, options.backoff)
+                finally:
+                    signals.cancel_scope.cancel()
+        status = _final_status(end, stop, scope.cancelled_caught)
+        return _result(run, setup, status, end, options.settings.timeout)
+    finally:
+        with anyio.CancelScope(shield=True):
+            if not run.finished:  # an error or an outside cancellation got here first
+                finish_run(run, stop.status or "interrupted", end, options.settings.timeout)
+            if owned:
+                await backend.aclose()
+            bus.close()
+
+
+async def _guarded_walk(run: Run, start: str) -> WalkEnd:
+    """Walk the graph; a reportable error ends the run as failed instead of crashing."""
+    try:
+        return await walk(run, run.main, start)
+    except AttractorError as exc:
+        return WalkEnd("fail", str(exc), run.main.current)
+    except OSError as exc:
+        return WalkEnd("fail", f"cannot write run files: {exc}", run.main.current)
+
+
+async def _watch_signals(
+    scope: anyio.CancelScope, stop: _Stop, *, task_status: TaskStatus[None]
+) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+        task_status.started()
+        async for signum in received:
+            stop.status = "interrupted" if signum == signal.SIGINT else "terminated"
+            scope.cancel()
+            return
+
+
+def _final_status(end: WalkEnd | None, stop: _Stop, cancelled: bool) -> RunStatus:
+    if end is not None and end.restart_at is None:
+        return "success" if end.status == "success" else "fail"
+    if stop.status is not None:
+        return stop.status
+    return "timed_out" if cancelled else "fail"
+
+
+def _result(
+    run: Run, setup: RunSetup, status: RunStatus, end: WalkEnd | None, timeout: float | None
+) -> RunResult:
+    finish_run(run, status, end, timeout)
+    return RunResult(
+        status=status,
+        run_dir=run.run_dir.path,
+        failure_reason=run.failure_reason,
+        current_node=run.main.current,
+        node_results=list(run.node_results),
+        usage=sum_usage(run.node_results),
+        timeout=timeout,
+        warnings=setup.warnings + run.bus.errors,
+    )
+
+
+def _backend(options: RunOptions, graph: Graph) -> tuple[CodergenBackend, bool]:
+    """The codergen backend and whether this run owns (and so closes) it."""
+    if options.backend is not None:
+        return options.backend, False
+    if options.settings.backend == "simulate":
+        from attractor.handlers.simulate import SimulateBackend
+
+        return SimulateBackend(), True
+    from attractor.handlers.agent_backend import build_backend  # type: ignore[import-not-found,unused-ignore]
+
+    backend: CodergenBackend = build_backend(options.settings, graph)
+    return backend, True
+
+
+def _base_workdir(settings: Settings) -> Path:
+    base = Path(settings.workdir) if settings.workdir else Path.cwd()
+    if not base.is_dir():
+        raise RunError(f"working directory {base} does not exist ({settings.source('workdir')})")
+    return base.resolve()

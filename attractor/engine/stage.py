@@ -1,0 +1,224 @@
+"""Running one node: visit limit, attempts with retries and backoff, node timeout, events.
+
+Both FAIL and RETRY are retried while attempts remain (``max_retries`` extra
+attempts). Once they are used up, RETRY becomes FAIL, or PARTIAL_SUCCESS with
+``allow_partial=true``. Exceptions from a handler become FAIL; cancellation
+always propagates.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import anyio
+
+from attractor.dot.graph import Graph, Node
+from attractor.dot.schema import format_duration
+from attractor.engine.retry import policy_for
+from attractor.engine.state import NodeResult, Run, Walk, save_checkpoint
+from attractor.errors import RunError
+from attractor.events import StageCompleted, StageFailed, StageRetrying, StageStarted
+from attractor.fileio import write_text
+from attractor.handlers.base import BranchRunner, StageEnv
+from attractor.handlers.outcome import Outcome, StageStatus
+
+RETRYABLE = (StageStatus.FAIL, StageStatus.RETRY)
+
+
+def visit_limit(node: Node, graph: Graph) -> int | None:
+    """Node ``max_visits``, else graph ``default_max_visits``, else unlimited."""
+    value = node.get("max_visits")
+    if value is None:
+        value = graph.get("default_max_visits")
+    return int(value) if value is not None else None
+
+
+def is_exhausted(node: Node, graph: Graph, walk: Walk) -> bool:
+    """True when entering ``node`` again would exceed its visit limit."""
+    limit = visit_limit(node, graph)
+    return limit is not None and walk.visits[node.id] >= limit
+
+
+def over_limit(node: Node, graph: Graph, walk: Walk) -> bool:
+    """True when ``node`` was entered more often than its visit limit (and so failed)."""
+    limit = visit_limit(node, graph)
+    return limit is not None and walk.visits[node.id] > limit
+
+
+def visits_reason(node: Node, graph: Graph, visits: int) -> str:
+    return f"entered {visits} times, more than max_visits={visit_limit(node, graph)}"
+
+
+async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunner) -> Outcome:
+    """Enter ``node`` and run it to a final outcome; records the summary row."""
+    walk.current = node.id
+    walk.context.set("current_node", node.id)
+    walk.visits[node.id] += 1
+    index = run.next_index()
+    started = time.monotonic()
+    if over_limit(node, run.graph, walk):
+        outcome = Outcome.fail(visits_reason(node, run.graph, walk.visits[node.id]))
+        attempts = 0
+    else:
+        outcome, attempts = await _attempts(run, walk, node, index, run_branch)
+    _finish(run, node, index, outcome, attempts, time.monotonic() - started)
+    return outcome
+
+
+async def _attempts(
+    run: Run, walk: Walk, node: Node, index: int, run_branch: BranchRunner
+) -> tuple[Outcome, int]:
+    policy = policy_for(node, run.graph, run.backoff)
+    try:
+        handler_type = run.registry.resolve_type(node)
+    except RunError:
+        handler_type = "unknown"  # _attempt reports the error as the node's failure
+    # Failed attempts of this visit made before the run was stopped (restored
+    # from the checkpoint on resume); the interrupted attempt runs again.
+    attempt = min(walk.retries.get(node.id, 0) + 1, policy.max_attempts)
+    while True:
+        run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
+        outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
+        if (
+            not _retryable(outcome, handler_type)
+            or attempt >= policy.max_attempts
+            # Another attempt could not make a model request; the engine ends the
+            # run with the budget's reason right after this node.
+            or run.services.run_budget.exhausted
+        ):
+            return _settle(node, outcome, walk), attempt
+        delay = policy.backoff.delay_for_attempt(attempt)
+        run.emit(StageFailed(name=node.id, index=index, error=_reason(outcome), will_retry=True))
+        run.emit(StageRetrying(name=node.id, index=index, attempt=attempt + 1, delay=delay))
+        walk.retries[node.id] = attempt
+        walk.context.set(f"internal.retry_count.{node.id}", attempt)
+        if walk.branch is None:
+            # So a resume after a crash (SIGKILL) also counts these failures.
+            save_checkpoint(run, node.id)
+        await anyio.sleep(delay)
+        attempt += 1
+
+
+def _retryable(outcome: Outcome, handler_type: str) -> bool:
+    # A conditional node reports what happened before it; running it again
+    # cannot change that.
+    return outcome.status in RETRYABLE and handler_type != "conditional"
+
+
+def _attempt_timeout(node: Node, handler_type: str) -> float | None:
+    # A human gate without human.timeout uses its timeout for the question, so
+    # that human.default_choice applies; bounding the node too would fail it
+    # at the same moment.
+    if handler_type == "wait.human" and not node.has("human.timeout"):
+        return None
+    return node.timeout
+
+
+async def _attempt(
+    run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner, handler_type: str
+) -> Outcome:
+    """One handler call under the node's own timeout; errors become FAIL."""
+    env = StageEnv(
+        logs_root=run.run_dir.path,
+        stage_dir=run.run_dir.stage_dir(node.id),
+        attempt=attempt,
+        visit=walk.visits[node.id],
+        services=run.services,
+        run_branch=run_branch,
+    )
+    timeout = _attempt_timeout(node, handler_type)
+    try:
+        handler = run.registry.resolve(node)
+        with anyio.move_on_after(timeout) as scope:
+            result = await handler.execute(node, walk.context, run.graph, env)
+        if scope.cancelled_caught and timeout is not None:
+            return Outcome.fail(f"timed out after {_as_written(node, timeout)}")
+    except Exception as exc:  # the handler contract: any error is a FAIL
+        return Outcome.fail(str(exc) or type(exc).__name__)
+    return _status_or_auto(node, result)
+
+
+def _as_written(node: Node, timeout: float) -> str:
+    """The node's timeout as the author wrote it (``900s`` stays ``900s``)."""
+    text = (node.raw("timeout") or "").strip()
+    return text or format_duration(timeout)
+
+
+def _status_or_auto(node: Node, result: Outcome | None) -> Outcome:
+    if result is not None:
+        return result
+    if node.get("auto_status"):
+        return Outcome.success("auto-status: handler completed without writing status")
+    return Outcome.fail(
+        f"the handler of {node.id} reported no status; "
+        "set auto_status=true to treat that as success"
+    )
+
+
+def _settle(node: Node, outcome: Outcome, walk: Walk) -> Outcome:
+    """The final outcome once attempts are used up."""
+    if walk.retries.get(node.id):
+        # The retry counter only describes the visit in progress: a later visit
+        # (a loop back here) starts with fresh attempts.
+        walk.retries[node.id] = 0
+        if outcome.status.is_success:
+            walk.context.set(f"internal.retry_count.{node.id}", 0)
+    if outcome.status != StageStatus.RETRY:
+        return outcome
+    if node.get("allow_partial"):
+        return _replace(outcome, StageStatus.PARTIAL_SUCCESS, "retries exhausted, partial accepted")
+    reason = outcome.failure_reason or "max retries exceeded"
+    return _replace(outcome, StageStatus.FAIL, outcome.notes, reason)
+
+
+def _replace(outcome: Outcome, status: StageStatus, notes: str, reason: str = "") -> Outcome:
+    return Outcome(
+        status,
+        preferred_label=outcome.preferred_label,
+        suggested_next_ids=outcome.suggested_next_ids,
+        context_updates=outcome.context_updates,
+        notes=notes,
+        failure_reason=reason,
+        details=outcome.details,
+        jump_to=outcome.jump_to,
+    )
+
+
+def _reason(outcome: Outcome) -> str:
+    return outcome.failure_reason or outcome.notes or outcome.status.value
+
+
+def _finish(
+    run: Run, node: Node, index: int, outcome: Outcome, attempts: int, duration: float
+) -> None:
+    """status.json, the final stage event and the summary row."""
+    _write_status(run, node, outcome)
+    if outcome.status == StageStatus.FAIL:
+        run.emit(StageFailed(name=node.id, index=index, error=_reason(outcome), will_retry=False))
+    else:
+        run.emit(
+            StageCompleted(
+                name=node.id,
+                index=index,
+                duration=duration,
+                status=outcome.status.value,
+                notes=outcome.notes,
+            )
+        )
+    usage = outcome.details.get("usage")
+    run.add_result(
+        NodeResult(
+            node=node.id,
+            status=outcome.status.value,
+            attempts=attempts,
+            duration=duration,
+            note=outcome.failure_reason or outcome.notes,
+            usage=dict(usage) if isinstance(usage, dict) else None,
+        )
+    )
+
+
+def _write_status(run: Run, node: Node, outcome: Outcome) -> None:
+    path = run.run_dir.stage_dir(node.id) / "status.json"
+    write_text(path, json.dumps(outcome.to_json(), indent=2, default=str) + "\n")

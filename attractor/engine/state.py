@@ -1,0 +1,161 @@
+"""The mutable state of a run: shared services (Run) and one traversal's progress (Walk)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any
+
+from attractor.dot.graph import Graph
+from attractor.engine.checkpoint import RUNNING, Checkpoint, CheckpointEncoder
+from attractor.engine.eventbus import EventBus
+from attractor.engine.retry import BackoffConfig
+from attractor.engine.rundir import RunDir
+from attractor.events import CheckpointSaved, Event
+from attractor.handlers.base import Services
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome
+from attractor.handlers.registry import HandlerRegistry
+
+
+@dataclass
+class NodeResult:
+    """One row of the run summary: a node execution and how it ended."""
+
+    node: str
+    status: str
+    attempts: int
+    duration: float
+    note: str
+    usage: dict[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> NodeResult:
+        return cls(
+            node=str(data["node"]),
+            status=str(data["status"]),
+            attempts=int(data["attempts"]),
+            duration=float(data["duration"]),
+            note=str(data.get("note") or ""),
+            usage=data.get("usage"),
+        )
+
+
+@dataclass
+class Walk:
+    """One traversal: the main run, or one parallel branch with its context clone."""
+
+    context: Context
+    completed: list[str] = field(default_factory=list)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    #: outcomes' statuses as text, kept alongside so a checkpoint need not rebuild it.
+    statuses: dict[str, str] = field(default_factory=dict)
+    visits: Counter[str] = field(default_factory=Counter)
+    retries: dict[str, int] = field(default_factory=dict)
+    #: None for the main traversal, else the branch id (its first node).
+    branch: str | None = None
+    #: The node running now (or last run), for the timeout message and checkpoint.
+    current: str | None = None
+
+
+@dataclass
+class Run:
+    """Everything the traversal of one run directory shares."""
+
+    graph: Graph
+    run_dir: RunDir
+    services: Services
+    registry: HandlerRegistry
+    bus: EventBus
+    backoff: BackoffConfig
+    main: Walk
+    node_results: list[NodeResult] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    stage_index: int = 0
+    manifest: dict[str, Any] = field(default_factory=dict)
+    failure_reason: str = ""
+    #: Set once the final checkpoint, manifest and event were written.
+    finished: bool = False
+    #: Summary rows appended to this run directory's results.jsonl.
+    results_written: int = 0
+    results_file: IO[str] | None = None
+    #: Closed when the run finishes (the events.jsonl observer).
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    #: Keeps the encoded parts of the previous checkpoint (each write encodes changes).
+    checkpoint_encoder: CheckpointEncoder = field(default_factory=CheckpointEncoder)
+
+    def emit(self, event: Event) -> None:
+        self.bus.emit(event)
+
+    def __post_init__(self) -> None:
+        # graph.is_exit scans every node; the loop asks twice per node.
+        by_shape = {n.id for n in self.graph.exit_candidates()}
+        by_type = {n.id for n in self.graph.nodes() if n.handler_type == "exit"}
+        self._exits = by_shape | by_type
+
+    def is_exit(self, node_id: str) -> bool:
+        return node_id in self._exits
+
+    def add_result(self, result: NodeResult) -> None:
+        """Keep a summary row in memory and in results.jsonl (flushed, not fsynced)."""
+        self.node_results.append(result)
+        if self.results_file is not None:
+            self.results_file.write(json.dumps(result.to_json()) + "\n")
+            self.results_file.flush()
+            self.results_written += 1
+
+    def next_index(self) -> int:
+        self.stage_index += 1
+        return self.stage_index
+
+
+def sum_usage(results: list[NodeResult]) -> dict[str, int]:
+    """Token usage summed over node results (missing counts as zero)."""
+    total = {"input_tokens": 0, "output_tokens": 0}
+    for result in results:
+        for key, value in (result.usage or {}).items():
+            if isinstance(value, int):
+                total[key] = total.get(key, 0) + value
+    return total
+
+
+def make_checkpoint(
+    run: Run, next_node: str | None, status: str = RUNNING, *, live: bool = False
+) -> Checkpoint:
+    """A checkpoint of the main traversal; ``next_node`` is the node about to run.
+
+    With ``live`` the checkpoint shares the run's lists and dicts instead of
+    copying them: only for one that is written at once and then dropped.
+    """
+    main = run.main
+    context = main.context.live_values() if live else main.context.snapshot()
+    return Checkpoint(
+        status=status,
+        current_node=next_node if next_node is not None else main.current,
+        next_node=next_node,
+        completed_nodes=main.completed if live else list(main.completed),
+        node_outcomes=main.statuses,
+        node_retries=main.retries if live else dict(main.retries),
+        node_visits=main.visits if live else dict(main.visits),
+        context=context,
+        logs=main.context.logs if live else list(main.context.logs),
+        run_turns_used=run.services.run_budget.used,
+        node_results_count=run.results_written,
+    )
+
+
+def save_checkpoint(
+    run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+) -> None:
+    """Write the checkpoint atomically and announce it."""
+    checkpoint = make_checkpoint(run, next_node, status, live=True)
+    checkpoint.failure_reason = reason
+    checkpoint.save(run.run_dir.checkpoint_path, run.checkpoint_encoder)
+    last = run.main.completed[-1] if run.main.completed else None
+    run.emit(CheckpointSaved(node_id=last, phase="after" if status == RUNNING else status))

@@ -1,0 +1,214 @@
+"""The coding agent as the codergen backend of a run.
+
+For each node attempt: resolve the turn budget, run one :class:`AgentSession`
+in the node's working directory, and turn how it ended into an honest
+:class:`~attractor.handlers.outcome.Outcome`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+
+from attractor.agent.session import AgentSession, SessionConfig, SessionResult
+from attractor.agent.tools import default_registry
+from attractor.agent.transcript import Transcript
+from attractor.dot.graph import Graph, Node
+from attractor.errors import LLMError
+from attractor.events import TurnBudgetResolved, TurnLimitReached
+from attractor.handlers.backend import CodergenBackend, StageRequest
+from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.handlers.turn_budget import TurnBudget, resolve_budget
+from attractor.llm.factory import ModelSpec, build_model, check_ready, resolve_spec
+from attractor.llm.scripted import ScriptedModel
+from attractor.llm.types import Model
+from attractor.settings import Settings
+
+RESPONSE_PREVIEW = 200
+_LIMIT_STATUS = {
+    "fail": StageStatus.FAIL,
+    "partial_success": StageStatus.PARTIAL_SUCCESS,
+    "retry": StageStatus.RETRY,
+}
+
+
+class ModelSource(Protocol):
+    """Gives the model a node talks to."""
+
+    def model_for(self, node: Node) -> Model: ...
+
+    async def aclose(self) -> None: ...
+
+
+class SharedModel:
+    """One model for every node (the scripted backend: its script spans the run)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    def model_for(self, node: Node) -> Model:
+        return self.model
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+
+
+class FactoryModels:
+    """Real models resolved per node from its attributes and the run settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._models: dict[ModelSpec, Model] = {}
+
+    def spec_for(self, node: Node) -> ModelSpec:
+        return resolve_spec(
+            node_provider=node.get("llm_provider") or None,
+            node_model=node.get("llm_model") or None,
+            node_reasoning_effort=node.raw("reasoning_effort"),
+            run_provider=self.settings.provider,
+            run_model=self.settings.model,
+            run_base_url=self.settings.base_url,
+        )
+
+    def check(self, graph: Graph) -> None:
+        """Raise the usage error of the first codergen node whose model cannot be built."""
+        for node in graph.nodes():
+            if node.handler_type == "codergen":
+                check_ready(self.spec_for(node))
+
+    def model_for(self, node: Node) -> Model:
+        spec = self.spec_for(node)
+        if spec not in self._models:
+            self._models[spec] = build_model(spec)
+        return self._models[spec]
+
+    async def aclose(self) -> None:
+        for model in self._models.values():
+            await model.aclose()
+
+
+class AgentBackend:
+    """A :class:`~attractor.handlers.backend.CodergenBackend` running the coding agent."""
+
+    def __init__(self, models: ModelSource) -> None:
+        self.models = models
+
+    async def run(self, request: StageRequest) -> Outcome:
+        node = request.node
+        budget = resolve_budget(
+            node, request.graph, request.settings, prompt=request.prompt, visit=request.visit
+        )
+        request.emit(TurnBudgetResolved(node=node.id, budget=budget.to_json()))
+        session = AgentSession(
+            self.models.model_for(node),
+            SessionConfig(
+                node_id=node.id,
+                prompt=request.prompt,
+                workdir=request.workdir,
+                max_turns=budget.effective,
+                sprint_limit=budget.sprint_limit,
+                reasoning_effort=node.raw("reasoning_effort"),
+                shell_timeout_cap=request.settings.shell_timeout_cap,
+                kill_grace=request.settings.kill_grace,
+            ),
+            tools=default_registry(),
+            transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
+            emit=request.emit,
+            run_budget=request.run_budget,
+        )
+        try:
+            result = await session.run()
+        except anyio.get_cancelled_exc_class():
+            raise  # the run's --timeout or Ctrl-C: never an outcome of this node
+        except Exception as error:
+            # The model (or anything under it) failed mid-task: report what was
+            # done so far, with the same budget details as any other outcome.
+            partial = SessionResult("", session.turns_used, False, False, session.usage)
+            return _outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
+        return _judge(request, budget, result)
+
+    async def aclose(self) -> None:
+        await self.models.aclose()
+
+
+def _failure(error: Exception) -> str:
+    """The node's failure reason: our own errors say it all; others get their type."""
+    if isinstance(error, LLMError):
+        return str(error)
+    return f"the agent failed unexpectedly: {type(error).__name__}: {error}"
+
+
+def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> Outcome:
+    """The outcome of a finished session: success, or the budget's verdict."""
+    if result.run_budget_exhausted:
+        used, limit = request.run_budget.used, request.run_budget.limit
+        source = request.settings.source("max_total_turns")
+        reason = f"run turn budget exhausted: {used} of {limit} model requests ({source})"
+        return _outcome(request, budget, result, StageStatus.FAIL, reason)
+    if result.turn_limit_reached:
+        reason = budget.limit_reason(result.turns_used)
+        request.emit(
+            TurnLimitReached(
+                node=request.node.id,
+                turns_used=result.turns_used,
+                limit=budget.effective,
+                reason=reason,
+            )
+        )
+        return _outcome(request, budget, result, _LIMIT_STATUS[budget.on_turn_limit], reason)
+    return _outcome(request, budget, result, StageStatus.SUCCESS, "")
+
+
+def _outcome(
+    request: StageRequest,
+    budget: TurnBudget,
+    result: SessionResult,
+    status: StageStatus,
+    reason: str,
+) -> Outcome:
+    _write_response(request.stage_dir, result.text)
+    failing = status in (StageStatus.FAIL, StageStatus.RETRY)
+    return Outcome(
+        status,
+        notes=reason or f"Stage completed: {request.node.id}",
+        failure_reason=reason if failing else "",
+        context_updates={
+            "agent.turns_used": result.turns_used,
+            "agent.turn_limit_reached": result.turn_limit_reached,
+            "last_stage": request.node.id,
+            "last_response": result.text[:RESPONSE_PREVIEW],
+        },
+        details={
+            "turn_budget": budget.to_json(),
+            "turns_used": result.turns_used,
+            "turn_limit_reached": result.turn_limit_reached,
+            "usage": result.usage.to_json(),
+        },
+    )
+
+
+def _write_response(stage_dir: Path, text: str) -> None:
+    # The handler only writes response.md from the short context preview when
+    # the backend has not; the node's full final text belongs there.
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    (stage_dir / "response.md").write_text(text, encoding="utf-8")
+
+
+def build_backend(settings: Settings, graph: Graph) -> CodergenBackend:
+    """The agent backend for ``settings.backend`` (``scripted:FILE`` or ``llm``).
+
+    Raises:
+        UsageError: a bad script file, or a codergen node whose model cannot be
+            built (unknown provider, missing SDK extra or API key), before the
+            run starts.
+    """
+    if settings.backend.startswith("scripted:"):
+        script = Path(settings.backend.removeprefix("scripted:"))
+        return AgentBackend(SharedModel(ScriptedModel.from_file(script)))
+    if settings.backend == "llm":
+        models = FactoryModels(settings)
+        models.check(graph)
+        return AgentBackend(models)
+    raise ValueError(f"backend {settings.backend!r} is not served by the agent")

@@ -1,0 +1,51 @@
+"""The contract between the codergen handler and whatever answers its prompt.
+
+The engine ships a deterministic ``simulate`` backend; the coding agent
+(:mod:`attractor.agent`) implements the same interface for scripted and real
+models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from attractor.agent.run_budget import RunTurnBudget
+from attractor.dot.graph import Graph, Node
+from attractor.events import Event
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome
+from attractor.settings import Settings
+
+
+@dataclass
+class StageRequest:
+    """Everything a codergen backend gets for one node attempt."""
+
+    node: Node
+    prompt: str
+    context: Context
+    graph: Graph
+    stage_dir: Path
+    workdir: Path
+    attempt: int
+    visit: int
+    settings: Settings
+    emit: Callable[[Event], None]
+    run_budget: RunTurnBudget
+
+
+class CodergenBackend(Protocol):
+    """Answers a codergen node: text (the engine wraps it in SUCCESS) or an Outcome.
+
+    A backend may write more files into ``request.stage_dir`` (transcript.jsonl,
+    reflections.md) and extra ``status.json`` fields through the Outcome's
+    ``context_updates`` or its own writes; the handler writes prompt.md,
+    response.md and status.json.
+    """
+
+    async def run(self, request: StageRequest) -> str | Outcome: ...
+
+    async def aclose(self) -> None: ...

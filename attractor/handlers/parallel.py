@@ -1,0 +1,150 @@
+"""Fan-out (parallel) and fan-in handlers.
+
+A parallel node starts one branch per outgoing edge. Each branch runs with an
+isolated clone of the context, as a sub-traversal from the edge's target until
+it reaches the fan-in node (shape tripleoctagon) or a dead end. Branches run in
+an anyio task group, at most ``max_parallel`` at once. With ``join_policy=
+first_success`` the other branches are cancelled as soon as one succeeds. The
+branch results go into ``parallel.results`` and the run continues at the fan-in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import anyio
+
+from attractor.dot.graph import Graph, Node
+from attractor.events import (
+    ParallelBranchCompleted,
+    ParallelBranchStarted,
+    ParallelCompleted,
+    ParallelStarted,
+)
+from attractor.handlers.base import BranchResult, StageEnv
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome, StageStatus
+
+FAN_IN = "parallel.fan_in"
+_RANK = {"success": 0, "partial_success": 1, "retry": 2, "skipped": 3, "fail": 4}
+
+
+def find_fan_in(graph: Graph, node: Node) -> str | None:
+    """The nearest fan-in node downstream of ``node`` (breadth first), if any."""
+    seen = {node.id}
+    queue = deque(e.target for e in node.outgoing())
+    while queue:
+        current = queue.popleft()
+        if current in seen:
+            continue
+        seen.add(current)
+        candidate = graph.node(current)
+        if candidate.handler_type == FAN_IN:
+            return current
+        queue.extend(e.target for e in candidate.outgoing())
+    return None
+
+
+class ParallelHandler:
+    """Runs the outgoing branches concurrently and joins them by the node's policy."""
+
+    async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        targets = [e.target for e in node.outgoing()]
+        if not targets:
+            return Outcome.fail(f"parallel node {node.id} has no outgoing branches")
+        fan_in = find_fan_in(graph, node)
+        first_success = node.get("join_policy") == "first_success"
+        limiter = anyio.CapacityLimiter(int(node.get("max_parallel")))
+        results: dict[int, BranchResult] = {}
+        started = time.monotonic()
+        env.emit(ParallelStarted(node=node.id, branch_count=len(targets)))
+
+        async def branch(index: int, target: str, branch_context: Context) -> None:
+            async with limiter:
+                env.emit(ParallelBranchStarted(node=node.id, branch=target, index=index))
+                t0 = time.monotonic()
+                result = await env.run_branch(target, branch_context, fan_in)
+            results[index] = result
+            ok = result.status in ("success", "partial_success")
+            env.emit(
+                ParallelBranchCompleted(
+                    node=node.id,
+                    branch=target,
+                    index=index,
+                    duration=time.monotonic() - t0,
+                    success=ok,
+                )
+            )
+            if ok and first_success:
+                group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            for index, target in enumerate(targets):
+                group.start_soon(branch, index, target, context.clone())
+        ordered = [results.get(i) or _cancelled(t) for i, t in enumerate(targets)]
+        return _join(node, ordered, first_success, fan_in, env, time.monotonic() - started)
+
+
+def _cancelled(target: str) -> BranchResult:
+    return BranchResult(
+        id=target, status="skipped", notes="cancelled: another branch succeeded first"
+    )
+
+
+def _join(
+    node: Node,
+    results: list[BranchResult],
+    first_success: bool,
+    fan_in: str | None,
+    env: StageEnv,
+    duration: float,
+) -> Outcome:
+    ok = sum(r.status in ("success", "partial_success") for r in results)
+    failed = sum(r.status == "fail" for r in results)
+    env.emit(
+        ParallelCompleted(node=node.id, duration=duration, success_count=ok, failure_count=failed)
+    )
+    if ok == 0:
+        status = StageStatus.FAIL
+    elif first_success or failed == 0:
+        status = StageStatus.SUCCESS
+    else:
+        status = StageStatus.PARTIAL_SUCCESS
+    return Outcome(
+        status,
+        notes=f"{ok} of {len(results)} branches succeeded",
+        failure_reason="" if ok else "every parallel branch failed",
+        context_updates={
+            "parallel.results": [r.to_json() for r in results],
+            "parallel.success_count": ok,
+            "parallel.failure_count": failed,
+        },
+        jump_to=fan_in,
+    )
+
+
+class FanInHandler:
+    """Picks the best branch result: best status first, then branch id."""
+
+    async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        results = context.get("parallel.results")
+        if not isinstance(results, list) or not results:
+            return Outcome.fail(f"fan-in {node.id}: no parallel results to choose from")
+        candidates = [r for r in results if isinstance(r, dict)]
+        best = min(candidates, key=lambda r: (_RANK.get(str(r.get("status")), 9), str(r.get("id"))))
+        updates = {
+            "parallel.fan_in.best_id": best.get("id"),
+            "parallel.fan_in.best_outcome": best.get("status"),
+        }
+        if str(best.get("status")) == "fail":
+            return Outcome(
+                StageStatus.FAIL,
+                failure_reason="every parallel branch failed",
+                context_updates=updates,
+            )
+        return Outcome(
+            StageStatus.SUCCESS,
+            notes=f"Selected best candidate: {best.get('id')}",
+            context_updates=updates,
+        )

@@ -1,0 +1,62 @@
+"""Map handler type names to handlers; custom types can be registered.
+
+Resolution order: the node's explicit ``type``, then the type of its shape,
+then the default (codergen). An explicit type with no registered handler is an
+error (the node fails) rather than a silent fallback to codergen.
+"""
+
+from __future__ import annotations
+
+from attractor.dot.graph import Node
+from attractor.dot.schema import SHAPE_TO_TYPE
+from attractor.errors import RunError
+from attractor.handlers.base import Handler
+from attractor.linter.base import register_known_type
+
+
+class HandlerRegistry:
+    """Handlers by type name. Registering a type again replaces its handler."""
+
+    def __init__(self, default_type: str = "codergen") -> None:
+        self._handlers: dict[str, Handler] = {}
+        self.default_type = default_type
+
+    def register(self, type_name: str, handler: Handler) -> None:
+        self._handlers[type_name] = handler
+        # Lint should not warn about a type that now has a handler.
+        register_known_type(type_name)
+
+    def types(self) -> list[str]:
+        return sorted(self._handlers)
+
+    def __contains__(self, type_name: object) -> bool:
+        return type_name in self._handlers
+
+    def resolve_type(self, node: Node) -> str:
+        """The type name whose handler runs ``node``."""
+        explicit = (node.raw("type") or "").strip()
+        if explicit:
+            if explicit in self._handlers:
+                return explicit
+            # Running an unknown type as codergen would silently call a model.
+            raise RunError(
+                f"node {node.id}: no handler is registered for type {explicit!r}; "
+                f"known types: {', '.join(self.types())}"
+            )
+        by_shape = SHAPE_TO_TYPE.get(node.shape)
+        if by_shape is None:
+            return self.default_type
+        if by_shape not in self._handlers:
+            # A supervisor (shape=house) run as an LLM step would only pretend.
+            raise RunError(
+                f"node {node.id}: shape={node.shape} means type {by_shape!r}, "
+                "which has no registered handler"
+            )
+        return by_shape
+
+    def resolve(self, node: Node) -> Handler:
+        name = self.resolve_type(node)
+        try:
+            return self._handlers[name]
+        except KeyError:
+            raise RunError(f"node {node.id}: no handler for type {name!r}") from None

@@ -1,0 +1,49 @@
+"""The tool handler: run ``tool_command`` through the shell in its own process group.
+
+stdout and stderr go to files in the stage directory; their tail goes into the
+context as ``tool.output``. A non-zero exit is FAIL with the exit code in the
+reason. Cancellation (node timeout, ``--timeout``, Ctrl-C) kills the process
+group (see :mod:`attractor.proc.process`).
+"""
+
+from __future__ import annotations
+
+from attractor.dot.graph import Graph, Node
+from attractor.handlers.base import StageEnv
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.proc.process import process_env, run_process
+
+#: How much of the output tail goes into the context.
+OUTPUT_TAIL = 4000
+
+
+class ToolHandler:
+    """Runs a shell command and reports its exit status."""
+
+    async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        command = str(node.get("tool_command") or "").strip()
+        if not command:
+            return Outcome.fail(f"node {node.id}: no tool_command specified")
+        workdir = env.workdir(node, graph)
+        if not workdir.is_dir():
+            return Outcome.fail(f"node {node.id}: working directory {workdir} does not exist")
+        result = await run_process(
+            command,
+            cwd=workdir,
+            kill_grace=env.settings.kill_grace,
+            env=process_env({"ATTRACTOR_STAGE_DIR": env.stage_dir, "ATTRACTOR_NODE": node.id}),
+            stdout_path=env.stage_dir / "stdout.txt",
+            stderr_path=env.stage_dir / "stderr.txt",
+        )
+        tail = result.stdout[-OUTPUT_TAIL:]
+        updates = {"tool.output": tail, "tool.exit_code": result.returncode}
+        if result.returncode == 0:
+            return Outcome(
+                StageStatus.SUCCESS, notes=f"Tool completed: {command}", context_updates=updates
+            )
+        reason = f"tool_command exited with code {result.returncode}"
+        err = result.stderr.strip().splitlines()
+        if err:
+            reason += f": {err[-1][:200]}"
+        return Outcome(StageStatus.FAIL, failure_reason=reason, context_updates=updates)

@@ -1,0 +1,251 @@
+"""Attribute rules: values, names, types, fidelity, prompts, conditions, stylesheet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from attractor.dot.conditions import parse_condition
+from attractor.dot.graph import Edge, Graph, Node, SourcePos
+from attractor.dot.schema import (
+    FIDELITY_MODES,
+    PRESENTATION_ATTRIBUTES,
+    SHAPE_TO_TYPE,
+    SPECS,
+    known_names,
+    spec_for,
+)
+from attractor.dot.stylesheet import parse_stylesheet
+from attractor.errors import ConditionError, Diagnostic, StylesheetError
+from attractor.linter.base import at, did_you_mean, facts, known_types, rule_list
+
+RULES, rule = rule_list()
+
+Item = Graph | Node | Edge
+
+#: Checked by their own rules, so attribute_value does not report them twice.
+_OWN_RULE = frozenset({"fidelity", "default_fidelity"})
+
+
+def _items(graph: Graph) -> Iterator[Item]:
+    known = facts(graph)
+    yield graph
+    yield from known.nodes
+    yield from known.edges
+
+
+def _once(seen: set[tuple[str, SourcePos | None]], key: str, item: Item) -> bool:
+    """False when this attribute's source position was already reported.
+
+    A bad value in a ``node [...]`` default is inherited by every node after
+    it; it is reported once, at the default.
+    """
+    mark = (key, item.attr_pos.get(key))
+    if mark[1] is not None and mark in seen:
+        return False
+    seen.add(mark)
+    return True
+
+
+@rule("attribute_value")
+def attribute_value(graph: Graph) -> list[Diagnostic]:
+    """A known attribute whose value does not parse for its type."""
+    found: list[Diagnostic] = []
+    seen: set[tuple[str, SourcePos | None]] = set()
+    for item in _items(graph):
+        for key, raw in item.attrs.items():
+            spec = spec_for(key, item.scope)
+            if spec is None or key in _OWN_RULE:
+                continue
+            try:
+                spec.coerce(raw)
+            except ValueError as error:
+                if _once(seen, key, item):
+                    found.append(
+                        at(
+                            "attribute_value",
+                            "error",
+                            item,
+                            f'{key}="{raw}": {error}',
+                            key=key,
+                            fix=f"write {key} as {str(error).removeprefix('expected ')}",
+                        )
+                    )
+    return found
+
+
+def _unknown_message(key: str, scope: str) -> tuple[str, str | None]:
+    spec = SPECS.get(key)
+    if spec is not None:
+        where = " or ".join(sorted(spec.scopes))
+        return f"'{key}' is a {where} attribute; it has no effect on a {scope}", None
+    close = did_you_mean(key, known_names(scope))  # type: ignore[arg-type]
+    if close is not None:
+        return f"unknown attribute '{key}'; did you mean '{close}'?", f"rename it to {close}"
+    return f"unknown attribute '{key}' is ignored", None
+
+
+@rule("unknown_attribute")
+def unknown_attribute(graph: Graph) -> list[Diagnostic]:
+    """An attribute attractor does not understand here (Graphviz styling is fine)."""
+    found: list[Diagnostic] = []
+    seen: set[tuple[str, SourcePos | None]] = set()
+    for item in _items(graph):
+        for key in item.attrs:
+            if key in PRESENTATION_ATTRIBUTES or spec_for(key, item.scope) is not None:
+                continue
+            if _once(seen, key, item):
+                message, fix = _unknown_message(key, item.scope)
+                found.append(at("unknown_attribute", "warning", item, message, key=key, fix=fix))
+    return found
+
+
+@rule("fidelity_valid")
+def fidelity_valid(graph: Graph) -> list[Diagnostic]:
+    """fidelity / default_fidelity is one of the known modes."""
+    found: list[Diagnostic] = []
+    for item in _items(graph):
+        for key in ("fidelity", "default_fidelity"):
+            value = item.attrs.get(key)
+            if value is None or value.strip() in FIDELITY_MODES:
+                continue
+            close = did_you_mean(value.strip(), FIDELITY_MODES, cutoff=0.6)
+            found.append(
+                at(
+                    "fidelity_valid",
+                    "warning",
+                    item,
+                    f"{key}={value} is not a fidelity mode; use one of "
+                    + ", ".join(FIDELITY_MODES),
+                    key=key,
+                    fix=f"use {key}={close}" if close else None,
+                )
+            )
+    return found
+
+
+@rule("type_known")
+def type_known(graph: Graph) -> list[Diagnostic]:
+    """An explicit ``type`` names a registered handler type."""
+    types = known_types()
+    found: list[Diagnostic] = []
+    for node in facts(graph).nodes:
+        value = node.attrs.get("type", "").strip()
+        if not value:
+            found.extend(_shape_without_handler(node, types))
+            continue
+        if value in types:
+            continue
+        close = did_you_mean(value, types, cutoff=0.6)
+        found.append(
+            at(
+                "type_known",
+                "warning",
+                node,
+                f"type={value} is not a known handler type",
+                key="type",
+                fix=f"use type={close}" if close else "use one of " + ", ".join(sorted(types)),
+            )
+        )
+    return found
+
+
+def _shape_without_handler(node: Node, types: frozenset[str]) -> list[Diagnostic]:
+    """A shape whose handler type this version does not run (shape=house)."""
+    by_shape = SHAPE_TO_TYPE.get(node.attrs.get("shape", "").strip())
+    if by_shape is None or by_shape in types:
+        return []
+    return [
+        at(
+            "type_known",
+            "warning",
+            node,
+            f"shape={node.attrs['shape']} means type {by_shape}, which has no handler here; "
+            "the node would fail when it runs",
+            key="shape",
+            fix="use another shape, or register a handler for " + by_shape,
+        )
+    ]
+
+
+@rule("prompt_on_llm_nodes")
+def prompt_on_llm_nodes(graph: Graph) -> list[Diagnostic]:
+    """A codergen (LLM) node has a prompt or at least a label to work from.
+
+    Nodes never declared are skipped: edge_target_exists already asks for them.
+    """
+    return [
+        at(
+            "prompt_on_llm_nodes",
+            "warning",
+            node,
+            f"LLM node '{node.id}' has no prompt or label",
+            fix=f'add prompt="..." to {node.id}',
+        )
+        for node in facts(graph).nodes
+        if node.declared
+        and facts(graph).types[node.id] == "codergen"
+        and not node.attrs.get("prompt", "").strip()
+        and not node.attrs.get("label", "").strip()
+    ]
+
+
+@rule("tool_command_missing")
+def tool_command_missing(graph: Graph) -> list[Diagnostic]:
+    """A tool node has a ``tool_command``; without one it can only fail."""
+    return [
+        at(
+            "tool_command_missing",
+            "error",
+            node,
+            f"tool node '{node.id}' has no tool_command, so it would always fail",
+            fix=f'add tool_command="..." to {node.id}',
+        )
+        for node in facts(graph).nodes
+        if facts(graph).types[node.id] == "tool" and not node.attrs.get("tool_command", "").strip()
+    ]
+
+
+@rule("condition_syntax")
+def condition_syntax(graph: Graph) -> list[Diagnostic]:
+    """Edge conditions parse (operators =, != and &&; keys outcome, preferred_label, context.*)."""
+    found: list[Diagnostic] = []
+    for edge in facts(graph).edges:
+        text = edge.attrs.get("condition")
+        if not text:
+            continue
+        try:
+            parse_condition(text)
+        except ConditionError as error:
+            found.append(
+                at(
+                    "condition_syntax",
+                    "error",
+                    edge,
+                    f'condition="{text}" (column {error.column}): {error.message}',
+                    key="condition",
+                    fix="write clauses like outcome=success && context.tests_passed=true",
+                )
+            )
+    return found
+
+
+@rule("stylesheet_syntax")
+def stylesheet_syntax(graph: Graph) -> list[Diagnostic]:
+    """The graph's model_stylesheet parses."""
+    text = graph.attrs.get("model_stylesheet")
+    if not text:
+        return []
+    try:
+        parse_stylesheet(text)
+    except StylesheetError as error:
+        return [
+            at(
+                "stylesheet_syntax",
+                "error",
+                graph,
+                f"model_stylesheet line {error.line}, column {error.column}: {error.message}",
+                key="model_stylesheet",
+                fix="write rules like: * { llm_model: NAME; llm_provider: NAME }",
+            )
+        ]
+    return []

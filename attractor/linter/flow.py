@@ -1,0 +1,135 @@
+"""Flow rules: what can be reached from the start, what can finish, loops, fan-in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from attractor.dot.graph import Graph, Node
+from attractor.errors import Diagnostic
+from attractor.linter.base import at, facts, rule_list
+
+RULES, rule = rule_list()
+
+
+def _reachable(graph: Graph) -> set[str] | None:
+    """Ids reachable from the single start node (itself included), or None without one."""
+    start = facts(graph).start
+    if start is None:
+        return None
+    return {start.id, *nx.descendants(graph.nx, start.id)}
+
+
+@rule("reachability")
+def reachability(graph: Graph) -> list[Diagnostic]:
+    """Every node can be reached from the start node."""
+    reached = _reachable(graph)
+    if reached is None:
+        return []
+    return [
+        at(
+            "reachability",
+            "error",
+            node,
+            f"node '{node.id}' cannot be reached from the start node",
+            fix=f"add an edge into {node.id}, or delete it",
+        )
+        for node in facts(graph).nodes
+        if node.id not in reached
+    ]
+
+
+@rule("exit_reachable")
+def exit_reachable(graph: Graph) -> list[Diagnostic]:
+    """From every node reachable from the start, some path leads to the exit.
+
+    A node that can never reach the exit is a trap: a run that enters it can
+    never finish.
+    """
+    reached = _reachable(graph)
+    exits = [n.id for n in facts(graph).exits]
+    if reached is None or not exits:
+        return []
+    can_finish = set(exits)
+    for exit_id in exits:
+        can_finish |= nx.ancestors(graph.nx, exit_id)
+    return [
+        at(
+            "exit_reachable",
+            "error",
+            node,
+            f"node '{node.id}' has no path to the exit; a run that gets here can never finish",
+            fix=f"add an edge from {node.id} (or a node after it) towards the exit",
+        )
+        for node in facts(graph).nodes
+        if node.id in reached and node.id not in can_finish
+    ]
+
+
+@rule("fan_in_reachable")
+def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
+    """Every parallel fan-out (component / type parallel) reaches a fan-in node."""
+    found: list[Diagnostic] = []
+    known = facts(graph)
+    for node in known.nodes:
+        if known.types[node.id] != "parallel":
+            continue
+        after = nx.descendants(graph.nx, node.id)
+        if not any(known.types[n] == "parallel.fan_in" for n in after):
+            found.append(
+                at(
+                    "fan_in_reachable",
+                    "error",
+                    node,
+                    f'fan-out node "{node.id}" has no reachable fan-in node',
+                    fix="route its branches into a node with shape=tripleoctagon",
+                )
+            )
+    return found
+
+
+def _bounds_loop(node: Node, handler_type: str) -> bool:
+    """A node that stops a loop: a visit limit, a goal gate, a human's choice, the exit."""
+    return (
+        handler_type in ("wait.human", "exit")
+        or "max_visits" in node.attrs
+        or ("goal_gate" in node.attrs and node.get("goal_gate") is True)
+    )
+
+
+@rule("unbounded_loop")
+def unbounded_loop(graph: Graph) -> list[Diagnostic]:
+    """A cycle with no condition, no max_visits and no goal_gate can only run forever.
+
+    Cycles through a human gate (``wait.human``) count as bounded: a person
+    chooses the way out. A graph-level ``default_max_visits`` bounds every loop.
+    """
+    if "default_max_visits" in graph.attrs:
+        return []
+    known = facts(graph)
+    free: Any = nx.DiGraph()
+    free.add_nodes_from(n.id for n in known.nodes if not _bounds_loop(n, known.types[n.id]))
+    free.add_edges_from(
+        (e.source, e.target)
+        for e in known.edges
+        if not e.condition and e.source in free and e.target in free
+    )
+    order = {node_id: i for i, node_id in enumerate(graph.nx.nodes)}
+    found: list[Diagnostic] = []
+    for component in nx.strongly_connected_components(free):
+        members = sorted(component, key=order.__getitem__)
+        if len(members) == 1 and not free.has_edge(members[0], members[0]):
+            continue
+        shown = ", ".join(members[:6]) + (", ..." if len(members) > 6 else "")
+        found.append(
+            at(
+                "unbounded_loop",
+                "warning",
+                graph.node(members[0]),
+                f"loop through {shown} has no condition on its edges and no max_visits "
+                "or goal_gate on its nodes; nothing limits how often it repeats",
+                fix=f"add max_visits=N to {members[0]} or a condition on one of the loop's edges",
+            )
+        )
+    return found

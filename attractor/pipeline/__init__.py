@@ -1,1 +1,0 @@
-"""Pipeline: DOT loading, graph model, lint, engine and handlers."""

@@ -1,1 +1,0 @@
-"""Node handlers behind a registry."""

@@ -1,0 +1,247 @@
+"""Run shell commands that cannot outlive their step.
+
+Every command runs in its own process group (a new session). When the command
+times out or the surrounding scope is cancelled (a node timeout, the run's
+``--timeout``, Ctrl-C), the whole group gets SIGTERM, then SIGKILL after a
+grace period. Whatever the command left running in its group when it exited is
+killed too, so no child process survives its step.
+
+Commands run through ``/bin/sh -c``. When both streams go to files (tool
+nodes) and pidfds are available (Linux), the child is started with
+:class:`subprocess.Popen` and awaited on its pidfd (anyio's asyncio wrapper adds
+a child-watcher thread and a transport per process), and a plain command line
+is executed directly, because the shell would only split it on spaces and run
+it (a shell start-up is most of a short command's cost). Plain means: only
+ASCII letters, digits, spaces and ``_@%+=:,./-`` (nothing to quote, expand,
+redirect or chain), and a first word that is neither a shell builtin or keyword
+nor an assignment. The command keeps the same cwd, environment, PATH lookup,
+own process group and output files. If it cannot be executed (not found, no
+permission, not a binary), it runs through the shell after all, so the error
+message and exit code (127, 126) are the shell's; killed by signal N, it
+reports ``128 + N`` and the signal's name on stderr, as dash does. What still
+differs: the command itself, not a shell, leads its process group, and its
+parent is the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, direct_argv
+
+#: Captured output kept in memory per stream; beyond it, bytes are counted, not kept.
+CAPTURE_LIMIT = 8 * 1024 * 1024
+#: How much of a file-backed stream is read back into ProcessResult.
+FILE_TAIL = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How a command ended.
+
+    ``returncode`` is None when the process had to be killed. For streams sent
+    to a file, ``stdout``/``stderr`` hold the file's last :data:`FILE_TAIL` bytes.
+    """
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration: float
+    dropped_bytes: int = 0
+
+
+async def run_process(
+    command: str,
+    *,
+    cwd: Path,
+    timeout: float | None = None,
+    kill_grace: float = 2.0,
+    env: Mapping[str, str] | None = None,
+    stdout_path: Path | None = None,
+    stderr_path: Path | None = None,
+) -> ProcessResult:
+    """Run ``command`` through the shell in its own process group.
+
+    Args:
+        command: shell command line.
+        cwd: working directory.
+        timeout: seconds before the group is terminated (None: no limit).
+        kill_grace: seconds between SIGTERM and SIGKILL.
+        env: full environment for the command (None: inherit).
+        stdout_path: write stdout to this file instead of capturing it.
+        stderr_path: write stderr to this file instead of capturing it.
+
+    Cancellation of the caller terminates the group (shielded) and re-raises.
+    """
+    started = time.monotonic()
+    with ExitStack() as files:
+        out = _target(files, stdout_path)
+        err = _target(files, stderr_path)
+        process, direct = await _start(command, out, err, cwd, env)
+        buffers = (_Capture(), _Capture())
+        timed_out = False
+        try:
+            timed_out = await _supervise(process, buffers, timeout, kill_grace)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await _terminate(process, kill_grace)
+                await process.aclose()
+            raise
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+        returncode = None if timed_out else _exit_code(process, direct, err)
+    return ProcessResult(
+        returncode=returncode,
+        stdout=_read_tail(stdout_path) if stdout_path else buffers[0].text(),
+        stderr=_read_tail(stderr_path) if stderr_path else buffers[1].text(),
+        timed_out=timed_out,
+        duration=time.monotonic() - started,
+        dropped_bytes=buffers[0].dropped + buffers[1].dropped,
+    )
+
+
+async def _start(
+    command: str,
+    out: IO[bytes] | int,
+    err: IO[bytes] | int,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+) -> tuple[Process, bool]:
+    """The started process, and whether it runs without the shell."""
+    full_env = dict(env) if env is not None else None
+    shell = ["/bin/sh", "-c", command]
+    if out == subprocess.PIPE or err == subprocess.PIPE or not HAS_PIDFD:
+        return await _open(shell, out, err, cwd, full_env), False
+    argv = direct_argv(command)
+    if argv is not None:
+        with suppress(OSError):
+            return PidfdProcess.start(argv, out, err, cwd, full_env), True
+    return PidfdProcess.start(shell, out, err, cwd, full_env), False
+
+
+async def _open(
+    argv: Sequence[str],
+    out: IO[bytes] | int,
+    err: IO[bytes] | int,
+    cwd: Path,
+    env: dict[str, str] | None,
+) -> Process:
+    return await anyio.open_process(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=err,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _exit_code(process: Process, direct: bool, err: IO[bytes] | int) -> int | None:
+    """The exit code and stderr line the shell would give for a command killed by a signal.
+
+    dash reports ``128 + N`` and prints the signal's name (``Segmentation fault
+    (core dumped)``) to stderr, except for SIGINT and SIGPIPE.
+    """
+    code = process.returncode
+    if not direct or code is None or code >= 0:
+        return code
+    sig = -code
+    if sig not in (signal.SIGINT, signal.SIGPIPE) and not isinstance(err, int):
+        name = signal.strsignal(sig) or f"Signal {sig}"
+        dumped = isinstance(process, PidfdProcess) and process.core_dumped
+        err.write(f"{name}{' (core dumped)' if dumped else ''}\n".encode())
+        err.flush()
+    return 128 + sig
+
+
+def _target(files: ExitStack, path: Path | None) -> IO[bytes] | int:
+    if path is None:
+        return subprocess.PIPE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return files.enter_context(path.open("wb"))
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = CAPTURE_LIMIT - len(self.data)
+        self.data += chunk[:room]
+        self.dropped += max(0, len(chunk) - room)
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+async def _supervise(
+    process: Process,
+    buffers: tuple[_Capture, _Capture],
+    timeout: float | None,
+    kill_grace: float,
+) -> bool:
+    """Wait for exit (or the timeout) while draining pipes; True when timed out."""
+    timed_out = False
+    async with anyio.create_task_group() as tg:
+        for stream, capture in zip((process.stdout, process.stderr), buffers, strict=True):
+            if stream is not None:
+                tg.start_soon(_drain, stream, capture)
+        with anyio.move_on_after(timeout) as scope:
+            await process.wait()
+        if scope.cancelled_caught:
+            timed_out = True
+            await _terminate(process, kill_grace)
+        # Leftover background children would keep the pipes open forever.
+        _signal_group(process.pid, signal.SIGKILL)
+    return timed_out
+
+
+async def _drain(stream: ByteReceiveStream, capture: _Capture) -> None:
+    async for chunk in stream:
+        capture.add(chunk)
+
+
+async def _terminate(process: Process, kill_grace: float) -> None:
+    """SIGTERM the group, SIGKILL it after ``kill_grace`` seconds if still alive."""
+    _signal_group(process.pid, signal.SIGTERM)
+    with anyio.move_on_after(kill_grace):
+        await process.wait()
+    _signal_group(process.pid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _read_tail(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - FILE_TAIL))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def process_env(extra: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The current environment plus ``extra`` values rendered as strings."""
+    env = dict(os.environ)
+    for key, value in (extra or {}).items():
+        env[key] = str(value)
+    return env

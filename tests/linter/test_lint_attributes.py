@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import pytest
+
+from attractor.dot.graph import Graph
+from attractor.dot.parser import parse_dot
+from attractor.errors import Diagnostic, ValidationError
+from attractor.linter import register_rule, validate, validate_or_raise
+from tests.linter.lintkit import HEAD, by_rule, lint, lint_body
+
+
+@pytest.mark.parametrize(
+    ("attrs", "needle"),
+    [
+        ('max_turns="lots"', 'max_turns="lots": expected an integer from 1 to 500, or auto'),
+        ("max_turns=0", 'max_turns="0"'),
+        ('timeout="5 minutes"', "expected a duration like"),
+        ("goal_gate=maybe", "expected true or false"),
+        ("max_visits=0", "at least 1"),
+    ],
+)
+def test_attribute_value_points_at_the_attribute(attrs: str, needle: str) -> None:
+    (error,) = by_rule(lint_body(f"w [prompt=p, {attrs}]\nstart -> w -> exit"), "attribute_value")
+    assert needle in error.message
+    assert (error.severity, error.node, error.line, error.column) == ("error", "w", 4, 14)
+    assert error.fix is not None
+
+
+def test_attribute_value_on_edges_and_graph_and_defaults_once() -> None:
+    found = by_rule(
+        lint(
+            HEAD + "default_max_retries=-2\nnode [timeout=soon]\na [prompt=p]; b [prompt=p]\n"
+            'start -> a -> b -> exit [weight="high"]\n}'
+        ),
+        "attribute_value",
+    )
+    assert [(d.line, d.node, d.edge) for d in found] == [
+        (4, None, None),
+        (5, "a", None),
+        (7, None, ("start", "a")),
+    ]
+
+
+def test_good_values_quoted_or_bare_pass() -> None:
+    body = 'w [prompt=p, timeout=900s, max_turns=auto, max_retries="2", goal_gate=false]\n'
+    assert (
+        lint_body(body + 'start -> w -> exit\nw -> w [weight=-1, condition="outcome=retry"]') == []
+    )
+
+
+def test_unknown_attribute_did_you_mean_and_presentation_attributes() -> None:
+    found = by_rule(
+        lint_body(
+            "w [prompt=p, max_turn=5, timout=5m, color=red, fontsize=9, frobnicate=1]\n"
+            "start -> w -> exit [penwidth=2, prompt=x]"
+        ),
+        "unknown_attribute",
+    )
+    messages = [d.message for d in found]
+    assert messages == [
+        "unknown attribute 'max_turn'; did you mean 'max_turns'?",
+        "unknown attribute 'timout'; did you mean 'timeout'?",
+        "unknown attribute 'frobnicate' is ignored",
+        "'prompt' is a node attribute; it has no effect on a edge",
+    ]
+    assert found[0].fix == "rename it to max_turns"
+    assert all(d.severity == "warning" for d in found)
+
+
+def test_fidelity_valid() -> None:
+    found = by_rule(
+        lint_body('default_fidelity=ful\nw [prompt=p, fidelity="summary:hi"]\nstart -> w -> exit'),
+        "fidelity_valid",
+    )
+    assert [(d.severity, d.fix) for d in found] == [
+        ("warning", "use default_fidelity=full"),
+        ("warning", "use fidelity=summary:high"),
+    ]
+    assert by_rule(found, "attribute_value") == []
+
+
+def test_prompt_on_llm_nodes() -> None:
+    found = by_rule(
+        lint_body("w\nt [shape=parallelogram]\nstart -> w -> t -> exit"), "prompt_on_llm_nodes"
+    )
+    assert [d.node for d in found] == ["w"]
+    assert lint_body("w [label=Work]\nstart -> w -> exit") == []
+
+
+def test_condition_syntax_reports_column() -> None:
+    (error,) = by_rule(
+        lint_body('w [prompt=p]\nstart -> w\nw -> exit [condition="outcome=success || x"]'),
+        "condition_syntax",
+    )
+    assert error.edge == ("w", "exit") and error.severity == "error"
+    assert "(column 17)" in error.message and (error.line, error.column) == (6, 12)
+
+
+def test_stylesheet_syntax() -> None:
+    (error,) = by_rule(
+        lint_body(
+            'model_stylesheet="* { llm_model: a }\n.x { colour: red }"\n'
+            "w [prompt=p]\nstart -> w -> exit"
+        ),
+        "stylesheet_syntax",
+    )
+    assert "line 2, column 6" in error.message and error.line == 4
+
+
+class _NoFoo:
+    name = "no_foo"
+
+    def apply(self, graph: Graph) -> list[Diagnostic]:
+        return [
+            Diagnostic(self.name, "info", "foo!", n.pos.file, n.pos.line, n.pos.column, n.id)
+            for n in graph.nodes()
+            if n.id == "foo"
+        ]
+
+
+def test_custom_rules_extra_and_registered_and_sorting() -> None:
+    graph = parse_dot(HEAD + "foo [prompt=p]\nstart -> foo -> exit\n}", file="t.dot")
+    assert validate(graph) == []
+    (info,) = validate(graph, extra_rules=[_NoFoo()])
+    assert (info.rule, info.severity, info.line) == ("no_foo", "info", 4)
+    found = validate(parse_dot("digraph G { b; a }"))
+    assert found == sorted(found, key=lambda d: (d.file, d.line, d.column))
+
+
+def test_validate_or_raise() -> None:
+    with pytest.raises(ValidationError) as info:
+        validate_or_raise(parse_dot("digraph G { a }"))
+    assert {d.rule for d in info.value.diagnostics} >= {"start_node", "terminal_node"}
+    ok = parse_dot(HEAD + "w [prompt=p, color=red]\nstart -> w -> exit\n}")
+    assert validate_or_raise(ok) == []
+
+
+def test_register_rule_applies_to_later_validations() -> None:
+    from attractor.linter import registry
+
+    register_rule(_NoFoo())
+    try:
+        found = validate(parse_dot(HEAD + "foo [prompt=p]\nstart -> foo -> exit\n}"))
+        assert [d.rule for d in found] == ["no_foo"]
+    finally:
+        registry._CUSTOM_RULES.clear()
+
+
+def test_tool_node_without_command_is_an_error() -> None:
+    found = lint_body(
+        't [shape=parallelogram]\nok [type="tool", tool_command="true"]\nstart -> t -> ok -> exit'
+    )
+    missing = by_rule(found, "tool_command_missing")
+    assert [(d.node, d.severity) for d in missing] == [("t", "error")]
+
+
+def test_a_shape_whose_type_has_no_handler_is_flagged() -> None:
+    found = by_rule(
+        lint_body('boss [shape=house, label="Supervise"]\nstart -> boss -> exit'), "type_known"
+    )
+    assert [(d.node, d.severity) for d in found] == [("boss", "warning")]
+    assert "stack.manager_loop" in found[0].message

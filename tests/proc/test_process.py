@@ -1,0 +1,85 @@
+"""Commands run in their own process group and never outlive their step."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+
+from attractor.proc.process import run_process
+
+
+def _alive(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def _marker_command(seconds: int) -> tuple[str, str]:
+    # A unique, harmless argument makes the process findable in ps.
+    marker = f"attractor-test-{uuid.uuid4().hex}"
+    return f"sleep {seconds} # {marker}", marker
+
+
+@pytest.mark.anyio
+async def test_output_and_exit_code_are_captured(tmp_path: Path) -> None:
+    result = await run_process("echo out; echo err >&2; exit 3", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    assert not result.timed_out
+
+
+@pytest.mark.anyio
+async def test_timeout_kills_the_whole_group_and_keeps_partial_output(tmp_path: Path) -> None:
+    marker = f"attractor-test-{uuid.uuid4().hex}"
+    script = tmp_path / "s.sh"
+    script.write_text(f"echo started\nsh -c 'sleep 30; : {marker}' &\nsleep 31\n")
+    result = await run_process(f"sh {script}", cwd=tmp_path, timeout=0.5, kill_grace=0.5)
+    assert result.timed_out and result.returncode is None
+    assert result.stdout == "started\n"
+    assert _alive(marker) == []
+
+
+@pytest.mark.anyio
+async def test_cancellation_terminates_and_reraises(tmp_path: Path) -> None:
+    marker = f"attractor-test-{uuid.uuid4().hex}"
+    script = tmp_path / "s.sh"
+    script.write_text(f"sh -c 'sleep 30; : {marker}' &\nwait\n")
+    with anyio.move_on_after(0.5) as scope:
+        await run_process(f"sh {script}", cwd=tmp_path, kill_grace=0.5)
+    assert scope.cancelled_caught
+    assert _alive(marker) == []
+
+
+@pytest.mark.anyio
+async def test_sigterm_ignoring_command_is_killed(tmp_path: Path) -> None:
+    command, marker = _marker_command(30)
+    result = await run_process(
+        f"trap '' TERM; {command}", cwd=tmp_path, timeout=0.3, kill_grace=0.3
+    )
+    assert result.timed_out
+    assert _alive(marker) == []
+
+
+@pytest.mark.anyio
+async def test_background_leftovers_are_killed_at_exit(tmp_path: Path) -> None:
+    marker = f"attractor-test-{uuid.uuid4().hex}"
+    result = await run_process(f"(sh -c 'sleep 30; : {marker}' &); echo done", cwd=tmp_path)
+    assert result.stdout == "done\n"
+    assert _alive(marker) == []
+
+
+@pytest.mark.anyio
+async def test_streams_to_files(tmp_path: Path) -> None:
+    out, err = tmp_path / "stage" / "stdout.txt", tmp_path / "stage" / "stderr.txt"
+    result = await run_process(
+        "echo to-file; echo oops >&2",
+        cwd=tmp_path,
+        stdout_path=out,
+        stderr_path=err,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert out.read_text() == "to-file\n" and err.read_text() == "oops\n"
+    assert result.stdout == "to-file\n" and result.stderr == "oops\n"
