@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph
-    from attractor.engine.runner import RunOptions, RunResult
+    from attractor.engine.run import RunOptions, RunResult
     from attractor.errors import Diagnostic
     from attractor.events import Event
     from attractor.handlers.backend import CodergenBackend
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def load(path: str | Path) -> Graph:
     """Parse and transform a pipeline file; raises ValidationError on lint errors."""
-    from attractor.engine.runner import prepare_run_graph
+    from attractor.engine.run import prepare_run_graph
 
     return prepare_run_graph(Path(path))
 
@@ -48,7 +48,7 @@ async def run(
 
     Example: ``await attractor.run("p.dot", flags={"timeout": "5m", "max_turns": "10"})``.
     """
-    from attractor.engine.runner import run_pipeline
+    from attractor.engine.run import run_pipeline
 
     graph = load(path)
     settings = settings_for(graph, flags, config_file)
@@ -69,8 +69,8 @@ async def resume(
     config_file: str | None = None,
 ) -> RunResult:
     """Continue a stopped run from its checkpoint."""
+    from attractor.engine.run import resume_pipeline
     from attractor.engine.rundir import RunDir
-    from attractor.engine.runner import resume_pipeline
 
     graph = load(RunDir(Path(run_dir)).pipeline_path)
     settings = settings_for(graph, flags, config_file)
@@ -115,7 +115,7 @@ def _options(
     interviewer: Interviewer | None,
     observers: list[Callable[[Event], None]] | None,
 ) -> RunOptions:
-    from attractor.engine.runner import RunOptions
+    from attractor.engine.run import RunOptions
     from attractor.handlers.interviewer import AutoApproveInterviewer
 
     return RunOptions(

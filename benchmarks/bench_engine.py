@@ -21,7 +21,7 @@ import anyio
 
 from attractor.dot.graph import Graph
 from attractor.dot.parser import parse_dot
-from attractor.engine.runner import RunOptions, run_pipeline
+from attractor.engine.run import RunOptions, run_pipeline
 from attractor.proc.process import run_process
 from attractor.settings import Settings
 

@@ -1,7 +1,7 @@
 """``attractor run FILE`` and ``attractor resume RUN_DIR``.
 
 The commands only parse arguments, resolve settings, pick a display and turn
-the engine's :class:`~attractor.engine.runner.RunResult` into output and an
+the engine's :class:`~attractor.engine.run.RunResult` into output and an
 exit code; the engine does everything else. Exit codes: 0 succeeded, 1 failed,
 2 usage error or invalid pipeline, 124 timed out, 130 interrupted, 143
 terminated.
@@ -25,8 +25,8 @@ from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
+from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.engine.rundir import RunDir
-from attractor.engine.runner import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.interviewer import (

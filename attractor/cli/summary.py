@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attractor.dot.schema import format_duration
-from attractor.engine.runner import NodeResult, RunResult
+from attractor.engine.run import NodeResult, RunResult
 
 _HEADERS = ("node", "status", "attempts", "duration", "note", "tokens")
 _NOTE_WIDTH = 60

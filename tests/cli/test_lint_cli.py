@@ -144,7 +144,7 @@ def test_real_subprocess_and_lazy_imports(tmp_path: Path) -> None:
         "    cli.main(['lint', '--format', 'json', sys.argv[1]])\n"
         "except SystemExit as exit:\n"
         "    heavy = [m for m in ('rich', 'openai', 'anthropic', 'httpx', 'anyio',\n"
-        "             'attractor.engine.engine', 'attractor.engine.runner')\n"
+        "             'attractor.engine.loop', 'attractor.engine.run')\n"
         "             if m in sys.modules]\n"
         "    print('HEAVY', heavy, file=sys.stderr)\n"
         "    raise\n"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import Result
 
 from attractor.dot.graph import Graph, Node
-from attractor.engine.runner import RunOptions, prepare_run_graph, run_pipeline
+from attractor.engine.run import RunOptions, prepare_run_graph, run_pipeline
 from attractor.handlers.base import StageEnv
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context

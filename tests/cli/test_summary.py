@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from attractor.cli.summary import final_line, format_tokens, print_summary, rich_table
-from attractor.engine.runner import NodeResult, RunResult
+from attractor.engine.run import NodeResult, RunResult
 
 
 def _result(status: str = "success", **kwargs: object) -> RunResult:

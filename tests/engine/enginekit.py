@@ -10,7 +10,7 @@ from attractor.dot.graph import Graph
 from attractor.dot.parser import parse_dot
 from attractor.dot.transforms import apply_transforms
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.runner import RunOptions, RunResult, resume_pipeline, run_pipeline
+from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.events import Event
 from attractor.settings import Settings
 

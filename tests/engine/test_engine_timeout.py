@@ -103,7 +103,7 @@ async def test_resume_warns_when_the_original_pipeline_changed(tmp_path: Path) -
         " start -> b -> done }\n"
     )
     source.write_text(text)
-    from attractor.engine.runner import prepare_run_graph
+    from attractor.engine.run import prepare_run_graph
 
     first = await run(prepare_run_graph(source), tmp_path, timeout=0.3)
     source.write_text(text + "// edited\n")

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from attractor.engine.eventbus import EventBus
-from attractor.engine.runner import RunResult
+from attractor.engine.run import RunResult
 from attractor.events import Event
 from attractor.handlers.backend import StageRequest
 from tests.engine.enginekit import checkpoint_json, graph_of, run

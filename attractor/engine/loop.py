@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from attractor.dot.graph import Node
 from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
-from attractor.engine.stage import execute_node, is_exhausted, over_limit, visits_reason
 from attractor.engine.state import Run, Walk, save_checkpoint
+from attractor.engine.step import execute_node, is_exhausted, over_limit, visits_reason
 from attractor.handlers.base import BranchResult
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus

@@ -1,42 +1,27 @@
-"""Initialize and finalize a run directory: start, resume, loop_restart and the final write."""
+"""How a run starts: a fresh run directory, a resumed checkpoint, or a loop_restart."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
-from attractor.dot.schema import format_duration
 from attractor.engine.checkpoint import RUNNING, Checkpoint
-from attractor.engine.engine import WalkEnd
-from attractor.engine.eventbus import EventBus
-from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import (
-    EventLog,
     RunDir,
     new_run_dir,
     sibling_run_dir,
     source_hash,
 )
-from attractor.engine.state import NodeResult, Run, Walk, save_checkpoint, sum_usage
+from attractor.engine.state import NodeResult, Walk
 from attractor.errors import CheckpointError, RunError, UsageError
-from attractor.events import (
-    PipelineCompleted,
-    PipelineFailed,
-    PipelineInterrupted,
-    PipelineStarted,
-    PipelineTimedOut,
-)
-from attractor.handlers.base import Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
-from attractor.handlers.registry import HandlerRegistry
 from attractor.settings import Settings
 from attractor.version import __version__
 
@@ -255,131 +240,3 @@ def _source_warnings(manifest: dict[str, Any]) -> list[str]:
     if current != recorded:
         return [f"{source} changed since this run started; resuming with the copy in the run dir"]
     return []
-
-
-def open_run(
-    setup: RunSetup,
-    services: Services,
-    registry: HandlerRegistry,
-    bus: EventBus,
-    backoff: BackoffConfig | None,
-) -> Run:
-    """Attach the event log, announce the start and write the first checkpoint."""
-    run = Run(
-        graph=setup.graph,
-        run_dir=setup.run_dir,
-        services=services,
-        registry=registry,
-        bus=bus,
-        backoff=backoff or BackoffConfig(),
-        main=setup.main,
-        node_results=setup.node_results,
-        manifest=setup.manifest,
-    )
-    log = EventLog(setup.run_dir.events_path)
-    bus.add_observer(log)
-    results = _open_results(setup)
-    run.results_file = results
-    run.results_written = len(setup.node_results) if setup.resumed else 0
-    run.closers += [
-        lambda: bus.remove_observer(log),
-        log.close,
-        results.close,
-        setup.run_dir.unlock,
-    ]
-    run.manifest["status"] = RUNNING
-    if setup.resumed:
-        run.manifest["resumed_at"] = time.time()
-    setup.run_dir.write_manifest(run.manifest)
-    run.emit(
-        PipelineStarted(
-            name=setup.graph.name,
-            run_id=setup.run_dir.path.name,
-            run_dir=str(setup.run_dir.path),
-            resumed=setup.resumed,
-        )
-    )
-    save_checkpoint(run, setup.start)
-    return run
-
-
-def _open_results(setup: RunSetup) -> IO[str]:
-    """results.jsonl, cut back to the rows the checkpoint covers when resuming."""
-    path = setup.run_dir.results_path
-    if setup.resumed:
-        rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results]
-        path.write_text("".join(rows), encoding="utf-8")
-    return path.open("a", encoding="utf-8")
-
-
-def finish_run(
-    run: Run,
-    status: str,
-    end: WalkEnd | None,
-    timeout: float | None,
-    restarted_into: str | None = None,
-) -> None:
-    """Final checkpoint, manifest and event; closes the event log. Runs once."""
-    if run.finished:
-        return
-    run.finished = True
-    duration = time.monotonic() - run.started
-    run.failure_reason = _failure_reason(run, status, end, timeout)
-    stopped = status in RESUMABLE
-    if stopped and run.main.current:
-        # The node in progress runs again from its start on resume: that entry
-        # must not count twice against max_visits.
-        run.main.visits[run.main.current] -= 1
-        run.main.visits += Counter()  # drops the entry if it fell to zero
-    try:
-        save_checkpoint(run, run.main.current if stopped else None, status, run.failure_reason)
-        _update_manifest(run, status, duration, restarted_into)
-    finally:
-        run.emit(_final_event(run, status, duration, timeout))
-        for close in run.closers:
-            close()
-
-
-def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:
-    node = run.main.current or "?"
-    if status == "timed_out":
-        after = _timeout_text(run.services.settings) or format_duration(timeout or 0)
-        return f"pipeline timed out after {after} while running {node}"
-    if status in ("interrupted", "terminated"):
-        return f"pipeline {status} while running {node}"
-    if status == "fail":
-        return end.reason if end is not None and end.reason else "pipeline failed"
-    return ""
-
-
-def _timeout_text(settings: Settings) -> str | None:
-    """``--timeout`` as the user wrote it (``90s`` stays ``90s``), None when unset."""
-    return settings.text("timeout") if settings.timeout is not None else None
-
-
-def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:
-    manifest = run.manifest
-    manifest.update(
-        status=status,
-        finished_at=time.time(),
-        duration=round(duration, 3),
-        usage=sum_usage(run.node_results),
-        failure_reason=run.failure_reason,
-        current_node=run.main.current,
-    )
-    if restarted_into:
-        manifest["restarted_into"] = restarted_into
-    run.run_dir.write_manifest(manifest)
-
-
-def _final_event(
-    run: Run, status: str, duration: float, timeout: float | None
-) -> PipelineCompleted | PipelineFailed | PipelineTimedOut | PipelineInterrupted:
-    if status in ("success", "restarted"):
-        return PipelineCompleted(duration=duration, artifact_count=len(run.main.completed))
-    if status == "timed_out":
-        return PipelineTimedOut(timeout=timeout or 0.0, node=run.main.current, duration=duration)
-    if status in ("interrupted", "terminated"):
-        signal = "SIGINT" if status == "interrupted" else "SIGTERM"
-        return PipelineInterrupted(signal=signal, node=run.main.current, duration=duration)
-    return PipelineFailed(error=run.failure_reason, duration=duration)
