@@ -1,4 +1,7 @@
-"""The whole attractor exception hierarchy.
+"""The whole attractor exception hierarchy, and the lint Diagnostic it carries.
+
+This module sits at the bottom of the package and imports nothing of ours, so
+every layer can raise these errors (see docs/architecture.md).
 
 Every error a user can see derives from :class:`AttractorError`. The CLI catches
 that base class at its edge, prints ``str(error)`` as one line and exits with
