@@ -40,7 +40,7 @@ from attractor.settings import Settings
 Start = Callable[[RunOptions], Awaitable[RunResult]]
 
 #: Statuses whose final line is a problem report (stderr) rather than a result.
-_STOPPED = ("timed_out", "interrupted", "terminated")
+_STOPPED = ("timed_out", "interrupted", "terminated", "hangup")
 
 
 @dataclass
@@ -54,7 +54,7 @@ class _Plan:
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
-    "124 timed out, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
+    "124 timed out, 129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
 )
 _RUN_EPILOG = f"""\b
 Examples:

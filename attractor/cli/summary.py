@@ -107,7 +107,7 @@ def final_line(result: RunResult, elapsed: float) -> str:
     resume = f"resume with: attractor resume {result.run_dir}"
     if result.status == "success":
         return f"pipeline succeeded in {_seconds(elapsed)}; run directory: {result.run_dir}"
-    if result.status in ("timed_out", "interrupted", "terminated"):
+    if result.status in ("timed_out", "interrupted", "terminated", "hangup"):
         # The engine words the stop ("pipeline timed out after 5m while running
         # NODE"), echoing --timeout as the user typed it.
         stopped = result.failure_reason or f"pipeline {result.status} while running {where}"

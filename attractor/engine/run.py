@@ -30,7 +30,7 @@ from attractor.engine.checkpoint import RUNNING
 from attractor.engine.eventbus import EventBus
 from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import EventLog
+from attractor.engine.rundir import PROCESSES, EventLog
 from attractor.engine.setup import (
     RESUMABLE,
     RunSetup,
@@ -53,6 +53,8 @@ from attractor.handlers.base import Services
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
+from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
+from attractor.proc.ledger import ProcessLedger
 from attractor.settings import Settings
 
 __all__ = [
@@ -64,8 +66,21 @@ __all__ = [
     "run_pipeline",
 ]
 
-RunStatus = Literal["success", "fail", "timed_out", "interrupted", "terminated"]
-_EXIT_CODES = {"success": 0, "fail": 1, "timed_out": 124, "interrupted": 130, "terminated": 143}
+RunStatus = Literal["success", "fail", "timed_out", "interrupted", "terminated", "hangup"]
+_EXIT_CODES = {
+    "success": 0,
+    "fail": 1,
+    "timed_out": 124,
+    "hangup": 129,
+    "interrupted": 130,
+    "terminated": 143,
+}
+#: The signals that stop a run, and the status each one leaves (all resumable).
+_STOP_SIGNALS: dict[signal.Signals, RunStatus] = {
+    signal.SIGINT: "interrupted",
+    signal.SIGTERM: "terminated",
+    signal.SIGHUP: "hangup",  # the terminal or SSH session went away
+}
 
 
 @dataclass
@@ -171,6 +186,8 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     registry = options.registry or default_registry()
     stop = _Stop()
     end: WalkEnd | None = None
+    ledger = ProcessLedger(setup.run_dir.path / PROCESSES)
+    ledger_token = CURRENT_LEDGER.set(ledger)
     run = open_run(setup, services, registry, bus, options.backoff)
     try:
         with anyio.CancelScope() as scope:
@@ -186,6 +203,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                             break
                         setup = restart_setup(setup, end.restart_at)
                         finish_run(run, "restarted", end, None, setup.run_dir.path.name)
+                        ledger.path = setup.run_dir.path / PROCESSES
                         run = open_run(setup, services, registry, bus, options.backoff)
                 finally:
                     signals.cancel_scope.cancel()
@@ -198,6 +216,8 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
             if owned:
                 await backend.aclose()
             bus.close()
+            ledger.close()
+            CURRENT_LEDGER.reset(ledger_token)
 
 
 async def _guarded_walk(run: Run, start: str) -> WalkEnd:
@@ -213,10 +233,10 @@ async def _guarded_walk(run: Run, start: str) -> WalkEnd:
 async def _watch_signals(
     scope: anyio.CancelScope, stop: _Stop, *, task_status: TaskStatus[None]
 ) -> None:
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+    with anyio.open_signal_receiver(*_STOP_SIGNALS) as received:
         task_status.started()
         async for signum in received:
-            stop.status = "interrupted" if signum == signal.SIGINT else "terminated"
+            stop.status = _STOP_SIGNALS[signum]
             scope.cancel()
             return
 
@@ -359,6 +379,8 @@ def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float |
         return f"pipeline timed out after {after} while running {node}"
     if status in ("interrupted", "terminated"):
         return f"pipeline {status} while running {node}"
+    if status == "hangup":
+        return f"pipeline stopped by SIGHUP (terminal closed) while running {node}"
     if status == "fail":
         return end.reason if end is not None and end.reason else "pipeline failed"
     return ""
@@ -391,7 +413,7 @@ def _final_event(
         return PipelineCompleted(duration=duration, artifact_count=len(run.main.completed))
     if status == "timed_out":
         return PipelineTimedOut(timeout=timeout or 0.0, node=run.main.current, duration=duration)
-    if status in ("interrupted", "terminated"):
-        signal = "SIGINT" if status == "interrupted" else "SIGTERM"
+    if status in ("interrupted", "terminated", "hangup"):
+        signal = {"interrupted": "SIGINT", "terminated": "SIGTERM"}.get(status, "SIGHUP")
         return PipelineInterrupted(signal=signal, node=run.main.current, duration=duration)
     return PipelineFailed(error=run.failure_reason, duration=duration)

@@ -9,6 +9,7 @@ Layout::
         events.jsonl      every event as one JSON line with a timestamp
         results.jsonl     one summary row per finished node (for the summary on resume)
         .lock             flock()ed by the process driving the run (holds its pid)
+        processes.jsonl   process groups started by tool steps, for resume to stop survivors
         NODE_ID/          status.json, prompt.md, response.md, stdout.txt, stderr.txt
 """
 
@@ -33,6 +34,8 @@ PIPELINE_COPY = "pipeline.dot"
 EVENTS = "events.jsonl"
 RESULTS = "results.jsonl"
 LOCK = ".lock"
+#: Every process group the run started, with its leader's start time (see proc/ledger.py).
+PROCESSES = "processes.jsonl"
 #: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
 DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
 

@@ -13,6 +13,7 @@ from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.rundir import (
+    PROCESSES,
     RunDir,
     new_run_dir,
     sibling_run_dir,
@@ -22,10 +23,11 @@ from attractor.engine.state import NodeResult, Walk
 from attractor.errors import CheckpointError, RunError, UsageError
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.proc.ledger import stop_survivors
 from attractor.settings import Settings
 from attractor.version import __version__
 
-RESUMABLE = (RUNNING, "timed_out", "interrupted", "terminated")
+RESUMABLE = (RUNNING, "timed_out", "interrupted", "terminated", "hangup")
 
 
 @dataclass
@@ -153,7 +155,15 @@ def resume_setup(
     if path.is_dir():  # else Checkpoint.load reports what is missing
         run_dir.lock()
     try:
-        return _restore(run_dir, settings, prepare, seed or {})
+        # A command of the previous process that is somehow still running must
+        # be gone before its node runs again (see proc/ledger.py).
+        stopped = stop_survivors(path / PROCESSES)
+        setup = _restore(run_dir, settings, prepare, seed or {})
+        if stopped:
+            setup.warnings.append(
+                f"stopped {len(stopped)} process group(s) the previous attractor left running"
+            )
+        return setup
     except BaseException:
         run_dir.unlock()
         raise

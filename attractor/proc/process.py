@@ -38,6 +38,7 @@ from typing import IO, Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, direct_argv
 
 #: Captured output kept in memory per stream; beyond it, bytes are counted, not kept.
@@ -90,6 +91,9 @@ async def run_process(
         out = _target(files, stdout_path)
         err = _target(files, stderr_path)
         process, direct = await _start(command, out, err, cwd, env)
+        ledger = ledger_of_run.get()
+        if ledger is not None:
+            ledger.started(process.pid)
         buffers = (_Capture(), _Capture())
         timed_out = False
         try:
@@ -99,6 +103,9 @@ async def run_process(
                 await _terminate(process, kill_grace)
                 await process.aclose()
             raise
+        finally:
+            if ledger is not None:
+                ledger.ended(process.pid)
         with anyio.CancelScope(shield=True):
             await process.aclose()
         returncode = None if timed_out else _exit_code(process, direct, err)

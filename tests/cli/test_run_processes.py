@@ -6,6 +6,7 @@ find them in /proc and prove none outlives the run.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -99,7 +100,11 @@ def _wait_until_holding(workspace: Path) -> None:
 
 @pytest.mark.parametrize(
     ("signum", "code", "word"),
-    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGHUP, 129, "stopped by SIGHUP (terminal closed)"),
+    ],
 )
 def test_signal_stops_the_run_saves_the_checkpoint_and_resume_finishes(
     workspace: Path, mark: str, signum: int, code: int, word: str
@@ -133,9 +138,9 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     _wait_until_holding(workspace)
     proc.kill()
     finish(proc)
-    # The orphaned hold command lives on in its own process group until it sees "go".
+    # No "go" file: the hold command would wait forever; the run's guard kills it.
+    wait_for(lambda: pids_with(mark) == [], "the guard to stop the orphaned hold command")
     write(workspace / "go", "")
-    wait_for(lambda: pids_with(mark) == [], "the orphaned hold command to exit")
     run_dir = only_run_dir(workspace / "runs")
     assert read_json(run_dir / "checkpoint.json")["completed_nodes"][-1] == "first"
 
@@ -149,6 +154,56 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     assert out.splitlines()[-1].startswith("pipeline succeeded in ")
     checkpoint = read_json(run_dir / "checkpoint.json")
     assert {"first", "hold", "last"} <= set(checkpoint["completed_nodes"])
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_bytes()
+        except OSError:
+            continue
+        if entry.name.isdigit() and int(stat[stat.rfind(b")") + 2 :].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def test_resume_stops_a_survivor_before_its_node_runs_again(workspace: Path, mark: str) -> None:
+    """Even with the guard gone too, the interrupted node never runs beside its orphan."""
+    hold = f"echo hold $$ >> side.txt; while [ ! -f go ]; do sleep 0.05; done; : {mark}"
+    write(
+        workspace / "held.dot",
+        f"""digraph held {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            hold  [shape=parallelogram, tool_command="{hold}"]
+            start -> hold -> done
+        }}""",
+    )
+    proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
+    wait_for(lambda: bool(lines_of(workspace / "side.txt")), "the hold node to start")
+    guards = [
+        pid
+        for pid in _children(proc.pid)
+        if b"guard.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert len(guards) == 1, "one guard process watches the run's commands"
+    for pid in (guards[0], proc.pid):
+        os.kill(pid, signal.SIGKILL)
+    finish(proc)
+    orphan = int(lines_of(workspace / "side.txt")[0].split()[1])
+    assert pids_with(mark), "the orphan should outlive both the engine and its guard"
+
+    run_dir = only_run_dir(workspace / "runs")
+    resumed = spawn(["resume", str(run_dir)], workspace)
+    wait_for(lambda: len(lines_of(workspace / "side.txt")) == 2, "the resumed hold to start")
+    assert not Path(f"/proc/{orphan}").exists() or pids_with(mark) == [
+        int(lines_of(workspace / "side.txt")[1].split()[1])
+    ], "the orphan still ran when its node started again"
+    write(workspace / "go", "")
+    code, out, err = finish(resumed)
+    assert code == 0, err
+    assert "stopped 1 process group(s) the previous attractor left running" in err
 
 
 def test_a_reader_that_goes_away_does_not_break_the_run(workspace: Path) -> None:

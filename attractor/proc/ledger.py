@@ -1,0 +1,183 @@
+"""Every process group a run starts: written down, guarded, and stopped on resume.
+
+Three layers make sure that no command outlives the run that started it:
+
+1. :func:`attractor.proc.process.run_process` stops its group when its step
+   ends, times out or is cancelled (the normal path, and Ctrl-C/SIGTERM/SIGHUP).
+2. While a run has commands running, a guard process (:mod:`attractor.proc.guard`)
+   holds the read end of a pipe from the engine. If the engine dies - SIGKILL,
+   an out-of-memory kill - the pipe closes and the guard kills every group
+   still listed.
+3. Each group is also appended to ``processes.jsonl`` in the run directory with
+   its leader's start time. ``attractor resume`` calls :func:`stop_survivors`
+   before it re-runs the interrupted node, so even a group the guard could not
+   stop never runs concurrently with its own re-run. A group is recognised by
+   its id *and* its leader's start time, so a reused pid is never signalled.
+
+The ledger of the current run is found through a context variable, which every
+task of the run inherits.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import suppress
+from pathlib import Path
+from typing import IO
+
+#: The ledger of the run this task belongs to (None outside a run).
+CURRENT: contextvars.ContextVar[ProcessLedger | None] = contextvars.ContextVar(
+    "attractor_process_ledger", default=None
+)
+
+_GUARD = Path(__file__).with_name("guard.py")
+
+
+def _stat(pid: int | str) -> list[bytes] | None:
+    """Fields 3 onwards of ``/proc/PID/stat`` (state, ppid, pgrp, ...), None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # Field 2 (the command name) may hold spaces and parentheses: split after the last ')'.
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def start_time(pid: int) -> int | None:
+    """The start time of process ``pid`` in clock ticks since boot, None if it is gone."""
+    fields = _stat(pid)
+    try:
+        return int(fields[19]) if fields else None  # field 22 of the whole line
+    except (IndexError, ValueError):
+        return None
+
+
+class ProcessLedger:
+    """Records the process groups of one run and keeps a guard on them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] | None = None
+        self._guard: subprocess.Popen[bytes] | None = None
+        self.running: set[int] = set()
+
+    def started(self, pgid: int) -> None:
+        """Note a new group (its leader is ``pgid``) before anything else happens."""
+        self.running.add(pgid)
+        self._note({"pgid": pgid, "start": start_time(pgid), "at": time.time()})
+        self._tell_guard(f"+ {pgid}\n")
+
+    def ended(self, pgid: int) -> None:
+        """The group is stopped and reaped."""
+        self.running.discard(pgid)
+        self._note({"pgid": pgid, "ended": True})
+        self._tell_guard(f"- {pgid}\n")
+
+    def close(self) -> None:
+        """Stop the guard (nothing left for it to do) and close the file."""
+        guard, self._guard = self._guard, None
+        if guard is not None:
+            with suppress(OSError):
+                if guard.stdin is not None:
+                    guard.stdin.close()
+            with suppress(subprocess.TimeoutExpired):
+                guard.wait(timeout=5)
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _note(self, entry: dict[str, object]) -> None:
+        try:
+            if self._file is None:
+                self._file = self.path.open("a", encoding="utf-8")
+            self._file.write(json.dumps(entry) + "\n")
+            self._file.flush()
+        except OSError:
+            pass  # the guard and the step's own cleanup still stand
+
+    def _tell_guard(self, line: str) -> None:
+        if self._guard is None:
+            self._guard = _start_guard()
+        if self._guard is not None and self._guard.stdin is not None:
+            with suppress(OSError):
+                self._guard.stdin.write(line.encode())
+                self._guard.stdin.flush()
+
+
+def _start_guard() -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", str(_GUARD)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        return None
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes whose process group is ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(entry)
+            if fields and len(fields) > 2 and fields[0] != b"Z" and fields[2] == b"%d" % pgid:
+                members.append(int(entry))
+    return members
+
+
+def _is_ours(pgid: int, leader_start: int | None) -> bool:
+    """Whether group ``pgid`` still holds processes of the group the ledger recorded.
+
+    While a group has a member its id cannot be handed to a new process. So: if a
+    process with pid ``pgid`` exists, it is our leader only with the recorded
+    start time; if none exists, any member left is one of ours.
+    """
+    now = start_time(pgid)
+    if now is not None:
+        return leader_start is not None and now == leader_start
+    return bool(_group_members(pgid))
+
+
+def survivors(path: Path) -> list[int]:
+    """Groups recorded in ``path`` that were never seen to end and still run."""
+    started: dict[int, int | None] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        with suppress(ValueError, TypeError, AttributeError):
+            entry = json.loads(line)
+            pgid = int(entry["pgid"])
+            if entry.get("ended"):
+                started.pop(pgid, None)
+            else:
+                started[pgid] = entry.get("start")
+    return [pgid for pgid, start in started.items() if _is_ours(pgid, start)]
+
+
+def stop_survivors(path: Path, grace: float = 2.0) -> list[int]:
+    """SIGTERM, then SIGKILL, every surviving group of a previous process; wait until gone.
+
+    Returns the groups that were found running.
+    """
+    found = survivors(path)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pgid in found:
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, sig)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(_group_members(g) for g in found):
+            time.sleep(0.02)  # runs before the resumed run starts; nothing else to wait on
+    return found
