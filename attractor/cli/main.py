@@ -6,7 +6,9 @@ Subcommands live in their own modules and are imported only when invoked, so
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 
 import click
@@ -43,4 +45,27 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    sys.exit(cli.main(standalone_mode=True))
+    try:
+        cli.main(standalone_mode=True)
+    except SystemExit as done:
+        _exit(done.code)
+
+
+def _exit(code: int | str | None) -> None:
+    """Exit; at once (``os._exit``) when a cancelled tool left its thread running.
+
+    Such a thread may be inside native code (a long RE2 search): stopping it
+    while the interpreter shuts down aborts the process (SIGABRT) instead of
+    exiting with our code. By now every run file is written and closed, so only
+    the standard streams need flushing.
+    """
+    tools = sys.modules.get("attractor.agent.tools.base")
+    if tools is not None and tools.abandoned_tool_threads():
+        number = code if isinstance(code, int) else (0 if code is None else 1)
+        if isinstance(code, str):
+            print(code, file=sys.stderr)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(number)
+    sys.exit(code)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 import pytest
 
+from attractor.agent.tools.beneath import Beneath
 from attractor.agent.tools.paths import resolve_inside
 from attractor.errors import PathEscapeError, ToolError
 
@@ -63,3 +65,50 @@ def test_symlinks_inside_are_fine(workdir: Path) -> None:
 def test_empty_or_nul_paths_are_tool_errors(workdir: Path, raw: str) -> None:
     with pytest.raises(ToolError):
         resolve_inside(workdir, raw)
+
+
+# -- the descriptor walk the tools open through ------------------------------------------
+
+
+def test_symlinks_inside_resolve_through_dotdot_and_chains(workdir: Path) -> None:
+    root = workdir.resolve()
+    (workdir / "sub" / "deep").mkdir()
+    os.symlink("sub/deep", workdir / "d")
+    os.symlink("../../sub", workdir / "sub" / "deep" / "up")
+    os.symlink("d", workdir / "chain")
+    assert resolve_inside(workdir, "d/up/new.txt") == root / "sub" / "new.txt"
+    assert resolve_inside(workdir, "chain/..") == root / "sub"  # '..' of the target
+    assert resolve_inside(workdir, "missing/dir/../f.txt") == root / "missing" / "f.txt"
+
+
+def test_a_symlink_loop_is_an_eloop_error(workdir: Path) -> None:
+    os.symlink("b", workdir / "a")
+    os.symlink("a", workdir / "b")
+    with pytest.raises(OSError) as caught:
+        resolve_inside(workdir, "a/x.txt")
+    assert caught.value.errno == errno.ELOOP
+
+
+def test_a_file_used_as_a_directory_is_enotdir(workdir: Path) -> None:
+    (workdir / "f").write_text("")
+    with pytest.raises(NotADirectoryError):
+        resolve_inside(workdir, "f/x")
+
+
+def test_open_reads_through_the_walked_descriptor(workdir: Path) -> None:
+    (workdir / "sub" / "a.txt").write_text("hello")
+    os.symlink(workdir / "sub", workdir / "abs")  # an absolute link inside
+    with Beneath(workdir) as beneath, beneath.open("abs/a.txt") as found:
+        assert os.read(found.value, 100) == b"hello"
+        assert found.parts == ("sub", "a.txt") and found.name == "a.txt"
+
+
+def test_place_creates_parents_but_never_through_a_link_outside(workdir: Path) -> None:
+    os.symlink(workdir.parent, workdir / "up")
+    with Beneath(workdir) as beneath:
+        with beneath.place("new/dir/f.txt", create=True) as found:
+            assert found.value is None and found.parts == ("new", "dir", "f.txt")
+        assert (workdir / "new" / "dir").is_dir()
+        with pytest.raises(PathEscapeError), beneath.place("up/made/f.txt", create=True):
+            pass
+    assert not (workdir.parent / "made").exists()

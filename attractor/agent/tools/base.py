@@ -141,6 +141,14 @@ def threaded(function: Callable[[ToolContext, dict[str, Any]], str]) -> ToolFunc
     return run
 
 
+_THREAD_NAME = "attractor tool"
+
+
+def abandoned_tool_threads() -> int:
+    """Tool threads still running (abandoned by a cancelled call)."""
+    return sum(1 for t in threading.enumerate() if t.name == _THREAD_NAME and t.is_alive())
+
+
 async def run_daemon(call: Callable[[], str]) -> str:
     """``call()`` in a new daemon thread; cancelling the wait abandons the thread."""
     done = anyio.Event()
@@ -156,7 +164,7 @@ async def run_daemon(call: Callable[[], str]) -> str:
         with contextlib.suppress(RuntimeError):
             anyio.from_thread.run_sync(done.set, token=token)
 
-    threading.Thread(target=work, name="attractor tool", daemon=True).start()
+    threading.Thread(target=work, name=_THREAD_NAME, daemon=True).start()
     await done.wait()
     [result] = outcome
     if isinstance(result, BaseException):

@@ -2,126 +2,206 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+import stat
 from typing import Any
 
 from attractor.agent.tools.base import Tool, ToolContext, schema, threaded
-from attractor.agent.tools.paths import display, read_regular, resolve_inside
-from attractor.errors import PathEscapeError, ToolError
+from attractor.agent.tools.beneath import Beneath, Found
+from attractor.agent.tools.fdio import (
+    Line,
+    LineReader,
+    is_binary,
+    not_regular,
+    read_all,
+    refuse_hard_link,
+    regular,
+    replace_file,
+)
+from attractor.agent.tools.globbing import LISTING_LIMIT, glob_files
+from attractor.agent.tools.paths import reports_os_errors
+from attractor.errors import ToolError
 from attractor.llm.types import ToolDefinition
 
 DEFAULT_READ_LIMIT = 2000
-LISTING_LIMIT = 1000
+MAX_READ_BYTES = 256 * 1024  # of line text in one read_file answer
+MAX_LINE_BYTES = 16 * 1024  # of one line shown; the rest is cut with a note
+MAX_LINE_SCAN = 16 * 1024 * 1024  # read past the end of a line shown, then stop
+COUNT_AHEAD = 1024 * 1024  # read on this far to say how many lines the file has
+MAX_EDIT_BYTES = 32 * 1024 * 1024
+_MIB = 1024 * 1024
 _PATH = {"type": "string", "description": "path relative to the working directory"}
 
 
-def _not_regular(raw: str) -> ToolError:
-    return ToolError(f"{raw} is not a regular file (a pipe, socket or device); it cannot be used")
-
-
-def _read_text(path: Path, raw: str) -> str:
-    if not path.exists():
-        raise ToolError(f"{raw}: no such file; use list_dir, glob or search_file to find it")
-    if path.is_dir():
-        raise ToolError(f"{raw} is a directory; use list_dir to see its entries")
-    data = read_regular(path)
-    if data is None:
-        raise _not_regular(raw)
-    if b"\0" in data[:8192]:
+def _open_text(found: Found[int], raw: str) -> os.stat_result:
+    info = regular(found.value, raw)
+    if is_binary(found.value):
         raise ToolError(f"{raw} looks like a binary file; it cannot be shown as text")
-    return data.decode("utf-8", errors="replace")
+    return info
 
 
+def _show_line(number: int, width: int, line: Line) -> str:
+    text = line.text.decode("utf-8", errors="replace")
+    if line.left_out:
+        over = "" if line.ended else "over "
+        text += f" [line cut: {over}{line.left_out} more bytes not shown]"
+    return f"{number:>{width}} | {text}"
+
+
+def _skip(reader: LineReader, lines: int, raw: str) -> int:
+    """Read past ``lines`` lines; how many there were (fewer at the end of the file)."""
+    for number in range(1, lines + 1):
+        line = reader.next_line()
+        if line is None:
+            return number - 1
+        if not line.ended:
+            raise ToolError(
+                f"line {number} of {raw} is longer than {MAX_LINE_SCAN // _MIB} MiB; "
+                "reading stops inside it, so later lines cannot be shown"
+            )
+    return lines
+
+
+def _numbered(reader: LineReader, raw: str, offset: int, limit: int) -> str:
+    before = _skip(reader, offset - 1, raw)
+    shown: list[Line] = []
+    size = 0
+    while len(shown) < limit and size < MAX_READ_BYTES:
+        line = reader.next_line()
+        if line is None:
+            break
+        shown.append(line)
+        size += len(line.text)
+        if not line.ended:
+            break
+    if not shown:
+        if before == 0:
+            return f"{raw} is empty"
+        raise ToolError(f"offset {offset} is past the end: the file has {before} lines")
+    last = offset + len(shown) - 1
+    width = len(str(last))
+    body = "\n".join(_show_line(n, width, line) for n, line in enumerate(shown, start=offset))
+    if not shown[-1].ended:
+        return body + f"\n[line {last} is longer than {MAX_LINE_SCAN // _MIB} MiB; reading stopped]"
+    return body + _trailer(reader, offset, last)
+
+
+def _trailer(reader: LineReader, offset: int, last: int) -> str:
+    """Where to read on: the line count is known only if the rest is short."""
+    rest = reader.count_rest(COUNT_AHEAD)
+    if rest == 0:
+        return ""
+    if rest is None:
+        return f"\n[lines {offset}-{last} shown; more follow: use offset={last + 1} to read on]"
+    return f"\n[lines {offset}-{last} of {last + rest}; use offset={last + 1} to read on]"
+
+
+@reports_os_errors
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Line-numbered text of a file, from ``offset`` (1-based) for ``limit`` lines."""
-    path = resolve_inside(ctx.workdir, args["path"])
+    """Line-numbered text of a file, from ``offset`` (1-based) for ``limit`` lines.
+
+    Only what is asked for is read: lines stream from the file, one line shows at
+    most :data:`MAX_LINE_BYTES` and one answer at most :data:`MAX_READ_BYTES`.
+    Reading a hard-linked file is allowed (package caches hard-link into virtual
+    environments); writing one is not.
+    """
     offset = int(args.get("offset", 1))
     limit = int(args.get("limit", DEFAULT_READ_LIMIT))
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1")
-    lines = _read_text(path, args["path"]).splitlines()
-    if not lines:
-        return f"{args['path']} is empty"
-    if offset > len(lines):
-        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
-    shown = lines[offset - 1 : offset - 1 + limit]
-    width = len(str(offset + len(shown) - 1))
-    body = "\n".join(f"{n:>{width}} | {text}" for n, text in enumerate(shown, start=offset))
-    last = offset + len(shown) - 1
-    if last < len(lines):
-        body += f"\n[lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on]"
-    return body
+    raw = args["path"]
+    with Beneath(ctx.workdir) as beneath, beneath.open(raw) as found:
+        _open_text(found, raw)
+        return _numbered(LineReader(found.value, MAX_LINE_BYTES, MAX_LINE_SCAN), raw, offset, limit)
 
 
+@reports_os_errors
 def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Write ``content`` to a file, creating parent directories."""
-    path = resolve_inside(ctx.workdir, args["path"])
-    if path.is_dir():
-        raise ToolError(f"{args['path']} is a directory")
-    if path.exists() and not path.is_file():
-        # Opening a FIFO for writing blocks until someone reads it.
-        raise _not_regular(args["path"])
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``content`` to a file, creating parent directories.
+
+    The new content goes to a temporary file beside it that then replaces the old
+    name; a file with other (hard-linked) names is refused.
+    """
+    raw = args["path"]
     data = str(args["content"]).encode("utf-8")
-    path.write_bytes(data)
-    return f"wrote {len(data)} bytes to {display(path, ctx.workdir)}"
+    with Beneath(ctx.workdir) as beneath, beneath.place(raw, create=True) as found:
+        info = found.value
+        if info is not None:
+            if stat.S_ISDIR(info.st_mode):
+                raise ToolError(f"{raw} is a directory")
+            if not stat.S_ISREG(info.st_mode):
+                raise not_regular(raw)  # and it stays: no rename over a FIFO
+            refuse_hard_link(info, raw)
+        replace_file(found.dir_fd, found.name, data, None if info is None else info.st_mode)
+    return f"wrote {len(data)} bytes to {found.shown}"
 
 
+@reports_os_errors
 def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Replace an exact string; it must occur once unless ``replace_all`` is true."""
-    path = resolve_inside(ctx.workdir, args["path"])
-    old, new = str(args["old_string"]), str(args["new_string"])
+    """Replace an exact string; it must occur once unless ``replace_all`` is true.
+
+    The file is read through the descriptor the walk checked and replaced like
+    write_file does, unless another name took its place meanwhile.
+    """
+    raw = args["path"]
+    old, new = str(args["old_string"]).encode(), str(args["new_string"]).encode()
     if not old:
         raise ToolError("old_string must not be empty; use write_file to create a file")
-    text = _read_text(path, args["path"])
-    count = text.count(old)
-    if count == 0:
-        raise ToolError(
-            f"old_string not found in {args['path']}; read the file and copy the text exactly"
-        )
-    if count > 1 and not args.get("replace_all", False):
-        raise ToolError(
-            f"old_string occurs {count} times in {args['path']}; include more surrounding "
-            "text to make it unique, or set replace_all to true"
-        )
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    return f"replaced {count} occurrence(s) in {display(path, ctx.workdir)}"
+    with Beneath(ctx.workdir) as beneath, beneath.open(raw) as found:
+        info = _open_text(found, raw)
+        refuse_hard_link(info, raw)
+        data = read_all(found.value, MAX_EDIT_BYTES)
+        if data is None:
+            raise ToolError(
+                f"{raw} is larger than {MAX_EDIT_BYTES // _MIB} MiB; edit it with the shell"
+            )
+        count = data.count(old)
+        if count == 0:
+            raise ToolError(
+                f"old_string not found in {raw}; read the file and copy the text exactly"
+            )
+        if count > 1 and not args.get("replace_all", False):
+            raise ToolError(
+                f"old_string occurs {count} times in {raw}; include more surrounding "
+                "text to make it unique, or set replace_all to true"
+            )
+        _unchanged(found, info, raw)
+        replace_file(found.dir_fd, found.name, data.replace(old, new), info.st_mode)
+    return f"replaced {count} occurrence(s) in {found.shown}"
 
 
+def _unchanged(found: Found[int], info: os.stat_result, raw: str) -> None:
+    """Refuse to replace the name if it no longer names the file that was read."""
+    try:
+        now = os.stat(found.name, dir_fd=found.dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        now = None
+    if now is None or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+        raise ToolError(f"{raw} was replaced while it was being edited; read it again")
+
+
+@reports_os_errors
 def list_dir(ctx: ToolContext, args: dict[str, Any]) -> str:
     """The entries of a directory, directories marked with a trailing slash."""
     raw = args.get("path", ".")
-    path = resolve_inside(ctx.workdir, raw)
-    if not path.is_dir():
-        raise ToolError(f"{raw} is not a directory")
-    entries = sorted(path.iterdir(), key=lambda p: p.name)
-    names = [p.name + ("/" if p.is_dir() else "") for p in entries[:LISTING_LIMIT]]
+    with Beneath(ctx.workdir) as beneath, beneath.open(raw) as found:
+        if not stat.S_ISDIR(os.fstat(found.value).st_mode):
+            raise ToolError(f"{raw} is not a directory")
+        with os.scandir(found.value) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        # Inside the block: the entries stat through the directory's descriptor.
+        names = [entry.name + ("/" if _is_dir(entry) else "") for entry in entries[:LISTING_LIMIT]]
     if not names:
         return f"{raw} is empty"
     more = len(entries) - len(names)
     return "\n".join(names) + (f"\n[{more} more entries not shown]" if more > 0 else "")
 
 
-def glob_files(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Files under ``path`` matching a glob pattern such as ``**/*.py``."""
-    raw = args.get("path", ".")
-    base = resolve_inside(ctx.workdir, raw)
-    pattern = str(args["pattern"])
-    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-        raise ToolError("pattern must be relative and must not contain '..'")
-    found = []
-    for match in sorted(base.glob(pattern)):
-        try:
-            resolve_inside(ctx.workdir, str(match))
-        except PathEscapeError:
-            continue  # a symlink leading outside is not ours to show
-        if ".git" not in match.relative_to(base).parts:
-            found.append(display(match, ctx.workdir))
-    if not found:
-        return f"no files match {pattern!r} under {raw}"
-    more = len(found) - LISTING_LIMIT
-    listing = "\n".join(found[:LISTING_LIMIT])
-    return listing + (f"\n[{more} more matches not shown]" if more > 0 else "")
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # follows a symlink, as the listing always has
+    except OSError:  # a symlink loop, or no permission to look
+        return False
 
 
 def file_tools() -> list[Tool]:

@@ -1,37 +1,37 @@
-"""Keeping every tool path inside the working directory."""
+"""Keeping every tool path inside the working directory: names and error messages.
+
+The tools themselves open through :class:`~attractor.agent.tools.beneath.Beneath`,
+which walks a path by descriptor; :func:`resolve_inside` runs the same walk to
+answer with a name.
+"""
 
 from __future__ import annotations
 
-import os
-import stat
+import errno
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from attractor.errors import PathEscapeError, ToolError
+from attractor.agent.tools.base import ToolContext
+from attractor.agent.tools.beneath import Beneath
+from attractor.errors import ToolError
 
 
 def resolve_inside(workdir: Path, raw: str) -> Path:
     """The absolute path ``raw`` names, refused unless it stays inside ``workdir``.
 
     ``raw`` may be relative (to ``workdir``) or absolute. Symlinks are resolved
-    before the check, so a link pointing outside is refused like ``..`` is.
+    (by the same walk the tools use) before the check, so a link pointing outside
+    is refused like ``..`` is. Only a name: the tools open through :class:`Beneath`.
 
     Raises:
         PathEscapeError: the path resolves outside ``workdir``.
         ToolError: the path is empty or contains a NUL byte.
+        OSError: a symlink loop, or a file where a directory was needed.
     """
-    if not raw.strip():
-        raise ToolError("path must not be empty; use '.' for the working directory")
-    if "\0" in raw:
-        raise ToolError("path must not contain a NUL byte")
-    root = workdir.resolve()
-    candidate = Path(raw).expanduser()
-    if not candidate.is_absolute():
-        candidate = root / candidate
-    # strict=False: a file that does not exist yet (write_file) is still checked.
-    resolved = candidate.resolve(strict=False)
-    if resolved != root and root not in resolved.parents:
-        raise PathEscapeError(raw, str(root))
-    return resolved
+    with Beneath(workdir) as beneath:
+        return beneath.root.joinpath(*beneath.locate(raw))
 
 
 def display(path: Path, workdir: Path) -> str:
@@ -44,18 +44,36 @@ def display(path: Path, workdir: Path) -> str:
     return str(relative) if str(relative) != "." else "."
 
 
-def read_regular(path: Path) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file, else None (a pipe, socket or device).
+_OS_ERRORS = {
+    errno.ENOENT: "no such file or directory",
+    errno.ENOTDIR: "a part of the path is not a directory",
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EISDIR: "is a directory",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.ENOSPC: "no space left on the device",
+}
 
-    Opening a FIFO for reading blocks until a writer appears, which would hang the
-    tool thread for good; O_NONBLOCK makes that open return at once, and the check
-    on the opened descriptor (not on the name) leaves no window for a swap.
 
-    Raises:
-        OSError: the file cannot be opened or read.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return handle.read()
+def reason(error: OSError) -> str:
+    """A short lower-case phrase for ``error``."""
+    return _OS_ERRORS.get(error.errno or 0, (error.strerror or str(error)).lower())
+
+
+BlockingTool = Callable[[ToolContext, dict[str, Any]], str]
+
+
+def reports_os_errors(function: BlockingTool) -> BlockingTool:
+    """Turn an OSError of a file tool into a ToolError naming the path it was given."""
+
+    @functools.wraps(function)
+    def run(context: ToolContext, args: dict[str, Any]) -> str:
+        try:
+            return function(context, args)
+        except OSError as error:
+            hint = "; use list_dir, glob or search_file to find it"
+            found = "" if error.errno != errno.ENOENT else hint
+            raise ToolError(f"{args.get('path', '.')}: {reason(error)}{found}") from None
+
+    return run

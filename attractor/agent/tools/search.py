@@ -3,90 +3,93 @@
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Iterator
-from pathlib import Path
+import stat
+from collections.abc import Iterator
 from typing import Any
 
 from attractor.agent.tools.base import Tool, ToolContext, schema, threaded
-from attractor.agent.tools.paths import display, read_regular, resolve_inside
-from attractor.errors import PathEscapeError, ToolError
+from attractor.agent.tools.beneath import Beneath, Found, show
+from attractor.agent.tools.fdio import LineReader, is_binary
+from attractor.agent.tools.paths import reports_os_errors
+from attractor.agent.tools.pattern import Matcher, matcher
+from attractor.agent.tools.tree import Skipped, open_file, walk
+from attractor.errors import ToolError
 from attractor.llm.types import ToolDefinition
 
 MAX_MATCHES = 200
 MAX_LINE = 300
+# Only this much of one line is matched against: memory stays bounded on a
+# file that is one enormous line.
+SEARCH_LINE_BYTES = 1024 * 1024
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
 
 
-def _matcher(args: dict[str, Any]) -> Callable[[str], bool]:
-    pattern = str(args["pattern"])
-    if not pattern:
-        raise ToolError("pattern must not be empty")
-    flags = re.IGNORECASE if args.get("ignore_case", False) else 0
-    if not args.get("regex", False):
-        pattern = re.escape(pattern)
-    try:
-        compiled = re.compile(pattern, flags)
-    except re.error as error:
-        raise ToolError(f"invalid regular expression {args['pattern']!r}: {error}") from None
-    return lambda line: compiled.search(line) is not None
+def _files(beneath: Beneath, top: Found[int], skipped: Skipped) -> Iterator[tuple[str, int]]:
+    """``(shown path, descriptor)`` of each regular file under ``top``, in a stable order.
 
-
-def _files(root: Path, workdir: Path) -> Iterator[Path]:
-    """Regular-file candidates under ``root``, in a stable order, never leaving ``workdir``.
-
-    Pipes, sockets and devices are left out: reading a FIFO would block forever.
+    Pipes, sockets and devices are left out (reading a FIFO would block forever),
+    and so are symlinks leading outside the working directory.
     """
-    if root.is_file():
-        yield root
+    for folder in walk(top.value, top.parts, skipped, prune=_SKIP_DIRS):
+        for entry in folder.entries:
+            parts = (*top.parts, *folder.parts, entry.name)
+            with open_file(beneath, folder, entry, parts, skipped) as fd:
+                if fd is not None:
+                    yield show(parts), fd
+
+
+def _matching_lines(fd: int, matches: Matcher) -> Iterator[tuple[int, str]]:
+    if is_binary(fd):
         return
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        for name in sorted(names):
-            try:
-                path = resolve_inside(workdir, str(Path(folder) / name))
-            except PathEscapeError:
-                continue  # a symlink leading outside the working directory
-            if path.is_file():
-                yield path
+    reader = LineReader(fd, keep=SEARCH_LINE_BYTES)
+    number = 0
+    while (line := reader.next_line()) is not None:
+        number += 1
+        if matches(line.text):
+            yield number, line.text[: MAX_LINE * 4].decode("utf-8", errors="replace")
 
 
-def _lines(path: Path) -> list[str]:
-    try:
-        data = read_regular(path)
-    except OSError:
-        return []
-    if data is None or b"\0" in data[:8192]:
-        return []  # not a regular file (swapped since listed), or binary
-    return data.decode("utf-8", errors="replace").splitlines()
-
-
+@reports_os_errors
 def search_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Matching lines as ``path:line: text``, at most :data:`MAX_MATCHES`."""
+    """Matching lines as ``path:line: text``, at most :data:`MAX_MATCHES`.
+
+    A regex is RE2 syntax (see :mod:`attractor.agent.tools.pattern`). Lines end at
+    ``\\n``; only the first :data:`SEARCH_LINE_BYTES` of a line are searched.
+    """
     raw = args.get("path", ".")
-    root = resolve_inside(ctx.workdir, raw)
-    if not root.exists():
-        raise ToolError(f"{raw}: no such file or directory")
-    if not (root.is_file() or root.is_dir()):
-        raise ToolError(f"{raw} is not a regular file or a directory (a pipe, socket or device)")
-    matches = _matcher(args)
+    matches = matcher(
+        str(args["pattern"]),
+        regex=bool(args.get("regex", False)),
+        ignore_case=bool(args.get("ignore_case", False)),
+    )
+    skipped = Skipped()
     shown: list[str] = []
     total = 0
-    for path in _files(root, ctx.workdir):
-        for number, line in enumerate(_lines(path), start=1):
-            if matches(line):
+    with Beneath(ctx.workdir) as beneath, beneath.open(raw) as top:
+        mode = os.fstat(top.value).st_mode
+        if stat.S_ISREG(mode):
+            files: Iterator[tuple[str, int]] = iter([(top.shown, top.value)])
+        elif stat.S_ISDIR(mode):
+            files = _files(beneath, top, skipped)
+        else:
+            raise ToolError(
+                f"{raw} is not a regular file or a directory (a pipe, socket or device)"
+            )
+        for path, fd in files:
+            for number, text in _matching_lines(fd, matches):
                 total += 1
                 if len(shown) < MAX_MATCHES:
-                    text = line if len(line) <= MAX_LINE else line[:MAX_LINE] + "..."
-                    shown.append(f"{display(path, ctx.workdir)}:{number}: {text}")
+                    text = text if len(text) <= MAX_LINE else text[:MAX_LINE] + "..."
+                    shown.append(f"{path}:{number}: {text}")
     if not shown:
-        return f"no matches for {args['pattern']!r} in {raw}"
-    if total > len(shown):
+        shown.append(f"no matches for {args['pattern']!r} in {raw}")
+    elif total > len(shown):
         shown.append(
             f"[{total - len(shown)} more matches not shown (total {total}); "
             "narrow the pattern or the path]"
         )
-    return "\n".join(shown)
+    note = skipped.note()
+    return "\n".join([*shown, note] if note else shown)
 
 
 def search_tool() -> Tool:
@@ -94,8 +97,9 @@ def search_tool() -> Tool:
         ToolDefinition(
             "search_file",
             "Search file contents. Finds lines containing pattern (a literal string, or "
-            "a regular expression when regex is true) in a file or, recursively, a "
-            f"directory (default '.'). Answers 'path:line: text', at most {MAX_MATCHES} lines.",
+            "a regular expression in RE2 syntax when regex is true: no backreferences or "
+            "lookaround) in a file or, recursively, a directory (default '.'). Answers "
+            f"'path:line: text', at most {MAX_MATCHES} lines.",
             schema(
                 {
                     "pattern": {"type": "string"},
