@@ -17,6 +17,7 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     │   ├── ConditionError              an edge condition does not parse (column)
     │   ├── StylesheetError             a model stylesheet does not parse (line:col)
     │   └── ValidationError             lint found error-severity diagnostics
+    ├── InputFileError                  exit 2: a file to read is unusable (fileio.py)
     ├── RunError                        a run cannot start, continue or resume
     │   └── CheckpointError             checkpoint.json is missing or unreadable
     ├── ToolError                       an agent tool refused or failed its call
@@ -147,6 +148,40 @@ class ValidationError(PipelineError):
         self.diagnostics = list(diagnostics)
         errors = [d for d in self.diagnostics if d.severity == "error"]
         super().__init__(f"pipeline has {len(errors)} lint error(s); fix them and run again")
+
+
+InputProblem = Literal["os", "not_regular", "too_large", "not_utf8", "too_deep"]
+
+
+class InputFileError(AttractorError):
+    """A file attractor reads cannot be used: see :func:`attractor.fileio.read_bounded`.
+
+    ``kind`` says why: ``os`` (open or read failed; ``errno`` is set), ``not_regular``
+    (a FIFO, device, directory...), ``too_large`` (over ``limit`` bytes),
+    ``not_utf8`` or ``too_deep`` (JSON nested deeper than ``limit`` levels).
+    The message reads ``PATH: REASON; HINT``; callers that know better what to
+    do turn it into their own error with ``reason`` and their own hint.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        path: str,
+        reason: str,
+        hint: str,
+        *,
+        kind: InputProblem,
+        limit: int | None = None,
+        errno: int | None = None,
+    ) -> None:
+        self.path = path
+        self.reason = reason
+        self.hint = hint
+        self.kind = kind
+        self.limit = limit
+        self.errno = errno
+        super().__init__(f"{path}: {reason}; {hint}")
 
 
 class RunError(AttractorError):

@@ -1,15 +1,51 @@
-"""File writes that a crash cannot leave half done, and plain fast writes for stage files."""
+"""File writes that a crash cannot leave half done, and reads that cannot hang or explode.
+
+Writes: :func:`atomic_write_text` and :func:`atomic_write_json` for state a
+resume depends on, :func:`write_text` for stage files.
+
+Reads: every file attractor reads on a user's behalf (pipeline, config file,
+answers file, checkpoint, manifest, results) goes through :func:`read_bounded`:
+it must be a regular file (a FIFO or ``/dev/zero`` would block or never end)
+no larger than a limit no real file comes near. JSON read back goes through
+:func:`loads_json`, which refuses nesting deeper than :data:`MAX_JSON_DEPTH`
+before the recursive parser (and the code that walks the result) sees it.
+Problems are :class:`~attractor.errors.InputFileError`, which callers turn
+into their own errors.
+"""
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
+import re
+import stat
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from attractor.errors import InputFileError
+
 _tmp_names = itertools.count()
+
+MiB = 1024 * 1024
+#: Pipeline, config and answers files: hand-written text, kilobytes in practice.
+TEXT_LIMIT = 16 * MiB
+#: checkpoint.json, manifest.json, results.jsonl: grow with the run, still far below this.
+STATE_LIMIT = 256 * MiB
+#: JSON we read back never nests this deep; deeper input would exhaust the
+#: parser's recursion (and that of everything that walks the value afterwards).
+MAX_JSON_DEPTH = 100
+
+_READ_CHUNK = MiB
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
@@ -57,3 +93,161 @@ def write_text(path: Path, text: str) -> None:
         _write_all(fd, text.encode("utf-8"))
     finally:
         os.close(fd)
+
+
+# -- bounded reads ------------------------------------------------------------------
+
+
+def read_bounded(path: str | Path, limit: int, what: str) -> str:
+    """The UTF-8 text of regular file ``path``, at most ``limit`` bytes.
+
+    Newlines are translated as :meth:`Path.read_text` does. ``what`` names the
+    file in messages (``"pipeline file"``). The file is opened with O_NONBLOCK,
+    so a FIFO does not block the open, and refused unless fstat says it is a
+    regular file; the size is checked before and while reading (``/proc`` files
+    report 0).
+
+    Raises:
+        InputFileError: with ``kind`` os, not_regular, too_large or not_utf8.
+    """
+    shown = str(path)
+    data = _read_regular(shown, limit, what)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputFileError(
+            shown, "cannot read: not UTF-8 text", f"save the {what} as UTF-8", kind="not_utf8"
+        ) from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def require_regular(path: str | Path, what: str, *, verb: str = "") -> None:
+    """Refuse ``path`` if it exists and is not a regular file (a missing file is fine).
+
+    ``verb`` starts the reason (``"cannot read: "``) when the caller is about to read.
+
+    Raises:
+        InputFileError: ``kind`` not_regular, or os when stat fails other than ENOENT.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _os_error(str(path), exc) from None
+    if not stat.S_ISREG(mode):
+        raise _not_regular(str(path), mode, what, verb)
+
+
+def _read_regular(path: str, limit: int, what: str) -> bytes:
+    require_regular(path, what, verb="cannot read: ")  # refuse a device before opening it
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+    try:
+        info = os.fstat(fd)  # what was opened, in case the path changed since the stat
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(path, info.st_mode, what, "cannot read: ")
+        if info.st_size > limit:
+            raise _too_large(path, limit, what, info.st_size)
+        return _read_at_most(fd, path, limit, what)
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _read_at_most(fd: int, path: str, limit: int, what: str) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := os.read(fd, min(_READ_CHUNK, limit + 1 - total)):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(path, limit, what, None)
+    return b"".join(chunks)
+
+
+def _os_error(path: str, exc: OSError) -> InputFileError:
+    reason = exc.strerror or type(exc).__name__
+    hint = "check the path" if exc.errno == errno.ENOENT else "check the path and its permissions"
+    return InputFileError(path, f"cannot read: {reason}", hint, kind="os", errno=exc.errno)
+
+
+def _not_regular(path: str, mode: int, what: str, verb: str) -> InputFileError:
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return InputFileError(
+        path,
+        f"{verb}{kind}, not a regular file",
+        f"pass a regular {what}",
+        kind="not_regular",
+    )
+
+
+def _too_large(path: str, limit: int, what: str, size: int | None) -> InputFileError:
+    found = "larger than" if size is None else f"{format_size(size)}, over"
+    return InputFileError(
+        path,
+        f"cannot read: {found} the {format_size(limit)} limit for {_a(what)}",
+        "check that this is the right file",
+        kind="too_large",
+        limit=limit,
+    )
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1] in ("a", "e", "i", "o", "u") else f"a {noun}"
+
+
+def format_size(size: int) -> str:
+    """``16 MiB``, ``16.5 MiB`` or ``512 bytes``."""
+    if size < MiB:
+        return f"{size} bytes"
+    mib = size / MiB
+    return f"{mib:.0f} MiB" if size % MiB == 0 else f"{mib:.1f} MiB"
+
+
+# -- JSON nesting -------------------------------------------------------------------
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def json_depth(text: str) -> int:
+    """The deepest bracket nesting of JSON ``text``, ignoring brackets inside strings.
+
+    No recursion and no Python loop per character: the regex engine drops the
+    strings and everything but brackets, then a running sum finds the maximum.
+    """
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+
+
+def loads_json(text: str, path: str | Path, what: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads(text)``, refusing nesting deeper than ``max_depth`` levels.
+
+    Raises:
+        InputFileError: ``kind`` too_deep, naming ``path`` and the limit.
+        ValueError: ``text`` is not JSON (the caller words that itself).
+    """
+    # Counting brackets first is cheap; only text that could be too deep is scanned.
+    if text.count("[") + text.count("{") > max_depth and json_depth(text) > max_depth:
+        raise _too_deep(str(path), what, max_depth)
+    try:
+        return json.loads(text)
+    except RecursionError:  # not reachable after the scan; kept as a last guard
+        raise _too_deep(str(path), what, max_depth) from None
+
+
+def _too_deep(path: str, what: str, limit: int) -> InputFileError:
+    return InputFileError(
+        path,
+        f"{what} nests JSON deeper than the {limit}-level limit",
+        "the file is damaged",
+        kind="too_deep",
+        limit=limit,
+    )

@@ -18,6 +18,7 @@ provider layer read the environment.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import re
 import tomllib
@@ -27,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attractor.dot.schema import MAX_TURNS_LIMIT, PROFILES, parse_duration
-from attractor.errors import SettingError, UsageError
+from attractor.errors import InputFileError, SettingError, UsageError
+from attractor.fileio import TEXT_LIMIT, read_bounded
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph
@@ -155,20 +157,22 @@ class Settings:
 
 
 def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, Any]] | None:
-    """Load the config table: ``(label, table)``, or None when there is no config file."""
+    """Load the config table: ``(label, table)``, or None when there is no config file.
+
+    A config file that exists must be a regular file of at most
+    :data:`~attractor.fileio.TEXT_LIMIT` bytes (a FIFO named ``attractor.toml``
+    is an error, not a file to skip or to wait on).
+    """
     if explicit is not None:
         path = Path(explicit)
-        if not path.is_file():
-            what = "is a directory" if path.is_dir() else "does not exist"
-            raise UsageError(f"config file {explicit} {what}; check the --config path")
         label = path.name
-        table = _read_toml(path, pyproject=path.name == "pyproject.toml")
-    elif (cwd / "attractor.toml").is_file():
+        table = _read_toml(path, explicit, pyproject=path.name == "pyproject.toml")
+    elif os.path.exists(cwd / "attractor.toml"):
         label = "attractor.toml"
-        table = _read_toml(cwd / label, pyproject=False)
-    elif (cwd / "pyproject.toml").is_file():
+        table = _read_toml(cwd / label, label, pyproject=False)
+    elif os.path.exists(cwd / "pyproject.toml"):
         label = "pyproject.toml [tool.attractor]"
-        table = _read_toml(cwd / "pyproject.toml", pyproject=True)
+        table = _read_toml(cwd / "pyproject.toml", "pyproject.toml", pyproject=True)
         if not table:
             return None
     else:
@@ -187,11 +191,28 @@ def _check_keys(label: str, table: dict[str, Any]) -> None:
             raise UsageError(f"{label}: unknown setting {key!r}{hint} (known: {known})")
 
 
-def _read_toml(path: Path, *, pyproject: bool) -> dict[str, Any]:
+def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path.name}: cannot read config file: {exc}") from None
+        text = read_bounded(path, TEXT_LIMIT, "config file")
+    except InputFileError as exc:
+        if exc.kind == "not_regular" and path.is_dir():
+            raise UsageError(
+                f"config file {shown} is a directory; check the --config path"
+            ) from None
+        if exc.errno == errno.ENOENT:
+            raise UsageError(
+                f"config file {shown} does not exist; check the --config path"
+            ) from None
+        raise UsageError(f"config file {shown}: {exc.reason}; {exc.hint}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{shown}: cannot read config file: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
+        raise UsageError(
+            f"{shown}: cannot read config file: values nest too deeply; "
+            "settings are plain strings and numbers"
+        ) from None
     if pyproject:
         tool = data.get("tool", {})
         table = tool.get("attractor", {}) if isinstance(tool, dict) else {}

@@ -60,7 +60,8 @@ def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[str]]:
 
 
 @click.command(epilog=_EPILOG)
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+# Not click.Path(dir_okay=False): a directory is reported like any unreadable file, on one line.
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--format",
     "output_format",
@@ -75,9 +76,12 @@ def lint(files: tuple[str, ...], output_format: str, strict: bool) -> None:
     found, unreadable = lint_files(list(files))
     for message in unreadable:
         click.echo(f"attractor lint: {message}", err=True)
-    if output_format == "json":
-        click.echo(json.dumps([d.to_json() for d in found], indent=2))
-    elif len(unreadable) < len(files):
-        click.echo(format_text_report(found, len(files) - len(unreadable)), nl=False)
+    # With no readable file there is no report: an empty JSON array or "no
+    # problems found" on stdout would read as a clean result.
+    if len(unreadable) < len(files):
+        if output_format == "json":
+            click.echo(json.dumps([d.to_json() for d in found], indent=2))
+        else:
+            click.echo(format_text_report(found, len(files) - len(unreadable)), nl=False)
     failing = any(d.is_error or (strict and d.severity == "warning") for d in found)
     raise SystemExit(2 if unreadable else 1 if failing else 0)

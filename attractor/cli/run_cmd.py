@@ -9,6 +9,7 @@ terminated.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -127,7 +128,7 @@ def _plan_run(path: Path, options: CommonOptions) -> _Plan:
 
 def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
     copy = RunDir(run_dir).pipeline_path
-    if not copy.is_file():
+    if not os.path.lexists(copy):  # anything else there is read, or refused, by prepare
         raise UsageError(
             f"{run_dir}: not a run directory (no {copy.name}); "
             "pass the run directory that attractor run printed"
@@ -141,7 +142,7 @@ def _load_checked(path: Path, *, quiet: bool) -> Graph:
     """Parse, transform and lint ``path``; raise ValidationError on lint errors."""
     from attractor.linter.prepare import prepare
 
-    if not path.is_file():
+    if not os.path.lexists(path):  # a FIFO or a device is refused, naming it, by prepare
         raise UsageError(f"{path}: no such pipeline file; check the path")
     graph, diagnostics = prepare(path, file=str(path))
     if graph is None or any(d.is_error for d in diagnostics):

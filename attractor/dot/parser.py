@@ -33,7 +33,8 @@ from attractor.dot.lexer import (
     scan,
     unescape,
 )
-from attractor.errors import PipelineError, PipelineSyntaxError
+from attractor.errors import InputFileError, PipelineError, PipelineSyntaxError
+from attractor.fileio import TEXT_LIMIT, read_bounded
 
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -392,14 +393,15 @@ def parse_dot(text: str, *, file: str = "<string>") -> Graph:
 
 
 def read_source(path: str | Path) -> str:
-    """The text of a pipeline file; an unreadable file raises PipelineError (exit 2)."""
+    """The text of a pipeline file; an unreadable file raises PipelineError (exit 2).
+
+    A FIFO, a device or a file over :data:`~attractor.fileio.TEXT_LIMIT` is
+    unreadable too (see :func:`~attractor.fileio.read_bounded`).
+    """
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise PipelineError(f"{path}: cannot read: not UTF-8 text") from None
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise PipelineError(f"{path}: cannot read: {reason}") from None
+        return read_bounded(path, TEXT_LIMIT, "pipeline file")
+    except InputFileError as error:
+        raise PipelineError(str(error)) from None
 
 
 def load(path: str | Path) -> Graph:

@@ -9,6 +9,7 @@ start; completed nodes never run again.
 
 from __future__ import annotations
 
+import errno
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import CheckpointError
-from attractor.fileio import atomic_write_text
+from attractor.errors import CheckpointError, InputFileError
+from attractor.fileio import STATE_LIMIT, atomic_write_text, loads_json, read_bounded
 from attractor.handlers.outcome import StageStatus
 
 VERSION = 1
@@ -65,21 +66,16 @@ class Checkpoint:
 
     @classmethod
     def load(cls, path: Path) -> Checkpoint:
-        """Read ``path``; raises CheckpointError with what went wrong and what to do."""
+        """Read ``path``; raises CheckpointError with what went wrong and what to do.
+
+        The file must be a regular file of at most :data:`~attractor.fileio.STATE_LIMIT`
+        bytes whose JSON nests no deeper than :data:`~attractor.fileio.MAX_JSON_DEPTH`.
+        """
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CheckpointError(
-                f"{path}: no checkpoint found; is this a run directory of attractor run?"
-            ) from None
-        except OSError as exc:
-            raise CheckpointError(f"{path}: cannot read checkpoint: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise CheckpointError(
-                f"{path}: checkpoint is not UTF-8 JSON text; the file is damaged, start a new run"
-            ) from None
-        try:
-            data = json.loads(text)
+            text = read_bounded(path, STATE_LIMIT, "checkpoint")
+            data = loads_json(text, path, "checkpoint")
+        except InputFileError as exc:
+            raise CheckpointError(_load_problem(path, exc)) from None
         except ValueError as exc:
             raise CheckpointError(f"{path}: checkpoint is not valid JSON ({exc})") from None
         return cls.from_json(data, path)
@@ -102,6 +98,16 @@ class Checkpoint:
                     f"found {_dumps(value)[:60]}; the file is damaged, start a new run"
                 )
         return cls(**values)
+
+
+def _load_problem(path: Path, exc: InputFileError) -> str:
+    if exc.errno == errno.ENOENT:
+        return f"{path}: no checkpoint found; is this a run directory of attractor run?"
+    if exc.kind == "os":
+        return str(exc)
+    if exc.kind == "not_utf8":
+        return f"{path}: checkpoint is not UTF-8 JSON text; the file is damaged, start a new run"
+    return f"{path}: {exc.reason}; the run directory is damaged, start a new run"
 
 
 def _is_int(value: Any) -> bool:

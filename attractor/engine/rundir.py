@@ -24,9 +24,15 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from attractor.errors import UsageError
+from attractor.errors import CheckpointError, InputFileError, SettingError, UsageError
 from attractor.events import Event
-from attractor.fileio import atomic_write_json, atomic_write_text
+from attractor.fileio import (
+    STATE_LIMIT,
+    atomic_write_json,
+    atomic_write_text,
+    loads_json,
+    read_bounded,
+)
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
@@ -54,31 +60,74 @@ def _safe_name(name: str) -> str:
     return cleaned.strip("._") or "pipeline"
 
 
-def new_run_dir(logs_dir: str | None, graph_name: str) -> Path:
+def new_run_dir(logs_dir: str | None, graph_name: str, *, source: str = "--logs-dir") -> Path:
     """Create the run directory ``logs_dir`` names (default :data:`DEFAULT_LOGS_DIR`).
 
     ``{timestamp}`` (UTC, ``20261122T040646Z``) and ``{graph}`` (the graph's
     name) expand, so one setting can give every run a fresh directory; two runs
     started in the same second then get ``-2``, ``-3``... suffixes. A path
-    without placeholders is taken as it is: it may exist, but must not already
-    hold a run, whose checkpoint would otherwise be overwritten.
+    without placeholders is taken as it is: it may exist, but only as an empty
+    directory. One that already holds a run is refused (its checkpoint would be
+    overwritten), and so is any other non-empty directory (the user's files
+    would be overwritten or appended to). ``source`` names where ``logs_dir``
+    came from (``--logs-dir``, ``ATTRACTOR_LOGS_DIR``...) for the messages.
+
+    Raises:
+        UsageError: the directory cannot be created or must not be used.
     """
     template = logs_dir or DEFAULT_LOGS_DIR
     path = Path(
         template.replace("{timestamp}", utc_stamp()).replace("{graph}", _safe_name(graph_name))
     )
-    if "{timestamp}" in template or "{graph}" in template:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return _unique_dir(path.parent, path.name)
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"--logs-dir {path} is a file; name a directory for the run")
-    if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
-        raise UsageError(
-            f"{path} already holds a run; resume it with: attractor resume {path}, "
-            "or pass another --logs-dir"
+    try:
+        if "{timestamp}" in template or "{graph}" in template:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return _unique_dir(path.parent, path.name)
+        return _claim_dir(path, template, source)
+    except OSError as exc:
+        raise _cannot_create(path, template if logs_dir else None, source, exc) from None
+
+
+def _claim_dir(path: Path, template: str, source: str) -> Path:
+    """``path`` created, or found empty; refused if it holds a run or anything else."""
+    if path.is_dir():
+        if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
+            raise UsageError(
+                f"{path} already holds a run; resume it with: attractor resume {path}, "
+                "or pass another --logs-dir"
+            )
+        entries = sorted(os.listdir(path))
+        if entries:
+            raise SettingError(
+                source,
+                template,
+                f"{path} is not empty and holds no run ({_some_entries(path, entries)}); "
+                "name a new or empty directory, or add {timestamp} to get a fresh one",
+            )
+        return path
+    if path.exists() or path.is_symlink():
+        raise SettingError(
+            source, template, f"{path} exists and is not a directory; name a directory for the run"
         )
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(parents=True)
     return path
+
+
+def _some_entries(path: Path, entries: list[str], shown: int = 3) -> str:
+    names = [f"{n}/" if os.path.isdir(path / n) else n for n in entries[:shown]]
+    more = f" and {len(entries) - shown} more" if len(entries) > shown else ""
+    return "it has " + ", ".join(names) + more
+
+
+def _cannot_create(path: Path, value: str | None, source: str, exc: OSError) -> UsageError:
+    reason = exc.strerror or type(exc).__name__
+    blocker = next((p for p in path.parents if os.path.lexists(p)), None)
+    if blocker is not None and not os.path.isdir(blocker):
+        reason = f"{blocker} is not a directory"
+    what = f"cannot create the run directory {path}: {reason}"
+    if value is None:  # the built-in default
+        return UsageError(f"{what}; pass --logs-dir with a directory you can write to")
+    return SettingError(source, value, f"{what}; choose a directory you can write to")
 
 
 def sibling_run_dir(run_dir: Path, suffix: str) -> Path:
@@ -119,7 +168,13 @@ class RunDir:
         """
         if self._lock_fd is not None:
             return
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise UsageError(
+                f"{self.path}: cannot open the run directory's lock file: {exc.strerror}; "
+                "check that the directory exists and that you can write to it"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -162,16 +217,31 @@ class RunDir:
 
     def read_results(self, count: int) -> list[dict[str, Any]]:
         """The first ``count`` summary rows of results.jsonl (later ones are from
-        work the checkpoint does not cover and will run again)."""
-        rows: list[dict[str, Any]] = []
+        work the checkpoint does not cover and will run again).
+
+        A missing file, or a row cut short by a crash, ends the rows early.
+
+        Raises:
+            CheckpointError: the file is not a regular file, is over
+                :data:`~attractor.fileio.STATE_LIMIT`, or a row nests too deeply.
+        """
         try:
-            with self.results_path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    if len(rows) >= count:
-                        break
-                    rows.append(json.loads(line))
-        except (OSError, ValueError):
-            return rows
+            text = read_bounded(self.results_path, STATE_LIMIT, "results file")
+        except InputFileError as exc:
+            if exc.kind in ("os", "not_utf8"):
+                return []
+            raise damaged_run_file(exc) from None
+        rows: list[dict[str, Any]] = []
+        for line in text.split("\n")[:count]:
+            try:
+                row = loads_json(line, self.results_path, "results row")
+            except InputFileError as exc:
+                raise damaged_run_file(exc) from None
+            except ValueError:
+                break
+            if not isinstance(row, dict):
+                break
+            rows.append(row)
         return rows
 
     def stage_dir(self, node_id: str) -> Path:
@@ -186,14 +256,32 @@ class RunDir:
         atomic_write_text(self.pipeline_path, text)
 
     def read_manifest(self) -> dict[str, Any]:
+        """manifest.json, or ``{}`` when it is missing or not a JSON object.
+
+        Raises:
+            CheckpointError: it is not a regular file, is over
+                :data:`~attractor.fileio.STATE_LIMIT` or nests too deeply.
+        """
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = read_bounded(self.manifest_path, STATE_LIMIT, "manifest")
+            data = loads_json(text, self.manifest_path, "manifest")
+        except InputFileError as exc:
+            if exc.kind in ("os", "not_utf8"):
+                return {}
+            raise damaged_run_file(exc) from None
+        except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
 
     def write_manifest(self, data: dict[str, Any]) -> None:
         atomic_write_json(self.manifest_path, data)
+
+
+def damaged_run_file(exc: InputFileError) -> CheckpointError:
+    """A run file that cannot be used, as the one-line error resume reports."""
+    return CheckpointError(
+        f"{exc.path}: {exc.reason}; the run directory is damaged, start a new run"
+    )
 
 
 class EventLog:

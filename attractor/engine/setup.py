@@ -15,12 +15,14 @@ from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.rundir import (
     PROCESSES,
     RunDir,
+    damaged_run_file,
     new_run_dir,
     sibling_run_dir,
     source_hash,
 )
 from attractor.engine.state import NodeResult, Walk
-from attractor.errors import CheckpointError, RunError, UsageError
+from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
+from attractor.fileio import TEXT_LIMIT, read_bounded, require_regular
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.proc.ledger import stop_survivors
@@ -79,7 +81,7 @@ def start_setup(
 ) -> RunSetup:
     """A fresh run directory for ``graph``."""
     start = _start_node(graph)
-    run_dir = RunDir(new_run_dir(settings.logs_dir, graph.name))
+    run_dir = RunDir(new_run_dir(settings.logs_dir, graph.name, source=settings.source("logs_dir")))
     run_dir.lock()
     text = _read_source(graph, source_path)
     run_dir.copy_source(text)
@@ -157,6 +159,7 @@ def resume_setup(
     try:
         # A command of the previous process that is somehow still running must
         # be gone before its node runs again (see proc/ledger.py).
+        _check_run_files(run_dir)
         stopped = stop_survivors(path / PROCESSES)
         setup = _restore(run_dir, settings, prepare, seed or {})
         if stopped:
@@ -167,6 +170,19 @@ def resume_setup(
     except BaseException:
         run_dir.unlock()
         raise
+
+
+def _check_run_files(run_dir: RunDir) -> None:
+    """Refuse run files that are not regular files before anything opens them.
+
+    A FIFO in place of processes.jsonl, results.jsonl or events.jsonl would
+    block resume for good when read or opened for appending.
+    """
+    for path in (run_dir.path / PROCESSES, run_dir.results_path, run_dir.events_path):
+        try:
+            require_regular(path, "run file")
+        except InputFileError as exc:
+            raise damaged_run_file(exc) from None
 
 
 def _restore(
@@ -198,14 +214,25 @@ def _restore(
         start=start,
         budget=RunTurnBudget(settings.max_total_turns, used=checkpoint.run_turns_used),
         seed=all_seed,
-        node_results=[
-            NodeResult.from_json(r) for r in run_dir.read_results(checkpoint.node_results_count)
-        ],
+        node_results=_node_results(run_dir, checkpoint.node_results_count),
         warnings=_source_warnings(manifest),
         resumed=True,
         manifest=manifest,
         origin=path,
     )
+
+
+def _node_results(run_dir: RunDir, count: int) -> list[NodeResult]:
+    results = []
+    for n, row in enumerate(run_dir.read_results(count), start=1):
+        try:
+            results.append(NodeResult.from_json(row))
+        except (KeyError, TypeError, ValueError):
+            raise CheckpointError(
+                f"{run_dir.results_path}: line {n} is not a node result; "
+                "the run directory is damaged, start a new run"
+            ) from None
+    return results
 
 
 def _check_resumable(path: Path, checkpoint: Checkpoint) -> None:
@@ -242,11 +269,12 @@ def _source_warnings(manifest: dict[str, Any]) -> list[str]:
     recorded = manifest.get("source_sha256")
     if not source or not recorded:
         return []
-    path = Path(source)
     try:
-        current = source_hash(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return [f"{source} is gone; resuming with the copy in the run directory"]
+        current = source_hash(read_bounded(source, TEXT_LIMIT, "pipeline file"))
+    except InputFileError as exc:
+        if exc.kind == "os":
+            return [f"{source} is gone; resuming with the copy in the run directory"]
+        return [f"{source}: {exc.reason}; resuming with the copy in the run directory"]
     if current != recorded:
         return [f"{source} changed since this run started; resuming with the copy in the run dir"]
     return []

@@ -24,7 +24,8 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from attractor.errors import UsageError
+from attractor.errors import InputFileError, UsageError
+from attractor.fileio import TEXT_LIMIT, read_bounded
 
 
 class QuestionType(enum.StrEnum):
@@ -142,16 +143,16 @@ class QueueInterviewer:
 
     @classmethod
     def from_file(cls, path: Path) -> QueueInterviewer:
-        """One answer (key or label) per line; blank lines are ignored."""
+        """One answer (key or label) per line; blank lines are ignored.
+
+        The file must be a regular file of at most
+        :data:`~attractor.fileio.TEXT_LIMIT` bytes: a FIFO or ``/dev/zero``
+        would block or never end (answers can be piped to stdin instead).
+        """
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--answers {path}: cannot read file: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise UsageError(
-                f"--answers {path}: not a UTF-8 text file; "
-                "write one answer (a key or a label) per line"
-            ) from None
+            text = read_bounded(path, TEXT_LIMIT, "answers file")
+        except InputFileError as exc:
+            raise UsageError(f"--answers {path}: {_answers_problem(exc)}") from None
         return cls(line.strip() for line in text.splitlines() if line.strip())
 
     @property
@@ -162,6 +163,16 @@ class QueueInterviewer:
         if not self._answers:
             return Answer(AnswerValue.SKIPPED)
         return _answer_from_text(self._answers.popleft(), question)
+
+
+def _answers_problem(exc: InputFileError) -> str:
+    if exc.kind == "os":
+        return f"cannot read file: {exc.reason.removeprefix('cannot read: ')}; {exc.hint}"
+    if exc.kind == "not_utf8":
+        return "not a UTF-8 text file; write one answer (a key or a label) per line"
+    if exc.kind == "not_regular":
+        return f"{exc.reason}; pass a regular file, or pipe the answers to stdin without --answers"
+    return f"{exc.reason}; {exc.hint}"
 
 
 def _answer_from_text(text: str, question: Question) -> Answer:

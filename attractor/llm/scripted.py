@@ -15,13 +15,15 @@ model would receive it (and appended to ``record_path`` as JSON lines if set).
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from attractor.errors import UsageError
+from attractor.errors import InputFileError, UsageError
+from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
 from attractor.llm.types import Message, ModelRequest, ModelResponse, ToolCall, Usage
 
 Then = Literal["repeat_last", "stop"]
@@ -134,12 +136,13 @@ class _Bad(Exception):
 
 def load_script(path: Path) -> tuple[list[ScriptedResponse], Then]:
     """Parse a script file into responses and the ``then`` policy."""
+    what = "scripted backend file"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"scripted backend file {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"scripted backend file {path}: cannot read it: {error}") from None
+        data = loads_json(read_bounded(path, TEXT_LIMIT, what), path, what)
+    except InputFileError as error:
+        if error.errno == errno.ENOENT:
+            raise UsageError(f"{what} {path}: no such file") from None
+        raise UsageError(f"{what} {path}: {error.reason}; {error.hint}") from None
     except json.JSONDecodeError as error:
         raise UsageError(
             f"scripted backend file {path}: not valid JSON: {error.msg} "

@@ -37,6 +37,8 @@ CURRENT: contextvars.ContextVar[ProcessLedger | None] = contextvars.ContextVar(
 )
 
 _GUARD = Path(__file__).with_name("guard.py")
+#: More than any run writes (two short lines per command); a bound for damaged files.
+_LEDGER_LIMIT = 64 * 1024 * 1024
 
 
 def _stat(pid: int | str) -> list[bytes] | None:
@@ -153,11 +155,12 @@ def survivors(path: Path) -> list[int]:
     """Groups recorded in ``path`` that were never seen to end and still run."""
     started: dict[int, int | None] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open("rb") as fh:  # resume has checked it is a regular file
+            lines = fh.read(_LEDGER_LIMIT).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
     for line in lines:
-        with suppress(ValueError, TypeError, AttributeError):
+        with suppress(ValueError, TypeError, AttributeError, KeyError, RecursionError):
             entry = json.loads(line)
             pgid = int(entry["pgid"])
             if entry.get("ended"):
