@@ -31,7 +31,10 @@ ARROW = "ARROW"
 EOF = "EOF"
 ATTRS = "ATTRS"
 
-_SKIP = r"(?:[ \t\r\n\f\v]+|//[^\n]*|/\*[\s\S]*?\*/)*"
+#: Whitespace and comments before a token. Possessive (``*+``, ``++``): the
+#: regex never backtracks into it, so trailing blank lines cost linear time
+#: instead of trying every way to split them.
+_SKIP = r"(?:[ \t\r\n\f\v]++|//[^\n]*+|/\*[\s\S]*?\*/)*+"
 _WORD = r"-?[A-Za-z0-9_.:]+(?:-(?![->])[A-Za-z0-9_.:]*)*"
 _STRING = r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"'
 _TOKENS = rf"""
@@ -44,6 +47,7 @@ _TOKENS = rf"""
       | (?P<bad_string>")
       | (?P<bad_html><)
       | (?P<bad_char>\S)
+      | (?P<END>\Z)
 """
 
 #: Each match is optional whitespace/comments, then one token group.
@@ -175,6 +179,8 @@ def scan(text: str, *, file: str = "<string>", blocks: bool = False) -> Scan:
         elif kind == "STRING":
             add_kind(STRING)
             add_value(unescape(text[start + 1 : end - 1]))
+        elif kind == "END":
+            break  # only whitespace and comments were left
         else:
             line, column = LineIndex(text).locate(start)
             _raise_bad(kind or "bad_char", text[start:end], file, line, column)
