@@ -1,19 +1,34 @@
 """The edge condition language, shared by lint and the engine.
 
-Grammar: ``clause ( '&&' clause )*`` where a clause is ``key ('=' | '!=') literal``.
-Keys are ``outcome``, ``preferred_label`` or ``context.NAME`` (dotted names
-allowed). Literals are double-quoted strings (``\\"`` ``\\\\`` escapes) or bare
-words of letters, digits and ``_ . : -``. An empty condition always holds.
+Grammar: ``clause ( '&&' clause )*``. A clause is either a comparison
+``key ('=' | '!=') literal`` or a bare ``key``, which tests truthiness. Keys
+are dotted identifiers. Literals are double-quoted strings (``\\"`` ``\\\\``
+escapes) or bare words of letters, digits and ``_ . : -``. An empty condition
+always holds; clauses are tested left to right and all of them must hold.
+
+Keys resolve as in sections 10.4-10.5 of the attractor spec:
+
+- ``outcome`` is the stage status and ``preferred_label`` the outcome's label;
+- ``context.x`` reads the run context at ``context.x``, then at ``x``;
+- any other key (``tests_passed``, ``tool.exit_code``) reads the run context
+  at exactly that key;
+- a missing key is the empty string. Values compare as text: Python booleans
+  read as ``true``/``false``, ``None`` as the empty string, the rest as ``str()``.
 
 Choices where the reference is loose (documented here because users see them):
 
-- A clause must have an operator: a bare key (truthiness) is a syntax error, so
-  a typo like ``outcome-success`` is caught by lint instead of silently failing.
-- Unknown keys are errors; the only free-form namespace is ``context.*``.
+- A bare key is false when its text, trimmed and lowercased, is ``""``,
+  ``"0"`` or ``"false"`` (so a missing key, ``False``, ``0`` and
+  ``--set ready=false`` are all false), and true otherwise, including
+  ``"no"``, ``"0.0"`` and ``"[]"``. The reference uses plain string
+  truthiness, which would make ``false`` true.
+- A bare ``outcome`` is a syntax error: the status is never empty, so it would
+  always hold (and would make the edge a failure route).
 - ``outcome`` compares against the stage statuses, so ``outcome=sucess`` is an
   error with a did-you-mean rather than an edge that can never be taken.
-- ``context.x`` looks up ``context.x`` and then ``x`` in the run context; a
-  missing key is the empty string; Python booleans read as ``true``/``false``.
+- A plain key that looks like a misspelt ``outcome`` or ``preferred_label``
+  (``outcom=success``) parses as a context key, as the reference says; lint
+  warns about it (see :func:`special_key_typo`).
 """
 
 from __future__ import annotations
@@ -32,9 +47,14 @@ class Lookup(Protocol):
 
     def get(self, key: str, default: object = None) -> object: ...
 
+
 Operator = Literal["=", "!="]
 
 OUTCOME_VALUES = ("success", "partial_success", "retry", "fail", "skipped")
+#: Keys read from the stage outcome rather than the run context.
+SPECIAL_KEYS = ("outcome", "preferred_label")
+#: Text forms (trimmed, lowercased) that make a bare-key clause false.
+FALSY_TEXT = frozenset({"", "0", "false"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _BARE = re.compile(r"[A-Za-z0-9_.:\-]+")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -44,10 +64,13 @@ _UNESCAPE = re.compile(r"\\(.)")
 
 @dataclass(frozen=True)
 class Clause:
-    """``key op literal``; ``column`` is where the clause starts (1-based)."""
+    """``key op literal``, or a bare ``key`` (``op`` None) that tests truthiness.
+
+    ``column`` is where the clause starts (1-based).
+    """
 
     key: str
-    op: Operator
+    op: Operator | None
     literal: str
     column: int
 
@@ -77,26 +100,32 @@ class _Scanner:
         rest = self.text[self.pos :]
         return f"'{rest[:12]}'" if rest else "end of condition"
 
+    def at_clause_end(self) -> bool:
+        return self.pos == len(self.text) or self.text.startswith("&&", self.pos)
+
     def clause(self) -> Clause:
         self.skip_space()
         start = self.pos
         match = _KEY.match(self.text, self.pos)
         if match is None:
             raise self.fail(
-                f"expected outcome, preferred_label or context.NAME, found {self.found()}"
+                "expected a key (outcome, preferred_label, context.NAME or a context key), "
+                f"found {self.found()}"
             )
         key = match.group()
-        _check_key(key, self, start)
         self.pos = match.end()
         self.skip_space()
         op = self.operator(key)
+        if op is None:
+            return Clause(key, None, "", start + 1)
         self.skip_space()
         literal = self.literal(op)
         if key == "outcome":
             _check_outcome(literal, self, start)
         return Clause(key, op, literal, start + 1)
 
-    def operator(self, key: str) -> Operator:
+    def operator(self, key: str) -> Operator | None:
+        """The comparison after ``key``; None when the clause is a bare key."""
         if self.text.startswith("!=", self.pos):
             self.pos += 2
             return "!="
@@ -105,7 +134,16 @@ class _Scanner:
         if self.text.startswith("=", self.pos):
             self.pos += 1
             return "="
-        raise self.fail(f"expected '=' or '!=' after {key}, found {self.found()}")
+        if self.at_clause_end():
+            if key == "outcome":
+                # The status is never empty, so a bare outcome would always hold.
+                raise self.fail("expected '=' or '!=' after outcome, e.g. outcome=success")
+            return None
+        if self.text.startswith(".", self.pos):
+            raise self.fail(f"expected a name after '{key}.'")
+        raise self.fail(
+            f"expected '=', '!=', '&&' or end of condition after {key}, found {self.found()}"
+        )
 
     def literal(self, op: str) -> str:
         quoted = _QUOTED.match(self.text, self.pos)
@@ -119,16 +157,6 @@ class _Scanner:
             raise self.fail(f"expected a value after '{op}', found {self.found()}")
         self.pos = bare.end()
         return bare.group()
-
-
-def _check_key(key: str, scanner: _Scanner, start: int) -> None:
-    if key in ("outcome", "preferred_label") or key.startswith("context."):
-        return
-    close = difflib.get_close_matches(key, ["outcome", "preferred_label"], n=1, cutoff=0.7)
-    hint = f"did you mean {close[0]}? " if close else ""
-    raise scanner.fail(
-        f"unknown key '{key}': {hint}use outcome, preferred_label or context.NAME", start
-    )
 
 
 def _check_outcome(value: str, scanner: _Scanner, start: int) -> None:
@@ -164,12 +192,24 @@ def parse_condition(text: str) -> Condition:
 
 
 def condition_keys(text: str) -> frozenset[str]:
-    """The keys a condition tests (``outcome``, ``preferred_label``, ``context.NAME``).
+    """The keys a condition tests, as written (``outcome``, ``context.x``, ``ready``, ...).
 
     Raises:
         ConditionError: when ``text`` does not parse.
     """
     return frozenset(clause.key for clause in parse_condition(text).clauses)
+
+
+def special_key_typo(key: str) -> str | None:
+    """The special key that plain ``key`` looks like a misspelling of, else None.
+
+    ``outcom`` gives ``outcome``; dotted keys (``context.x``, ``tool.output``)
+    and the special keys themselves give None.
+    """
+    if key in SPECIAL_KEYS or "." in key:
+        return None
+    close = difflib.get_close_matches(key.lower(), SPECIAL_KEYS, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def _as_text(value: object) -> str:
@@ -180,15 +220,28 @@ def _as_text(value: object) -> str:
     return str(value)
 
 
-def _resolve(key: str, outcome: str, preferred_label: str, context: Lookup) -> str:
+def is_truthy(text: str) -> bool:
+    """Whether a resolved value makes a bare-key clause hold (see :data:`FALSY_TEXT`)."""
+    return text.strip().lower() not in FALSY_TEXT
+
+
+def resolve_key(key: str, outcome: str, preferred_label: str, context: Lookup) -> str:
+    """The text a key stands for; a key the context lacks is the empty string."""
     if key == "outcome":
         return outcome
     if key == "preferred_label":
         return preferred_label
     value = context.get(key)
-    if value is None:
+    if value is None and key.startswith("context."):
+        # ``context.x`` also finds a value stored under plain ``x``.
         value = context.get(key.removeprefix("context."))
     return _as_text(value)
+
+
+def _holds(clause: Clause, actual: str) -> bool:
+    if clause.op is None:
+        return is_truthy(actual)
+    return (actual == clause.literal) == (clause.op == "=")
 
 
 def evaluate(
@@ -204,8 +257,7 @@ def evaluate(
         ConditionError: when given text that does not parse.
     """
     parsed = parse_condition(condition) if isinstance(condition, str) else condition
-    for clause in parsed.clauses:
-        actual = _resolve(clause.key, outcome, preferred_label, context)
-        if (actual == clause.literal) != (clause.op == "="):
-            return False
-    return True
+    return all(
+        _holds(clause, resolve_key(clause.key, outcome, preferred_label, context))
+        for clause in parsed.clauses
+    )

@@ -84,7 +84,7 @@ def test_json_format_is_one_array_with_exact_keys(tmp_path: Path) -> None:
 
 
 def test_json_edge_is_a_pair(tmp_path: Path) -> None:
-    text = BAD.replace("start -> w -> exit", 'start -> w\n w -> exit [condition="x=1"]')
+    text = BAD.replace("start -> w -> exit", 'start -> w\n w -> exit [condition="x==1"]')
     found = json.loads(run("--format", "json", write(tmp_path, "e.dot", text))[1])
     (edge,) = [d for d in found if d["rule"] == "condition_syntax"]
     assert edge["edge"] == ["w", "exit"]
