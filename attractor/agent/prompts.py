@@ -5,10 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def system_prompt(*, workdir: Path, max_turns: int, tool_names: list[str]) -> str:
-    """The system prompt: role, working directory, tools and the turn budget."""
+def system_prompt(
+    *,
+    workdir: Path,
+    max_turns: int,
+    tool_names: list[str],
+    choices: tuple[str, ...] | None = None,
+) -> str:
+    """The system prompt: role, working directory, tools, the turn budget and how to report.
+
+    ``choices`` is None when the session takes no outcome report, else the
+    stage's outgoing edge labels (possibly none).
+    """
     tools = ", ".join(tool_names) if tool_names else "none"
-    return (
+    text = (
         "You are a coding agent working on one stage of an automated pipeline. "
         "Complete the task you are given using the tools available, then answer "
         "with a short plain-text report and no tool calls to finish.\n\n"
@@ -19,6 +29,26 @@ def system_prompt(*, workdir: Path, max_turns: int, tool_names: list[str]) -> st
         "Each reply you send counts as one turn, whether or not it calls tools. "
         "Plan so the work fits, and stop as soon as the task is done."
     )
+    if choices is not None:
+        text += "\n\n" + outcome_instructions(choices)
+    return text
+
+
+def outcome_instructions(choices: tuple[str, ...]) -> str:
+    """How the model says how its stage ended, and which way the pipeline goes."""
+    text = (
+        "Outcome: when you are done, call report_outcome with outcome success, "
+        "partial_success, retry or fail, and notes saying why. Without tools, end your "
+        'last message with a JSON object instead, e.g. {"outcome": "success", "notes": "..."}. '
+        "If you report nothing, the stage counts as a success."
+    )
+    if choices:
+        listed = "; ".join(choices)
+        text += (
+            f"\nThis stage decides where the pipeline goes next. Choose one of these "
+            f"labels as preferred_label: {listed}."
+        )
+    return text
 
 
 def budget_note(*, used: int, max_turns: int) -> str:
@@ -35,7 +65,8 @@ def final_turn_note(*, reason: str = "turn budget") -> str:
     return (
         f"This is your last turn: the {reason} is spent and tools are no longer "
         "available. Reply in plain text with a summary: what you did, what is still "
-        "left to do, and whether the task is complete."
+        "left to do, and whether the task is complete. You may end it with a JSON "
+        'outcome object such as {"outcome": "partial_success", "notes": "..."}.'
     )
 
 

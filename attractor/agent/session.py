@@ -16,7 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.agent import prompts
+from attractor.agent.hooks import ToolHooks
 from attractor.agent.loop_detect import LoopDetector
+from attractor.agent.report import (
+    TOOL_NAME as REPORT_TOOL,
+)
+from attractor.agent.report import (
+    OutcomeReport,
+    ReportError,
+    parse_report,
+    report_from_text,
+    report_tool,
+)
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.agent.tools import ToolContext, ToolRegistry
 from attractor.agent.transcript import Transcript, TurnKind
@@ -30,7 +41,15 @@ from attractor.events import (
     Event,
     ToolCallCompleted,
 )
-from attractor.llm.types import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
+from attractor.llm.types import (
+    Message,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
 
 #: Share of the budget after which the model is told how many turns remain.
 NOTICE_AT = 0.8
@@ -48,6 +67,12 @@ class SessionConfig:
     reasoning_effort: str | None = None
     shell_timeout_cap: float = 600.0
     kill_grace: float = 2.0
+    #: ``tool_hooks.pre`` / ``tool_hooks.post`` commands run around each tool call.
+    tool_hooks: ToolHooks = ToolHooks()
+    #: Offer ``report_outcome`` so the model can set the stage's outcome.
+    report: bool = True
+    #: The stage's outgoing edge labels the model may choose from.
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,6 +86,8 @@ class SessionResult:
         run_budget_exhausted: The run-wide budget forced the final turn or
             allowed no request at all.
         usage: Token usage summed over the session's requests.
+        report: The model's own verdict (``report_outcome`` or a trailing JSON
+            object), None when it gave none.
     """
 
     text: str
@@ -68,6 +95,7 @@ class SessionResult:
     turn_limit_reached: bool
     run_budget_exhausted: bool
     usage: Usage
+    report: OutcomeReport | None = None
 
 
 class AgentSession:
@@ -97,7 +125,10 @@ class AgentSession:
         self.messages: list[Message] = [
             Message.system(
                 prompts.system_prompt(
-                    workdir=config.workdir, max_turns=config.max_turns, tool_names=tools.names()
+                    workdir=config.workdir,
+                    max_turns=config.max_turns,
+                    tool_names=[*tools.names(), *([REPORT_TOOL] if config.report else [])],
+                    choices=config.choices if config.report else None,
                 )
             ),
             Message.user(config.prompt),
@@ -110,6 +141,7 @@ class AgentSession:
         self._after_reflection = False
         self._noticed = False
         self._registered = False
+        self.report: OutcomeReport | None = None
 
     async def run(self) -> SessionResult:
         """Loop until the model answers without tools or the budget ends the session."""
@@ -126,10 +158,20 @@ class AgentSession:
                     text = self._final_text(kind, response)
                     break
                 await self._run_tools(response.tool_calls)
+                if self.report is not None:
+                    text = response.text or self.report.notes
+                    break
         finally:
             self._unregister()
+        if self.report is None and self.config.report:
+            self.report = report_from_text(text)
         return SessionResult(
-            text, self.turns_used, self.turn_limit_reached, self.run_budget_exhausted, self.usage
+            text,
+            self.turns_used,
+            self.turn_limit_reached,
+            self.run_budget_exhausted,
+            self.usage,
+            self.report,
         )
 
     # -- budget ---------------------------------------------------------------
@@ -210,7 +252,7 @@ class AgentSession:
         self._add_turn_messages(kind)
         self.turns_used += 1
         turn = self.turns_used
-        tools = self.tools.definitions() if kind == "work" else ()
+        tools = self._offered() if kind == "work" else ()
         limit = self.config.max_turns
         self.emit(AgentTurnStarted(node=self.config.node_id, turn=turn, max_turns=limit, kind=kind))
         response = await self.model.request(
@@ -224,6 +266,11 @@ class AgentSession:
         )
         self._account(kind, turn, response)
         return response
+
+    def _offered(self) -> tuple[ToolDefinition, ...]:
+        if not self.config.report:
+            return self.tools.definitions()
+        return (*self.tools.definitions(), report_tool(self.config.choices))
 
     def _account(self, kind: TurnKind, turn: int, response: ModelResponse) -> None:
         usage = response.usage or Usage()
@@ -256,9 +303,26 @@ class AgentSession:
 
     def _final_text(self, kind: TurnKind, response: ModelResponse) -> str:
         if kind == "final" and response.tool_calls:
-            self._warn(prompts.ignored_tools_warning(len(response.tool_calls), "final"))
+            # A report is an answer, not work: it counts even on the tool-free turn.
+            reports = [c for c in response.tool_calls if c.name == REPORT_TOOL]
+            for call in reports:
+                self._take_report(call)
+            ignored = len(response.tool_calls) - len(reports)
+            if ignored:
+                self._warn(prompts.ignored_tools_warning(ignored, "final"))
+            if self.report is not None:
+                return response.text or self.report.notes
             return response.text or prompts.NO_FINAL_SUMMARY
         return response.text
+
+    def _take_report(self, call: ToolCall) -> str:
+        """Record a ``report_outcome`` call; the answer the model gets back."""
+        try:
+            self.report = parse_report(call.arguments)
+        except ReportError as error:
+            return f"report not recorded: {error}. Call {REPORT_TOOL} again with valid fields."
+        choice = f", label {self.report.preferred_label!r}" if self.report.preferred_label else ""
+        return f"outcome recorded: {self.report.outcome}{choice}"
 
     # -- tools ----------------------------------------------------------------
 
@@ -266,8 +330,17 @@ class AgentSession:
         """Run each call in order; answer each; warn once if the calls go in circles."""
         loop_warning = None
         for call in calls:
+            if call.name == REPORT_TOOL and self.config.report:
+                answer = self._take_report(call)
+                self.transcript.tool_output(
+                    turn=self.turns_used, name=call.name, arguments=call.arguments, output=answer
+                )
+                self.messages.append(Message.tool(call, answer, is_error=self.report is None))
+                continue
             started = time.monotonic()
-            result = await self.tools.execute(call, self.tool_context)
+            result = await self.config.tool_hooks.run(
+                call, self.tool_context, self.tools.execute, self._warn
+            )
             self.transcript.tool_output(
                 turn=self.turns_used, name=call.name, arguments=call.arguments, output=result.output
             )

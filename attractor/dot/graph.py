@@ -7,6 +7,7 @@ at the file. Typed access goes through :mod:`attractor.dot.schema`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -319,3 +320,13 @@ class Graph(_View):
 
     def is_exit(self, node: Node) -> bool:
         return node in self.exit_candidates() or node.handler_type == "exit"
+
+
+_ACCELERATOR_PREFIX = re.compile(r"^(\[\w\]\s*|\w\)\s*|\w\s+-\s+)")
+
+
+def normalize_label(label: str) -> str:
+    """Lowercase, trimmed, without an accelerator prefix (``[Y] ``, ``Y) ``, ``Y - ``)."""
+    text = label.strip()
+    text = _ACCELERATOR_PREFIX.sub("", text, count=1)
+    return text.strip().lower()

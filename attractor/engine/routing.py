@@ -19,26 +19,15 @@ when the step worked, not when it failed); see docs/engine.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from attractor.dot.conditions import condition_keys, evaluate
-from attractor.dot.graph import Edge, Graph, Node
+from attractor.dot.graph import Edge, Graph, Node, normalize_label
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 
 CONDITIONAL = "conditional"
-_ACCELERATOR_PREFIX = re.compile(r"^(\[\w\]\s*|\w\)\s*|\w\s+-\s+)")
-
-
-def normalize_label(label: str) -> str:
-    """Lowercase, trimmed, without an accelerator prefix (``[Y] ``, ``Y) ``, ``Y - ``)."""
-    text = label.strip()
-    text = _ACCELERATOR_PREFIX.sub("", text, count=1)
-    return text.strip().lower()
-
-
 def best_by_weight(edges: Iterable[Edge]) -> Edge | None:
     """Highest weight first; equal weights go to the target id that sorts first."""
     ranked = sorted(edges, key=lambda e: (-e.weight, e.target))

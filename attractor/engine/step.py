@@ -15,6 +15,7 @@ import anyio
 
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
+from attractor.engine import status_file
 from attractor.engine.retry import policy_for
 from attractor.engine.state import NodeResult, Run, Walk, save_checkpoint
 from attractor.errors import RunError
@@ -128,6 +129,7 @@ async def _attempt(
         run_branch=run_branch,
     )
     timeout = _attempt_timeout(node, handler_type)
+    before = status_file.signature(env.stage_dir)
     try:
         handler = run.registry.resolve(node)
         with anyio.move_on_after(timeout) as scope:
@@ -136,6 +138,8 @@ async def _attempt(
             return Outcome.fail(f"timed out after {_as_written(node, timeout)}")
     except Exception as exc:  # the handler contract: any error is a FAIL
         return Outcome.fail(str(exc) or type(exc).__name__)
+    if status_file.written_by_node(env.stage_dir, before):
+        return status_file.apply(env.stage_dir, result)
     return _status_or_auto(node, result)
 
 
@@ -220,5 +224,8 @@ def _finish(
 
 
 def _write_status(run: Run, node: Node, outcome: Outcome) -> None:
-    path = run.run_dir.stage_dir(node.id) / "status.json"
+    name = status_file.STATUS
+    if outcome.details.get("status_file") == status_file.BY_NODE:
+        name = status_file.ENGINE_RECORD  # the node's own file stays as it wrote it
+    path = run.run_dir.stage_dir(node.id) / name
     write_text(path, json.dumps(outcome.to_json(), indent=2, default=str) + "\n")

@@ -7,17 +7,19 @@ in the node's working directory, and turn how it ended into an honest
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 import anyio
 
+from attractor.agent.hooks import ToolHooks
 from attractor.agent.session import AgentSession, SessionConfig, SessionResult
 from attractor.agent.tools import default_registry
 from attractor.agent.transcript import Transcript
-from attractor.dot.graph import Graph, Node
+from attractor.dot.graph import Graph, Node, normalize_label
 from attractor.errors import LLMError
-from attractor.events import TurnBudgetResolved, TurnLimitReached
+from attractor.events import AgentWarning, TurnBudgetResolved, TurnLimitReached
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
@@ -112,6 +114,8 @@ class AgentBackend:
                 reasoning_effort=node.raw("reasoning_effort"),
                 shell_timeout_cap=request.settings.shell_timeout_cap,
                 kill_grace=request.settings.kill_grace,
+                tool_hooks=tool_hooks_for(node, request.stage_dir),
+                choices=edge_choices(node),
             ),
             tools=default_registry(),
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
@@ -131,6 +135,31 @@ class AgentBackend:
 
     async def aclose(self) -> None:
         await self.models.aclose()
+
+
+def tool_hooks_for(node: Node, stage_dir: Path) -> ToolHooks:
+    """The node's ``tool_hooks.pre``/``.post``: its own value, else the graph's.
+
+    A value set on the node wins even when empty, so ``tool_hooks.pre=""``
+    turns the graph's hook off for that node.
+    """
+
+    def command(key: str) -> str:
+        own = node.raw(key)
+        return (own if own is not None else node.graph.raw(key) or "").strip()
+
+    return ToolHooks(
+        pre=command("tool_hooks.pre"),
+        post=command("tool_hooks.post"),
+        node_id=node.id,
+        stage_dir=stage_dir,
+    )
+
+
+def edge_choices(node: Node) -> tuple[str, ...]:
+    """The node's distinct outgoing edge labels, in the order they were written."""
+    labels = (edge.label.strip() for edge in node.outgoing())
+    return tuple(dict.fromkeys(label for label in labels if label))
 
 
 def _failure(error: Exception) -> str:
@@ -157,8 +186,44 @@ def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> 
                 reason=reason,
             )
         )
-        return _outcome(request, budget, result, _LIMIT_STATUS[budget.on_turn_limit], reason)
-    return _outcome(request, budget, result, StageStatus.SUCCESS, "")
+        outcome = _outcome(request, budget, result, _LIMIT_STATUS[budget.on_turn_limit], reason)
+        # The model's own report on its final turn still steers (a fail stays a fail).
+        return _with_report(outcome, result, request) if outcome.status.is_success else outcome
+    return _with_report(
+        _outcome(request, budget, result, StageStatus.SUCCESS, ""), result, request
+    )
+
+
+def _with_report(outcome: Outcome, result: SessionResult, request: StageRequest) -> Outcome:
+    """The model's report applied over the budget's verdict."""
+    report = result.report
+    if report is None:
+        return outcome
+    status = StageStatus(report.outcome)
+    failing = status in (StageStatus.FAIL, StageStatus.RETRY)
+    reason = report.notes or f"the model reported {report.outcome}"
+    label = report.preferred_label
+    choices = edge_choices(request.node)
+    details = {**outcome.details, "reported_by_model": report.via}
+    if label and normalize_label(label) not in {normalize_label(c) for c in choices}:
+        details["unknown_label"] = label
+        request.emit(
+            AgentWarning(
+                node=request.node.id,
+                turn=result.turns_used,
+                message=f"the model chose label {label!r}, which no outgoing edge has",
+            )
+        )
+    return replace(
+        outcome,
+        status=status,
+        preferred_label=label,
+        suggested_next_ids=report.suggested_next_ids,
+        context_updates={**outcome.context_updates, **report.context_updates},
+        notes=report.notes or outcome.notes,
+        failure_reason=reason if failing else outcome.failure_reason,
+        details=details,
+    )
 
 
 def _outcome(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from attractor.dot.conditions import parse_condition
+from attractor.dot.conditions import parse_condition, special_key_typo
 from attractor.dot.graph import Edge, Graph, Node, SourcePos
 from attractor.dot.schema import (
     FIDELITY_MODES,
@@ -207,7 +207,7 @@ def tool_command_missing(graph: Graph) -> list[Diagnostic]:
 
 @rule("condition_syntax")
 def condition_syntax(graph: Graph) -> list[Diagnostic]:
-    """Edge conditions parse (operators =, != and &&; keys outcome, preferred_label, context.*)."""
+    """Edge conditions parse (clauses ``key=value``, ``key!=value`` or a bare key, joined by &&)."""
     found: list[Diagnostic] = []
     for edge in facts(graph).edges:
         text = edge.attrs.get("condition")
@@ -223,7 +223,39 @@ def condition_syntax(graph: Graph) -> list[Diagnostic]:
                     edge,
                     f'condition="{text}" (column {error.column}): {error.message}',
                     key="condition",
-                    fix="write clauses like outcome=success && context.tests_passed=true",
+                    fix="join clauses like outcome=success, tests_passed=true or ready with &&",
+                )
+            )
+    return found
+
+
+@rule("condition_key")
+def condition_key(graph: Graph) -> list[Diagnostic]:
+    """A plain condition key that looks like a misspelt outcome or preferred_label.
+
+    Such a key is legal (it reads the run context), but ``outcom=success`` can
+    never hold, so it is a warning; ``context.outcom`` says the key is meant.
+    """
+    found: list[Diagnostic] = []
+    for edge in facts(graph).edges:
+        text = edge.attrs.get("condition")
+        try:
+            clauses = parse_condition(text).clauses if text else ()
+        except ConditionError:
+            continue  # condition_syntax reports it
+        for clause in clauses:
+            meant = special_key_typo(clause.key)
+            if meant is None:
+                continue
+            found.append(
+                at(
+                    "condition_key",
+                    "warning",
+                    edge,
+                    f'condition="{text}" (column {clause.column}): "{clause.key}" is read '
+                    f"from the run context; did you mean {meant}?",
+                    key="condition",
+                    fix=f"write {meant}, or context.{clause.key} if you mean the context value",
                 )
             )
     return found
@@ -249,3 +281,48 @@ def stylesheet_syntax(graph: Graph) -> list[Diagnostic]:
             )
         ]
     return []
+
+
+_HOOK_KEYS = ("tool_hooks.pre", "tool_hooks.post")
+
+
+@rule("tool_hooks")
+def tool_hooks(graph: Graph) -> list[Diagnostic]:
+    """``tool_hooks.pre``/``.post`` hold a command and sit where an agent calls tools.
+
+    On the graph a blank hook is an error. On a node a blank value turns the
+    graph's hook off for that node, so it is only worth a warning when the graph
+    has no hook to turn off. A hook on a node that is not an LLM node never runs
+    (a ``node [...]`` default that also reaches LLM nodes is fine).
+    """
+    found: list[Diagnostic] = []
+    for key in _HOOK_KEYS:
+        on_graph = graph.attrs.get(key)
+        if on_graph is not None and not on_graph.strip():
+            message = f'{key}="{on_graph}" on the graph is empty; a hook must be a shell command'
+            fix = f"give {key} a command, or remove it"
+            found.append(at("tool_hooks", "error", graph, message, key=key, fix=fix))
+        found.extend(_node_hooks(graph, key, graph_has_hook=bool(on_graph and on_graph.strip())))
+    return found
+
+
+def _node_hooks(graph: Graph, key: str, *, graph_has_hook: bool) -> list[Diagnostic]:
+    known = facts(graph)
+    carriers = [node for node in known.nodes if key in node.attrs]
+    on_llm = {node.attr_pos.get(key) for node in carriers if known.types[node.id] == "codergen"}
+    found: list[Diagnostic] = []
+    seen: set[tuple[str, SourcePos | None]] = set()
+    for node in carriers:
+        blank = not node.attrs[key].strip()
+        if blank and not graph_has_hook and _once(seen, key, node):
+            message = f'{key}="" on {node.id} turns off nothing: the graph sets no {key}'
+            fix = f"remove {key} from {node.id}, or give it a shell command"
+            found.append(at("tool_hooks", "warning", node, message, key=key, fix=fix))
+        pos = node.attr_pos.get(key)
+        llm = known.types[node.id] == "codergen" or (pos is not None and pos in on_llm)
+        if not blank and not llm and _once(seen, key, node):
+            kind = known.types[node.id]
+            message = f"{key} on {node.id} never runs: it is a {kind} node, not an LLM node"
+            fix = f"move {key} to the LLM nodes (or to the graph), or remove it"
+            found.append(at("tool_hooks", "warning", node, message, key=key, fix=fix))
+    return found

@@ -96,6 +96,56 @@ def test_condition_syntax_reports_column() -> None:
     assert "(column 17)" in error.message and (error.line, error.column) == (6, 12)
 
 
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "ready",
+        "tests_passed=true",
+        "outcome=success && ready=true",
+        "outcome=success && context.ready",
+        "preferred_label && tool.exit_code!=0",
+    ],
+)
+def test_unqualified_and_bare_keys_lint_clean(condition: str) -> None:
+    body = f'w [prompt=p]\nstart -> w\nw -> exit [condition="{condition}"]\nw -> exit'
+    assert lint_body(body) == []
+
+
+@pytest.mark.parametrize(
+    ("condition", "needle"),
+    [
+        ("outcome=sucess", "(column 1): outcome is never 'sucess': did you mean success?"),
+        ("ready && outcome=sucess", "(column 10): outcome is never 'sucess'"),
+        ("ready == true", "(column 7): use '='"),
+        ("ready ~ true", "(column 7): expected '=', '!=', '&&' or end of condition after ready"),
+        ("outcome", "(column 8): expected '=' or '!=' after outcome"),
+        ("ready &&", "(column 9): expected a key"),
+    ],
+)
+def test_condition_syntax_still_rejects_malformed_clauses(condition: str, needle: str) -> None:
+    body = f'w [prompt=p]\nstart -> w\nw -> exit [condition="{condition}"]\nw -> exit'
+    (error,) = by_rule(lint_body(body), "condition_syntax")
+    assert needle in error.message and error.severity == "error"
+
+
+def test_condition_key_warns_about_a_misspelt_special_key() -> None:
+    body = (
+        "w [prompt=p]\nstart -> w\n"
+        'w -> exit [condition="ready && outcom=success"]\n'
+        'w -> exit [condition="context.outcom=success"]\nw -> exit'
+    )
+    (warning,) = lint_body(body)
+    assert (warning.rule, warning.severity, warning.edge) == (
+        "condition_key",
+        "warning",
+        ("w", "exit"),
+    )
+    assert '(column 10): "outcom" is read from the run context; did you mean outcome?' in (
+        warning.message
+    )
+    assert warning.fix == "write outcome, or context.outcom if you mean the context value"
+
+
 def test_stylesheet_syntax() -> None:
     (error,) = by_rule(
         lint_body(

@@ -1,0 +1,245 @@
+"""Tool call hooks: shell commands that run before and after each agent tool call.
+
+A pre hook is a gate. It learns which tool the model wants to call and with
+which arguments; exit status 0 lets the call run, anything else (a timeout or a
+hook that cannot start included) skips it, and the model gets an error result
+saying the hook blocked the call, with the end of the hook's output as the
+reason. A post hook is an observer. It learns the call and its result; when it
+fails, a warning is recorded and the result stands.
+
+Both receive one JSON object on stdin and the same facts in environment
+variables (see :func:`hook_env`). They run through the shell in the agent's
+working directory, each in a process group of its own that dies with it
+(:func:`attractor.proc.process.run_process`), for at most :data:`HOOK_TIMEOUT`
+seconds. Every run is appended to ``hooks.log`` in the stage directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from attractor.agent.tools.base import ToolContext, ToolResult
+from attractor.llm.types import ToolCall
+from attractor.proc.process import process_env, run_process
+
+Phase = Literal["pre", "post"]
+Execute = Callable[[ToolCall, ToolContext], Awaitable[ToolResult]]
+Warn = Callable[[str], None]
+
+#: Seconds a hook may run before its process group is killed (a pre hook then blocks).
+HOOK_TIMEOUT = 30.0
+#: Characters of the hook's output quoted back to the model and in warnings.
+OUTPUT_TAIL = 2000
+#: Characters of the hook's last output line quoted in a warning.
+WARNING_LINE = 200
+#: ``ATTRACTOR_TOOL_ARGS`` is left empty above this size (stdin always has it all).
+ENV_ARGS_LIMIT = 32 * 1024
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """How one hook command ended."""
+
+    phase: Phase
+    returncode: int | None
+    timed_out: bool
+    output: str
+    duration: float
+    start_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.start_error
+
+    def describe(self, timeout: float) -> str:
+        """``exit code 1``, ``timed out after 30s`` or ``could not start: ...``."""
+        if self.start_error:
+            return f"could not start: {self.start_error}"
+        if self.timed_out:
+            return f"timed out after {timeout:g}s"
+        return f"exit code {self.returncode}"
+
+    def tail(self) -> str:
+        text = self.output.strip()
+        if len(text) <= OUTPUT_TAIL:
+            return text
+        return "[...]" + text[-OUTPUT_TAIL:]
+
+    def last_line(self) -> str:
+        """The hook's last line of output, for one-line warnings."""
+        lines = [line.strip() for line in self.output.splitlines() if line.strip()]
+        return lines[-1][:WARNING_LINE] if lines else ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolHooks:
+    """The hook commands of one session; empty strings mean no hook.
+
+    Attributes:
+        pre: Shell command run before each tool call; non-zero exit blocks it.
+        post: Shell command run after each tool call; its failure is only recorded.
+        timeout: Seconds each hook may run.
+        node_id: The node the session works for (``ATTRACTOR_NODE_ID``).
+        stage_dir: The node's stage directory (``ATTRACTOR_STAGE_DIR``, ``hooks.log``).
+    """
+
+    pre: str = ""
+    post: str = ""
+    timeout: float = HOOK_TIMEOUT
+    node_id: str = ""
+    stage_dir: Path | None = None
+
+    async def run(
+        self, call: ToolCall, context: ToolContext, execute: Execute, warn: Warn
+    ) -> ToolResult:
+        """``execute(call, context)`` between the hooks; a failing pre hook skips it.
+
+        Cancellation (the run's timeout, Ctrl-C) kills a running hook's group
+        and propagates.
+        """
+        if self.pre.strip():
+            gate = await self._run_hook("pre", self.pre, call, context, None)
+            if not gate.ok:
+                warn(self._blocked_warning(call, gate))
+                return ToolResult(self._blocked_answer(call, gate), is_error=True)
+        result = await execute(call, context)
+        if self.post.strip():
+            audit = await self._run_hook("post", self.post, call, context, result)
+            if not audit.ok:
+                warn(self._post_warning(call, audit))
+        return result
+
+    # -- one hook ---------------------------------------------------------------
+
+    async def _run_hook(
+        self,
+        phase: Phase,
+        command: str,
+        call: ToolCall,
+        context: ToolContext,
+        result: ToolResult | None,
+    ) -> HookRun:
+        payload = hook_payload(phase, call, self.node_id, result)
+        env = hook_env(phase, call, self.node_id, self.stage_dir, result)
+        try:
+            with _stdin_file(payload) as stdin:
+                ended = await run_process(
+                    f"exec <{shlex.quote(str(stdin))}\n{command}",
+                    cwd=context.workdir,
+                    timeout=self.timeout,
+                    kill_grace=context.kill_grace,
+                    env=env,
+                )
+        except OSError as error:  # no such workdir, no processes left, a full disk
+            run = HookRun(phase, None, False, "", 0.0, start_error=str(error))
+        else:
+            output = ended.stdout.strip("\n")
+            if ended.stderr.strip():
+                err = ended.stderr.strip("\n")
+                output = f"{output}\n[stderr]\n{err}" if output.strip() else err
+            run = HookRun(phase, ended.returncode, ended.timed_out, output, ended.duration)
+        self._log(call, run)
+        return run
+
+    def _log(self, call: ToolCall, run: HookRun) -> None:
+        """Append the run to ``hooks.log`` (best effort: a log must not fail the call)."""
+        if self.stage_dir is None:
+            return
+        verdict = "ok" if run.ok else ("blocked the call" if run.phase == "pre" else "failed")
+        head = f"--- {run.phase} {call.name}: {run.describe(self.timeout)}, {verdict}"
+        entry = f"{head} ({run.duration:.2f}s)\n" + (f"{run.tail()}\n" if run.output else "")
+        with suppress(OSError):
+            self.stage_dir.mkdir(parents=True, exist_ok=True)
+            with (self.stage_dir / "hooks.log").open("a", encoding="utf-8") as fh:
+                fh.write(entry)
+
+    # -- what the model and the event stream are told ----------------------------
+
+    def _blocked_answer(self, call: ToolCall, run: HookRun) -> str:
+        why = run.tail() or "(the hook printed nothing)"
+        return (
+            f"{call.name} was not run: the tool_hooks.pre hook blocked this call "
+            f"({run.describe(self.timeout)}). Hook output:\n{why}"
+        )
+
+    def _blocked_warning(self, call: ToolCall, run: HookRun) -> str:
+        why = f": {run.last_line()}" if run.last_line() else ""
+        return f"tool_hooks.pre blocked {call.name} ({run.describe(self.timeout)}){why}"
+
+    def _post_warning(self, call: ToolCall, run: HookRun) -> str:
+        why = f": {run.last_line()}" if run.last_line() else ""
+        return (
+            f"tool_hooks.post failed after {call.name} ({run.describe(self.timeout)}); "
+            f"the tool result stands{why}"
+        )
+
+
+def hook_payload(
+    phase: Phase, call: ToolCall, node_id: str, result: ToolResult | None
+) -> dict[str, Any]:
+    """The JSON object a hook reads on stdin."""
+    payload: dict[str, Any] = {
+        "phase": phase,
+        "name": call.name,
+        "arguments": call.arguments,
+        "call_id": call.id,
+        "node_id": node_id,
+    }
+    if result is not None:
+        payload["output"] = result.output
+        payload["is_error"] = result.is_error
+    return payload
+
+
+def hook_env(
+    phase: Phase,
+    call: ToolCall,
+    node_id: str,
+    stage_dir: Path | None,
+    result: ToolResult | None,
+) -> dict[str, str]:
+    """The hook's environment: the engine's own plus the ``ATTRACTOR_*`` facts of the call.
+
+    The tool's output is only on stdin (it may be far larger than an environment
+    variable can hold); so are arguments over :data:`ENV_ARGS_LIMIT` characters.
+    """
+    args = json.dumps(call.arguments, ensure_ascii=False)
+    extra = {
+        "ATTRACTOR_HOOK_PHASE": phase,
+        "ATTRACTOR_TOOL_NAME": call.name,
+        "ATTRACTOR_TOOL_ARGS": args if len(args) <= ENV_ARGS_LIMIT else "",
+        "ATTRACTOR_TOOL_CALL_ID": call.id,
+        "ATTRACTOR_NODE_ID": node_id,
+        "ATTRACTOR_NODE": node_id,  # the name tool nodes' commands see
+    }
+    if stage_dir is not None:
+        extra["ATTRACTOR_STAGE_DIR"] = str(stage_dir)
+    if result is not None:
+        extra["ATTRACTOR_TOOL_IS_ERROR"] = "true" if result.is_error else "false"
+    return process_env(extra)
+
+
+@contextmanager
+def _stdin_file(payload: dict[str, Any]) -> Iterator[Path]:
+    """A temporary file holding ``payload`` as JSON, removed afterwards.
+
+    run_process gives its command no stdin, so the hook's shell redirects its
+    own from this file before running the hook command.
+    """
+    fd, name = tempfile.mkstemp(prefix="attractor-hook-", suffix=".json")
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False)
+        yield path
+    finally:
+        with suppress(OSError):
+            path.unlink()

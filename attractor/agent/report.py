@@ -1,0 +1,118 @@
+"""The agent's own verdict on its stage: the ``report_outcome`` tool and its text fallback.
+
+A model that can call tools reports through ``report_outcome``; the session
+ends after the turn that reported. A model that answers in text (or a final,
+tool-free turn) may end its last message with a JSON object carrying the same
+fields, which :func:`report_from_text` finds. No report means success.
+
+The fields are those of the status-file contract: ``outcome``,
+``preferred_label``, ``suggested_next_ids``, ``context_updates``, ``notes``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from attractor.llm.types import ToolDefinition
+
+TOOL_NAME = "report_outcome"
+#: What a model may report (``skipped`` is the engine's, not the model's).
+OUTCOMES = ("success", "partial_success", "retry", "fail")
+#: Only the tail of a long final message is searched for a JSON report...
+_TEXT_TAIL = 20_000
+#: ...and only from its last few opening braces (each try may scan to the end).
+_MAX_TRIES = 64
+
+
+@dataclass(frozen=True)
+class OutcomeReport:
+    """What the model said about its own stage."""
+
+    outcome: str
+    preferred_label: str = ""
+    suggested_next_ids: tuple[str, ...] = ()
+    context_updates: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
+    #: "tool" or "text": how the report arrived (for the audit trail).
+    via: str = "tool"
+
+
+class ReportError(ValueError):
+    """The report's arguments do not fit the contract; the text goes back to the model."""
+
+
+def report_tool(choices: tuple[str, ...]) -> ToolDefinition:
+    """The tool definition; ``choices`` are the node's outgoing edge labels."""
+    label: dict[str, Any] = {"type": "string", "description": "the outgoing edge to take"}
+    if choices:
+        label["description"] += ": one of " + "; ".join(choices)
+    return ToolDefinition(
+        TOOL_NAME,
+        "Report how this stage ended, once the work is done: this ends your turn loop. "
+        "outcome: success, partial_success (done with gaps), retry (try this stage again) "
+        "or fail. preferred_label picks where the pipeline goes next when the stage "
+        "offers choices. context_updates are values later stages can read.",
+        {
+            "type": "object",
+            "properties": {
+                "outcome": {"type": "string", "enum": list(OUTCOMES)},
+                "preferred_label": label,
+                "suggested_next_ids": {"type": "array", "items": {"type": "string"}},
+                "context_updates": {"type": "object"},
+                "notes": {"type": "string", "description": "why, in a sentence or two"},
+            },
+            "required": ["outcome"],
+        },
+    )
+
+
+def parse_report(data: dict[str, Any], *, via: str = "tool") -> OutcomeReport:
+    """An :class:`OutcomeReport` from tool arguments or a JSON object.
+
+    Raises:
+        ReportError: a field has the wrong type or ``outcome`` is not one of :data:`OUTCOMES`.
+    """
+    outcome = str(data.get("outcome", "")).strip().lower()
+    if outcome not in OUTCOMES:
+        raise ReportError(f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}")
+    next_ids = data.get("suggested_next_ids") or []
+    if not isinstance(next_ids, list) or not all(isinstance(x, str) for x in next_ids):
+        raise ReportError("suggested_next_ids must be a list of node ids (strings)")
+    updates = data.get("context_updates") or {}
+    if not isinstance(updates, dict):
+        raise ReportError("context_updates must be an object of key: value pairs")
+    label = data.get("preferred_label") or ""
+    notes = data.get("notes") or ""
+    if not isinstance(label, str) or not isinstance(notes, str):
+        raise ReportError("preferred_label and notes must be strings")
+    return OutcomeReport(
+        outcome, label.strip(), tuple(next_ids), {str(k): v for k, v in updates.items()}, notes, via
+    )
+
+
+def report_from_text(text: str) -> OutcomeReport | None:
+    """The report a message ends with, as a JSON object with an ``outcome`` field.
+
+    Lenient: the object may sit in a fenced code block or after prose. The last
+    object that parses and carries a valid ``outcome`` wins; anything else is
+    not a report (None), never an error.
+    """
+    tail = text[-_TEXT_TAIL:]
+    decoder = json.JSONDecoder()
+    start = tail.rfind("{")
+    for _ in range(_MAX_TRIES):
+        if start == -1:
+            break
+        try:
+            value = decoder.raw_decode(tail, start)[0]
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict) and "outcome" in value:
+            try:
+                return parse_report(value, via="text")
+            except ReportError:
+                return None
+        start = tail.rfind("{", 0, start)
+    return None
