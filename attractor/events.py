@@ -102,6 +102,8 @@ class StageCompleted(Event):
     duration: float
     status: str = "success"
     notes: str = ""
+    #: The outgoing edge label the stage chose (a model's report or a status file).
+    preferred_label: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -47,8 +47,15 @@ def _stage_started(e: ev.StageStarted) -> Text:
 def _stage_completed(e: ev.StageCompleted) -> Text:
     mark, style = _STATUS_STYLE.get(e.status, ("ok", "green"))
     note = f"- {e.notes}" if e.notes else ""
+    chose = f"-> {e.preferred_label}" if e.preferred_label else ""
     return _line(
-        mark, style, (e.name, "bold"), (e.status, style), (_seconds(e.duration), ""), (note, "dim")
+        mark,
+        style,
+        (e.name, "bold"),
+        (e.status, style),
+        (_seconds(e.duration), ""),
+        (chose, "cyan"),
+        (note, "dim"),
     )
 
 

@@ -208,6 +208,7 @@ def _finish(
                 duration=duration,
                 status=outcome.status.value,
                 notes=outcome.notes,
+                preferred_label=outcome.preferred_label,
             )
         )
     usage = outcome.details.get("usage")

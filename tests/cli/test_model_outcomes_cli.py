@@ -59,10 +59,19 @@ def test_the_model_routes_rework_then_approve_by_its_own_choice(workspace: Path)
     assert status["notes"] == "looks good now"
     assert status["reported_by_model"] == "tool"
     completed = [e for e in events(run_dir) if e["type"] == "stage_completed"]
-    assert [e["notes"] for e in completed if e["name"] == "review"] == [
-        "tests are missing",
-        "looks good now",
+    assert [(e["preferred_label"], e["notes"]) for e in completed if e["name"] == "review"] == [
+        ("[R] Rework", "tests are missing"),
+        ("Approve", "looks good now"),
     ]
+
+
+def test_the_display_shows_the_chosen_label_and_the_reason(workspace: Path) -> None:
+    result = _run(
+        workspace, REVIEW, [_report(outcome="success", preferred_label="[A] Approve", notes="ok")]
+    )
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if "review" in x and "success" in x)
+    assert "-> [A] Approve" in line and "- ok" in line
 
 
 def test_the_labels_are_offered_to_the_model(workspace: Path) -> None:
