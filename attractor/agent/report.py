@@ -68,15 +68,20 @@ def report_tool(choices: tuple[str, ...]) -> ToolDefinition:
     )
 
 
-def parse_report(data: dict[str, Any], *, via: str = "tool") -> OutcomeReport:
+def parse_report(
+    data: dict[str, Any], *, via: str = "tool", outcomes: tuple[str, ...] = OUTCOMES
+) -> OutcomeReport:
     """An :class:`OutcomeReport` from tool arguments or a JSON object.
 
+    The same check serves a ``status.json`` a node writes (``via="file"``,
+    where ``skipped`` is allowed too).
+
     Raises:
-        ReportError: a field has the wrong type or ``outcome`` is not one of :data:`OUTCOMES`.
+        ReportError: a field has the wrong type or ``outcome`` is not one of ``outcomes``.
     """
     outcome = str(data.get("outcome", "")).strip().lower()
-    if outcome not in OUTCOMES:
-        raise ReportError(f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}")
+    if outcome not in outcomes:
+        raise ReportError(f"outcome must be one of {', '.join(outcomes)}; got {outcome!r}")
     next_ids = data.get("suggested_next_ids") or []
     if not isinstance(next_ids, list) or not all(isinstance(x, str) for x in next_ids):
         raise ReportError("suggested_next_ids must be a list of node ids (strings)")

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from attractor.agent.report import parse_report
 from attractor.errors import InputFileError
 from attractor.fileio import loads_json, read_bounded
 from attractor.handlers.outcome import Outcome, StageStatus
@@ -76,26 +77,19 @@ def _load(path: Path) -> Any:
 def _parse(data: Any) -> Outcome:
     if not isinstance(data, dict):
         raise ValueError("must hold a JSON object")
-    raw = data.get("outcome")
-    if not isinstance(raw, str) or raw.strip().lower() not in _OUTCOMES:
-        raise ValueError(f"'outcome' must be one of {', '.join(_OUTCOMES)}, not {raw!r}")
-    label, notes = data.get("preferred_label") or "", data.get("notes") or ""
+    report = parse_report(data, via="file", outcomes=_OUTCOMES)
     reason = data.get("failure_reason") or ""
-    if not all(isinstance(v, str) for v in (label, notes, reason)):
-        raise ValueError("'preferred_label', 'notes' and 'failure_reason' must be strings")
-    next_ids = data.get("suggested_next_ids") or []
-    if not isinstance(next_ids, list) or not all(isinstance(x, str) for x in next_ids):
-        raise ValueError("'suggested_next_ids' must be a list of node ids")
-    updates = data.get("context_updates") or {}
-    if not isinstance(updates, dict):
-        raise ValueError("'context_updates' must be an object")
-    status = StageStatus(raw.strip().lower())
+    if not isinstance(reason, str):
+        raise ValueError("failure_reason must be a string")
+    status = StageStatus(report.outcome)
     failing = status in (StageStatus.FAIL, StageStatus.RETRY)
     return Outcome(
         status,
-        preferred_label=label,
-        suggested_next_ids=tuple(next_ids),
-        context_updates=dict(updates),
-        notes=notes,
-        failure_reason=(reason or notes or f"status.json says {status.value}") if failing else "",
+        preferred_label=report.preferred_label,
+        suggested_next_ids=report.suggested_next_ids,
+        context_updates=report.context_updates,
+        notes=report.notes,
+        failure_reason=(reason or report.notes or f"status.json says {status.value}")
+        if failing
+        else "",
     )
