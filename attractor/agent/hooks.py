@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -132,11 +131,12 @@ class ToolHooks:
         try:
             with _stdin_file(payload) as stdin:
                 ended = await run_process(
-                    f"exec <{shlex.quote(str(stdin))}\n{command}",
+                    command,
                     cwd=context.workdir,
                     timeout=self.timeout,
                     kill_grace=context.kill_grace,
                     env=env,
+                    stdin_path=stdin,
                 )
         except OSError as error:  # no such workdir, no processes left, a full disk
             run = HookRun(phase, None, False, "", 0.0, start_error=str(error))
@@ -231,8 +231,8 @@ def hook_env(
 def _stdin_file(payload: dict[str, Any]) -> Iterator[Path]:
     """A temporary file holding ``payload`` as JSON, removed afterwards.
 
-    run_process gives its command no stdin, so the hook's shell redirects its
-    own from this file before running the hook command.
+    The hook reads it as its stdin (a file, not a pipe: nothing has to feed it
+    while the hook runs).
     """
     fd, name = tempfile.mkstemp(prefix="attractor-hook-", suffix=".json")
     path = Path(name)

@@ -19,9 +19,7 @@ from attractor.agent import prompts
 from attractor.agent.hooks import ToolHooks
 from attractor.agent.loop_detect import LoopDetector
 from attractor.agent.report import (
-    TOOL_NAME as REPORT_TOOL,
-)
-from attractor.agent.report import (
+    TOOL_NAME,
     OutcomeReport,
     ReportError,
     parse_report,
@@ -127,7 +125,7 @@ class AgentSession:
                 prompts.system_prompt(
                     workdir=config.workdir,
                     max_turns=config.max_turns,
-                    tool_names=[*tools.names(), *([REPORT_TOOL] if config.report else [])],
+                    tool_names=[*tools.names(), *([TOOL_NAME] if config.report else [])],
                     choices=config.choices if config.report else None,
                 )
             ),
@@ -304,7 +302,7 @@ class AgentSession:
     def _final_text(self, kind: TurnKind, response: ModelResponse) -> str:
         if kind == "final" and response.tool_calls:
             # A report is an answer, not work: it counts even on the tool-free turn.
-            reports = [c for c in response.tool_calls if c.name == REPORT_TOOL]
+            reports = [c for c in response.tool_calls if c.name == TOOL_NAME]
             for call in reports:
                 self._take_report(call)
             ignored = len(response.tool_calls) - len(reports)
@@ -320,7 +318,7 @@ class AgentSession:
         try:
             self.report = parse_report(call.arguments)
         except ReportError as error:
-            return f"report not recorded: {error}. Call {REPORT_TOOL} again with valid fields."
+            return f"report not recorded: {error}. Call {TOOL_NAME} again with valid fields."
         choice = f", label {self.report.preferred_label!r}" if self.report.preferred_label else ""
         return f"outcome recorded: {self.report.outcome}{choice}"
 
@@ -330,7 +328,7 @@ class AgentSession:
         """Run each call in order; answer each; warn once if the calls go in circles."""
         loop_warning = None
         for call in calls:
-            if call.name == REPORT_TOOL and self.config.report:
+            if call.name == TOOL_NAME and self.config.report:
                 answer = self._take_report(call)
                 self.transcript.tool_output(
                     turn=self.turns_used, name=call.name, arguments=call.arguments, output=answer

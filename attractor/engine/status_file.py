@@ -82,7 +82,7 @@ def _parse(data: Any) -> Outcome:
     if not isinstance(reason, str):
         raise ValueError("failure_reason must be a string")
     status = StageStatus(report.outcome)
-    failing = status in (StageStatus.FAIL, StageStatus.RETRY)
+    failing = status.is_failure
     return Outcome(
         status,
         preferred_label=report.preferred_label,

@@ -24,8 +24,6 @@ from attractor.fileio import write_text
 from attractor.handlers.base import BranchRunner, StageEnv
 from attractor.handlers.outcome import Outcome, StageStatus
 
-RETRYABLE = (StageStatus.FAIL, StageStatus.RETRY)
-
 
 def visit_limit(node: Node, graph: Graph) -> int | None:
     """Node ``max_visits``, else graph ``default_max_visits``, else unlimited."""
@@ -104,7 +102,7 @@ async def _attempts(
 def _retryable(outcome: Outcome, handler_type: str) -> bool:
     # A conditional node reports what happened before it; running it again
     # cannot change that.
-    return outcome.status in RETRYABLE and handler_type != "conditional"
+    return outcome.status.is_failure and handler_type != "conditional"
 
 
 def _attempt_timeout(node: Node, handler_type: str) -> float | None:

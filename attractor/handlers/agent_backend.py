@@ -200,7 +200,7 @@ def _with_report(outcome: Outcome, result: SessionResult, request: StageRequest)
     if report is None:
         return outcome
     status = StageStatus(report.outcome)
-    failing = status in (StageStatus.FAIL, StageStatus.RETRY)
+    failing = status.is_failure
     reason = report.notes or f"the model reported {report.outcome}"
     label = report.preferred_label
     choices = edge_choices(request.node)
@@ -234,7 +234,7 @@ def _outcome(
     reason: str,
 ) -> Outcome:
     _write_response(request.stage_dir, result.text)
-    failing = status in (StageStatus.FAIL, StageStatus.RETRY)
+    failing = status.is_failure
     return Outcome(
         status,
         notes=reason or f"Stage completed: {request.node.id}",

@@ -20,6 +20,11 @@ class StageStatus(enum.StrEnum):
     def is_success(self) -> bool:
         return self in (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS)
 
+    @property
+    def is_failure(self) -> bool:
+        """FAIL or RETRY: the attempt did not do its job (it carries a failure reason)."""
+        return self in (StageStatus.FAIL, StageStatus.RETRY)
+
 
 @dataclass(frozen=True)
 class Outcome:

@@ -39,7 +39,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from attractor.proc.ledger import CURRENT as ledger_of_run
-from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, direct_argv
+from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, Streams, direct_argv
 
 #: Captured output kept in memory per stream; beyond it, bytes are counted, not kept.
 CAPTURE_LIMIT = 8 * 1024 * 1024
@@ -72,6 +72,7 @@ async def run_process(
     env: Mapping[str, str] | None = None,
     stdout_path: Path | None = None,
     stderr_path: Path | None = None,
+    stdin_path: Path | None = None,
 ) -> ProcessResult:
     """Run ``command`` through the shell in its own process group.
 
@@ -83,6 +84,7 @@ async def run_process(
         env: full environment for the command (None: inherit).
         stdout_path: write stdout to this file instead of capturing it.
         stderr_path: write stderr to this file instead of capturing it.
+        stdin_path: the command reads this file as stdin (default: /dev/null).
 
     Cancellation of the caller terminates the group (shielded) and re-raises.
     """
@@ -90,7 +92,8 @@ async def run_process(
     with ExitStack() as files:
         out = _target(files, stdout_path)
         err = _target(files, stderr_path)
-        process, direct = await _start(command, out, err, cwd, env)
+        inp = files.enter_context(stdin_path.open("rb")) if stdin_path else subprocess.DEVNULL
+        process, direct = await _start(command, (inp, out, err), cwd, env)
         ledger = ledger_of_run.get()
         if ledger is not None:
             ledger.started(process.pid)
@@ -121,33 +124,32 @@ async def run_process(
 
 async def _start(
     command: str,
-    out: IO[bytes] | int,
-    err: IO[bytes] | int,
+    streams: Streams,
     cwd: Path,
     env: Mapping[str, str] | None,
 ) -> tuple[Process, bool]:
     """The started process, and whether it runs without the shell."""
     full_env = dict(env) if env is not None else None
     shell = ["/bin/sh", "-c", command]
-    if out == subprocess.PIPE or err == subprocess.PIPE or not HAS_PIDFD:
-        return await _open(shell, out, err, cwd, full_env), False
+    if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
+        return await _open(shell, streams, cwd, full_env), False
     argv = direct_argv(command)
     if argv is not None:
         with suppress(OSError):
-            return PidfdProcess.start(argv, out, err, cwd, full_env), True
-    return PidfdProcess.start(shell, out, err, cwd, full_env), False
+            return PidfdProcess.start(argv, streams, cwd, full_env), True
+    return PidfdProcess.start(shell, streams, cwd, full_env), False
 
 
 async def _open(
     argv: Sequence[str],
-    out: IO[bytes] | int,
-    err: IO[bytes] | int,
+    streams: Streams,
     cwd: Path,
     env: dict[str, str] | None,
 ) -> Process:
+    inp, out, err = streams
     return await anyio.open_process(
         argv,
-        stdin=subprocess.DEVNULL,
+        stdin=inp,
         stdout=out,
         stderr=err,
         cwd=cwd,

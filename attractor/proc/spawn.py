@@ -31,6 +31,10 @@ _SHELL_WORDS = frozenset(
 )
 
 
+#: stdin, stdout and stderr of a child: an open file or a subprocess constant.
+Streams = tuple[IO[bytes] | int, IO[bytes] | int, IO[bytes] | int]
+
+
 def direct_argv(command: str) -> list[str] | None:
     """The argv to execute ``command`` without a shell, or None when it needs one."""
     if not _PLAIN_COMMAND.fullmatch(command):
@@ -70,14 +74,14 @@ class PidfdProcess(Process):
     def start(
         cls,
         argv: list[str],
-        out: IO[bytes] | int,
-        err: IO[bytes] | int,
+        streams: Streams,
         cwd: Path,
         env: dict[str, str] | None,
     ) -> PidfdProcess:
+        inp, out, err = streams
         popen = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=inp,
             stdout=out,
             stderr=err,
             cwd=cwd,

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from attractor.agent.tools.beneath import Beneath
-from attractor.agent.tools.paths import resolve_inside
 from attractor.errors import PathEscapeError, ToolError
 
 
@@ -19,6 +18,13 @@ def workdir(tmp_path: Path) -> Path:
     (work / "sub").mkdir(parents=True)
     (tmp_path / "secret.txt").write_text("secret")
     return work
+
+
+
+def resolve_inside(workdir: Path, raw: str) -> Path:
+    """The absolute path the tools' walk resolves ``raw`` to."""
+    with Beneath(workdir) as beneath:
+        return beneath.root.joinpath(*beneath.locate(raw))
 
 
 def test_relative_and_inside_absolute_paths_resolve(workdir: Path) -> None:

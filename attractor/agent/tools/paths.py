@@ -1,8 +1,7 @@
 """Keeping every tool path inside the working directory: names and error messages.
 
 The tools themselves open through :class:`~attractor.agent.tools.beneath.Beneath`,
-which walks a path by descriptor; :func:`resolve_inside` runs the same walk to
-answer with a name.
+which walks a path by descriptor.
 """
 
 from __future__ import annotations
@@ -14,24 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.agent.tools.base import ToolContext
-from attractor.agent.tools.beneath import Beneath
 from attractor.errors import ToolError
-
-
-def resolve_inside(workdir: Path, raw: str) -> Path:
-    """The absolute path ``raw`` names, refused unless it stays inside ``workdir``.
-
-    ``raw`` may be relative (to ``workdir``) or absolute. Symlinks are resolved
-    (by the same walk the tools use) before the check, so a link pointing outside
-    is refused like ``..`` is. Only a name: the tools open through :class:`Beneath`.
-
-    Raises:
-        PathEscapeError: the path resolves outside ``workdir``.
-        ToolError: the path is empty or contains a NUL byte.
-        OSError: a symlink loop, or a file where a directory was needed.
-    """
-    with Beneath(workdir) as beneath:
-        return beneath.root.joinpath(*beneath.locate(raw))
 
 
 def display(path: Path, workdir: Path) -> str:
