@@ -71,6 +71,9 @@ class SessionConfig:
     report: bool = True
     #: The stage's outgoing edge labels the model may choose from.
     choices: tuple[str, ...] = ()
+    #: An earlier conversation this session continues (a ``full``-fidelity thread):
+    #: user, assistant and tool messages, placed before this session's prompt.
+    history: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class SessionResult:
         usage: Token usage summed over the session's requests.
         report: The model's own verdict (``report_outcome`` or a trailing JSON
             object), None when it gave none.
+        messages: The conversation without its system prompt: the history the
+            session continued, then its own prompt, answers and tool results.
     """
 
     text: str
@@ -94,6 +99,7 @@ class SessionResult:
     run_budget_exhausted: bool
     usage: Usage
     report: OutcomeReport | None = None
+    messages: tuple[Message, ...] = ()
 
 
 class AgentSession:
@@ -129,6 +135,7 @@ class AgentSession:
                     choices=config.choices if config.report else None,
                 )
             ),
+            *config.history,
             Message.user(config.prompt),
         ]
         self.turns_used = 0
@@ -170,7 +177,12 @@ class AgentSession:
             self.run_budget_exhausted,
             self.usage,
             self.report,
+            self.conversation(),
         )
+
+    def conversation(self) -> tuple[Message, ...]:
+        """The messages so far, without the system prompt."""
+        return tuple(m for m in self.messages if m.role != "system")
 
     # -- budget ---------------------------------------------------------------
 

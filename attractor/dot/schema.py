@@ -206,7 +206,7 @@ _SPECS: list[AttrSpec] = [
     ),
     # node and edge
     AttrSpec("fidelity", _NE, _fidelity, "", "context fidelity mode"),
-    AttrSpec("thread_id", _NE, _string, "", "session reuse key"),
+    AttrSpec("thread_id", _ALL, _string, "", "conversation shared under full fidelity"),
     # edge
     AttrSpec("condition", _E, _string, "", "guard expression"),
     AttrSpec("weight", _E, _int_parser(None, None), 0, "priority among eligible edges"),

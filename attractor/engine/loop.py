@@ -15,6 +15,7 @@ from attractor.engine.state import Run, Walk, save_checkpoint
 from attractor.engine.step import execute_node, is_exhausted, over_limit, visits_reason
 from attractor.handlers.base import BranchResult
 from attractor.handlers.context import Context
+from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.simple import LAST_NODE_KEY, LAST_REASON_KEY
 
@@ -43,6 +44,7 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
                 spun = _spin_end(run, state, node, None, run.graph.node(redirect))
                 if spun is not None:
                     return spun
+                state.context.set(ARRIVAL_KEY, {"from": node_id})
                 node_id = redirect
                 save_checkpoint(run, node_id)
                 continue
@@ -103,6 +105,9 @@ def _decide(
         return WalkEnd("success", "", node.id, outcome, restart_at=target.id)
     if state.branch is not None and (target.id == stop_at or run.is_exit(target.id)):
         return _dead_end(node, outcome)
+    # What the next stage's context fidelity reads: the edge it is entered by.
+    came = arrival(step.edge) if step.edge is not None else {"from": node.id}
+    state.context.set(ARRIVAL_KEY, came)
     return target.id
 
 

@@ -65,6 +65,8 @@ class Step:
     #: edge | fail_edge | to_conditional | retry_target | fallback_retry_target | jump
     via: str = "edge"
     loop_restart: bool = False
+    #: The edge followed, when the move follows one.
+    edge: Edge | None = None
 
 
 END = Step(None, "end")
@@ -79,7 +81,7 @@ def next_step(node: Node, outcome: Outcome, context: Context) -> Step:
     edge = select_edge(node, outcome, context)
     if edge is None:
         return END
-    return Step(edge.target, "edge", bool(edge.get("loop_restart")))
+    return Step(edge.target, "edge", bool(edge.get("loop_restart")), edge)
 
 
 def is_fail_edge(edge: Edge) -> bool:
@@ -96,7 +98,7 @@ def failure_step(node: Node, outcome: Outcome, context: Context) -> Step:
     ]
     best = best_by_weight(matched)
     if best is not None:
-        return Step(best.target, "fail_edge", bool(best.get("loop_restart")))
+        return Step(best.target, "fail_edge", bool(best.get("loop_restart")), best)
     # The one plain edge a failure may take: into a conditional node, which
     # exists to look at the outcome and route on it.
     to_conditional = best_by_weight(
@@ -105,7 +107,7 @@ def failure_step(node: Node, outcome: Outcome, context: Context) -> Step:
         if not e.condition and node.graph.node(e.target).handler_type == CONDITIONAL
     )
     if to_conditional is not None:
-        return Step(to_conditional.target, "to_conditional")
+        return Step(to_conditional.target, "to_conditional", edge=to_conditional)
     for attr in ("retry_target", "fallback_retry_target"):
         target = str(node.get(attr) or "").strip()
         if target and node.graph.has_node(target):

@@ -29,6 +29,7 @@ from attractor.dot.schema import format_duration
 from attractor.engine.checkpoint import RUNNING
 from attractor.engine.eventbus import EventBus
 from attractor.engine.loop import WalkEnd, walk
+from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import PROCESSES, EventLog
 from attractor.engine.setup import (
@@ -189,6 +190,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     ledger = ProcessLedger(setup.run_dir.path / PROCESSES)
     ledger_token = CURRENT_LEDGER.set(ledger)
     run = open_run(setup, services, registry, bus, options.backoff)
+    services.record = EngineRecord(lambda: run)
     try:
         with anyio.CancelScope() as scope:
             if options.settings.timeout is not None:

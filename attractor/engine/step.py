@@ -125,6 +125,7 @@ async def _attempt(
         visit=walk.visits[node.id],
         services=run.services,
         run_branch=run_branch,
+        branch=walk.branch,
     )
     timeout = _attempt_timeout(node, handler_type)
     before = status_file.signature(env.stage_dir)

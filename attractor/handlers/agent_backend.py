@@ -116,6 +116,7 @@ class AgentBackend:
                 kill_grace=request.settings.kill_grace,
                 tool_hooks=tool_hooks_for(node, request.stage_dir),
                 choices=edge_choices(node),
+                history=request.history,
             ),
             tools=default_registry(),
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
@@ -127,10 +128,12 @@ class AgentBackend:
         except anyio.get_cancelled_exc_class():
             raise  # the run's --timeout or Ctrl-C: never an outcome of this node
         except Exception as error:
+            request.conversation = session.conversation()
             # The model (or anything under it) failed mid-task: report what was
             # done so far, with the same budget details as any other outcome.
             partial = SessionResult("", session.turns_used, False, False, session.usage)
             return _outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
+        request.conversation = result.messages
         return _judge(request, budget, result)
 
     async def aclose(self) -> None:

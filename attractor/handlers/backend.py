@@ -8,7 +8,7 @@ models.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -17,6 +17,7 @@ from attractor.dot.graph import Graph, Node
 from attractor.events import Event
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
+from attractor.llm.types import Message
 from attractor.settings import Settings
 
 
@@ -35,6 +36,11 @@ class StageRequest:
     settings: Settings
     emit: Callable[[Event], None]
     run_budget: RunTurnBudget
+    #: The earlier conversation to continue (a ``full``-fidelity thread), else empty.
+    history: tuple[Message, ...] = ()
+    #: Set by a backend that holds a conversation: how it ended (without system
+    #: prompt), so the handler can keep the thread for the stages after it.
+    conversation: tuple[Message, ...] = field(default_factory=tuple)
 
 
 class CodergenBackend(Protocol):

@@ -8,8 +8,8 @@ outcomes; cancellation always propagates.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -47,6 +47,50 @@ class BranchResult:
         }
 
 
+class StageRecord(Protocol):
+    """One finished node execution as the run remembers it (a summary row)."""
+
+    @property
+    def node(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def duration(self) -> float: ...
+    @property
+    def note(self) -> str: ...
+    @property
+    def usage(self) -> Mapping[str, int] | None: ...
+
+
+class RunRecord(Protocol):
+    """What a stage may read about the run so far (for context preambles)."""
+
+    def stages(self) -> Sequence[StageRecord]:
+        """Finished node executions, oldest first (parallel branches included)."""
+        ...
+
+    def response(self, node_id: str, limit: int) -> str:
+        """The start of the last response a node wrote, at most ``limit`` characters."""
+        ...
+
+    @property
+    def run_id(self) -> str: ...
+
+
+class NoRecord:
+    """The record of a run that has done nothing yet (handlers called outside a run)."""
+
+    run_id = ""
+
+    def stages(self) -> Sequence[StageRecord]:
+        return ()
+
+    def response(self, node_id: str, limit: int) -> str:
+        return ""
+
+
 #: Runs a sub-traversal from a node with a context until a fan-in or a dead end.
 BranchRunner = Callable[[str, Context, "str | None"], Awaitable[BranchResult]]
 
@@ -61,6 +105,8 @@ class Services:
     run_budget: RunTurnBudget
     emit: Callable[[Event], None]
     base_workdir: Path
+    #: The run so far, for the preamble of stages that do not continue a thread.
+    record: RunRecord = field(default_factory=NoRecord)
 
 
 @dataclass
@@ -73,6 +119,8 @@ class StageEnv:
     visit: int
     services: Services
     run_branch: BranchRunner
+    #: The parallel branch this attempt runs in (its first node), None on the main path.
+    branch: str | None = None
 
     @property
     def settings(self) -> Settings:

@@ -15,7 +15,7 @@ from collections import deque
 
 import anyio
 
-from attractor.dot.graph import Graph, Node
+from attractor.dot.graph import Edge, Graph, Node
 from attractor.events import (
     ParallelBranchCompleted,
     ParallelBranchStarted,
@@ -24,6 +24,7 @@ from attractor.events import (
 )
 from attractor.handlers.base import BranchResult, StageEnv
 from attractor.handlers.context import Context
+from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
 from attractor.handlers.outcome import Outcome, StageStatus
 
 FAN_IN = "parallel.fan_in"
@@ -80,10 +81,17 @@ class ParallelHandler:
                 group.cancel_scope.cancel()
 
         async with anyio.create_task_group() as group:
-            for index, target in enumerate(targets):
-                group.start_soon(branch, index, target, context.clone())
+            for index, edge in enumerate(node.outgoing()):
+                group.start_soon(branch, index, edge.target, _branch_context(context, edge))
         ordered = [results.get(i) or _cancelled(t) for i, t in enumerate(targets)]
         return _join(node, ordered, first_success, fan_in, env, time.monotonic() - started)
+
+
+def _branch_context(context: Context, edge: Edge) -> Context:
+    """The isolated context a branch starts with, arriving by its edge."""
+    clone = context.clone()
+    clone.set(ARRIVAL_KEY, arrival(edge))
+    return clone
 
 
 def _cancelled(target: str) -> BranchResult:

@@ -80,7 +80,7 @@ def test_the_labels_are_offered_to_the_model(workspace: Path) -> None:
     first = json.loads((run_dir / "review" / "transcript.jsonl").read_text().splitlines()[0])
     assert "report_outcome" in first["tools_offered"]
     prompt = (run_dir / "review" / "prompt.md").read_text()
-    assert prompt == "Review the change"
+    assert prompt.endswith("\n---\n\nReview the change")  # after the run-so-far preamble
 
 
 def test_a_text_report_at_the_end_of_the_answer_counts(workspace: Path) -> None:

@@ -26,7 +26,9 @@ async def test_linear_pipeline_runs_every_node_and_writes_stage_files(tmp_path: 
     assert (stage / "prompt.md").read_text() == "Do ship it"
     assert (stage / "response.md").read_text() == "[Simulated] Response for stage: a"
     assert status_json(result, "a")["outcome"] == "success"
-    assert (stage.parent / "b" / "prompt.md").read_text() == "b"
+    # b starts a fresh conversation (default fidelity compact): a preamble, then its prompt.
+    later = (stage.parent / "b" / "prompt.md").read_text()
+    assert later.endswith("\n---\n\nb") and "- a: success" in later
 
 
 async def test_conditional_branching_follows_the_failure_path(tmp_path: Path) -> None:

@@ -1,0 +1,139 @@
+"""The preamble of a stage that starts a fresh conversation: the run so far, in brief.
+
+Built from the run's own record (finished stages, their notes and responses,
+the context), never by asking a model, so it costs nothing and reads the same
+on every run. Each mode has a size it never exceeds, in characters (about four
+per token):
+
+| mode | at most | carries |
+|---|---|---|
+| ``truncate`` | 400 | the goal and the run id |
+| ``compact`` | 3,000 | one line per recent stage (status, note), key context values |
+| ``summary:low`` | 2,400 | stage counts, the last stage and the start of its response |
+| ``summary:medium`` | 6,000 | the last 10 stages, context values, the last response |
+| ``summary:high`` | 12,000 | the last 30 stages (attempts, time, tokens), context values, |
+|  |  | the last three responses |
+
+A stage with nothing before it (only the start node ran) gets no preamble.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from attractor.dot.graph import Graph
+from attractor.handlers.base import RunRecord, StageRecord
+from attractor.handlers.context import Context
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How much of the run one mode shows."""
+
+    limit: int
+    stages: int
+    context_values: int
+    responses: int
+    response_chars: int
+    details: bool = False
+
+
+SHAPES: dict[str, Shape] = {
+    "truncate": Shape(400, 0, 0, 0, 0),
+    "compact": Shape(3000, 20, 20, 0, 0),
+    "summary:low": Shape(2400, 1, 0, 1, 600),
+    "summary:medium": Shape(6000, 10, 30, 1, 1500),
+    "summary:high": Shape(12000, 30, 60, 3, 2000, details=True),
+}
+
+_VALUE_CHARS = 160
+_NOTE_CHARS = 200
+#: Context keys the preamble leaves out: bookkeeping, and what it shows otherwise.
+_HIDDEN_PREFIXES = ("internal.", "graph.", "parallel.results", "last_response")
+
+
+def build(mode: str, *, graph: Graph, context: Context, record: RunRecord) -> str:
+    """The preamble for ``mode``, or "" when no stage ran before (or mode is ``full``)."""
+    shape = SHAPES.get(mode)
+    stages = [s for s in record.stages() if _counts_as_stage(s, graph)]
+    if shape is None or not stages:
+        return ""
+    parts = [f"Goal: {graph.goal or '(none given)'}", f"Run: {record.run_id}"]
+    if mode != "truncate":
+        parts.append(_counts(stages))
+        parts.extend(_stage_lines(stages, shape))
+        parts.extend(_context_lines(context, shape))
+        parts.extend(_responses(stages, record, shape))
+    body = "\n".join(p for p in parts if p)
+    return _bounded(f"## Earlier in this run (context fidelity: {mode})\n\n{body}", shape.limit)
+
+
+def _counts_as_stage(stage: StageRecord, graph: Graph) -> bool:
+    if stage.status == "skipped":
+        return False
+    return not graph.has_node(stage.node) or graph.node(stage.node).handler_type != "start"
+
+
+def _counts(stages: Sequence[StageRecord]) -> str:
+    failed = sum(1 for s in stages if s.status == "fail")
+    partial = sum(1 for s in stages if s.status == "partial_success")
+    done = len(stages)
+    return f"Stages finished: {done} ({failed} failed, {partial} partial)."
+
+
+def _stage_lines(stages: Sequence[StageRecord], shape: Shape) -> list[str]:
+    if not shape.stages:
+        return []
+    recent = stages[-shape.stages :]
+    lines = ["", "Recent stages, oldest first:"]
+    for stage in recent:
+        line = f"- {stage.node}: {stage.status}"
+        if shape.details:
+            tokens = sum((stage.usage or {}).values())
+            line += f" ({stage.attempts} attempt(s), {stage.duration:.1f}s, {tokens} tokens)"
+        if stage.note:
+            line += f" - {_clip(stage.note, _NOTE_CHARS)}"
+        lines.append(line)
+    return lines
+
+
+def _context_lines(context: Context, shape: Shape) -> list[str]:
+    if not shape.context_values:
+        return []
+    values = context.live_values()
+    shown = [
+        f"- {key} = {_clip(str(value), _VALUE_CHARS)}"
+        for key, value in values.items()
+        if not key.startswith(_HIDDEN_PREFIXES) and isinstance(value, str | int | float | bool)
+    ]
+    if not shown:
+        return []
+    return ["", "Context values:", *shown[: shape.context_values]]
+
+
+def _responses(stages: Sequence[StageRecord], record: RunRecord, shape: Shape) -> list[str]:
+    lines: list[str] = []
+    seen: set[str] = set()
+    for stage in reversed(stages):
+        if len(seen) >= shape.responses:
+            break
+        if stage.node in seen:
+            continue
+        seen.add(stage.node)
+        text = record.response(stage.node, shape.response_chars).strip()
+        if text:
+            lines += ["", f"Response of {stage.node}:", text]
+    return lines
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    marker = "\n[... cut to the preamble's size]"
+    return text[: limit - len(marker)] + marker
