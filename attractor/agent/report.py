@@ -12,6 +12,7 @@ The fields are those of the status-file contract: ``outcome``,
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +105,17 @@ def report_from_text(text: str) -> OutcomeReport | None:
     object that parses and carries a valid ``outcome`` wins; anything else is
     not a report (None), never an error.
     """
+    value = trailing_object(text, lambda obj: "outcome" in obj)
+    if value is None:
+        return None
+    try:
+        return parse_report(value, via="text")
+    except ReportError:
+        return None
+
+
+def trailing_object(text: str, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The last JSON object in ``text`` (fenced or after prose) for which ``wanted`` holds."""
     tail = text[-_TEXT_TAIL:]
     decoder = json.JSONDecoder()
     start = tail.rfind("{")
@@ -114,10 +126,7 @@ def report_from_text(text: str) -> OutcomeReport | None:
             value = decoder.raw_decode(tail, start)[0]
         except (ValueError, RecursionError):
             value = None
-        if isinstance(value, dict) and "outcome" in value:
-            try:
-                return parse_report(value, via="text")
-            except ReportError:
-                return None
+        if isinstance(value, dict) and wanted(value):
+            return value
         start = tail.rfind("{", 0, start)
     return None

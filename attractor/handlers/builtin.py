@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from attractor.handlers.codergen import CodergenHandler
+from attractor.handlers.fan_in import FanInHandler
 from attractor.handlers.human import WaitForHumanHandler
-from attractor.handlers.parallel import FanInHandler, ParallelHandler
+from attractor.handlers.parallel import ParallelHandler
 from attractor.handlers.registry import HandlerRegistry
 from attractor.handlers.simple import ConditionalHandler, ExitHandler, StartHandler
 from attractor.handlers.tool import ToolHandler

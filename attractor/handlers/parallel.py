@@ -28,7 +28,6 @@ from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
 from attractor.handlers.outcome import Outcome, StageStatus
 
 FAN_IN = "parallel.fan_in"
-_RANK = {"success": 0, "partial_success": 1, "retry": 2, "skipped": 3, "fail": 4}
 
 
 def find_fan_in(graph: Graph, node: Node) -> str | None:
@@ -94,6 +93,16 @@ def _branch_context(context: Context, edge: Edge) -> Context:
     return clone
 
 
+def branch_values(results: list[BranchResult]) -> dict[str, str]:
+    """Each branch's result under its own keys: ``parallel.branch.<id>.status`` and so on."""
+    values: dict[str, str] = {}
+    for result in results:
+        for key, value in result.to_json().items():
+            if key != "id":
+                values[f"parallel.branch.{result.id}.{key}"] = value
+    return values
+
+
 def _cancelled(target: str) -> BranchResult:
     return BranchResult(
         id=target, status="skipped", notes="cancelled: another branch succeeded first"
@@ -127,32 +136,7 @@ def _join(
             "parallel.results": [r.to_json() for r in results],
             "parallel.success_count": ok,
             "parallel.failure_count": failed,
+            **branch_values(results),
         },
         jump_to=fan_in,
     )
-
-
-class FanInHandler:
-    """Picks the best branch result: best status first, then branch id."""
-
-    async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
-        results = context.get("parallel.results")
-        if not isinstance(results, list) or not results:
-            return Outcome.fail(f"fan-in {node.id}: no parallel results to choose from")
-        candidates = [r for r in results if isinstance(r, dict)]
-        best = min(candidates, key=lambda r: (_RANK.get(str(r.get("status")), 9), str(r.get("id"))))
-        updates = {
-            "parallel.fan_in.best_id": best.get("id"),
-            "parallel.fan_in.best_outcome": best.get("status"),
-        }
-        if str(best.get("status")) == "fail":
-            return Outcome(
-                StageStatus.FAIL,
-                failure_reason="every parallel branch failed",
-                context_updates=updates,
-            )
-        return Outcome(
-            StageStatus.SUCCESS,
-            notes=f"Selected best candidate: {best.get('id')}",
-            context_updates=updates,
-        )
