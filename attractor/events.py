@@ -161,6 +161,18 @@ class ParallelCompleted(Event):
     failure_count: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class ManagerCycle(Event):
+    """One observe/steer/wait cycle of a manager node over its child pipeline."""
+
+    type: ClassVar[str] = "manager_cycle"
+    node: str
+    cycle: int
+    child_status: str
+    child_node: str
+    completed_nodes: int
+
+
 # -- human interaction ----------------------------------------------------------
 
 

@@ -108,3 +108,8 @@ NO_FINAL_SUMMARY = "(no summary: the model asked for tools on its last turn inst
 def ignored_tools_warning(count: int, kind: str) -> str:
     """The event text when the model asks for tools on a turn that offered none."""
     return f"the model requested {count} tool call(s) on a {kind} turn; they were not run"
+
+
+def steering_note(text: str) -> str:
+    """A message a supervisor sent while the agent works."""
+    return f"Message from the supervisor of this pipeline:\n{text}"

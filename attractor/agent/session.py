@@ -74,6 +74,9 @@ class SessionConfig:
     #: An earlier conversation this session continues (a ``full``-fidelity thread):
     #: user, assistant and tool messages, placed before this session's prompt.
     history: tuple[Message, ...] = ()
+    #: Messages from outside (a supervisor), taken before every request and sent
+    #: as a user note with it.
+    steering: Callable[[], list[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,8 @@ class AgentSession:
                 self._noticed = True
                 notes.append(prompts.budget_note(used=used, max_turns=self.config.max_turns))
         self._after_reflection = False
+        if self.config.steering is not None:
+            notes += [prompts.steering_note(text) for text in self.config.steering()]
         if notes:
             self.messages.append(Message.user("\n\n".join(notes)))
 

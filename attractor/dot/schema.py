@@ -149,8 +149,8 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("default_sprint_limit", _G, _nonneg, 0, "reflection every N turns (0 = off)"),
     AttrSpec("default_max_visits", _G, _positive, None, "visit limit for nodes without one"),
     AttrSpec("profile", _G, _choice_parser(PROFILES), None, "execution profile"),
-    AttrSpec("stack.child_dotfile", _G, _string, "", "child pipeline for a manager loop"),
-    AttrSpec("stack.child_workdir", _G, _string, "", "working directory of the child"),
+    AttrSpec("stack.child_dotfile", _GN, _string, "", "child pipeline for a manager loop"),
+    AttrSpec("stack.child_workdir", _GN, _string, "", "working directory of the child"),
     AttrSpec("rankdir", _G, _choice_parser(("TB", "LR", "BT", "RL")), "TB", "layout direction"),
     # graph and node
     AttrSpec("retry_target", _GN, _string, "", "where to go when failing for good"),

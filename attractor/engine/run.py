@@ -17,16 +17,18 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import anyio
 from anyio.abc import TaskStatus
 
+from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.dot.schema import format_duration
 from attractor.engine.checkpoint import RUNNING
+from attractor.engine.child import EngineChildRunner
 from attractor.engine.eventbus import EventBus
 from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.record import EngineRecord
@@ -50,7 +52,7 @@ from attractor.events import (
     PipelineTimedOut,
 )
 from attractor.handlers.backend import CodergenBackend
-from attractor.handlers.base import Services
+from attractor.handlers.base import Services, Steering
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
@@ -103,6 +105,11 @@ class RunOptions:
     backoff: BackoffConfig | None = None
     #: Pass a bus to subscribe to the async event stream (``bus.subscribe()``) before the run.
     bus: EventBus | None = None
+    #: Messages for the run's agents from outside (a supervisor node of a parent run).
+    steering: Steering | None = None
+    #: The run-wide turn budget to draw from instead of a new one (a child run
+    #: shares its parent's).
+    run_budget: RunTurnBudget | None = None
 
 
 @dataclass
@@ -176,13 +183,19 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     for observer in options.observers:
         bus.add_observer(observer)
     backend, owned = _backend(options, setup.graph)
+    budget = options.run_budget or setup.budget
     services = Services(
         settings=options.settings,
         backend=backend,
         interviewer=options.interviewer or ConsoleInterviewer(),
-        run_budget=setup.budget,
+        run_budget=budget,
         emit=bus.emit,
         base_workdir=_base_workdir(options.settings),
+        steering=options.steering or Steering(),
+    )
+    child_options = replace(options, backend=backend, run_budget=budget)
+    services.run_child = EngineChildRunner(
+        child_options, run_pipeline, resume_pipeline, prepare_run_graph
     )
     registry = options.registry or default_registry()
     stop = _Stop()

@@ -117,6 +117,7 @@ class AgentBackend:
                 tool_hooks=tool_hooks_for(node, request.stage_dir),
                 choices=edge_choices(node),
                 history=request.history,
+                steering=request.steering,
             ),
             tools=default_registry(),
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),

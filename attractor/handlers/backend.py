@@ -36,6 +36,8 @@ class StageRequest:
     settings: Settings
     emit: Callable[[Event], None]
     run_budget: RunTurnBudget
+    #: Messages a supervisor queued for this run's agents, taken before each turn.
+    steering: Callable[[], list[str]] | None = None
     #: The earlier conversation to continue (a ``full``-fidelity thread), else empty.
     history: tuple[Message, ...] = ()
     #: Set by a backend that holds a conversation: how it ended (without system

@@ -91,6 +91,52 @@ class NoRecord:
         return ""
 
 
+class Steering:
+    """Messages for the agents of a run, queued by a supervisor, taken before a turn."""
+
+    def __init__(self) -> None:
+        self._pending: list[str] = []
+        self.delivered = 0
+
+    def push(self, text: str) -> None:
+        self._pending.append(text)
+
+    def take(self) -> list[str]:
+        """Every message queued since the last call (each goes to one agent only)."""
+        taken, self._pending = self._pending, []
+        self.delivered += len(taken)
+        return taken
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A child pipeline a supervisor node asks the engine to run (or resume)."""
+
+    dotfile: Path
+    run_dir: Path
+    workdir: Path
+    #: Sees every event of the child run, as it happens.
+    observe: Callable[[Event], None]
+    steering: Steering
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """How a child run ended: ``status`` is a run status (success, fail, ...)."""
+
+    status: str
+    failure_reason: str
+    run_dir: Path
+    #: The child had already finished in an earlier process: nothing ran now.
+    already_finished: bool = False
+
+
+class ChildRunner(Protocol):
+    """Runs a child pipeline in its own run directory, resuming it when it exists."""
+
+    async def __call__(self, child: ChildRun) -> ChildResult: ...
+
+
 #: Runs a sub-traversal from a node with a context until a fan-in or a dead end.
 BranchRunner = Callable[[str, Context, "str | None"], Awaitable[BranchResult]]
 
@@ -107,6 +153,10 @@ class Services:
     base_workdir: Path
     #: The run so far, for the preamble of stages that do not continue a thread.
     record: RunRecord = field(default_factory=NoRecord)
+    #: Runs child pipelines (the manager loop); None outside the engine.
+    run_child: ChildRunner | None = None
+    #: Messages a supervisor queued for this run's agents.
+    steering: Steering = field(default_factory=Steering)
 
 
 @dataclass

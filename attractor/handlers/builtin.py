@@ -5,6 +5,7 @@ from __future__ import annotations
 from attractor.handlers.codergen import CodergenHandler
 from attractor.handlers.fan_in import FanInHandler
 from attractor.handlers.human import WaitForHumanHandler
+from attractor.handlers.manager import ManagerLoopHandler
 from attractor.handlers.parallel import ParallelHandler
 from attractor.handlers.registry import HandlerRegistry
 from attractor.handlers.simple import ConditionalHandler, ExitHandler, StartHandler
@@ -20,6 +21,7 @@ def register_builtins(registry: HandlerRegistry) -> None:
     registry.register("parallel", ParallelHandler())
     registry.register("parallel.fan_in", FanInHandler())
     registry.register("tool", ToolHandler())
+    registry.register("stack.manager_loop", ManagerLoopHandler())
 
 
 def default_registry() -> HandlerRegistry:

@@ -54,6 +54,7 @@ class CodergenHandler:
             emit=env.emit,
             run_budget=env.services.run_budget,
             history=history,
+            steering=env.services.steering.take,
         )
         try:
             result = await env.services.backend.run(request)

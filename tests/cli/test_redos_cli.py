@@ -44,7 +44,9 @@ def test_a_catastrophic_regex_under_timeout_exits_124_promptly(workspace: Path) 
     code, _, err = finish(proc, timeout=30)
     elapsed = time.monotonic() - began
     assert code == 124, err
-    assert elapsed < 5, f"exit took {elapsed:.1f}s after a 3s timeout"
+    # A backtracking engine would take hours on this pattern; a generous bound
+    # keeps the test about freezing, not about how loaded the machine is.
+    assert elapsed < 20, f"exit took {elapsed:.1f}s after a 3s timeout"
     runs = list((workspace / "runs").iterdir())
     log = (runs[0] / "grep" / "tools.log").read_text()
     assert "no matches" in log  # each search finished: RE2 runs in linear time

@@ -412,11 +412,11 @@ async def test_no_retry_once_the_run_turn_budget_is_exhausted(tmp_path: Path) ->
     assert result.failure_reason == ("run turn budget exhausted: 2 of 2 model requests (default)")
 
 
-async def test_a_shape_without_a_handler_fails_instead_of_running_as_a_model(
+async def test_a_manager_without_a_child_fails_instead_of_running_as_a_model(
     tmp_path: Path,
 ) -> None:
     graph = graph_of('boss [shape=house, label="Supervise"]\n start -> boss -> done')
     result = await run(graph, tmp_path)
     assert result.status == "fail"
-    assert "shape=house means type 'stack.manager_loop'" in result.failure_reason
+    assert "boss has no stack.child_dotfile" in result.failure_reason
     assert not (result.run_dir / "boss" / "response.md").exists()

@@ -202,11 +202,3 @@ def test_tool_node_without_command_is_an_error() -> None:
     )
     missing = by_rule(found, "tool_command_missing")
     assert [(d.node, d.severity) for d in missing] == [("t", "error")]
-
-
-def test_a_shape_whose_type_has_no_handler_is_flagged() -> None:
-    found = by_rule(
-        lint_body('boss [shape=house, label="Supervise"]\nstart -> boss -> exit'), "type_known"
-    )
-    assert [(d.node, d.severity) for d in found] == [("boss", "warning")]
-    assert "stack.manager_loop" in found[0].message

@@ -1,0 +1,71 @@
+"""Child runs: the engine's side of a supervisor node's ``run_child`` service.
+
+A child pipeline runs in this process, on this event loop, inside the parent
+node's task group: the parent's ``--timeout`` and Ctrl-C cancel it like any
+other work, and it stops the way a run stops (its checkpoint marked, its
+processes killed, resumable). It shares the parent's settings, codergen backend,
+human-gate interviewer and run-wide turn budget; it has its own run directory,
+events and process ledger, and no signal handlers or overall deadline of its
+own. A child directory that already holds a checkpoint is resumed, or, when
+that run had finished, reported without running anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from attractor.dot.graph import Graph
+from attractor.engine.checkpoint import Checkpoint
+from attractor.engine.rundir import CHECKPOINT
+from attractor.engine.setup import RESUMABLE
+from attractor.handlers.base import ChildResult, ChildRun
+
+if TYPE_CHECKING:
+    from attractor.engine.run import RunOptions, RunResult
+
+    Start = Callable[[Graph, Path, RunOptions], Awaitable[RunResult]]
+    Resume = Callable[[Path, RunOptions], Awaitable[RunResult]]
+
+
+@dataclass
+class EngineChildRunner:
+    """Runs or resumes child pipelines with the parent run's options."""
+
+    parent: RunOptions
+    start: Start
+    resume: Resume
+    prepare: Callable[[Path], Graph]
+
+    async def __call__(self, child: ChildRun) -> ChildResult:
+        options = self._options(child)
+        checkpoint = child.run_dir / CHECKPOINT
+        if checkpoint.exists():
+            status = Checkpoint.load(checkpoint).status
+            if status not in RESUMABLE:
+                reason = f"it had already finished ({status}) in an earlier run"
+                return ChildResult(status, reason, child.run_dir, already_finished=True)
+            result = await self.resume(child.run_dir, options)
+        else:
+            graph = self.prepare(child.dotfile)
+            result = await self.start(graph, child.dotfile, options)
+        return ChildResult(result.status, result.failure_reason, result.run_dir)
+
+    def _options(self, child: ChildRun) -> RunOptions:
+        settings = replace(
+            self.parent.settings,
+            logs_dir=str(child.run_dir),
+            workdir=str(child.workdir),
+            timeout=None,  # the parent's deadline covers it
+        )
+        return replace(
+            self.parent,
+            settings=settings,
+            context_seed={},
+            observers=[child.observe],
+            handle_signals=False,
+            bus=None,
+            steering=child.steering,
+        )

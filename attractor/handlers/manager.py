@@ -1,0 +1,250 @@
+"""The manager loop (``shape=house``): a node that supervises a child pipeline.
+
+The node starts the child (``stack.child_dotfile``, node or graph attribute) in
+its own run directory inside the node's folder, then cycles: *observe* copies
+the child's progress into the context (``stack.child.*``), *steer* queues the
+node's ``prompt`` for the child's agents once per child stage, *wait* pauses
+``manager.poll_interval`` (or until the child finishes). It ends when the child
+ends (its outcome is the node's), when ``manager.stop_condition`` holds
+(success; a child still running is stopped and can be resumed), or after
+``manager.max_cycles`` (failure). Cancellation (``--timeout``, Ctrl-C) reaches
+the child, which stops like any run; resuming the parent resumes the child.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from attractor.dot.conditions import evaluate
+from attractor.dot.graph import Graph, Node
+from attractor.events import (
+    Event,
+    ManagerCycle,
+    PipelineStarted,
+    StageCompleted,
+    StageFailed,
+    StageStarted,
+)
+from attractor.handlers.base import ChildResult, ChildRun, StageEnv, Steering
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome, StageStatus
+
+ACTIONS = frozenset({"observe", "steer", "wait"})
+_ALWAYS = ("stack.child.status", "stack.child.outcome", "stack.child.run_dir")
+
+
+@dataclass(frozen=True)
+class ManagerConfig:
+    """The manager's attributes, checked."""
+
+    dotfile: Path
+    workdir: Path
+    poll_interval: float
+    max_cycles: int
+    stop_condition: str
+    actions: frozenset[str]
+
+
+def config_for(node: Node, graph: Graph, env: StageEnv) -> ManagerConfig | str:
+    """The node's manager settings, or what is wrong with them."""
+    raw = str(node.get("stack.child_dotfile") or graph.get("stack.child_dotfile") or "").strip()
+    if not raw:
+        return f"manager {node.id} has no stack.child_dotfile; name the child pipeline's file"
+    if not node.get("stack.child_autostart"):
+        return (
+            f"manager {node.id}: stack.child_autostart=false is not supported; "
+            "the manager always starts (or resumes) its child"
+        )
+    actions = parse_actions(str(node.get("manager.actions")))
+    unknown = sorted(actions - ACTIONS)
+    if unknown:
+        listed = ", ".join(unknown)
+        return f"manager {node.id}: unknown manager.actions {listed}; use observe, steer, wait"
+    base = env.services.base_workdir
+    own = str(node.get("stack.child_workdir") or graph.get("stack.child_workdir") or "").strip()
+    return ManagerConfig(
+        dotfile=_resolve(raw, graph, base),
+        workdir=(base / own).resolve() if own else env.workdir(node, graph),
+        poll_interval=float(node.get("manager.poll_interval")),
+        max_cycles=int(node.get("manager.max_cycles")),
+        stop_condition=str(node.get("manager.stop_condition") or "").strip(),
+        actions=actions,
+    )
+
+
+def parse_actions(text: str) -> frozenset[str]:
+    return frozenset(a.strip() for a in text.split(",") if a.strip())
+
+
+def _resolve(raw: str, graph: Graph, base: Path) -> Path:
+    """A relative child file is found beside the parent pipeline, else in the workdir."""
+    path = Path(raw)
+    if path.is_absolute():
+        return path
+    beside = Path(graph.file).parent / path if graph.file else None
+    return beside if beside is not None and beside.exists() else base / path
+
+
+class Telemetry:
+    """What the manager knows of its child, kept up to date by the child's events."""
+
+    def __init__(self) -> None:
+        self.status = "starting"
+        self.current_node = ""
+        self.completed = 0
+        self.last_failure = ""
+        self.progress = anyio.Event()
+        self.done = anyio.Event()
+        self.result: ChildResult | None = None
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, PipelineStarted):
+            self.status = "running"
+        elif isinstance(event, StageStarted):
+            self.current_node = event.name
+        elif isinstance(event, StageCompleted):
+            self.completed += 1
+        elif isinstance(event, StageFailed) and not event.will_retry:
+            self.completed += 1
+            self.last_failure = f"{event.name}: {event.error}"
+        self.progress.set()
+        self.progress = anyio.Event()
+
+    def finish(self, result: ChildResult) -> None:
+        self.result = result
+        self.status = "completed" if result.status == "success" else "failed"
+        self.progress.set()
+        self.done.set()
+
+    def values(self, run_dir: str, cycles: int) -> dict[str, Any]:
+        outcome = ""
+        if self.result is not None:
+            outcome = "success" if self.result.status == "success" else "fail"
+        return {
+            "stack.child.status": self.status,
+            "stack.child.outcome": outcome,
+            "stack.child.current_node": self.current_node,
+            "stack.child.completed_nodes": self.completed,
+            "stack.child.last_failure": self.last_failure,
+            "stack.child.run_dir": run_dir,
+            "stack.child.cycles": cycles,
+        }
+
+
+class ManagerLoopHandler:
+    """Supervises a child pipeline; see the module docstring."""
+
+    async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        config = config_for(node, graph, env)
+        if isinstance(config, str):
+            return Outcome.fail(config)
+        runner = env.services.run_child
+        if runner is None:
+            return Outcome.fail(f"manager {node.id} needs the engine to run its child pipeline")
+        first = (env.visit, env.attempt) == (1, 1)
+        child_dir = env.stage_dir / ("child" if first else f"child-v{env.visit}-a{env.attempt}")
+        telemetry = Telemetry()
+        steering = Steering()
+        child = ChildRun(config.dotfile, child_dir, config.workdir, telemetry.observe, steering)
+
+        async def run_child() -> None:
+            telemetry.finish(await runner(child))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_child)
+            loop = _Loop(node, graph, context, env, config, telemetry, steering)
+            loop.relative_dir = child_dir.relative_to(env.logs_root).as_posix()
+            outcome = await loop.run()
+            group.cancel_scope.cancel()  # a child still running stops (resumable)
+        return outcome
+
+
+@dataclass
+class _Loop:
+    node: Node
+    graph: Graph
+    context: Context
+    env: StageEnv
+    config: ManagerConfig
+    telemetry: Telemetry
+    steering: Steering
+    relative_dir: str = ""
+    steered_at: str = ""
+
+    async def run(self) -> Outcome:
+        for cycle in range(1, self.config.max_cycles + 1):
+            values = self.telemetry.values(self.relative_dir, cycle)
+            self.env.emit(
+                ManagerCycle(
+                    node=self.node.id,
+                    cycle=cycle,
+                    child_status=self.telemetry.status,
+                    child_node=self.telemetry.current_node,
+                    completed_nodes=self.telemetry.completed,
+                )
+            )
+            if "steer" in self.config.actions:
+                self._steer()
+            ended = self._ended(values)
+            if ended is not None:
+                return ended
+            await self._pause()
+        reason = f"the child did not finish within manager.max_cycles={self.config.max_cycles}"
+        return self._outcome(StageStatus.FAIL, reason, self.config.max_cycles)
+
+    def _ended(self, values: dict[str, Any]) -> Outcome | None:
+        cycle = int(values["stack.child.cycles"])
+        result = self.telemetry.result
+        if result is not None:
+            if result.status == "success":
+                return self._outcome(StageStatus.SUCCESS, "", cycle, "the child pipeline succeeded")
+            why = result.failure_reason or result.status
+            reason = f"the child pipeline {result.status}: {why}"
+            return self._outcome(StageStatus.FAIL, reason, cycle)
+        if self.config.stop_condition and self._stop_holds(values):
+            note = f"stop condition holds: {self.config.stop_condition}"
+            return self._outcome(StageStatus.SUCCESS, "", cycle, note)
+        return None
+
+    def _stop_holds(self, values: dict[str, Any]) -> bool:
+        view = self.context.clone()
+        if "observe" in self.config.actions:
+            view.apply(values)
+        return evaluate(
+            self.config.stop_condition,
+            outcome=str(values["stack.child.outcome"]),
+            preferred_label="",
+            context=view,
+        )
+
+    async def _pause(self) -> None:
+        """One poll interval (cut short when the child ends); without ``wait``, the
+        next thing the child does, so the loop never spins."""
+        if "wait" in self.config.actions:
+            with anyio.move_on_after(self.config.poll_interval):
+                await self.telemetry.done.wait()
+        else:
+            await self.telemetry.progress.wait()
+
+    def _steer(self) -> None:
+        current = self.telemetry.current_node
+        text = self.node.prompt.replace("$goal", self.graph.goal).strip()
+        if text and current and current != self.steered_at:
+            self.steered_at = current
+            self.steering.push(text)
+
+    def _outcome(self, status: StageStatus, reason: str, cycles: int, notes: str = "") -> Outcome:
+        updates = self.telemetry.values(self.relative_dir, cycles)
+        if "observe" not in self.config.actions:  # only how it ended, not the telemetry
+            updates = {k: v for k, v in updates.items() if k in _ALWAYS}
+        return Outcome(
+            status,
+            notes=notes or reason,
+            failure_reason=reason,
+            context_updates=updates,
+            details={"child_run_dir": self.relative_dir, "cycles": cycles},
+        )

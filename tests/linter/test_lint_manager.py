@@ -1,0 +1,44 @@
+"""Manager-loop rules: the child pipeline and the loop's settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attractor.linter.prepare import prepare
+from tests.linter.lintkit import HEAD, by_rule, lint_body
+
+
+def test_a_manager_without_a_child_is_an_error() -> None:
+    (error,) = by_rule(lint_body("m [shape=house]\nstart -> m -> exit"), "manager_child")
+    assert error.severity == "error" and error.node == "m"
+    assert error.fix and "stack.child_dotfile" in error.fix
+
+
+def test_a_child_file_that_is_missing_is_a_warning_found_beside_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    body = 'm [shape=house, stack.child_dotfile="child.dot"]\nstart -> m -> exit\n}\n'
+    pipeline = tmp_path / "sub" / "p.dot"
+    pipeline.write_text(HEAD + body)
+    (warning,) = by_rule(prepare(pipeline)[1], "manager_child")
+    assert warning.severity == "warning" and "child.dot" in warning.message
+    (tmp_path / "sub" / "child.dot").write_text("digraph c { }")
+    assert by_rule(prepare(pipeline)[1], "manager_child") == []
+
+
+@pytest.mark.parametrize(
+    ("attrs", "needle"),
+    [
+        ('manager.actions="observe,poke"', "unknown action poke"),
+        ('manager.stop_condition="a=b=c"', "manager.stop_condition on m: column"),
+        ("stack.child_autostart=false", "false is not supported"),
+    ],
+)
+def test_manager_settings_are_checked(attrs: str, needle: str) -> None:
+    body = f'm [shape=house, stack.child_dotfile="c.dot", {attrs}]\nstart -> m -> exit'
+    (error,) = by_rule(lint_body(body), "manager_settings")
+    assert error.severity == "error" and needle in error.message
