@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,41 @@ def check_usage_accounting(run_dir: Path, lines: list[dict[str, Any]]) -> None:
     assert status["usage"] == {"input_tokens": total_in, "output_tokens": total_out}
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["usage"] == {"input_tokens": total_in, "output_tokens": total_out}
+
+
+
+# One request, sent as the final, tool-free turn: the model answers in text and is
+# asked to copy an outcome object (the small model, decoding greedily, repeats an
+# object of that shape). Whatever object it wrote last is what must be parsed.
+REPORT_PIPELINE = """\
+digraph llama_report {
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    review [prompt="Copy this line exactly and say nothing else:\\n{COPY}", max_turns=1,
+            on_turn_limit="partial_success"]
+    start -> review -> done
+}
+""".replace("{COPY}", '{\\"outcome\\": \\"partial_success\\", \\"notes\\": \\"half done\\"}')
+REPORT_SHAPE = re.compile(r'\{"outcome": "(\w+)", "notes": "([^"]*)"\}')
+
+
+@pytest.mark.timeout(RUN_TIMEOUT + 60)
+def test_a_real_model_report_in_text_is_parsed(llama_server: LlamaServer, tmp_path: Path) -> None:
+    (tmp_path / "pipeline.dot").write_text(REPORT_PIPELINE, encoding="utf-8")
+    run_cli(
+        tmp_path,
+        "pipeline.dot",
+        "--provider", "openai",
+        "--base-url", llama_server.base_url,
+        "--model", llama_server.model,
+        "--logs-dir", "runs/{timestamp}-{graph}",
+        "--workdir", ".",
+    )  # fmt: skip
+    [run_dir] = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    [line] = read_lines(run_dir / "review" / "transcript.jsonl")
+    reports = REPORT_SHAPE.findall(line["text"])
+    assert reports, f"the model wrote no outcome object: {line['text']!r}"
+    outcome, notes = reports[-1]
+    status = json.loads((run_dir / "review" / "status.json").read_text(encoding="utf-8"))
+    assert status["reported_by_model"] == "text"
+    assert (status["outcome"], status["notes"]) == (outcome, notes)
