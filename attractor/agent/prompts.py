@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attractor.agent.project_context import ProjectContext
 
 
 def system_prompt(
@@ -11,11 +15,15 @@ def system_prompt(
     max_turns: int,
     tool_names: list[str],
     choices: tuple[str, ...] | None = None,
+    instructions: str = "",
+    context: ProjectContext | None = None,
 ) -> str:
     """The system prompt: role, working directory, tools, the turn budget and how to report.
 
     ``choices`` is None when the session takes no outcome report, else the
-    stage's outgoing edge labels (possibly none).
+    stage's outgoing edge labels (possibly none). ``instructions`` are the tool
+    profile's; ``context`` adds the environment block and the project's own
+    instruction files, last so they weigh most.
     """
     tools = ", ".join(tool_names) if tool_names else "none"
     text = (
@@ -29,8 +37,17 @@ def system_prompt(
         "Each reply you send counts as one turn, whether or not it calls tools. "
         "Plan so the work fits, and stop as soon as the task is done."
     )
+    if instructions:
+        text += "\n\n" + instructions
     if choices is not None:
         text += "\n\n" + outcome_instructions(choices)
+    if context is not None:
+        text += "\n\n" + context.environment
+        if context.instructions:
+            text += (
+                "\n\nProject instructions (from the files below; deeper directories take "
+                "precedence):\n\n" + context.instructions
+            )
     return text
 
 
