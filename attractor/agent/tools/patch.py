@@ -60,8 +60,12 @@ def _read_text(beneath: Beneath, raw: str) -> tuple[str, int]:
 
 
 def _exists(beneath: Beneath, raw: str) -> os.stat_result | None:
-    with beneath.place(raw) as found:
-        return found.value
+    """The lstat of ``raw``, None when it (or a directory above it) is missing."""
+    try:
+        with beneath.place(raw) as found:
+            return found.value
+    except FileNotFoundError:
+        return None
 
 
 def _plan(beneath: Beneath, op: FileOp) -> list[_Change]:
