@@ -22,14 +22,17 @@ def system_prompt(
 
     ``choices`` is None when the session takes no outcome report, else the
     stage's outgoing edge labels (possibly none). ``instructions`` are the tool
-    profile's; ``context`` adds the environment block and the project's own
-    instruction files, last so they weigh most.
+    profile's. ``context`` adds the environment block (early: a small model
+    tends to echo what the prompt ends with) and the project's own instruction
+    files (last, so they weigh most).
     """
     tools = ", ".join(tool_names) if tool_names else "none"
+    environment = f"{context.environment}\n\n" if context is not None else ""
     text = (
         "You are a coding agent working on one stage of an automated pipeline. "
         "Complete the task you are given using the tools available, then answer "
         "with a short plain-text report and no tool calls to finish.\n\n"
+        f"{environment}"
         f"Working directory: {workdir}\n"
         "Every path you pass to a tool is relative to it; paths outside it are refused.\n"
         f"Tools: {tools}\n\n"
@@ -41,13 +44,11 @@ def system_prompt(
         text += "\n\n" + instructions
     if choices is not None:
         text += "\n\n" + outcome_instructions(choices)
-    if context is not None:
-        text += "\n\n" + context.environment
-        if context.instructions:
-            text += (
-                "\n\nProject instructions (from the files below; deeper directories take "
-                "precedence):\n\n" + context.instructions
-            )
+    if context is not None and context.instructions:
+        text += (
+            "\n\nProject instructions (from the files below; deeper directories take "
+            "precedence):\n\n" + context.instructions
+        )
     return text
 
 

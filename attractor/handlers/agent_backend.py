@@ -156,7 +156,7 @@ class AgentBackend:
         except Exception as error:
             # The model (or anything under it) failed mid-task: report what was
             # done so far, with the same budget details as any other outcome.
-            partial = SessionResult("", session.turns_used, False, False, session.usage)
+            partial = SessionResult("", session.charged_turns, False, False, session.usage)
             return _outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
         return _judge(request, budget, result)
 
