@@ -203,3 +203,13 @@ def test_file_modes_are_kept(work: Path) -> None:
     assert not result.is_error, result.output
     assert script.stat().st_mode & 0o777 == 0o755
     assert script.read_text() == "#!/bin/sh\necho b\n"
+
+
+def test_blank_lines_between_operations_are_separators(work: Path) -> None:
+    result = _apply(
+        work,
+        "*** Begin Patch\n*** Add File: a.txt\n+a\n\n*** Update File: old.txt\n@@\n-bye\n+hi\n"
+        "\n\n*** End Patch",
+    )
+    assert not result.is_error, result.output
+    assert (work / "a.txt").read_text() == "a\n" and (work / "old.txt").read_text() == "hi\n"

@@ -99,8 +99,12 @@ class _Parser:
         return path
 
     def _at_op(self) -> bool:
-        line = self.body[self.pos]
-        return line.startswith((ADD, DELETE, UPDATE))
+        """At the next operation, or at blank lines that only separate operations."""
+        rest = self.body[self.pos :]
+        for line in rest:
+            if line.strip():
+                return line.startswith((ADD, DELETE, UPDATE))
+        return True  # only blank lines left before End Patch
 
     def _added(self) -> list[str]:
         added: list[str] = []
