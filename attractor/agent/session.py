@@ -173,7 +173,7 @@ class AgentSession:
             while (kind := self._next_kind()) is not None:
                 response = await self._request(kind)
                 text = response.text
-                if kind == "reflection":
+                if kind == "reflection" or (kind == "work" and self._steered_meanwhile(response)):
                     continue
                 if kind == "final" or not response.tool_calls:
                     text = self._final_text(kind, response)
@@ -196,8 +196,15 @@ class AgentSession:
         )
 
     def steer(self, text: str) -> None:
-        """Queue a user message for the next request (safe from any thread)."""
+        """Queue a user message for the next request (safe from any thread).
+
+        A message that arrives while the model writes what would be its last
+        answer keeps the session going: the model gets it on one more turn.
+        """
         self.steering.put(text)
+
+    def _steered_meanwhile(self, response: ModelResponse) -> bool:
+        return not response.tool_calls and len(self.steering) > 0
 
     # -- budget ---------------------------------------------------------------
 

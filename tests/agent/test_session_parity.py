@@ -15,7 +15,7 @@ from attractor.agent.tools.base import schema
 from attractor.agent.transcript import Transcript
 from attractor.events import AgentWarning
 from attractor.llm.scripted import ScriptedModel, ScriptedResponse
-from attractor.llm.types import ToolDefinition
+from attractor.llm.types import ModelRequest, ModelResponse, ToolDefinition
 
 from ._helpers import Recorder, read_jsonl
 
@@ -278,3 +278,34 @@ async def test_no_compaction_without_a_window(tmp_path: Path) -> None:
     (tmp_path / "work" / "big.txt").write_text("x" * 20_000)
     await session.run()
     assert not any("compacted" in line for line in _lines(tmp_path))
+
+
+class SteeredWhileAnswering(ScriptedModel):
+    """A scripted model whose host steers the session while request ``at`` is answered."""
+
+    def __init__(self, responses: list[ScriptedResponse], at: int, message: str) -> None:
+        super().__init__(responses)
+        self.session: AgentSession | None = None
+        self.at = at
+        self.message = message
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        if len(self.requests) + 1 == self.at and self.session is not None:
+            self.session.steer(self.message)
+        return await super().request(request)
+
+
+@pytest.mark.anyio
+async def test_steering_during_the_last_answer_gets_one_more_turn(tmp_path: Path) -> None:
+    model = SteeredWhileAnswering(
+        [ScriptedResponse("all done"), ScriptedResponse("done, with the docs too")],
+        at=1,
+        message="Please also update the docs.",
+    )
+    session, _ = _session(tmp_path, model)
+    model.session = session
+    result = await session.run()
+    assert result.text == "done, with the docs too" and result.turns_used == 2
+    second = model.requests[1].messages
+    assert second[-2].role == "assistant" and second[-2].content == "all done"
+    assert second[-1].content == "Please also update the docs."
