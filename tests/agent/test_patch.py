@@ -213,3 +213,16 @@ def test_blank_lines_between_operations_are_separators(work: Path) -> None:
     )
     assert not result.is_error, result.output
     assert (work / "a.txt").read_text() == "a\n" and (work / "old.txt").read_text() == "hi\n"
+
+
+def test_crlf_line_ends_and_a_missing_final_newline_are_kept(work: Path) -> None:
+    (work / "win.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    (work / "bare.txt").write_bytes(b"alpha\nbeta")
+    result = _apply(
+        work,
+        "*** Begin Patch\n*** Update File: win.txt\n@@\n one\n-two\n+2\n"
+        "*** Update File: bare.txt\n@@\n-beta\n+BETA\n*** End Patch",
+    )
+    assert not result.is_error, result.output
+    assert (work / "win.txt").read_bytes() == b"one\r\n2\r\nthree\r\n"
+    assert (work / "bare.txt").read_bytes() == b"alpha\nBETA"

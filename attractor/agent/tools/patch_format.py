@@ -198,22 +198,28 @@ def _find(lines: list[str], wanted: list[str], start: int) -> int | None:
     """Where ``wanted`` occurs in ``lines`` at or after ``start``, comparing ever more loosely."""
     for norm in _COMPARISONS:
         target = [norm(w) for w in wanted]
-        for index in range(start, len(lines) - len(wanted) + 1):
-            if all(norm(lines[index + k]) == t for k, t in enumerate(target)):
-                return index
+        seen = [norm(line) for line in lines[start:]]
+        first = target[0]
+        for offset in range(len(seen) - len(target) + 1):
+            if seen[offset] == first and seen[offset : offset + len(target)] == target:
+                return start + offset
     return None
 
 
 def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
-    """``text`` with every hunk applied in order; :class:`ToolError` if one does not fit."""
+    """``text`` with every hunk applied in order; :class:`ToolError` if one does not fit.
+
+    A file with CRLF line ends keeps them, and a missing final newline stays missing.
+    """
+    newline = "\r\n" if "\r\n" in text else "\n"
     ends_with_newline = text.endswith("\n") or not text
-    lines = text.split("\n")
+    lines = text.split(newline)
     if ends_with_newline:
         lines.pop()
     cursor = 0
     for number, hunk in enumerate(hunks, start=1):
         cursor = _apply_one(lines, hunk, cursor, f"hunk {number} of {path}")
-    return "\n".join(lines) + ("\n" if lines and ends_with_newline else "")
+    return newline.join(lines) + (newline if lines and ends_with_newline else "")
 
 
 def _apply_one(lines: list[str], hunk: Hunk, cursor: int, where: str) -> int:
