@@ -96,6 +96,11 @@ class ToolHooks:
     node_id: str = ""
     stage_dir: Path | None = None
 
+    @property
+    def active(self) -> bool:
+        """Whether any hook command is set."""
+        return bool(self.pre.strip() or self.post.strip())
+
     async def run(
         self, call: ToolCall, context: ToolContext, execute: Execute, warn: Warn
     ) -> ToolResult:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attractor.agent.project_context import ProjectContext
 
 
 def system_prompt(
@@ -11,17 +15,24 @@ def system_prompt(
     max_turns: int,
     tool_names: list[str],
     choices: tuple[str, ...] | None = None,
+    instructions: str = "",
+    context: ProjectContext | None = None,
 ) -> str:
     """The system prompt: role, working directory, tools, the turn budget and how to report.
 
     ``choices`` is None when the session takes no outcome report, else the
-    stage's outgoing edge labels (possibly none).
+    stage's outgoing edge labels (possibly none). ``instructions`` are the tool
+    profile's. ``context`` adds the environment block (early: a small model
+    tends to echo what the prompt ends with) and the project's own instruction
+    files (last, so they weigh most).
     """
     tools = ", ".join(tool_names) if tool_names else "none"
+    environment = f"{context.environment}\n\n" if context is not None else ""
     text = (
         "You are a coding agent working on one stage of an automated pipeline. "
         "Complete the task you are given using the tools available, then answer "
         "with a short plain-text report and no tool calls to finish.\n\n"
+        f"{environment}"
         f"Working directory: {workdir}\n"
         "Every path you pass to a tool is relative to it; paths outside it are refused.\n"
         f"Tools: {tools}\n\n"
@@ -29,8 +40,15 @@ def system_prompt(
         "Each reply you send counts as one turn, whether or not it calls tools. "
         "Plan so the work fits, and stop as soon as the task is done."
     )
+    if instructions:
+        text += "\n\n" + instructions
     if choices is not None:
         text += "\n\n" + outcome_instructions(choices)
+    if context is not None and context.instructions:
+        text += (
+            "\n\nProject instructions (from the files below; deeper directories take "
+            "precedence):\n\n" + context.instructions
+        )
     return text
 
 

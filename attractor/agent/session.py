@@ -14,10 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from attractor.agent import prompts
+from attractor.agent.compaction import Compaction, compact
 from attractor.agent.hooks import ToolHooks
 from attractor.agent.loop_detect import LoopDetector
+from attractor.agent.project_context import ProjectContext
 from attractor.agent.report import (
     TOOL_NAME,
     OutcomeReport,
@@ -27,7 +30,10 @@ from attractor.agent.report import (
     report_tool,
 )
 from attractor.agent.run_budget import RunTurnBudget
-from attractor.agent.tools import ToolContext, ToolRegistry
+from attractor.agent.steering import SteeringQueue
+from attractor.agent.subagents import spawn_tool
+from attractor.agent.tool_batches import run_calls
+from attractor.agent.tools import ToolContext, ToolRegistry, ToolResult
 from attractor.agent.transcript import Transcript, TurnKind
 from attractor.agent.truncation import limits_for, truncate_output
 from attractor.events import (
@@ -74,9 +80,17 @@ class SessionConfig:
     #: An earlier conversation this session continues (a ``full``-fidelity thread):
     #: user, assistant and tool messages, placed before this session's prompt.
     history: tuple[Message, ...] = ()
-    #: Messages from outside (a supervisor), taken before every request and sent
-    #: as a user note with it.
+    #: Messages from a supervisor of the run, taken before every request and sent
+    #: like :meth:`AgentSession.steer` messages, marked as the supervisor's.
     steering: Callable[[], list[str]] | None = None
+    #: The tool profile's base instructions for the system prompt.
+    instructions: str = ""
+    #: Environment and project instructions for the system prompt.
+    context: ProjectContext | None = None
+    #: Tokens the model's context holds; old tool outputs are compacted near it (0: never).
+    context_window: int = 0
+    #: How many levels of subagents may still be spawned (0: no spawn_agent tool).
+    subagent_depth: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,7 +137,9 @@ class AgentSession:
             raise ValueError("max_turns must be at least 1")
         self.model = model
         self.config = config
-        self.tools = tools
+        #: The tools a subagent of this session gets (no spawn_agent of its own).
+        self.base_tools = tools
+        self.tools = tools.with_tools(spawn_tool(self)) if config.subagent_depth > 0 else tools
         self.transcript = transcript
         self.emit = emit
         self.run_budget = run_budget or RunTurnBudget(None)
@@ -134,21 +150,28 @@ class AgentSession:
                 prompts.system_prompt(
                     workdir=config.workdir,
                     max_turns=config.max_turns,
-                    tool_names=[*tools.names(), *([TOOL_NAME] if config.report else [])],
+                    tool_names=[*self.tools.names(), *([TOOL_NAME] if config.report else [])],
                     choices=config.choices if config.report else None,
+                    instructions=config.instructions,
+                    context=config.context,
                 )
             ),
             *config.history,
             Message.user(config.prompt),
         ]
         self.turns_used = 0
+        #: Requests made by subagents, charged to this session's budget.
+        self.subagent_turns = 0
         self.usage = Usage()
+        #: Messages a host injects before the next request; see :meth:`steer`.
+        self.steering = SteeringQueue()
         self.turn_limit_reached = False
         self.run_budget_exhausted = False
         self._work_since_reflection = 0
         self._after_reflection = False
         self._noticed = False
         self._registered = False
+        self._loop_warning: str | None = None
         self.report: OutcomeReport | None = None
 
     async def run(self) -> SessionResult:
@@ -160,7 +183,7 @@ class AgentSession:
             while (kind := self._next_kind()) is not None:
                 response = await self._request(kind)
                 text = response.text
-                if kind == "reflection":
+                if kind == "reflection" or (kind == "work" and self._steered_meanwhile(response)):
                     continue
                 if kind == "final" or not response.tool_calls:
                     text = self._final_text(kind, response)
@@ -175,7 +198,7 @@ class AgentSession:
             self.report = report_from_text(text)
         return SessionResult(
             text,
-            self.turns_used,
+            self.charged_turns,
             self.turn_limit_reached,
             self.run_budget_exhausted,
             self.usage,
@@ -187,7 +210,28 @@ class AgentSession:
         """The messages so far, without the system prompt."""
         return tuple(m for m in self.messages if m.role != "system")
 
+    def steer(self, text: str) -> None:
+        """Queue a user message for the next request (safe from any thread).
+
+        A message that arrives while the model writes what would be its last
+        answer keeps the session going: the model gets it on one more turn.
+        """
+        self.steering.put(text)
+
+    def _steered_meanwhile(self, response: ModelResponse) -> bool:
+        return not response.tool_calls and len(self.steering) > 0
+
     # -- budget ---------------------------------------------------------------
+
+    @property
+    def charged_turns(self) -> int:
+        """Requests charged to the budget: this session's and its subagents'."""
+        return self.turns_used + self.subagent_turns
+
+    def charge_subagent(self, turns: int, usage: Usage) -> None:
+        """Charge a finished subagent's requests and tokens to this session."""
+        self.subagent_turns += turns
+        self.usage += usage
 
     def _next_kind(self) -> TurnKind | None:
         """The kind of the next request, or None when the run budget allows none.
@@ -208,7 +252,7 @@ class AgentSession:
                 "final turns of other agents; no request made"
             )
             return None
-        turn = self.turns_used + 1
+        turn = self.charged_turns + 1
         if turn >= self.config.max_turns:
             self.turn_limit_reached = True
         if remaining is not None and remaining <= budget.active:
@@ -230,7 +274,7 @@ class AgentSession:
         self.run_budget_exhausted = True
         self.run_budget.exhausted = True
 
-    def _add_turn_messages(self, kind: TurnKind) -> None:
+    def _add_turn_messages(self, kind: TurnKind, steered: list[str]) -> None:
         """The note that goes with this request: reflection, final, resume or budget notice.
 
         Notes for one request go out as one user message. A work turn right after a
@@ -238,8 +282,8 @@ class AgentSession:
         own reflection, which a Messages-API provider takes as a prefill to continue
         and an OpenAI-compatible server simply continues.
         """
-        used = self.turns_used
-        notes: list[str] = []
+        used = self.charged_turns
+        notes: list[str] = [*steered]
         if kind == "reflection":
             remaining = self.config.max_turns - used
             sprint = self.config.sprint_limit
@@ -256,15 +300,17 @@ class AgentSession:
                 self._noticed = True
                 notes.append(prompts.budget_note(used=used, max_turns=self.config.max_turns))
         self._after_reflection = False
-        if self.config.steering is not None:
-            notes += [prompts.steering_note(text) for text in self.config.steering()]
         if notes:
             self.messages.append(Message.user("\n\n".join(notes)))
 
     # -- one request ------------------------------------------------------------
 
     async def _request(self, kind: TurnKind) -> ModelResponse:
-        self._add_turn_messages(kind)
+        steered = self.steering.drain()
+        if self.config.steering is not None:
+            steered += [prompts.steering_note(text) for text in self.config.steering()]
+        self._add_turn_messages(kind, steered)
+        compaction = self._compact()
         self.turns_used += 1
         turn = self.turns_used
         tools = self._offered() if kind == "work" else ()
@@ -277,10 +323,33 @@ class AgentSession:
         kept = response.tool_calls if kind == "work" else ()
         self.messages.append(Message.assistant(response.text, kept))
         self.transcript.record(
-            turn=turn, kind=kind, tools_offered=[t.name for t in tools], response=response
+            turn=turn,
+            kind=kind,
+            tools_offered=[t.name for t in tools],
+            response=response,
+            extra=self._transcript_extra(turn, steered, compaction),
         )
         self._account(kind, turn, response)
         return response
+
+    def _compact(self) -> Compaction | None:
+        """Compact old tool outputs when the conversation nears the context window."""
+        done = compact(self.messages, self.config.context_window)
+        if done is not None:
+            self._warn(done.summary())
+        return done
+
+    def _transcript_extra(
+        self, turn: int, steered: list[str], compaction: Compaction | None
+    ) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if turn == 1 and self.config.context is not None:
+            extra["project_context"] = self.config.context.to_json()
+        if steered:
+            extra["steering"] = steered
+        if compaction is not None:
+            extra["compacted"] = compaction.to_json()
+        return extra
 
     def _offered(self) -> tuple[ToolDefinition, ...]:
         if not self.config.report:
@@ -308,7 +377,7 @@ class AgentSession:
         elif kind == "reflection":
             self._work_since_reflection = 0
             self._after_reflection = True
-            remaining = self.config.max_turns - turn
+            remaining = self.config.max_turns - self.charged_turns
             self.transcript.reflection(
                 turn=turn, used=turn, remaining=remaining, text=response.text
             )
@@ -342,43 +411,56 @@ class AgentSession:
     # -- tools ----------------------------------------------------------------
 
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
-        """Run each call in order; answer each; warn once if the calls go in circles."""
-        loop_warning = None
-        for call in calls:
-            if call.name == TOOL_NAME and self.config.report:
-                answer = self._take_report(call)
-                self.transcript.tool_output(
-                    turn=self.turns_used, name=call.name, arguments=call.arguments, output=answer
-                )
-                self.messages.append(Message.tool(call, answer, is_error=self.report is None))
-                continue
-            started = time.monotonic()
-            result = await self.config.tool_hooks.run(
-                call, self.tool_context, self.tools.execute, self._warn
-            )
-            self.transcript.tool_output(
-                turn=self.turns_used, name=call.name, arguments=call.arguments, output=result.output
-            )
-            self.emit(
-                ToolCallCompleted(
-                    node=self.config.node_id,
-                    turn=self.turns_used,
-                    tool=call.name,
-                    arguments=call.arguments,
-                    output=result.output,
-                    is_error=result.is_error,
-                    duration=time.monotonic() - started,
-                )
-            )
-            shown = truncate_output(result.output, limits_for(call.name))
-            self.messages.append(Message.tool(call, shown, is_error=result.is_error))
-            found = self.loops.observe(call)
-            if found is not None:
-                loop_warning = prompts.loop_warning(found.length, found.repeats)
-        if loop_warning is not None:
+        """Run the calls (read-only neighbours at once); answer each; warn on circles."""
+        self._loop_warning = None
+        await run_calls(calls, overlaps=self._overlaps, execute=self._execute, done=self._answer)
+        if self._loop_warning is not None:
             # After every tool result: providers expect results right after the calls.
-            self.messages.append(Message.user(loop_warning))
-            self._warn(loop_warning)
+            self.messages.append(Message.user(self._loop_warning))
+            self._warn(self._loop_warning)
+
+    def _overlaps(self, call: ToolCall) -> bool:
+        """Whether ``call`` may run alongside its read-only neighbours.
+
+        With tool hooks every call runs alone, so hooks see one call at a time.
+        """
+        return not self.config.tool_hooks.active and self.tools.is_read_only(call.name)
+
+    async def _execute(self, call: ToolCall) -> tuple[ToolResult, float]:
+        if call.name == TOOL_NAME and self.config.report:
+            answer = self._take_report(call)
+            return ToolResult(answer, is_error=self.report is None), -1.0
+        started = time.monotonic()
+        result = await self.config.tool_hooks.run(
+            call, self.tool_context, self.tools.execute, self._warn
+        )
+        return result, time.monotonic() - started
+
+    def _answer(self, call: ToolCall, outcome: tuple[ToolResult, float]) -> None:
+        """Record one call's result and give it to the model."""
+        result, duration = outcome
+        self.transcript.tool_output(
+            turn=self.turns_used, name=call.name, arguments=call.arguments, output=result.output
+        )
+        if duration < 0:  # the outcome report: answered, not a tool run
+            self.messages.append(Message.tool(call, result.output, is_error=result.is_error))
+            return
+        self.emit(
+            ToolCallCompleted(
+                node=self.config.node_id,
+                turn=self.turns_used,
+                tool=call.name,
+                arguments=call.arguments,
+                output=result.output,
+                is_error=result.is_error,
+                duration=duration,
+            )
+        )
+        shown = truncate_output(result.output, limits_for(call.name))
+        self.messages.append(Message.tool(call, shown, is_error=result.is_error))
+        found = self.loops.observe(call)
+        if found is not None:
+            self._loop_warning = prompts.loop_warning(found.length, found.repeats)
 
     def _warn(self, message: str) -> None:
         self.emit(AgentWarning(node=self.config.node_id, turn=self.turns_used, message=message))

@@ -27,9 +27,20 @@ class Transcript:
         self.tools_log_path = stage_dir / "tools.log"
 
     def record(
-        self, *, turn: int, kind: TurnKind, tools_offered: list[str], response: ModelResponse
+        self,
+        *,
+        turn: int,
+        kind: TurnKind,
+        tools_offered: list[str],
+        response: ModelResponse,
+        extra: dict[str, Any] | None = None,
     ) -> None:
-        """Append the line of one model request."""
+        """Append the line of one model request.
+
+        ``extra`` adds what happened before the request: ``project_context`` (the
+        instruction files read, on the first line), ``steering`` (messages a host
+        injected) and ``compacted`` (tool outputs dropped to fit the context window).
+        """
         line: dict[str, Any] = {
             "turn": turn,
             "kind": kind,
@@ -41,6 +52,7 @@ class Transcript:
         }
         if response.usage is not None:
             line["usage"] = response.usage.to_json()
+        line.update(extra or {})
         self._append(self.path, json.dumps(line, ensure_ascii=False) + "\n")
 
     def reflection(self, *, turn: int, used: int, remaining: int, text: str) -> None:

@@ -22,10 +22,14 @@ DEFAULT_LIMITS = Limits(max_chars=20_000, max_lines=400)
 TOOL_LIMITS: dict[str, Limits] = {
     "read_file": Limits(50_000),
     "shell": Limits(30_000, 256),
+    "read_many_files": Limits(80_000),
     "search_file": Limits(20_000, 250),
+    "grep": Limits(20_000, 250),
     "glob": Limits(20_000, 500),
     "list_dir": Limits(20_000, 500),
     "edit_file": Limits(10_000),
+    "apply_patch": Limits(10_000),
+    "spawn_agent": Limits(20_000),
     "write_file": Limits(1_000),
 }
 

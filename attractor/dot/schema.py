@@ -22,6 +22,8 @@ DURATION_FORM = "a duration like 250ms, 90s, 15m, 2h, 1d or 1h30m"
 
 FIDELITY_MODES = ("full", "truncate", "compact", "summary:low", "summary:medium", "summary:high")
 PROFILES = ("smoke", "fast", "strict", "yolo")
+#: The agent's tool profiles (attractor.agent.profiles.PROFILE_NAMES).
+TOOL_PROFILES = ("openai", "anthropic", "gemini", "default")
 MAX_TURNS_LIMIT = 500
 
 
@@ -169,6 +171,14 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("llm_model", _N, _string, "", "model id"),
     AttrSpec("llm_provider", _N, _string, "", "provider key"),
     AttrSpec("reasoning_effort", _N, _choice_parser(("low", "medium", "high")), "high", ""),
+    AttrSpec(
+        "tool_profile",
+        _N,
+        _choice_parser(TOOL_PROFILES),
+        None,
+        "agent tool set: openai, anthropic, gemini or default (else the provider's)",
+    ),
+    AttrSpec("context_window", _N, _positive, None, "model context size in tokens"),
     AttrSpec("auto_status", _N, parse_bool, False, "SUCCESS when the handler writes none"),
     AttrSpec("allow_partial", _N, parse_bool, False, "accept PARTIAL_SUCCESS at the end"),
     AttrSpec("max_turns", _N, parse_max_turns, None, "turn budget (1..500 or auto)"),

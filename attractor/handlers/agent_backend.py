@@ -14,8 +14,9 @@ from typing import Protocol
 import anyio
 
 from attractor.agent.hooks import ToolHooks
+from attractor.agent.profiles import choose_profile
+from attractor.agent.project_context import gather
 from attractor.agent.session import AgentSession, SessionConfig, SessionResult
-from attractor.agent.tools import default_registry
 from attractor.agent.transcript import Transcript
 from attractor.dot.graph import Graph, Node, normalize_label
 from attractor.errors import LLMError
@@ -41,6 +42,10 @@ class ModelSource(Protocol):
 
     def model_for(self, node: Node) -> Model: ...
 
+    def compatible_server(self, node: Node) -> bool:
+        """Whether the node's model is served by an OpenAI-compatible server, not OpenAI."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -52,6 +57,9 @@ class SharedModel:
 
     def model_for(self, node: Node) -> Model:
         return self.model
+
+    def compatible_server(self, node: Node) -> bool:
+        return False
 
     async def aclose(self) -> None:
         await self.model.aclose()
@@ -86,6 +94,14 @@ class FactoryModels:
             self._models[spec] = build_model(spec)
         return self._models[spec]
 
+    def compatible_server(self, node: Node) -> bool:
+        spec = self.spec_for(node)
+        if spec.provider != "openai" or not spec.base_url:
+            return False
+        from attractor.llm.openai_model import is_hosted_openai
+
+        return not is_hosted_openai(spec.base_url)
+
     async def aclose(self) -> None:
         for model in self._models.values():
             await model.aclose()
@@ -103,8 +119,15 @@ class AgentBackend:
             node, request.graph, request.settings, prompt=request.prompt, visit=request.visit
         )
         request.emit(TurnBudgetResolved(node=node.id, budget=budget.to_json()))
+        model = self.models.model_for(node)
+        profile = choose_profile(
+            model.provider,
+            override=node.get("tool_profile") or None,
+            compatible_server=self.models.compatible_server(node),
+        )
+        context = await gather(request.workdir, profile.instruction_files, model=model.name)
         session = AgentSession(
-            self.models.model_for(node),
+            model,
             SessionConfig(
                 node_id=node.id,
                 prompt=request.prompt,
@@ -118,8 +141,12 @@ class AgentBackend:
                 choices=edge_choices(node),
                 history=request.history,
                 steering=request.steering,
+                instructions=profile.instructions,
+                context=context,
+                context_window=node.get("context_window") or profile.context_window,
+                subagent_depth=1 if profile.subagents else 0,
             ),
-            tools=default_registry(),
+            tools=profile.registry(),
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
             emit=request.emit,
             run_budget=request.run_budget,
@@ -132,7 +159,7 @@ class AgentBackend:
             request.conversation = session.conversation()
             # The model (or anything under it) failed mid-task: report what was
             # done so far, with the same budget details as any other outcome.
-            partial = SessionResult("", session.turns_used, False, False, session.usage)
+            partial = SessionResult("", session.charged_turns, False, False, session.usage)
             return _outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
         request.conversation = result.messages
         return _judge(request, budget, result)
@@ -193,9 +220,7 @@ def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> 
         outcome = _outcome(request, budget, result, _LIMIT_STATUS[budget.on_turn_limit], reason)
         # The model's own report on its final turn still steers (a fail stays a fail).
         return _with_report(outcome, result, request) if outcome.status.is_success else outcome
-    return _with_report(
-        _outcome(request, budget, result, StageStatus.SUCCESS, ""), result, request
-    )
+    return _with_report(_outcome(request, budget, result, StageStatus.SUCCESS, ""), result, request)
 
 
 def _with_report(outcome: Outcome, result: SessionResult, request: StageRequest) -> Outcome:

@@ -37,6 +37,9 @@ async def test_steering_is_delivered_to_the_child_agent(tmp_path: Path) -> None:
     )
     result = await run(graph, tmp_path, backend=AgentBackend(SharedModel(model)))
     assert result.status == "success", result.failure_reason
-    first, second = (r.messages[-1].content for r in model.requests)
-    assert "supervisor" not in first
-    assert "Message from the supervisor of this pipeline:\nKeep the change small" in second
+    # Delivered once, as a user note, before one of the child agent's requests.
+    last = model.requests[-1].messages
+    notes = [m for m in last if "Keep the change small" in m.content]
+    assert [(m.role, m.content) for m in notes] == [
+        ("user", "Message from the supervisor of this pipeline:\nKeep the change small")
+    ]

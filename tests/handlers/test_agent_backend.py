@@ -261,3 +261,50 @@ def test_simulate_is_not_an_agent_backend() -> None:
     graph, _ = graph_with_node()
     with pytest.raises(ValueError, match="simulate"):
         build_backend(Settings(backend="simulate"), graph)
+
+
+@pytest.mark.anyio
+async def test_the_node_tool_profile_and_project_context_reach_the_model(tmp_path: Path) -> None:
+    graph, node = graph_with_node({"prompt": "fix it", "tool_profile": "openai"})
+    model = ScriptedModel([ScriptedResponse("done")])
+    request, _ = _request(tmp_path, node, graph)
+    (request.workdir / "AGENTS.md").write_text("Always run make check.\n")
+    (request.workdir / ".codex").mkdir()
+    (request.workdir / ".codex" / "instructions.md").write_text("Codex house style.\n")
+    (request.workdir / "CLAUDE.md").write_text("Not for this profile.\n")
+    await AgentBackend(SharedModel(model)).run(request)
+    [sent] = model.requests
+    assert {"apply_patch", "spawn_agent"} <= {t.name for t in sent.tools}
+    assert "edit_file" not in {t.name for t in sent.tools}
+    system = sent.messages[0].content
+    assert "apply_patch" in system and "<environment>" in system
+    assert "Always run make check." in system and "Codex house style." in system
+    assert "Not for this profile." not in system
+    [line] = [
+        json.loads(x) for x in (request.stage_dir / "transcript.jsonl").read_text().splitlines()
+    ]
+    files = [Path(f["path"]).name for f in line["project_context"]["instruction_files"]]
+    assert files == ["AGENTS.md", "instructions.md"]
+
+
+@pytest.mark.anyio
+async def test_the_scripted_model_gets_the_default_tool_set(tmp_path: Path) -> None:
+    graph, node = graph_with_node({"prompt": "fix it"})
+    model = ScriptedModel([ScriptedResponse("done")])
+    request, _ = _request(tmp_path, node, graph)
+    await AgentBackend(SharedModel(model)).run(request)
+    names = {t.name for t in model.requests[0].tools}
+    assert "edit_file" in names and not names & {"apply_patch", "spawn_agent"}
+
+
+def test_an_openai_compatible_server_is_told_apart_from_openai(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    graph, node = graph_with_node({"llm_model": "gpt-4o"})
+    local = FactoryModels(Settings(backend="llm", base_url="http://127.0.0.1:8080/v1"))
+    hosted = FactoryModels(Settings(backend="llm", base_url="https://api.openai.com/v1"))
+    plain = FactoryModels(Settings(backend="llm"))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert local.compatible_server(node)
+    assert not hosted.compatible_server(node) and not plain.compatible_server(node)

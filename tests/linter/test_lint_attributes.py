@@ -17,6 +17,10 @@ from tests.linter.lintkit import HEAD, by_rule, lint, lint_body
         ('timeout="5 minutes"', "expected a duration like"),
         ("goal_gate=maybe", "expected true or false"),
         ("max_visits=0", "at least 1"),
+        (
+            "tool_profile=codex",
+            'tool_profile="codex": expected one of openai, anthropic, gemini, default',
+        ),
     ],
 )
 def test_attribute_value_points_at_the_attribute(attrs: str, needle: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,19 @@ ToolFunction = Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool: its definition offered to the model and the function that runs it."""
+    """A tool: its definition offered to the model and the function that runs it.
+
+    ``read_only`` tools change nothing, so calls of them that arrive in one reply
+    may run at the same time.
+    """
 
     definition: ToolDefinition
     run: ToolFunction
+    read_only: bool = False
+
+    def renamed(self, name: str) -> Tool:
+        """The same tool offered under another name."""
+        return Tool(replace(self.definition, name=name), self.run, self.read_only)
 
     @property
     def name(self) -> str:
@@ -102,6 +111,19 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(self._aliases.get(name, name))
+
+    def with_tools(self, *tools: Tool) -> ToolRegistry:
+        """A registry with ``tools`` added (a tool of the same name is replaced)."""
+        return ToolRegistry([*self._tools.values(), *tools], self._aliases)
+
+    def without(self, *names: str) -> ToolRegistry:
+        """A registry without the tools called ``names``."""
+        kept = [tool for name, tool in self._tools.items() if name not in names]
+        return ToolRegistry(kept, self._aliases)
+
+    def is_read_only(self, name: str) -> bool:
+        tool = self.get(name)
+        return tool is not None and tool.read_only
 
     async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
         """Run one call. Never raises except for cancellation."""

@@ -222,6 +222,7 @@ def file_tools() -> list[Tool]:
                 ),
             ),
             threaded(read_file),
+            read_only=True,
         ),
         Tool(
             ToolDefinition(
@@ -255,6 +256,7 @@ def file_tools() -> list[Tool]:
                 schema({"path": _PATH}),
             ),
             threaded(list_dir),
+            read_only=True,
         ),
         Tool(
             ToolDefinition(
@@ -263,5 +265,6 @@ def file_tools() -> list[Tool]:
                 schema({"pattern": {"type": "string"}, "path": _PATH}, ["pattern"]),
             ),
             threaded(glob_files),
+            read_only=True,
         ),
     ]

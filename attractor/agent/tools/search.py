@@ -111,4 +111,5 @@ def search_tool() -> Tool:
             ),
         ),
         threaded(search_file),
+        read_only=True,
     )

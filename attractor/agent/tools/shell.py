@@ -12,10 +12,10 @@ from attractor.proc.process import run_process
 DEFAULT_TIMEOUT = 10.0
 
 
-def _timeout(ctx: ToolContext, args: dict[str, Any]) -> tuple[float, str]:
+def _timeout(ctx: ToolContext, args: dict[str, Any], default: float) -> tuple[float, str]:
     """The timeout to use and a note when the requested one was lowered to the cap."""
     if "timeout" not in args:
-        return min(DEFAULT_TIMEOUT, ctx.shell_timeout_cap), ""
+        return min(default, ctx.shell_timeout_cap), ""
     requested = float(args["timeout"])
     if requested <= 0:
         raise ToolError("timeout must be a positive number of seconds")
@@ -25,12 +25,14 @@ def _timeout(ctx: ToolContext, args: dict[str, Any]) -> tuple[float, str]:
     return requested, ""
 
 
-async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> str:
+async def run_shell(
+    ctx: ToolContext, args: dict[str, Any], default_timeout: float = DEFAULT_TIMEOUT
+) -> str:
     """Run ``command`` in the working directory; report output and exit code."""
     command = str(args["command"])
     if not command.strip():
         raise ToolError("command must not be empty")
-    timeout, note = _timeout(ctx, args)
+    timeout, note = _timeout(ctx, args, default_timeout)
     result = await run_process(command, cwd=ctx.workdir, timeout=timeout, kill_grace=ctx.kill_grace)
     parts = [note] if note else []
     if result.stdout:
@@ -48,12 +50,17 @@ async def run_shell(ctx: ToolContext, args: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def shell_tool() -> Tool:
+def shell_tool(default_timeout: float = DEFAULT_TIMEOUT) -> Tool:
+    """The shell tool; commands without a timeout get ``default_timeout`` seconds."""
+
+    async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
+        return await run_shell(ctx, args, default_timeout)
+
     return Tool(
         ToolDefinition(
             "shell",
             "Run a shell command in the working directory and return its output and exit "
-            f"code. The default timeout is {DEFAULT_TIMEOUT:g} seconds; pass timeout "
+            f"code. The default timeout is {default_timeout:g} seconds; pass timeout "
             "(seconds) for longer commands.",
             schema(
                 {
@@ -63,5 +70,5 @@ def shell_tool() -> Tool:
                 ["command"],
             ),
         ),
-        run_shell,
+        run,
     )

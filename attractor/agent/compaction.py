@@ -1,0 +1,112 @@
+"""Keeping a long conversation inside the model's context window.
+
+Before each request the conversation's size is estimated at about four
+characters per token. Once it passes :data:`COMPACT_AT` of the window, the
+oldest tool outputs are replaced by a short note, oldest first, until the
+estimate is back under :data:`COMPACT_TO`. The outputs of the latest tool round
+are never touched, nor is anything but tool output: the model keeps its
+instructions, its own reasoning and the calls it made. What was dropped is
+returned so the session can record it in the transcript; the full outputs stay
+in the node's tools.log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from attractor.llm.types import Message
+
+CHARS_PER_TOKEN = 4
+COMPACT_AT = 0.8
+COMPACT_TO = 0.5
+MARK = "[tool output compacted to save context"
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """One tool output that was replaced."""
+
+    tool: str
+    call_id: str
+    chars: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"tool": self.tool, "call_id": self.call_id, "chars": self.chars}
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """One compaction: the estimates before and after, and what was dropped."""
+
+    window: int
+    tokens_before: int
+    tokens_after: int
+    dropped: tuple[Dropped, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "context_window": self.window,
+            "estimated_tokens_before": self.tokens_before,
+            "estimated_tokens_after": self.tokens_after,
+            "dropped": [d.to_json() for d in self.dropped],
+        }
+
+    def summary(self) -> str:
+        share = round(100 * self.tokens_before / self.window)
+        chars = sum(d.chars for d in self.dropped)
+        return (
+            f"the conversation reached about {share}% of the {self.window}-token context "
+            f"window; {len(self.dropped)} old tool output(s) ({chars} characters) were "
+            "compacted"
+        )
+
+
+def _size(message: Message) -> int:
+    calls = sum(len(c.name) + len(str(c.arguments)) for c in message.tool_calls)
+    return len(message.content) + calls
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """About how many tokens ``messages`` take (four characters per token)."""
+    return sum(_size(m) for m in messages) // CHARS_PER_TOKEN
+
+
+def _note(chars: int) -> str:
+    return (
+        f"{MARK}: {chars} characters dropped; the full output is in the node's "
+        "tools.log. Run the tool again if you need it.]"
+    )
+
+
+def _latest_round(messages: Sequence[Message]) -> int:
+    """Index of the last assistant message: tool results after it are kept."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            return index
+    return len(messages)
+
+
+def compact(messages: list[Message], window: int) -> Compaction | None:
+    """Compact ``messages`` in place when they near ``window`` tokens; what was done."""
+    before = estimate_tokens(messages)
+    if window <= 0 or before <= COMPACT_AT * window:
+        return None
+    target = COMPACT_TO * window * CHARS_PER_TOKEN
+    total = before * CHARS_PER_TOKEN
+    dropped: list[Dropped] = []
+    for index in range(_latest_round(messages)):
+        if total <= target:
+            break
+        message = messages[index]
+        if message.role != "tool" or message.content.startswith(MARK):
+            continue
+        note = _note(len(message.content))
+        if len(note) >= len(message.content):
+            continue
+        total -= len(message.content) - len(note)
+        dropped.append(
+            Dropped(message.name or "", message.tool_call_id or "", len(message.content))
+        )
+        messages[index] = replace(message, content=note)
+    return Compaction(window, before, estimate_tokens(messages), tuple(dropped))

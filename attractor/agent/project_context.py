@@ -1,0 +1,181 @@
+"""What the agent is told about where it works: environment, git state, project instructions.
+
+Gathered once when a session starts. The git facts come from ``git`` itself
+(run as a subprocess with a short time limit); outside a repository, or without
+git, the block simply says so. Instruction files are read from the repository
+root (or the working directory outside a repository) down to the working
+directory: AGENTS.md everywhere, plus the profile's own file names, deeper files
+last so they take precedence, within :data:`INSTRUCTIONS_BUDGET` bytes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from attractor.agent.tools.beneath import Beneath
+from attractor.agent.tools.fdio import read_all, regular
+from attractor.proc.process import run_process
+
+INSTRUCTIONS_BUDGET = 32 * 1024
+TRUNCATED_MARK = "[project instructions truncated at 32 KiB]"
+GIT_TIMEOUT = 5.0
+RECENT_COMMITS = 8
+STATUS_LINES = 20
+
+
+@dataclass(frozen=True)
+class InstructionFile:
+    """One instruction file read into the prompt: where, and how many bytes were used."""
+
+    path: Path
+    bytes_used: int
+    truncated: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": str(self.path), "bytes": self.bytes_used, "truncated": self.truncated}
+
+
+@dataclass(frozen=True)
+class ProjectContext:
+    """The environment block and the project instructions for the system prompt."""
+
+    environment: str
+    instructions: str = ""
+    files: tuple[InstructionFile, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, object]:
+        return {"instruction_files": [f.to_json() for f in self.files]}
+
+
+async def _git(workdir: Path, *args: str) -> str | None:
+    """Output of ``git ARGS`` in ``workdir``, or None when it fails or git is missing."""
+    command = shlex.join(["git", "--no-optional-locks", *args])
+    try:
+        result = await run_process(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
+    except OSError:
+        return None
+    if result.returncode != 0:
+        return None
+    return result.stdout.rstrip()
+
+
+@dataclass(frozen=True)
+class GitState:
+    root: Path
+    branch: str
+    status: str
+    commits: str
+
+
+async def git_state(workdir: Path) -> GitState | None:
+    """Branch, short status and recent commits, or None outside a repository."""
+    top = await _git(workdir, "rev-parse", "--show-toplevel")
+    if not top:
+        return None
+    branch = await _git(workdir, "rev-parse", "--abbrev-ref", "HEAD") or "(unknown)"
+    status = await _git(workdir, "status", "--short") or ""
+    commits = await _git(workdir, "log", "--oneline", f"-{RECENT_COMMITS}") or ""
+    return GitState(Path(top), branch, status, commits)
+
+
+def _status_summary(status: str) -> str:
+    lines = status.splitlines()
+    if not lines:
+        return "clean"
+    modified = sum(1 for line in lines if not line.startswith("??"))
+    untracked = len(lines) - modified
+    shown = "\n".join(lines[:STATUS_LINES])
+    more = f"\n... and {len(lines) - STATUS_LINES} more" if len(lines) > STATUS_LINES else ""
+    return f"{modified} changed, {untracked} untracked\n{shown}{more}"
+
+
+def environment_block(
+    workdir: Path, git: GitState | None, *, model: str = "", today: datetime.date | None = None
+) -> str:
+    """The ``<environment>`` block of the system prompt."""
+    day = (today or datetime.date.today()).isoformat()
+    lines = [
+        "<environment>",
+        f"Working directory: {workdir}",
+        f"Platform: {platform.system().lower()} ({platform.release()})",
+        f"Today's date: {day}",
+    ]
+    if model:
+        lines.append(f"Model: {model}")
+    lines.append(f"Is git repository: {'true' if git else 'false'}")
+    if git is not None:
+        lines.append(f"Git branch: {git.branch}")
+        lines.append(f"Git status: {_status_summary(git.status)}")
+        if git.commits:
+            lines.append(f"Recent commits:\n{git.commits}")
+    lines.append("</environment>")
+    return "\n".join(lines)
+
+
+def _chain(workdir: Path, root: Path) -> list[Path]:
+    """Directories from ``root`` down to ``workdir`` (just ``workdir`` if it is not below)."""
+    workdir, root = workdir.resolve(), root.resolve()
+    try:
+        relative = workdir.relative_to(root)
+    except ValueError:
+        return [workdir]
+    chain = [root]
+    for part in relative.parts:
+        chain.append(chain[-1] / part)
+    return chain
+
+
+def _read_bounded(directory: Path, name: str, limit: int) -> bytes | None:
+    """At most ``limit + 1`` bytes of ``directory/name`` if it is a regular file inside."""
+    try:
+        with Beneath(directory) as beneath, beneath.open(name) as found:
+            regular(found.value, name)
+            data = read_all(found.value, 16 * INSTRUCTIONS_BUDGET)
+    except Exception:  # missing, a directory, unreadable, escaping: not an instruction file
+        return None
+    return None if data is None else data[: limit + 1]
+
+
+def discover_instructions(
+    workdir: Path, root: Path | None, names: tuple[str, ...]
+) -> tuple[str, tuple[InstructionFile, ...]]:
+    """The text of the instruction files from ``root`` down to ``workdir``, within budget."""
+    wanted = ("AGENTS.md", *(n for n in names if n != "AGENTS.md"))
+    budget = INSTRUCTIONS_BUDGET
+    parts: list[str] = []
+    files: list[InstructionFile] = []
+    for directory in _chain(workdir, root or workdir):
+        for name in wanted:
+            if budget <= 0:
+                break
+            data = _read_bounded(directory, name, budget)
+            if data is None:
+                continue
+            truncated = len(data) > budget
+            used = data[:budget]
+            budget -= len(used)
+            text = used.decode("utf-8", errors="ignore")
+            parts.append(f"<instructions file={str(directory / name)!r}>\n{text}")
+            parts[-1] += (
+                f"\n{TRUNCATED_MARK}\n</instructions>" if truncated else "\n</instructions>"
+            )
+            files.append(InstructionFile(directory / name, len(used), truncated))
+    return "\n\n".join(parts), tuple(files)
+
+
+async def gather(
+    workdir: Path, instruction_files: tuple[str, ...], *, model: str = ""
+) -> ProjectContext:
+    """The project context of a session starting in ``workdir``."""
+    git = await git_state(workdir)
+    text, files = await anyio.to_thread.run_sync(
+        discover_instructions, workdir, git.root if git else None, instruction_files
+    )
+    return ProjectContext(environment_block(workdir, git, model=model), text, files)

@@ -1,0 +1,108 @@
+"""Project context: the environment block, git facts and instruction files found upward."""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+
+from attractor.agent.project_context import (
+    INSTRUCTIONS_BUDGET,
+    TRUNCATED_MARK,
+    ProjectContext,
+    environment_block,
+    gather,
+)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg" / "sub").mkdir(parents=True)
+    _git(root, "init", "-q", "-b", "trunk")
+    (root / "AGENTS.md").write_text("Root rule: run make test.\n")
+    (root / "CLAUDE.md").write_text("Claude rule: be brief.\n")
+    (root / "GEMINI.md").write_text("Gemini rule.\n")
+    (root / "pkg" / "AGENTS.md").write_text("Package rule: no new deps.\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "first commit message")
+    (root / "pkg" / "untracked.txt").write_text("x")
+    return root
+
+
+def _gather(workdir: Path, names: tuple[str, ...]) -> ProjectContext:
+    async def go() -> ProjectContext:
+        return await gather(workdir, names, model="test-model")
+
+    return anyio.run(go)
+
+
+def test_agents_md_found_from_a_subdirectory_root_first(repo: Path) -> None:
+    context = _gather(repo / "pkg" / "sub", ("CLAUDE.md",))
+    found = [f.path.relative_to(repo).as_posix() for f in context.files]
+    assert found == ["AGENTS.md", "CLAUDE.md", "pkg/AGENTS.md"]
+    text = context.instructions
+    assert text.index("Root rule") < text.index("Claude rule") < text.index("Package rule")
+    assert "Gemini rule" not in text
+
+
+def test_only_the_profiles_own_file_besides_agents_md(repo: Path) -> None:
+    context = _gather(repo / "pkg", ("GEMINI.md",))
+    assert [f.path.name for f in context.files] == ["AGENTS.md", "GEMINI.md", "AGENTS.md"]
+    assert "Claude rule" not in context.instructions
+
+
+def test_environment_block_has_git_branch_status_and_commits(repo: Path) -> None:
+    context = _gather(repo / "pkg", ())
+    env = context.environment
+    assert env.startswith("<environment>") and env.endswith("</environment>")
+    assert f"Working directory: {repo / 'pkg'}" in env
+    assert "Is git repository: true" in env
+    assert "Git branch: trunk" in env
+    assert "0 changed, 1 untracked" in env and "?? untracked.txt" in env
+    assert "first commit message" in env
+    assert "Model: test-model" in env
+    assert f"Today's date: {datetime.date.today().isoformat()}" in env
+
+
+def test_outside_a_repository_only_the_workdir_is_searched(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("parent file, not ours\n")
+    workdir = tmp_path / "plain"
+    workdir.mkdir()
+    (workdir / "AGENTS.md").write_text("our rule\n")
+    context = _gather(workdir, ())
+    assert [f.path for f in context.files] == [workdir / "AGENTS.md"]
+    assert "Is git repository: false" in context.environment
+    assert "Git branch" not in context.environment
+
+
+def test_instructions_are_cut_at_the_budget_with_a_marker(repo: Path) -> None:
+    (repo / "AGENTS.md").write_text("A" * (INSTRUCTIONS_BUDGET + 500))
+    context = _gather(repo / "pkg", ("CLAUDE.md",))
+    [first] = context.files  # the budget is spent: nothing deeper is read
+    assert first.truncated and first.bytes_used == INSTRUCTIONS_BUDGET
+    assert TRUNCATED_MARK in context.instructions
+    assert "Package rule" not in context.instructions
+
+
+def test_a_directory_named_agents_md_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").mkdir()
+    context = _gather(tmp_path, ())
+    assert context.files == ()
+
+
+def test_environment_block_without_git() -> None:
+    block = environment_block(Path("/w"), None, today=datetime.date(2030, 1, 2))
+    assert "Today's date: 2030-01-02" in block and "Is git repository: false" in block
