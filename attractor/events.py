@@ -181,6 +181,8 @@ class InterviewStarted(Event):
     type: ClassVar[str] = "interview_started"
     question: str
     stage: str
+    #: What the person is asked to review (bounded), "" when nothing is shown.
+    review: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +199,16 @@ class InterviewTimeout(Event):
     question: str
     stage: str
     duration: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterviewRejected(Event):
+    """An answer that matched no choice; the question is asked again."""
+
+    type: ClassVar[str] = "interview_rejected"
+    question: str
+    stage: str
+    answer: str
 
 
 # -- checkpoints ----------------------------------------------------------------

@@ -30,11 +30,13 @@ from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pip
 from attractor.engine.rundir import RunDir
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
+from attractor.handlers.human import gates_needing_a_person
 from attractor.handlers.interviewer import (
     AutoApproveInterviewer,
     ConsoleInterviewer,
     Interviewer,
     QueueInterviewer,
+    stdin_can_answer,
 )
 from attractor.settings import Settings
 
@@ -157,11 +159,19 @@ def _settings(options: CommonOptions, graph: Graph) -> Settings:
     return settings_for(graph, options.flags, options.config)
 
 
-def _interviewer(options: CommonOptions) -> Interviewer:
+def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
     if options.auto_approve:
         return AutoApproveInterviewer()
     if options.answers is not None:
         return QueueInterviewer.from_file(Path(options.answers))
+    gates = gates_needing_a_person(graph)
+    if gates and not stdin_can_answer(sys.stdin):
+        raise UsageError(
+            f"human gate(s) {', '.join(gates)} need answers and stdin is not a terminal "
+            "(nothing could answer them): pass --answers FILE (one answer a line), "
+            "--auto-approve, or pipe the answers to stdin; a gate with human.default_choice "
+            "and human.timeout answers itself"
+        )
     return ConsoleInterviewer()
 
 
@@ -170,7 +180,7 @@ def _interviewer(options: CommonOptions) -> Interviewer:
 
 def _run_planned(plan: _Plan, options: CommonOptions) -> int:
     backend = backend_for(plan.settings, plan.graph)
-    interviewer = _interviewer(options)
+    interviewer = _interviewer(options, plan.graph)
     console = Console(highlight=False)
     mode = choose_mode(console, json_mode=options.json, quiet=options.quiet)
     started = time.monotonic()

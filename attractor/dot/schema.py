@@ -202,6 +202,7 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("max_parallel", _N, _positive, 4, "branches running at once"),
     AttrSpec("human.default_choice", _N, _string, "", "choice taken when a human gate times out"),
     AttrSpec("human.timeout", _N, parse_duration, None, "how long a human gate waits"),
+    AttrSpec("human.show", _N, _string, "", "file shown with a human gate's question"),
     AttrSpec("manager.poll_interval", _N, parse_duration, 45.0, "manager loop poll interval"),
     AttrSpec("manager.max_cycles", _N, _positive, 1000, "manager loop cycles"),
     AttrSpec("manager.stop_condition", _N, _string, "", "manager loop stop condition"),

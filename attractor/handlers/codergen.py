@@ -16,7 +16,8 @@ from attractor.handlers import preamble
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
-from attractor.handlers.fidelity import ContextPlan, plan_for
+from attractor.handlers.fidelity import ARRIVAL_KEY, ContextPlan, plan_for
+from attractor.handlers.human import COMMENT_KEY, GATE_KEY
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.threads import ThreadStore
 
@@ -67,8 +68,21 @@ class CodergenHandler:
 def _with_preamble(
     prompt: str, plan: ContextPlan, node: Node, graph: Graph, context: Context, env: StageEnv
 ) -> str:
+    """The prompt after what the stage is given: the run so far and a reviewer's comment."""
     text = preamble.build(plan.mode, graph=graph, context=context, record=env.services.record)
-    return f"{text}\n\n---\n\n{prompt}" if text else prompt
+    parts = [p for p in (text, _gate_comment(context)) if p]
+    return "\n\n---\n\n".join([*parts, prompt])
+
+
+def _gate_comment(context: Context) -> str:
+    """The comment given at the human gate the run just came from, if any."""
+    came = context.get(ARRIVAL_KEY)
+    gate = came.get("from") if isinstance(came, dict) else None
+    comment = context.get_string(COMMENT_KEY)
+    if not gate or not comment or context.get_string(GATE_KEY) != gate:
+        return ""
+    chose = context.get_string("human.gate.label")
+    return f"## Comment from the reviewer at {gate} (chose {chose})\n\n{comment}"
 
 
 def _as_outcome(result: str | Outcome, node: Node, env: StageEnv) -> Outcome:

@@ -1,14 +1,30 @@
-"""The wait.human handler: ask a person which outgoing edge to take."""
+"""The wait.human handler: ask a person which outgoing edge to take.
+
+The question shows what is being reviewed: the file named by ``human.show``
+(relative to the working directory), else the last response of the stage before
+the gate, at most :data:`REVIEW_CHARS` characters. An answer may carry a comment
+after the choice (``R: the tests are too weak``); it goes into the context
+(``human.gate.comment``) and into the prompt of the next LLM stage. An answer
+that matches no choice is rejected and the question asked again (up to
+:data:`MAX_ASKS` times); it does not use up one of the node's retries.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
-from attractor.events import InterviewCompleted, InterviewStarted, InterviewTimeout
+from attractor.events import (
+    InterviewCompleted,
+    InterviewRejected,
+    InterviewStarted,
+    InterviewTimeout,
+)
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
+from attractor.handlers.fidelity import ARRIVAL_KEY
 from attractor.handlers.interviewer import (
     Answer,
     Option,
@@ -18,6 +34,11 @@ from attractor.handlers.interviewer import (
     match_option,
 )
 from attractor.handlers.outcome import Outcome, StageStatus
+
+REVIEW_CHARS = 4000
+MAX_ASKS = 10
+COMMENT_KEY = "human.gate.comment"
+GATE_KEY = "human.gate.node"
 
 
 @dataclass(frozen=True)
@@ -43,26 +64,71 @@ class WaitForHumanHandler:
         choices = choices_for(node)
         if not choices:
             return Outcome.fail(f"human gate {node.id} has no outgoing edges to choose from")
-        question = _question(node, choices)
-        env.emit(InterviewStarted(question=question.text, stage=node.id))
-        started = time.monotonic()
-        answer = await env.services.interviewer.ask(question)
-        elapsed = time.monotonic() - started
-        if answer.is_timeout:
-            env.emit(InterviewTimeout(question=question.text, stage=node.id, duration=elapsed))
-            return _on_timeout(node, choices)
-        env.emit(InterviewCompleted(question=question.text, answer=answer.value, duration=elapsed))
-        if answer.is_skipped:
-            return Outcome.fail(
-                f"human gate {node.id}: no answer given (answers file used up or input closed)"
-            )
-        choice = _find(answer, choices)
-        if choice is None:
-            return Outcome.fail(f"human gate {node.id}: answer {answer.value!r} matches no choice")
-        return _chosen(choice)
+        question = _question(node, choices, review_for(node, graph, context, env))
+        env.emit(InterviewStarted(question=question.text, stage=node.id, review=question.review))
+        for _ in range(MAX_ASKS):
+            started = time.monotonic()
+            answer = await env.services.interviewer.ask(question)
+            elapsed = time.monotonic() - started
+            if answer.is_timeout:
+                env.emit(InterviewTimeout(question=question.text, stage=node.id, duration=elapsed))
+                return _on_timeout(node, choices)
+            if answer.is_skipped:
+                env.emit(
+                    InterviewCompleted(
+                        question=question.text, answer=answer.value, duration=elapsed
+                    )
+                )
+                return Outcome.fail(
+                    f"human gate {node.id}: no answer given (answers file used up or input closed)"
+                )
+            found = parse_answer(answer, choices)
+            if found is not None:
+                env.emit(
+                    InterviewCompleted(
+                        question=question.text, answer=answer.value, duration=elapsed
+                    )
+                )
+                return _chosen(node, *found)
+            said = answer.text or answer.value
+            env.emit(InterviewRejected(question=question.text, stage=node.id, answer=said))
+            question = _again(question, said, choices)
+        return Outcome.fail(f"human gate {node.id}: no valid answer after {MAX_ASKS} tries")
 
 
-def _question(node: Node, choices: list[Choice]) -> Question:
+def gates_needing_a_person(graph: Graph) -> list[str]:
+    """Human gates that cannot settle themselves: no default choice taken on a timeout."""
+    return [
+        node.id
+        for node in graph.nodes()
+        if node.handler_type == "wait.human"
+        and not (node.get("human.default_choice") and question_timeout(node) is not None)
+    ]
+
+
+def review_for(node: Node, graph: Graph, context: Context, env: StageEnv) -> str:
+    """What the question shows: ``human.show``'s file, else the previous response."""
+    shown = str(node.get("human.show") or "").strip()
+    if shown:
+        path = env.workdir(node, graph) / shown
+        return f"{shown}:\n{_head(path)}"
+    came = context.get(ARRIVAL_KEY)
+    previous = came.get("from", "") if isinstance(came, dict) else ""
+    text = env.services.record.response(str(previous), REVIEW_CHARS) if previous else ""
+    return f"response of {previous}:\n{text}" if text.strip() else ""
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(REVIEW_CHARS * 4)
+    except OSError as error:
+        return f"(cannot read it: {error.strerror or error})"
+    text = data.decode("utf-8", errors="replace")
+    return text[:REVIEW_CHARS] + ("\n[... cut]" if len(text) > REVIEW_CHARS else "")
+
+
+def _question(node: Node, choices: list[Choice], review: str) -> Question:
     options = tuple(Option(c.key, c.label) for c in choices)
     default_text = str(node.get("human.default_choice") or "")
     default = None
@@ -77,6 +143,22 @@ def _question(node: Node, choices: list[Choice]) -> Question:
         default=default,
         timeout_seconds=question_timeout(node),
         stage=node.id,
+        review=review,
+    )
+
+
+def _again(question: Question, said: str, choices: list[Choice]) -> Question:
+    keys = ", ".join(c.key for c in choices)
+    base = question.metadata.get("text", question.text)
+    return Question(
+        text=f"{said!r} is not one of the choices ({keys}). {base}",
+        type=question.type,
+        options=question.options,
+        default=question.default,
+        timeout_seconds=question.timeout_seconds,
+        stage=question.stage,
+        metadata={**question.metadata, "text": base},
+        review="",
     )
 
 
@@ -99,6 +181,20 @@ def _by_target(text: str, choices: list[Choice], options: tuple[Option, ...]) ->
     return None
 
 
+def parse_answer(answer: Answer, choices: list[Choice]) -> tuple[Choice, str] | None:
+    """The choice an answer names and its comment (``KEY: comment``), or None."""
+    whole = _find(answer, choices)
+    if whole is not None:
+        return whole, ""
+    said = (answer.text or answer.value).strip()
+    head, colon, comment = said.partition(":")
+    if colon:
+        picked = _find(Answer(head.strip(), text=head.strip()), choices)
+        if picked is not None:
+            return picked, comment.strip()
+    return None
+
+
 def _find(answer: Answer, choices: list[Choice]) -> Choice | None:
     wanted = answer.selected_option
     for choice in choices:
@@ -117,18 +213,26 @@ def _on_timeout(node: Node, choices: list[Choice]) -> Outcome:
     if default_text:
         choice = _find(Answer(default_text, text=default_text), choices)
         if choice is not None:
-            return _chosen(choice, note="timed out; took human.default_choice")
+            return _chosen(node, choice, note="timed out; took human.default_choice")
     return Outcome(
         StageStatus.RETRY,
         failure_reason=f"human gate {node.id} timed out with no human.default_choice",
     )
 
 
-def _chosen(choice: Choice, note: str = "") -> Outcome:
+def _chosen(node: Node, choice: Choice, comment: str = "", note: str = "") -> Outcome:
+    notes = note or f"human chose {choice.label}"
+    if comment:
+        notes += f": {comment}"
     return Outcome(
         StageStatus.SUCCESS,
         preferred_label=choice.label,
         suggested_next_ids=(choice.target,),
-        context_updates={"human.gate.selected": choice.key, "human.gate.label": choice.label},
-        notes=note or f"human chose {choice.label}",
+        context_updates={
+            "human.gate.selected": choice.key,
+            "human.gate.label": choice.label,
+            COMMENT_KEY: comment,
+            GATE_KEY: node.id,
+        },
+        notes=notes,
     )

@@ -74,6 +74,8 @@ class Question:
     timeout_seconds: float | None = None
     stage: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: What the person is asked to review (a response, a file), shown before the question.
+    review: str = ""
 
 
 class Interviewer(Protocol):
@@ -210,6 +212,10 @@ class ConsoleInterviewer:
         out.flush()
         with anyio.move_on_after(question.timeout_seconds):
             line = await self._lines().next_line()
+            if line is None and question.default is not None:
+                # No answer can come: the question ends as if its time were up.
+                out.write("\n(input closed; no answer can come)\n")
+                return Answer(AnswerValue.TIMEOUT)
             if line is None:
                 return Answer(AnswerValue.SKIPPED)
             return _answer_from_text(line.strip(), question)
@@ -222,6 +228,26 @@ class ConsoleInterviewer:
             fd = _fileno(stream)
             self._reader = _ThreadLines(stream) if fd is None else _FdLines(fd)
         return self._reader
+
+
+def stdin_can_answer(stream: TextIO | None) -> bool:
+    """Whether answers could ever come from ``stream``: a terminal, a pipe, a file
+    with content. /dev/null, an empty file or a closed stream cannot answer; a
+    stream without a file descriptor is given the benefit of the doubt."""
+    if stream is None or stream.closed:
+        return False
+    fd = _fileno(stream)
+    if fd is None:
+        return True
+    try:
+        if os.isatty(fd):
+            return True
+        info = os.fstat(fd)
+    except OSError:
+        return False
+    if stat.S_ISCHR(info.st_mode):  # /dev/null and the like, not a terminal
+        return False
+    return not stat.S_ISREG(info.st_mode) or info.st_size > 0
 
 
 def _fileno(stream: TextIO) -> int | None:
@@ -321,11 +347,17 @@ class _ThreadLines:
 
 
 def _render(question: Question) -> str:
-    lines = [f"[?] {question.text}"]
+    lines = []
+    if question.review:
+        lines += ["--- to review ---", question.review.rstrip(), "-----------------"]
+    lines.append(f"[?] {question.text}")
     if question.type == QuestionType.MULTIPLE_CHOICE:
         lines += [f"  [{o.key}] {strip_accelerator(o.label)}" for o in question.options]
         if question.default is not None and question.default.selected_option is not None:
             lines.append(f"  (default: {question.default.selected_option.key})")
+        if question.options:
+            key = question.options[0].key
+            lines.append(f"  (a comment may follow the choice: '{key}: your comment')")
         lines.append("Select: ")
     elif question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
         lines.append("[Y/N]: ")

@@ -59,8 +59,57 @@ async def test_queue_answer_by_label_sets_context_keys(tmp_path: Path) -> None:
     assert status["context_updates"] == {
         "human.gate.selected": "Y",
         "human.gate.label": "[Y] Yes, deploy",
+        "human.gate.comment": "",
+        "human.gate.node": "gate",
     }
     assert status["preferred_label"] == "[Y] Yes, deploy"
+
+
+async def test_an_answer_matching_no_choice_is_asked_again_without_a_retry(
+    tmp_path: Path,
+) -> None:
+    recorder = Recorder()
+    interviewer = RecordingInterviewer(QueueInterviewer(["maybe", "n"]))
+    graph = graph_of(GATE.replace('label="Ship it?"', 'label="Ship it?", max_retries=0'))
+    result = await run(graph, tmp_path, interviewer=interviewer, observers=[recorder])
+    assert executed(result) == ["start", "gate", "fix", "done"]
+    assert [e["answer"] for e in recorder.of("interview_rejected")] == ["maybe"]
+    again = interviewer.recordings[1][0]
+    assert again.text == "'maybe' is not one of the choices (Y, N). Ship it?"
+    assert recorder.of("stage_retrying") == []
+
+
+async def test_a_comment_after_the_choice_reaches_the_next_prompt(tmp_path: Path) -> None:
+    graph = graph_of(GATE.replace("fix\n", 'fix [prompt="Fix what the reviewer found"]\n', 1))
+    result = await run(
+        graph, tmp_path, interviewer=QueueInterviewer(["N: the tests are too weak"])
+    )
+    assert executed(result) == ["start", "gate", "fix", "done"]
+    import json
+
+    status = json.loads((result.run_dir / "gate" / "status.json").read_text())
+    assert status["context_updates"]["human.gate.comment"] == "the tests are too weak"
+    assert status["notes"] == "human chose [N] No, fix it: the tests are too weak"
+    prompt = (result.run_dir / "fix" / "prompt.md").read_text()
+    assert "## Comment from the reviewer at gate (chose [N] No, fix it)" in prompt
+    assert "the tests are too weak" in prompt and prompt.endswith("Fix what the reviewer found")
+
+
+async def test_the_question_shows_the_previous_response_or_a_named_file(tmp_path: Path) -> None:
+    interviewer = RecordingInterviewer(QueueInterviewer(["y", "y"]))
+    (tmp_path / "diff.txt").write_text("+ added a line\n" * 2000)
+    graph = graph_of(
+        'work [prompt="Write it"]\n'
+        'gate [shape=hexagon, label="Ship it?"]\n'
+        'gate2 [shape=hexagon, label="Really?", human.show="diff.txt"]\n'
+        'start -> work -> gate\n gate -> gate2 [label="[Y] Yes"]\n gate -> done [label="[N] No"]\n'
+        'gate2 -> done [label="[Y] Yes"]\n gate2 -> work [label="[N] No"]'
+    )
+    await run(graph, tmp_path, interviewer=interviewer)
+    first, second = (q for q, _ in interviewer.recordings)
+    assert first.review == "response of work:\n[Simulated] Response for stage: work"
+    assert second.review.startswith("diff.txt:\n+ added a line")
+    assert second.review.endswith("[... cut]") and len(second.review) < 4100
 
 
 async def test_empty_queue_fails_the_gate_with_a_clear_reason(tmp_path: Path) -> None:
