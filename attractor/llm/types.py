@@ -104,6 +104,26 @@ class Usage:
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Usage:
+        """The inverse of :meth:`to_json`; missing or malformed counts are zero."""
+
+        def count(key: str) -> int:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+        cost = data.get("cost")
+        if isinstance(cost, bool) or not isinstance(cost, int | float):
+            cost = None
+        return cls(
+            count("input_tokens"),
+            count("output_tokens"),
+            count("cache_read_tokens"),
+            count("cache_write_tokens"),
+            count("reasoning_tokens"),
+            None if cost is None else float(cost),
+        )
+
     def to_json(self) -> dict[str, Any]:
         """Every count, and ``cost`` (rounded to micro-dollars) when it is known."""
         data: dict[str, Any] = {
