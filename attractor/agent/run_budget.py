@@ -16,6 +16,11 @@ SETTING_OF: dict[BudgetKind, str] = {
     "cost": "max_cost",
 }
 
+def dollars(amount: float, scale: float | None = None) -> str:
+    """``$2.50``; below a dollar (of ``scale``, else of ``amount``) four decimals: ``$0.0042``."""
+    return f"${amount:,.2f}" if (amount if scale is None else scale) >= 1 else f"${amount:,.4f}"
+
+
 _WORD: dict[BudgetKind, str] = {"turns": "turn", "tokens": "token", "cost": "cost"}
 
 
@@ -116,7 +121,8 @@ class RunTurnBudget:
         if kind == "tokens":
             used = f"{self.spent.total_tokens:,} of {self.max_tokens:,} tokens"
         elif kind == "cost":
-            used = f"${self.spent.cost or 0.0:.4f} of ${self.max_cost:.2f}"
+            limit = self.max_cost or 0.0
+            used = f"{dollars(self.spent.cost or 0.0, limit)} of {dollars(limit)}"
         else:
             used = f"{self.used} of {self.limit} model requests"
         return f"run {_WORD[kind]} budget exhausted: {used} ({self.source(kind)})"
