@@ -60,6 +60,7 @@ THINKING_BUDGETS = {
     "xhigh": 32768,
     "max": 32768,
 }
+PRO_MIN_BUDGET = 128
 _FINISH: dict[str, FinishReason] = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
@@ -165,6 +166,8 @@ class GeminiModel(SdkModel):
         if budget is None:
             known = ", ".join(THINKING_BUDGETS)
             return (f"reasoning_effort={effort!r} ignored: expected one of {known}",)
+        if budget == 0 and "pro" in name:
+            budget = PRO_MIN_BUDGET  # Pro models cannot switch thinking off
         config["thinking_config"] = types.ThinkingConfig(thinking_budget=budget)
         return ()
 
@@ -173,7 +176,10 @@ class GeminiModel(SdkModel):
         try:
             response = await self._client.aio.models.generate_content(**kwargs)
         except genai_errors.APIError as error:
-            headers = error.response.headers if error.response is not None else {}
+            headers = dict(error.response.headers) if error.response is not None else {}
+            delay = retry_delay(error.details)
+            if delay is not None:
+                headers.setdefault("retry-after", delay)
             raise status_error(error.code, error.details, headers, **where) from error
         except _TRANSPORT as error:
             timed_out = isinstance(error, _TIMEOUT)
@@ -181,8 +187,9 @@ class GeminiModel(SdkModel):
         except ValueError as error:  # the body was not JSON at all
             raise self._not_an_answer(200, None) from error
         if not response.candidates and response.prompt_feedback is None:
-            headers = response.sdk_http_response.headers if response.sdk_http_response else None
-            raise self._not_an_answer(200, (headers or {}).get("content-type"))
+            http = response.sdk_http_response
+            content_type = (http.headers or {}).get("content-type") if http else None
+            raise self._not_an_answer(200, content_type)
         return self._translate(response)
 
     def _translate(self, response: types.GenerateContentResponse) -> ModelResponse:
@@ -206,6 +213,20 @@ class GeminiModel(SdkModel):
             return ToolCall(id=call_id, name=name, arguments=dict(call.args or {}))
         error = f"arguments must be a JSON object, got {type(call.args).__name__}"
         return ToolCall(id=call_id, name=name, arguments_error=error)
+
+
+def retry_delay(details: Any) -> str | None:
+    """Seconds from the ``RetryInfo`` detail of a Google API error (``"24s"`` -> ``"24"``).
+
+    The Gemini API says when to come back in the error body rather than in a
+    ``Retry-After`` header.
+    """
+    error = details.get("error") if isinstance(details, dict) else None
+    for item in error.get("details", []) if isinstance(error, dict) else []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("RetryInfo"):
+            delay = str(item.get("retryDelay", ""))
+            return delay.removesuffix("s") or None
+    return None
 
 
 def _declare(tool: ToolDefinition) -> types.FunctionDeclaration:

@@ -110,6 +110,33 @@ async def test_rate_limit_honours_retry_after_then_answers(
     assert response.text == "ok" and waits == [0.01]
 
 
+async def test_retry_delay_in_the_error_body_is_honoured(server: FakeServer) -> None:
+    waits: list[float] = []
+    policy = RetryPolicy(max_retries=1, on_retry=lambda e, n, wait: waits.append(wait))
+    body = gemini_error(429, "RESOURCE_EXHAUSTED", "quota exceeded")
+    body["error"]["details"] = [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.02s"}
+    ]
+    server.add(Reply(429, body), Reply(body=gemini_reply([{"text": "back"}])))
+    response = await ask_once(make_model(server.url, policy))
+    assert response.text == "back" and waits == [0.02]
+
+
+async def test_effort_becomes_a_thinking_budget_or_a_note(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    server.add(*[Reply(body=gemini_reply([{"text": "ok"}]))] * 2)
+    pro = make_model(server.url, fast_retry, model="gemini-2.5-pro")
+    await ask_once(pro, ModelRequest((Message.user("hi"),), reasoning_effort="none"))
+    config = server.received[0].body["generationConfig"]
+    assert_conforms(types.GenerationConfig, config)
+    assert config["thinkingConfig"] == {"thinking_budget": 128}  # pro cannot turn it off
+    old = make_model(server.url, fast_retry, model="gemini-2.0-flash")
+    response = await ask_once(old, ModelRequest((Message.user("hi"),), reasoning_effort="high"))
+    assert not server.received[1].body.get("generationConfig")
+    assert response.notes == ("reasoning_effort='high' ignored: gemini-2.0-flash has no thinking",)
+
+
 async def test_persistent_server_errors_give_up(
     server: FakeServer, fast_retry: RetryPolicy
 ) -> None:
