@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import math
 import os
 import re
 import tomllib
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from attractor.dot.schema import MAX_TURNS_LIMIT, PROFILES, parse_duration
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import TEXT_LIMIT, read_bounded
+from attractor.llm.pricing import ModelPrice, parse_price
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
 DURATION_EXPECTED = "expected a duration like 90s, 5m or 1h30m"
 TURNS_EXPECTED = f"must be an integer from 1 to {MAX_TURNS_LIMIT}"
 BACKENDS_EXPECTED = "expected simulate, llm or scripted:FILE"
+COST_EXPECTED = "expected an amount of US dollars above zero, like 2.50"
+#: The config file's table of model prices (not a flag or variable).
+PRICES_KEY = "prices"
 
 
 def _duration(raw: Any) -> float:
@@ -67,6 +72,17 @@ def _positive_int(raw: Any) -> int:
     value = _ascii_int(raw)
     if value is None or value < 1:
         raise ValueError("must be a positive integer")
+    return value
+
+
+def _dollars(raw: Any) -> float:
+    text = str(raw).strip().removeprefix("$").strip()
+    try:
+        value = float(text) if not isinstance(raw, bool) else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(COST_EXPECTED)
     return value
 
 
@@ -108,6 +124,8 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("profile", "--profile", "ATTRACTOR_PROFILE", _profile, "fast", "profile"),
     _Field("max_turns", "--max-turns", "ATTRACTOR_MAX_TURNS", _turns),
     _Field("max_total_turns", "--max-total-turns", "ATTRACTOR_MAX_TOTAL_TURNS", _positive_int),
+    _Field("max_total_tokens", "--max-total-tokens", "ATTRACTOR_MAX_TOTAL_TOKENS", _positive_int),
+    _Field("max_cost", "--max-cost", "ATTRACTOR_MAX_COST", _dollars),
     _Field("backend", "--backend", "ATTRACTOR_BACKEND", _backend),
     _Field("provider", "--provider", "ATTRACTOR_PROVIDER", _text),
     _Field("model", "--model", "ATTRACTOR_MODEL", _text),
@@ -138,12 +156,16 @@ class Settings:
     profile: str = "fast"
     max_turns: int | None = None
     max_total_turns: int | None = None
+    max_total_tokens: int | None = None
+    max_cost: float | None = None
     backend: str = "simulate"
     provider: str | None = None
     model: str | None = None
     base_url: str | None = None
     kill_grace: float = 2.0
     shell_timeout_cap: float = 600.0
+    #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
+    prices: dict[str, ModelPrice] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     #: Each value as the user wrote it (``"90s"``), for messages that echo it.
     texts: dict[str, str] = field(default_factory=dict)
@@ -184,10 +206,10 @@ def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, 
 def _check_keys(label: str, table: dict[str, Any]) -> None:
     # A misspelt key would otherwise be ignored without a word.
     for key in table:
-        if key not in FIELD_NAMES:
+        if key not in FIELD_NAMES and key != PRICES_KEY:
             close = difflib.get_close_matches(key, FIELD_NAMES, n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
-            known = ", ".join(FIELD_NAMES)
+            known = ", ".join((*FIELD_NAMES, PRICES_KEY))
             raise UsageError(f"{label}: unknown setting {key!r}{hint} (known: {known})")
 
 
@@ -261,7 +283,27 @@ def resolve_settings(
         values["backend"] = "llm" if configured or graph_models else "simulate"
         if graph_models and not configured:
             sources["backend"] = "graph node llm_model/llm_provider"
+    if config is not None and PRICES_KEY in config[1]:
+        values[PRICES_KEY] = _prices(*config)
+        sources[PRICES_KEY] = f"{config[0]}: {PRICES_KEY}"
     return Settings(**values, sources=sources, texts=texts)
+
+
+def _prices(label: str, table: dict[str, Any]) -> dict[str, ModelPrice]:
+    """The ``[prices.MODEL]`` tables of the config file, each checked."""
+    raw = table[PRICES_KEY]
+    if not isinstance(raw, dict):
+        raise UsageError(
+            f"{label}: {PRICES_KEY} must be a table of models, e.g. "
+            f'[{PRICES_KEY}."my-model"] with input = 1.0 and output = 2.0'
+        )
+    prices: dict[str, ModelPrice] = {}
+    for model, entry in raw.items():
+        try:
+            prices[model] = parse_price(entry, f"{PRICES_KEY}.{model}")
+        except ValueError as exc:
+            raise UsageError(f"{label}: {exc}") from None
+    return prices
 
 
 def graph_names_model(graph: Graph) -> bool:

@@ -117,3 +117,42 @@ def test_config_path_that_is_a_directory(tmp_path: Path) -> None:
 def test_values_are_kept_as_written(tmp_path: Path) -> None:
     s = resolve_settings({"timeout": "90s"}, env={}, cwd=tmp_path)
     assert (s.timeout, s.text("timeout"), s.text("max_turns")) == (90.0, "90s", None)
+
+
+def test_run_budgets_follow_the_same_precedence(tmp_path: Path) -> None:
+    (tmp_path / "attractor.toml").write_text("max_total_tokens = 5000\nmax_cost = 1.5\n")
+    from_config = resolve_settings(env={}, cwd=tmp_path)
+    assert (from_config.max_total_tokens, from_config.max_cost) == (5000, 1.5)
+    assert from_config.source("max_cost") == "attractor.toml: max_cost"
+    env = {"ATTRACTOR_MAX_TOTAL_TOKENS": "7000", "ATTRACTOR_MAX_COST": "$2.25"}
+    from_env = resolve_settings(env=env, cwd=tmp_path)
+    assert (from_env.max_total_tokens, from_env.max_cost) == (7000, 2.25)
+    assert from_env.source("max_total_tokens") == "ATTRACTOR_MAX_TOTAL_TOKENS"
+    flags = {"max_total_tokens": "9000", "max_cost": "3"}
+    from_flag = resolve_settings(flags, env=env, cwd=tmp_path)
+    assert (from_flag.max_total_tokens, from_flag.max_cost) == (9000, 3.0)
+    assert from_flag.source("max_cost") == "--max-cost"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "two"])
+def test_bad_max_cost_names_its_source(tmp_path: Path, value: str) -> None:
+    with pytest.raises(SettingError, match=f'--max-cost="{value}": expected an amount'):
+        resolve_settings({"max_cost": value}, env={}, cwd=tmp_path)
+
+
+def test_prices_come_from_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "attractor.toml").write_text(
+        '[prices."my-model"]\ninput = 0.5\noutput = 1.5\ncache_read = 0.05\n'
+    )
+    settings = resolve_settings(env={}, cwd=tmp_path)
+    price = settings.prices["my-model"]
+    assert (price.input, price.output, price.cache_read, price.cache_write) == (
+        0.5,
+        1.5,
+        0.05,
+        None,
+    )
+    assert settings.source("prices") == "attractor.toml: prices"
+    (tmp_path / "attractor.toml").write_text('prices = "cheap"\n')
+    with pytest.raises(UsageError, match="attractor.toml: prices must be a table of models"):
+        resolve_settings(env={}, cwd=tmp_path)

@@ -29,7 +29,7 @@ from attractor.agent.report import (
     report_from_text,
     report_tool,
 )
-from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.run_budget import BudgetKind, RunTurnBudget
 from attractor.agent.steering import SteeringQueue
 from attractor.agent.subagents import spawn_tool
 from attractor.agent.tool_batches import run_calls
@@ -244,19 +244,28 @@ class AgentSession:
         """
         budget = self.run_budget
         remaining = budget.remaining
+        # Tokens or cost used up: a running agent gets its final turn, a new one none.
+        overspent = budget.overspent()
+        if overspent is not None and self.turns_used == 0:
+            self._run_budget_spent(overspent)
+            self._unregister()
+            self._warn(f"the {budget.name(overspent)} is used up; no request made")
+            return None
         if remaining is not None and (remaining < budget.active or not budget.take()):
-            self._run_budget_spent()
+            self._run_budget_spent("turns")
             self._unregister()
             self._warn(
-                "the run's turn budget (--max-total-turns) is used up or kept for the "
+                f"the {budget.name('turns')} is used up or kept for the "
                 "final turns of other agents; no request made"
             )
             return None
         turn = self.charged_turns + 1
         if turn >= self.config.max_turns:
             self.turn_limit_reached = True
+        if overspent is not None:
+            self._run_budget_spent(overspent)
         if remaining is not None and remaining <= budget.active:
-            self._run_budget_spent()
+            self._run_budget_spent("turns")
         if self.turn_limit_reached or self.run_budget_exhausted:
             self._unregister()  # its final request is taken: no reserve needed
             return "final"
@@ -270,9 +279,9 @@ class AgentSession:
             self._registered = False
             self.run_budget.unregister()
 
-    def _run_budget_spent(self) -> None:
+    def _run_budget_spent(self, kind: BudgetKind) -> None:
         self.run_budget_exhausted = True
-        self.run_budget.exhausted = True
+        self.run_budget.mark_exhausted(kind)
 
     def _add_turn_messages(self, kind: TurnKind, steered: list[str]) -> None:
         """The note that goes with this request: reflection, final, resume or budget notice.
@@ -291,7 +300,7 @@ class AgentSession:
                 prompts.reflection_message(used=used, remaining=remaining, sprint_limit=sprint)
             )
         elif kind == "final":
-            reason = "turn budget" if self.turn_limit_reached else "run's turn budget"
+            reason = "turn budget" if self.turn_limit_reached else self.run_budget.label()
             notes.append(prompts.final_turn_note(reason=reason))
         else:
             if self._after_reflection:
@@ -359,6 +368,7 @@ class AgentSession:
     def _account(self, kind: TurnKind, turn: int, response: ModelResponse) -> None:
         usage = response.usage or Usage()
         self.usage += usage
+        self.run_budget.spend(usage)
         node = self.config.node_id
         for note in response.notes:
             self.emit(DebugNote(node=node, message=note))

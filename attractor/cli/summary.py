@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -12,19 +13,29 @@ from rich.text import Text
 from attractor.dot.schema import format_duration
 from attractor.engine.run import NodeResult, RunResult
 
-_HEADERS = ("node", "status", "attempts", "duration", "note", "tokens")
+_HEADERS = ("node", "status", "attempts", "duration", "note", "tokens", "cost")
 _NOTE_WIDTH = 60
 
 
-def format_tokens(usage: Mapping[str, int] | None) -> str:
-    """``1,200 in / 340 out``, or empty when the node used no model."""
+def format_tokens(usage: Mapping[str, Any] | None) -> str:
+    """``1,200 in (900 cached) / 340 out``, or empty when the node used no model."""
     if not usage:
         return ""
     tokens_in = int(usage.get("input_tokens", 0))
     tokens_out = int(usage.get("output_tokens", 0))
     if not tokens_in and not tokens_out:
         return ""
-    return f"{tokens_in:,} in / {tokens_out:,} out"
+    cached = int(usage.get("cache_read_tokens", 0))
+    note = f" ({cached:,} cached)" if cached else ""
+    return f"{tokens_in:,} in{note} / {tokens_out:,} out"
+
+
+def format_cost(usage: Mapping[str, Any] | None) -> str:
+    """``$0.0123``, or empty when no price is known."""
+    cost = (usage or {}).get("cost")
+    if not isinstance(cost, int | float) or isinstance(cost, bool):
+        return ""
+    return f"${cost:,.4f}"
 
 
 def _seconds(value: float) -> str:
@@ -46,15 +57,24 @@ def summary_rows(results: Sequence[NodeResult]) -> list[tuple[str, ...]]:
             _seconds(r.duration),
             _note(r.note),
             format_tokens(r.usage),
+            format_cost(r.usage),
         )
         for r in results
     ]
 
 
+def _columns(rows: Sequence[tuple[str, ...]]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """Headers and rows, without the cost column when no node has a price."""
+    if any(row[-1] for row in rows):
+        return _HEADERS, list(rows)
+    return _HEADERS[:-1], [row[:-1] for row in rows]
+
+
 def plain_table(rows: Sequence[tuple[str, ...]]) -> str:
     """A left-aligned text table with no colour or box characters."""
-    grid = [_HEADERS, *rows]
-    widths = [max(len(row[i]) for row in grid) for i in range(len(_HEADERS))]
+    headers, rows = _columns(rows)
+    grid = [headers, *rows]
+    widths = [max(len(row[i]) for row in grid) for i in range(len(headers))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in grid]
     return "\n".join(line.rstrip() for line in lines)
 
@@ -65,15 +85,16 @@ def rich_table(rows: Sequence[tuple[str, ...]], width: int) -> Table:
     Every column but the note keeps its full width; the note gets what is left
     and is cut with an ellipsis, so each node stays on one line.
     """
-    note = _HEADERS.index("note")
-    fixed = [max(len(r[i]) for r in [_HEADERS, *rows]) for i in range(len(_HEADERS)) if i != note]
+    headers, rows = _columns(rows)
+    note = headers.index("note")
+    fixed = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers)) if i != note]
     # Each column has one space of padding either side and a one-space divider.
-    note_width = max(len("note"), width - sum(fixed) - 3 * len(_HEADERS))
+    note_width = max(len("note"), width - sum(fixed) - 3 * len(headers))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for i, header in enumerate(_HEADERS):
+    for i, header in enumerate(headers):
         table.add_column(
             header,
-            justify="right" if header in ("attempts", "duration") else "left",
+            justify="right" if header in ("attempts", "duration", "cost") else "left",
             no_wrap=True,
             overflow="ellipsis",
             max_width=note_width if i == note else None,
@@ -89,7 +110,7 @@ def rich_table(rows: Sequence[tuple[str, ...]], width: int) -> Table:
 
 
 def print_summary(result: RunResult, console: Console, *, rich: bool) -> None:
-    """Print the node table and the total token usage to ``console``."""
+    """Print the node table and the total token usage and cost to ``console``."""
     rows = summary_rows(result.node_results)
     if rows:
         if rich:
@@ -97,8 +118,9 @@ def print_summary(result: RunResult, console: Console, *, rich: bool) -> None:
         else:
             console.out(plain_table(rows), highlight=False)
     total = format_tokens(result.usage)
+    cost = format_cost(result.usage)
     if total:
-        console.out(f"tokens: {total}", highlight=False)
+        console.out(f"tokens: {total}" + (f"; cost: {cost}" if cost else ""), highlight=False)
 
 
 def final_line(result: RunResult, elapsed: float) -> str:

@@ -139,9 +139,7 @@ def _dead_end(node: Node, outcome: Outcome) -> WalkEnd:
 
 
 def _budget_reason(run: Run) -> str:
-    budget = run.services.run_budget
-    source = run.services.settings.source("max_total_turns")
-    return f"run turn budget exhausted: {budget.used} of {budget.limit} model requests ({source})"
+    return run.services.run_budget.reason()
 
 
 def _branch_runner(run: Run) -> BranchRunnerImpl:

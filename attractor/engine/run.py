@@ -121,7 +121,7 @@ class RunResult:
     failure_reason: str
     current_node: str | None
     node_results: list[NodeResult]
-    usage: dict[str, int]
+    usage: dict[str, Any]
     timeout: float | None
     warnings: list[str] = field(default_factory=list)
 

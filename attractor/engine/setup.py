@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.rundir import (
@@ -20,11 +20,12 @@ from attractor.engine.rundir import (
     sibling_run_dir,
     source_hash,
 )
-from attractor.engine.state import NodeResult, Walk
+from attractor.engine.state import NodeResult, Walk, sum_usage
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
 from attractor.fileio import TEXT_LIMIT, read_bounded, require_regular
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.llm.types import Usage
 from attractor.proc.ledger import stop_survivors
 from attractor.settings import Settings
 from attractor.version import __version__
@@ -94,10 +95,24 @@ def start_setup(
         source_text=text,
         main=Walk(initial_context(graph, seed)),
         start=start,
-        budget=RunTurnBudget(settings.max_total_turns),
+        budget=run_budget(settings),
         seed=dict(seed),
         manifest=manifest,
         origin=run_dir.path,
+    )
+
+
+def run_budget(
+    settings: Settings, turns_used: int = 0, results: list[NodeResult] | None = None
+) -> RunTurnBudget:
+    """The run-wide budgets; on resume, what the earlier part of the run spent counts."""
+    return RunTurnBudget(
+        settings.max_total_turns,
+        used=turns_used,
+        max_tokens=settings.max_total_tokens,
+        max_cost=settings.max_cost,
+        spent=Usage.from_json(sum_usage(results or [])),
+        sources={name: settings.source(name) for name in SETTING_OF.values()},
     )
 
 
@@ -205,6 +220,7 @@ def _restore(
     first_seed = manifest.get("context_seed")
     all_seed = {**(first_seed if isinstance(first_seed, dict) else {}), **seed}
     manifest["context_seed"] = all_seed
+    results = _node_results(run_dir, checkpoint.node_results_count)
     return RunSetup(
         graph=graph,
         run_dir=run_dir,
@@ -212,9 +228,9 @@ def _restore(
         source_text=text,
         main=main,
         start=start,
-        budget=RunTurnBudget(settings.max_total_turns, used=checkpoint.run_turns_used),
+        budget=run_budget(settings, checkpoint.run_turns_used, results),
         seed=all_seed,
-        node_results=_node_results(run_dir, checkpoint.node_results_count),
+        node_results=results,
         warnings=_source_warnings(manifest),
         resumed=True,
         manifest=manifest,

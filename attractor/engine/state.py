@@ -19,6 +19,7 @@ from attractor.handlers.base import Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.handlers.registry import HandlerRegistry
+from attractor.llm.types import Usage
 
 
 @dataclass
@@ -30,7 +31,7 @@ class NodeResult:
     attempts: int
     duration: float
     note: str
-    usage: dict[str, int] | None = None
+    usage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,14 +116,16 @@ class Run:
         return self.stage_index
 
 
-def sum_usage(results: list[NodeResult]) -> dict[str, int]:
-    """Token usage summed over node results (missing counts as zero)."""
-    total = {"input_tokens": 0, "output_tokens": 0}
+def sum_usage(results: list[NodeResult]) -> dict[str, Any]:
+    """Token usage and cost summed over node results (missing counts as zero).
+
+    ``cost`` is present when at least one node had a price; nodes without one
+    add nothing to it.
+    """
+    total: Usage = Usage()
     for result in results:
-        for key, value in (result.usage or {}).items():
-            if isinstance(value, int):
-                total[key] = total.get(key, 0) + value
-    return total
+        total += Usage.from_json(result.usage or {})
+    return total.to_json()
 
 
 def make_checkpoint(

@@ -19,12 +19,13 @@ from attractor.agent.project_context import gather
 from attractor.agent.session import AgentSession, SessionConfig, SessionResult
 from attractor.agent.transcript import Transcript
 from attractor.dot.graph import Graph, Node, normalize_label
-from attractor.errors import LLMError
+from attractor.errors import LLMError, UsageError
 from attractor.events import AgentWarning, TurnBudgetResolved, TurnLimitReached
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
 from attractor.llm.factory import ModelSpec, build_model, check_ready, resolve_spec
+from attractor.llm.pricing import PricedModel, PriceTable
 from attractor.llm.scripted import ScriptedModel
 from attractor.llm.types import Model
 from attractor.settings import Settings
@@ -86,12 +87,14 @@ class FactoryModels:
         """Raise the usage error of the first codergen node whose model cannot be built."""
         for node in graph.nodes():
             if node.handler_type == "codergen":
-                check_ready(self.spec_for(node))
+                spec = self.spec_for(node)
+                check_ready(spec)
+                check_priced(spec.model, self.settings)
 
     def model_for(self, node: Node) -> Model:
         spec = self.spec_for(node)
         if spec not in self._models:
-            self._models[spec] = build_model(spec)
+            self._models[spec] = PricedModel(build_model(spec), PriceTable(self.settings.prices))
         return self._models[spec]
 
     def compatible_server(self, node: Node) -> bool:
@@ -203,9 +206,7 @@ def _failure(error: Exception) -> str:
 def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> Outcome:
     """The outcome of a finished session: success, or the budget's verdict."""
     if result.run_budget_exhausted:
-        used, limit = request.run_budget.used, request.run_budget.limit
-        source = request.settings.source("max_total_turns")
-        reason = f"run turn budget exhausted: {used} of {limit} model requests ({source})"
+        reason = request.run_budget.reason()
         return _outcome(request, budget, result, StageStatus.FAIL, reason)
     if result.turn_limit_reached:
         reason = budget.limit_reason(result.turns_used)
@@ -290,6 +291,17 @@ def _write_response(stage_dir: Path, text: str) -> None:
     (stage_dir / "response.md").write_text(text, encoding="utf-8")
 
 
+def check_priced(model: str, settings: Settings) -> None:
+    """A cost budget needs a price for every model of the run: fail before it starts."""
+    if settings.max_cost is None or PriceTable(settings.prices).price_of(model) is not None:
+        return
+    raise UsageError(
+        f"{settings.source('max_cost')} needs the price of model {model!r}, which attractor "
+        f'does not know: add [prices."{model}"] with input and output (US dollars per '
+        "million tokens) to the config file"
+    )
+
+
 def build_backend(settings: Settings, graph: Graph) -> CodergenBackend:
     """The agent backend for ``settings.backend`` (``scripted:FILE`` or ``llm``).
 
@@ -300,7 +312,9 @@ def build_backend(settings: Settings, graph: Graph) -> CodergenBackend:
     """
     if settings.backend.startswith("scripted:"):
         script = Path(settings.backend.removeprefix("scripted:"))
-        return AgentBackend(SharedModel(ScriptedModel.from_file(script)))
+        model = ScriptedModel.from_file(script)
+        check_priced(model.name, settings)
+        return AgentBackend(SharedModel(PricedModel(model, PriceTable(settings.prices))))
     if settings.backend == "llm":
         models = FactoryModels(settings)
         models.check(graph)

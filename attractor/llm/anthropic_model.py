@@ -60,6 +60,7 @@ _STOP_REASONS: dict[str, FinishReason] = {
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
+_EPHEMERAL = {"type": "ephemeral"}
 _TOOL_CHOICES: dict[ToolChoice, str] = {"auto": "auto", "required": "any", "none": "none"}
 _THINKING_MODEL = re.compile(r"^claude-(?:3-7-|(?:opus|sonnet|haiku)-(\d+))")
 # Thinking blocks kept for round-tripping; only the latest turns ever need them.
@@ -100,6 +101,8 @@ class AnthropicModel(SdkModel):
         reasoning_effort: Default effort when a request names none.
         retry: Retry policy for transient failures.
         timeout: Seconds before one HTTP attempt times out.
+        prompt_cache: Mark the stable prefix (tools, system prompt, conversation
+            so far) with cache breakpoints, so later turns read it from the cache.
     """
 
     PROVIDER = PROVIDER
@@ -117,8 +120,10 @@ class AnthropicModel(SdkModel):
         reasoning_effort: str | None = None,
         retry: RetryPolicy = DEFAULT_POLICY,
         timeout: float = DEFAULT_TIMEOUT,
+        prompt_cache: bool = True,
     ) -> None:
         self._model = model
+        self._prompt_cache = prompt_cache
         self._max_tokens = max_tokens
         self._stream = stream
         self._parallel_tool_calls = parallel_tool_calls
@@ -149,10 +154,12 @@ class AnthropicModel(SdkModel):
             "messages": turns,
         }
         if system:
-            kwargs["system"] = system
+            kwargs["system"] = [{"type": "text", "text": system}]
         if request.tools:
             kwargs["tools"] = [tool_to_anthropic(t) for t in request.tools]
             kwargs["tool_choice"] = self._tool_choice(request.tool_choice)
+        if self._prompt_cache:
+            add_cache_breakpoints(kwargs)
         notes = self._add_thinking(kwargs, request)
         return kwargs, notes
 
@@ -285,6 +292,26 @@ def _text_blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
+def add_cache_breakpoints(kwargs: dict[str, Any]) -> None:
+    """Mark the stable prefix of a request for prompt caching.
+
+    The API caches everything up to a block marked ``cache_control`` (tools come
+    first, then the system prompt, then the messages) and allows four marks. They
+    go on the last tool, the system prompt, the last user turn (so the next
+    request reads the whole conversation so far from the cache) and the user turn
+    before it (the entry the previous request wrote, read back even when a turn
+    added more blocks than the API looks back over).
+    """
+    if kwargs.get("tools"):
+        kwargs["tools"][-1] = {**kwargs["tools"][-1], "cache_control": _EPHEMERAL}
+    if kwargs.get("system"):
+        kwargs["system"][-1] = {**kwargs["system"][-1], "cache_control": _EPHEMERAL}
+    user_turns = [turn for turn in kwargs["messages"] if turn["role"] == "user"]
+    for turn in user_turns[-2:]:
+        content = turn["content"]
+        content[-1] = {**content[-1], "cache_control": _EPHEMERAL}
+
+
 def tool_to_anthropic(tool: ToolDefinition) -> dict[str, Any]:
     """One tool definition in the Messages API shape."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
@@ -329,5 +356,11 @@ def _tool_call(call_id: str, name: str, arguments: object) -> ToolCall:
 def _usage(message: AnthropicMessage) -> Usage:
     usage = message.usage
     # Cached prompt tokens are reported apart from input_tokens; all were read.
-    cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
-    return Usage(usage.input_tokens + cached, usage.output_tokens)
+    written = usage.cache_creation_input_tokens or 0
+    read = usage.cache_read_input_tokens or 0
+    return Usage(
+        usage.input_tokens + written + read,
+        usage.output_tokens,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )

@@ -1,7 +1,9 @@
 """The one place that decides which model a node talks to, and builds it.
 
 Provider SDKs are imported only when a model of that provider is checked or
-built, so importing this module never needs ``openai`` or ``anthropic``.
+built, so importing this module never needs ``openai``, ``anthropic`` or
+``google-genai``. OpenAI's own service is reached through the Responses API;
+any other OpenAI-compatible server (``--base-url``) through Chat Completions.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from attractor.errors import UsageError
 from attractor.llm.types import Model
 
-PROVIDERS = ("openai", "anthropic")
+PROVIDERS = ("openai", "anthropic", "gemini")
 _OPENAI_MODEL = re.compile(r"^(gpt-|chatgpt-|o[134](-|$))")
 BASE_URL_ENV = "OPENAI_BASE_URL"
 
@@ -35,6 +37,8 @@ def detect_provider(model: str) -> str | None:
         return "openai"
     if name.startswith("claude-"):
         return "anthropic"
+    if name.startswith("gemini-"):
+        return "gemini"
     return None
 
 
@@ -82,7 +86,7 @@ def _choose_provider(
         raise UsageError(
             f"cannot tell the provider of model {model!r}: pass --provider, set "
             "ATTRACTOR_PROVIDER or give the node an llm_provider attribute "
-            f"({' or '.join(PROVIDERS)})"
+            f"({', '.join(PROVIDERS)})"
         )
     provider = provider.strip().lower()
     _check_known(provider)
@@ -104,15 +108,39 @@ def check_ready(spec: ModelSpec) -> None:
         import attractor.llm.openai_model as openai_model
 
         openai_model.resolve_api_key(None, spec.base_url)
+    elif spec.provider == "gemini":
+        import attractor.llm.gemini_model as gemini_model
+
+        gemini_model.resolve_api_key(None)
     else:
         import attractor.llm.anthropic_model as anthropic_model
 
         anthropic_model.resolve_api_key(None)
 
 
+def uses_responses_api(spec: ModelSpec) -> bool:
+    """True when ``spec`` is OpenAI's own service (no base URL, or OpenAI's host)."""
+    if spec.provider != "openai":
+        return False
+    if spec.base_url is None:
+        return True
+    from attractor.llm.openai_model import is_hosted_openai
+
+    return is_hosted_openai(spec.base_url)
+
+
 def build_model(spec: ModelSpec, *, stream: bool = False) -> Model:
     """Build the adapter for ``spec``; raises what :func:`check_ready` raises."""
     _check_known(spec.provider)
+    if uses_responses_api(spec):
+        import attractor.llm.openai_responses as openai_responses
+
+        return openai_responses.OpenAIResponsesModel(
+            spec.model,
+            base_url=spec.base_url,
+            stream=stream,
+            reasoning_effort=spec.reasoning_effort,
+        )
     if spec.provider == "openai":
         import attractor.llm.openai_model as openai_model
 
@@ -121,8 +149,14 @@ def build_model(spec: ModelSpec, *, stream: bool = False) -> Model:
             base_url=spec.base_url,
             stream=stream,
             # Local servers (llama.cpp and friends) handle one call per turn best.
-            parallel_tool_calls=False if spec.base_url else None,
+            parallel_tool_calls=False,
             reasoning_effort=spec.reasoning_effort,
+        )
+    if spec.provider == "gemini":
+        import attractor.llm.gemini_model as gemini_model
+
+        return gemini_model.GeminiModel(
+            spec.model, base_url=spec.base_url, reasoning_effort=spec.reasoning_effort
         )
     import attractor.llm.anthropic_model as anthropic_model
 
@@ -136,4 +170,4 @@ def build_model(spec: ModelSpec, *, stream: bool = False) -> Model:
 
 def _check_known(provider: str) -> None:
     if provider not in PROVIDERS:
-        raise UsageError(f"unknown provider {provider!r}: expected {' or '.join(PROVIDERS)}")
+        raise UsageError(f"unknown provider {provider!r}: expected {', '.join(PROVIDERS)}")

@@ -33,6 +33,7 @@ from attractor.llm.types import (
 try:
     import openai
     from openai import AsyncOpenAI, AsyncStream
+    from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 except ImportError as exc:
     raise ProviderNotInstalledError("openai", "openai") from exc
@@ -266,16 +267,29 @@ def completion_to_response(completion: ChatCompletion, model: str) -> ModelRespo
         for index, tc in enumerate(choice.message.tool_calls or ())
         if tc.type == "function"
     )
-    usage = None
-    if completion.usage is not None:
-        usage = Usage(completion.usage.prompt_tokens, completion.usage.completion_tokens)
     return ModelResponse(
         text=choice.message.content or "",
         tool_calls=calls,
-        usage=usage,
+        usage=usage_of(completion.usage),
         finish_reason=finish_reason(choice.finish_reason, bool(calls)),
         model=completion.model or model,
         provider=PROVIDER,
+    )
+
+
+def usage_of(usage: CompletionUsage | None) -> Usage | None:
+    """Token counts of a completion; OpenAI caches long prompts by itself and says so."""
+    if usage is None:
+        return None
+    prompt = usage.prompt_tokens_details
+    completion = usage.completion_tokens_details
+    return Usage(
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        cache_read_tokens=(prompt.cached_tokens or 0) if prompt is not None else 0,
+        # Older SDK releases do not know cache writes; OpenAI reports them lately.
+        cache_write_tokens=getattr(prompt, "cache_write_tokens", 0) or 0,
+        reasoning_tokens=(completion.reasoning_tokens or 0) if completion is not None else 0,
     )
 
 
@@ -302,7 +316,7 @@ class StreamAssembler:
         self.chunks += 1
         self.model = self.model or chunk.model
         if chunk.usage is not None:
-            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            self.usage = usage_of(chunk.usage)
         for choice in chunk.choices[:1]:
             if choice.delta.content:
                 self.text.append(choice.delta.content)

@@ -201,14 +201,25 @@ def _parse_call(call: Any, where: str) -> tuple[str, dict[str, Any]]:
     return name, arguments
 
 
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
 def _parse_usage(usage: Any, where: str) -> Usage | None:
     if usage is None:
         return None
     if not isinstance(usage, dict) or not all(
-        isinstance(usage.get(k, 0), int) for k in ("input_tokens", "output_tokens")
+        isinstance(usage.get(k, 0), int) and not isinstance(usage.get(k, 0), bool)
+        for k in _USAGE_KEYS
     ):
         raise _Bad(f'{where}: "usage" must be {{"input_tokens": N, "output_tokens": N}}')
-    return Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+    _no_unknown(usage, set(_USAGE_KEYS), f'{where} "usage"')
+    return Usage(*(int(usage.get(k, 0)) for k in _USAGE_KEYS))
 
 
 def _no_unknown(data: dict[str, Any], allowed: set[str], where: str) -> None:

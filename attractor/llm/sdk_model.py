@@ -2,7 +2,9 @@
 
 The openai and anthropic SDKs are built from the same generator and name their
 exceptions alike, so one translation serves both. Subclasses build the request
-keywords and perform a plain or a streaming send; this base does the rest.
+keywords and perform a plain or a streaming send; this base does the rest. The
+Gemini adapter keeps the retries and replaces :meth:`SdkModel._send`, since
+google-genai raises errors of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from attractor.llm.types import ModelRequest, ModelResponse
 
 
 class SdkModel:
-    """Base of :class:`OpenAIModel` and :class:`AnthropicModel`."""
+    """Base of the OpenAI (Chat Completions and Responses), Anthropic and Gemini adapters."""
 
     #: Provider key, e.g. ``openai``.
     PROVIDER: ClassVar[str]

@@ -71,23 +71,71 @@ class ToolDefinition:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts for one request (or a sum of requests)."""
+    """Token counts and cost of one request (or a sum of requests).
+
+    ``input_tokens`` counts the whole prompt, cached parts included;
+    ``cache_read_tokens`` and ``cache_write_tokens`` say how much of it was read
+    from or written to the provider's prompt cache. ``output_tokens`` includes
+    ``reasoning_tokens`` (the model's hidden thinking). ``cost`` is in US dollars,
+    None when no price is known for the model.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        cost = self.cost
+        if other.cost is not None:
+            cost = other.cost if cost is None else cost + other.cost
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            cost,
         )
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def to_json(self) -> dict[str, int]:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Usage:
+        """The inverse of :meth:`to_json`; missing or malformed counts are zero."""
+
+        def count(key: str) -> int:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+        cost = data.get("cost")
+        if isinstance(cost, bool) or not isinstance(cost, int | float):
+            cost = None
+        return cls(
+            count("input_tokens"),
+            count("output_tokens"),
+            count("cache_read_tokens"),
+            count("cache_write_tokens"),
+            count("reasoning_tokens"),
+            None if cost is None else float(cost),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Every count, and ``cost`` (rounded to micro-dollars) when it is known."""
+        data: dict[str, Any] = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+        if self.cost is not None:
+            data["cost"] = round(self.cost, 6)
+        return data
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,7 @@ async def test_a_model_that_answers_in_text_ends_the_session_early(tmp_path: Pat
     result, _ = await _run(tmp_path, model, max_turns=10)
     assert (result.text, result.turns_used, result.turn_limit_reached) == ("all done", 2, False)
     assert [line["kind"] for line in _lines(tmp_path)] == ["work", "work"]
-    assert _lines(tmp_path)[1]["usage"] == {"input_tokens": 10, "output_tokens": 3}
+    assert _lines(tmp_path)[1]["usage"] == Usage(10, 3).to_json()
     assert "usage" not in _lines(tmp_path)[0]
     assert result.usage == Usage(10, 3)
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from attractor.cli.main import cli
 
 #: Variables that would leak the developer's settings into a test run.
-_LEAKY_PREFIXES = ("ATTRACTOR_", "OPENAI_", "ANTHROPIC_")
+_LEAKY_PREFIXES = ("ATTRACTOR_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_API")
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str | None]:

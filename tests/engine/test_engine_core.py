@@ -12,6 +12,7 @@ from attractor.handlers.base import StageEnv
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.llm.types import Usage
 from tests.engine.enginekit import Recorder, executed, graph_of, run, status_json
 
 pytestmark = pytest.mark.anyio
@@ -273,7 +274,7 @@ async def test_run_budget_exhaustion_ends_the_pipeline(tmp_path: Path) -> None:
     assert result.status == "fail"
     assert result.failure_reason == ("run turn budget exhausted: 3 of 3 model requests (default)")
     assert executed(result) == ["start", "a"]
-    assert result.usage == {"input_tokens": 10, "output_tokens": 5}
+    assert result.usage == Usage(10, 5).to_json()
     assert result.node_results[1].usage == {"input_tokens": 10, "output_tokens": 5}
     assert status_json(result, "a")["usage"] == {"input_tokens": 10, "output_tokens": 5}
 

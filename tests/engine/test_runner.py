@@ -13,6 +13,7 @@ from attractor.engine.eventbus import EventBus
 from attractor.engine.run import RunResult
 from attractor.events import Event
 from attractor.handlers.backend import StageRequest
+from attractor.llm.types import Usage
 from tests.engine.enginekit import checkpoint_json, graph_of, run
 
 pytestmark = pytest.mark.anyio
@@ -35,7 +36,7 @@ async def test_run_directory_holds_manifest_source_copy_and_event_log(tmp_path: 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["name"] == "demo" and manifest["goal"] == "g"
     assert manifest["status"] == "success"
-    assert manifest["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert manifest["usage"] == Usage().to_json()
     assert (run_dir / "pipeline.dot").read_text() == graph.source
     lines = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     assert lines[0]["type"] == "pipeline_started" and lines[-1]["type"] == "pipeline_completed"

@@ -18,7 +18,7 @@ from attractor.handlers.backend import StageRequest
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import StageStatus
 from attractor.llm.scripted import ScriptedModel, ScriptedResponse
-from attractor.llm.types import ModelRequest, ModelResponse
+from attractor.llm.types import ModelRequest, ModelResponse, Usage
 from attractor.settings import Settings
 from tests.agent._helpers import Recorder, looping_model
 from tests.handlers._graphs import POS, graph_with_node
@@ -60,7 +60,7 @@ async def test_success_reports_turns_usage_and_the_response(tmp_path: Path) -> N
     assert outcome.status == StageStatus.SUCCESS
     assert (request.stage_dir / "response.md").read_text(encoding="utf-8") == "hello there"
     assert outcome.details["turns_used"] == 1 and outcome.details["turn_limit_reached"] is False
-    assert outcome.details["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert outcome.details["usage"] == Usage().to_json()
     assert outcome.details["turn_budget"]["effective"] == 4
     assert outcome.context_updates == {
         "agent.turns_used": 1,
@@ -161,7 +161,7 @@ async def test_any_exception_is_a_failed_outcome_with_the_budget_details(tmp_pat
     assert outcome.details["turn_budget"]["effective"] == 5
     assert outcome.details["turns_used"] == 1
     assert outcome.details["turn_limit_reached"] is False
-    assert outcome.details["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert outcome.details["usage"] == Usage().to_json()
     assert outcome.context_updates["agent.turns_used"] == 1
     assert outcome.context_updates["agent.turn_limit_reached"] is False
 

@@ -104,15 +104,20 @@ def check_tools_ran(events: list[dict[str, Any]], lines: list[dict[str, Any]]) -
 
 
 def check_usage_accounting(run_dir: Path, lines: list[dict[str, Any]]) -> None:
-    """Per-turn usage adds up to the node's status.json and the run's manifest.json."""
-    total_in = sum(line["usage"]["input_tokens"] for line in lines)
-    total_out = sum(line["usage"]["output_tokens"] for line in lines)
+    """Per-turn usage adds up to the node's status.json and the run's manifest.json.
+
+    Every count adds up, cache reads included (llama.cpp reports the prompt prefix
+    it reused); a local model has no price, so no cost appears anywhere.
+    """
+    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
+    totals = {key: sum(line["usage"][key] for line in lines) for key in keys}
     status = json.loads((run_dir / "work" / "status.json").read_text(encoding="utf-8"))
     assert status["turns_used"] == MAX_TURNS
     assert status["turn_limit_reached"] is True
-    assert status["usage"] == {"input_tokens": total_in, "output_tokens": total_out}
+    assert {key: status["usage"][key] for key in keys} == totals
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["usage"] == {"input_tokens": total_in, "output_tokens": total_out}
+    assert {key: manifest["usage"][key] for key in keys} == totals
+    assert "cost" not in status["usage"] and "cost" not in manifest["usage"]
 
 
 

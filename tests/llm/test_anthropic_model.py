@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
 from attractor.errors import RetryableProviderError
 from attractor.llm.anthropic_model import AnthropicModel, messages_to_anthropic
 from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import Message, ModelRequest, ToolCall
 from tests.llm.fake_http import FakeServer, Reply
+from tests.llm.sdk_types import assert_conforms
 from tests.llm.wire import (
     NOT_AN_API,
     READ_FILE,
@@ -38,9 +40,11 @@ async def test_request_shape_follows_messages_api(
     server: FakeServer, fast_retry: RetryPolicy
 ) -> None:
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "done"}])))
-    model = make_model(server.url, fast_retry, parallel_tool_calls=False)
+    # Cache breakpoints are off here; test_anthropic_cache covers them.
+    model = make_model(server.url, fast_retry, parallel_tool_calls=False, prompt_cache=False)
     await ask_once(model, ModelRequest(messages=conversation(), tools=(READ_FILE,)))
     [received] = server.received
+    assert_conforms(MessageCreateParamsNonStreaming, received.body)
     assert received.path == "/v1/messages"
     # SDK releases differ in how they send the key; either way it must arrive.
     sent_key = received.headers.get("x-api-key") or received.headers.get("authorization")
@@ -49,7 +53,7 @@ async def test_request_shape_follows_messages_api(
     body = received.body
     assert body["model"] == "claude-test"
     assert body["max_tokens"] == 4096  # required by the API: the default applies
-    assert body["system"] == "You are careful."
+    assert body["system"] == [{"type": "text", "text": "You are careful."}]
     assert body["tools"] == [
         {
             "name": "read_file",
@@ -85,7 +89,7 @@ async def test_without_tools_the_tool_history_is_sent_as_text(
 ) -> None:
     # A final or reflection turn: tools withheld, but earlier turns called them.
     server.add(Reply(body=anthropic_message([{"type": "text", "text": "summary"}])))
-    model = make_model(server.url, fast_retry)
+    model = make_model(server.url, fast_retry, prompt_cache=False)
     response = await ask_once(model, ModelRequest(messages=conversation(), tools=()))
     assert response.text == "summary"
     body = server.bodies[0]

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from attractor.cli.main import cli
+from attractor.llm.types import Usage
 from tests.llm.fake_http import FakeServer, Reply
 from tests.llm.wire import openai_error
 
@@ -107,7 +108,7 @@ def test_a_web_page_instead_of_a_completion_fails_the_node_with_a_clear_reason(
     assert status["turn_budget"]["effective"] == 15
     assert status["turns_used"] == 1
     assert status["turn_limit_reached"] is False
-    assert status["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert status["usage"] == Usage().to_json()
     context = status["context_updates"]
     assert isinstance(context, dict)
     assert context["agent.turns_used"] == 1 and context["agent.turn_limit_reached"] is False

@@ -9,6 +9,8 @@ import pytest
 
 from attractor.errors import MissingCredentialsError, ProviderNotInstalledError, UsageError
 from attractor.llm.factory import ModelSpec, build_model, check_ready, detect_provider, resolve_spec
+from attractor.llm.openai_model import OpenAIModel
+from attractor.llm.openai_responses import OpenAIResponsesModel
 from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import Model
 from tests.llm.fake_http import FakeServer, Reply
@@ -112,8 +114,13 @@ def test_undetectable_provider_says_what_to_set() -> None:
 
 
 def test_unknown_provider_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="unknown provider 'gemini'"):
-        resolve_spec(**NO_NODE, run_provider="gemini", run_model="gemini-2", run_base_url=None)
+    with pytest.raises(UsageError, match="unknown provider 'mistral'"):
+        resolve_spec(**NO_NODE, run_provider="mistral", run_model="large", run_base_url=None)
+
+
+def test_gemini_is_detected_from_the_model_name() -> None:
+    spec = resolve_spec(**NO_NODE, run_provider=None, run_model="gemini-2.5-pro", run_base_url=None)
+    assert spec.provider == "gemini"
 
 
 @pytest.mark.parametrize(
@@ -121,6 +128,7 @@ def test_unknown_provider_is_a_usage_error() -> None:
     [
         (ModelSpec("openai", "gpt-4o"), "OPENAI_API_KEY"),
         (ModelSpec("anthropic", "claude-opus-4-1"), "ANTHROPIC_API_KEY"),
+        (ModelSpec("gemini", "gemini-2.5-pro"), "GEMINI_API_KEY or GOOGLE_API_KEY"),
     ],
 )
 def test_missing_key_names_the_variable(spec: ModelSpec, variable: str) -> None:
@@ -178,13 +186,17 @@ def test_other_servers_get_the_placeholder_key(base_url: str) -> None:
     check_ready(ModelSpec("openai", "local", base_url=base_url))
 
 
-@pytest.mark.parametrize(("provider", "module"), [("openai", "openai"), ("anthropic", "anthropic")])
+@pytest.mark.parametrize(
+    ("provider", "module"), [("openai", "openai"), ("anthropic", "anthropic"), ("gemini", "google")]
+)
 def test_missing_sdk_names_the_extra(
     monkeypatch: pytest.MonkeyPatch, provider: str, module: str
 ) -> None:
     # A None entry in sys.modules makes `import <module>` fail as if not installed.
     monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setenv("GEMINI_API_KEY", "gk-x")
     monkeypatch.delitem(sys.modules, f"attractor.llm.{provider}_model", raising=False)
+    monkeypatch.delitem(sys.modules, "attractor.llm.openai_responses", raising=False)
     spec = ModelSpec(provider, "some-model", base_url="http://127.0.0.1:1")
     for action in (check_ready, build_model):
         with pytest.raises(ProviderNotInstalledError) as caught:
@@ -200,6 +212,7 @@ def test_importing_the_factory_does_not_import_sdks() -> None:
         "import sys, attractor.llm.factory\n"
         "assert 'openai' not in sys.modules, 'openai imported'\n"
         "assert 'anthropic' not in sys.modules, 'anthropic imported'\n"
+        "assert 'google.genai' not in sys.modules, 'google-genai imported'\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -226,10 +239,28 @@ async def test_built_local_model_sends_placeholder_key_and_one_call_per_turn(
 def test_built_hosted_models(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ak-x")
+    monkeypatch.setenv("GEMINI_API_KEY", "gk-x")
     openai_model = build_model(ModelSpec("openai", "gpt-4o"), stream=True)
     claude = build_model(ModelSpec("anthropic", "claude-opus-4-1", reasoning_effort="low"))
+    gemini = build_model(ModelSpec("gemini", "gemini-2.5-pro"))
     assert (openai_model.provider, claude.provider) == ("openai", "anthropic")
     assert claude.name == "claude-opus-4-1"
+    assert (gemini.provider, gemini.name) == ("gemini", "gemini-2.5-pro")
+
+
+@pytest.mark.parametrize(
+    ("base_url", "api"),
+    [
+        (None, OpenAIResponsesModel),
+        ("https://api.openai.com/v1", OpenAIResponsesModel),
+        ("http://127.0.0.1:8080/v1", OpenAIModel),
+    ],
+)
+def test_openai_itself_gets_responses_and_other_servers_chat(
+    monkeypatch: pytest.MonkeyPatch, base_url: str | None, api: type
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    assert type(build_model(ModelSpec("openai", "gpt-5", base_url=base_url))) is api
 
 
 def test_retry_policy_default_is_bounded() -> None:
