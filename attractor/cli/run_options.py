@@ -69,7 +69,7 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--profile", "NAME", "Execution profile: smoke, fast, strict or yolo."),
     ("--max-turns", "N", "Hard cap on model requests per node attempt (1-500)."),
     ("--max-total-turns", "N", "Cap on model requests for the whole run."),
-    ("--backend", "NAME", "simulate, llm or scripted:FILE."),
+    ("--backend", "NAME", "simulate, llm, scripted:FILE, claude-code, codex or gemini-cli."),
     ("--provider", "NAME", "Model provider (openai, anthropic)."),
     ("--model", "ID", "Model id."),
     ("--base-url", "URL", "Base URL of an OpenAI-compatible server."),
