@@ -5,7 +5,9 @@ answers the login checks and replays a recorded stream of the CLI it is named
 after: ``streams/<cli>/<scenario>.jsonl``, the scenario being the word after
 ``SCENARIO=`` in the prompt it reads on stdin (default ``success``). Lines with
 a ``_fake`` key are directions, not output: ``exit`` (code, stderr text),
-``hang`` (start a child in the same process group, then wait to be killed).
+``hang`` (start a child in the same process group, then wait to be killed),
+``hang_once`` (hang unless a ``.fake_agent_hung`` file in the working directory
+says it hung before; then go on replaying).
 
 Environment: ``FAKE_AGENT_LOG`` (a file that gets one JSON line per start:
 argv, cwd, pid, prompt), ``FAKE_AGENT_LOGGED_OUT`` (login checks fail).
@@ -68,6 +70,12 @@ def _replay(stream: Path) -> int:
             return int(event["code"])
         if direction == "hang":
             return _hang()
+        if direction == "hang_once":
+            marker = Path(".fake_agent_hung")
+            if not marker.exists():
+                marker.write_text("")
+                return _hang()
+            continue
         print(line, flush=True)
     return 0
 
