@@ -52,7 +52,9 @@ def backend(graph: Graph) -> list[Diagnostic]:
         if node.id not in llm_ids and "backend" in node.attrs and pos not in reported:
             reported.add(pos)
             kind = known.types[node.id]
-            message = f"backend on {node.id} has no effect: it is a {kind} node, not an LLM node"
+            message = (
+                f"backend on {node.id} has no effect: only LLM nodes have one ({node.id} is {kind})"
+            )
             fix = f"remove backend from {node.id}"
             found.append(at("backend", "warning", node, message, key="backend", fix=fix))
     for node in llm:
