@@ -121,6 +121,8 @@ class _Follower:
             return False
         self._offset += len(data)
         *lines, self._partial = (self._partial + data).split(b"\n")
+        if len(self._partial) > _LINE_LIMIT:  # no event is this long: drop it unread
+            self._partial = b""
         for line in lines:
             self._line(line, process_scope)
         return True
