@@ -108,7 +108,9 @@ class ExternalAgentBackend:
             tracker.total,
             report_from_text(text),
         )
-        if ended.result is not None and not limit and not _succeeded(tracker, ended):
+        # Once attractor decided to stop the CLI, how it then ended (killed, or
+        # exiting by itself first) does not matter: the budget's verdict stands.
+        if tracker.stop is None and not limit and not _succeeded(tracker, ended):
             reason = self._failure(tracker, ended)
             outcome = session_outcome(request, budget, result, StageStatus.FAIL, reason)
         else:

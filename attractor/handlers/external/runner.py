@@ -65,6 +65,7 @@ def agent_env(extra: dict[str, Any]) -> dict[str, str]:
 async def run_agent(spec: AgentProcess, on_event: Callable[[dict[str, Any]], bool]) -> Ended:
     """Run the CLI; ``on_event`` gets each JSON line and returns True to stop the CLI."""
     stream_path = spec.stage_dir / STREAM_FILE
+    stream_path.unlink(missing_ok=True)  # a retry's follower must not read the last attempt
     follower = _Follower(stream_path, on_event)
     result: ProcessResult | None = None
     async with anyio.create_task_group() as tg:

@@ -212,3 +212,17 @@ def test_a_cli_that_is_not_logged_in_stops_the_run_before_any_node(
     assert f"node work: backend {backend} is not logged in ({said}" in result.stderr
     assert starts(log) == []
     assert not logs.exists()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_agent_turns_count_against_the_run_budget(
+    workspace: Path, fakes: Path, backend: str
+) -> None:
+    graph = one_node_graph(backend, "SCENARIO=tools write notes")
+    result, _, logs = _run(workspace, fakes, graph, "--max-total-turns", "2")
+    assert result.exit_code == 1
+    status = read_json(logs / "work" / "status.json")
+    assert status["failure_reason"] == (
+        "run turn budget exhausted: 2 of 2 model requests (--max-total-turns)"
+    )
+    assert status["turns_used"] == 2
