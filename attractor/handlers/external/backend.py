@@ -23,13 +23,13 @@ from attractor.handlers.external.runner import (
     STDERR_FILE,
     AgentProcess,
     Ended,
-    agent_env,
     run_agent,
 )
 from attractor.handlers.external.spec import AgentCli, Invocation
 from attractor.handlers.external.tracker import Tracker
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
+from attractor.proc.process import process_env
 
 
 class ExternalAgentBackend:
@@ -87,7 +87,8 @@ class ExternalAgentBackend:
             stage_dir=request.stage_dir,
             prompt_file=prompt_file,
             kill_grace=request.settings.kill_grace,
-            env=agent_env(
+            # attractor's environment plus the stage variables a tool node gets
+            env=process_env(
                 {"ATTRACTOR_STAGE_DIR": request.stage_dir, "ATTRACTOR_NODE": request.node.id}
             ),
         )

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from attractor.proc.process import ProcessResult, process_env, run_process
+from attractor.proc.process import ProcessResult, run_process
 
 STREAM_FILE = "agent_stream.jsonl"
 STDERR_FILE = "agent_stderr.txt"
@@ -55,11 +55,6 @@ class Ended:
     @property
     def stderr_tail(self) -> str:
         return "" if self.result is None else self.result.stderr
-
-
-def agent_env(extra: dict[str, Any]) -> dict[str, str]:
-    """The CLI's environment: attractor's own plus the stage variables tool nodes get."""
-    return process_env(extra)
 
 
 async def run_agent(spec: AgentProcess, on_event: Callable[[dict[str, Any]], bool]) -> Ended:
