@@ -99,8 +99,15 @@ def settings_for(
 def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     """The model backend, built before the run so a missing key or SDK stops it first.
 
-    None means the engine's own ``simulate`` backend.
+    None means the engine's own ``simulate`` backend. When nodes name their own
+    ``backend`` (or the run's is an agent CLI), a router that also checks each
+    agent CLI is installed and logged in.
     """
+    from attractor.handlers.external import route_backends
+
+    routed = route_backends(settings, graph)
+    if routed is not None:
+        return routed
     if settings.backend == "simulate":
         return None
     from attractor.handlers.agent_backend import build_backend

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attractor.dot.schema import MAX_TURNS_LIMIT, PROFILES, parse_duration
+from attractor.dot.schema import AGENT_BACKENDS, MAX_TURNS_LIMIT, PROFILES, parse_duration
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import TEXT_LIMIT, read_bounded
 from attractor.llm.pricing import ModelPrice, parse_price
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 DURATION_EXPECTED = "expected a duration like 90s, 5m or 1h30m"
 TURNS_EXPECTED = f"must be an integer from 1 to {MAX_TURNS_LIMIT}"
-BACKENDS_EXPECTED = "expected simulate, llm or scripted:FILE"
+BACKENDS_EXPECTED = "expected simulate, llm, scripted:FILE, " + ", ".join(AGENT_BACKENDS)
 COST_EXPECTED = "expected an amount of US dollars above zero, like 2.50"
 #: The config file's table of model prices (not a flag or variable).
 PRICES_KEY = "prices"
@@ -95,7 +95,9 @@ def _profile(raw: Any) -> str:
 
 def _backend(raw: Any) -> str:
     text = str(raw).strip()
-    if text in ("simulate", "llm") or (text.startswith("scripted:") and len(text) > 9):
+    if text in ("simulate", "llm", *AGENT_BACKENDS):
+        return text
+    if text.startswith("scripted:") and len(text) > 9:
         return text
     raise ValueError(BACKENDS_EXPECTED)
 

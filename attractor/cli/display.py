@@ -133,6 +133,9 @@ class _Active:
     started: float
     attempt: int = 1
     turn: str = ""
+    #: The last tool call and how many the node made (built-in agent or agent CLI).
+    tool: str = ""
+    tool_calls: int = 0
 
 
 class _ActiveView:
@@ -158,6 +161,8 @@ class _ActiveView:
             text.append(f"  attempt {node.attempt}", style="yellow")
         if node.turn:
             text.append(f"  {node.turn}", style="magenta")
+        if node.tool:
+            text.append(f"  {node.tool_calls} tool calls, last {node.tool}", style="dim")
         return text
 
 
@@ -217,6 +222,9 @@ class LiveDisplay(_Display):
             active.pop(event.name, None)
         elif isinstance(event, ev.AgentTurnStarted) and event.node in active:
             active[event.node].turn = _turn_text(event)
+        elif isinstance(event, ev.ToolCallCompleted) and event.node in active:
+            active[event.node].tool = event.tool
+            active[event.node].tool_calls += 1
 
     def refresh(self) -> None:
         self.live.refresh()

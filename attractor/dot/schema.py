@@ -25,6 +25,10 @@ PROFILES = ("smoke", "fast", "strict", "yolo")
 #: The agent's tool profiles (attractor.agent.profiles.PROFILE_NAMES).
 TOOL_PROFILES = ("openai", "anthropic", "gemini", "default")
 MAX_TURNS_LIMIT = 500
+#: External coding-agent CLIs a codergen node may run as its backend.
+AGENT_BACKENDS = ("claude-code", "codex", "gemini-cli")
+#: What the ``backend`` attribute of a graph or node may name.
+NODE_BACKENDS = ("llm", "simulate", *AGENT_BACKENDS)
 
 
 def parse_duration(text: str) -> float:
@@ -160,6 +164,13 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("tool_hooks.pre", _GN, _string, "", "shell command before each tool call"),
     AttrSpec("tool_hooks.post", _GN, _string, "", "shell command after each tool call"),
     AttrSpec("workdir", _GN, _string, "", "working directory of agent and tool steps"),
+    AttrSpec(
+        "backend",
+        _GN,
+        _choice_parser(NODE_BACKENDS),
+        "",
+        "what answers a codergen node: llm, simulate or an agent CLI",
+    ),
     # node
     AttrSpec("shape", _N, _string, "box", "Graphviz shape; picks the handler"),
     AttrSpec("type", _N, _string, "", "explicit handler type"),

@@ -163,9 +163,9 @@ class AgentBackend:
             # The model (or anything under it) failed mid-task: report what was
             # done so far, with the same budget details as any other outcome.
             partial = SessionResult("", session.charged_turns, False, False, session.usage)
-            return _outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
+            return session_outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
         request.conversation = result.messages
-        return _judge(request, budget, result)
+        return judge_session(request, budget, result)
 
     async def aclose(self) -> None:
         await self.models.aclose()
@@ -203,11 +203,14 @@ def _failure(error: Exception) -> str:
     return f"the agent failed unexpectedly: {type(error).__name__}: {error}"
 
 
-def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> Outcome:
-    """The outcome of a finished session: success, or the budget's verdict."""
+def judge_session(request: StageRequest, budget: TurnBudget, result: SessionResult) -> Outcome:
+    """The outcome of a finished session: success, or the budget's verdict.
+
+    Shared with the agent-CLI backends, so a turn limit or a report means the same.
+    """
     if result.run_budget_exhausted:
         reason = request.run_budget.reason()
-        return _outcome(request, budget, result, StageStatus.FAIL, reason)
+        return session_outcome(request, budget, result, StageStatus.FAIL, reason)
     if result.turn_limit_reached:
         reason = budget.limit_reason(result.turns_used)
         request.emit(
@@ -218,10 +221,13 @@ def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> 
                 reason=reason,
             )
         )
-        outcome = _outcome(request, budget, result, _LIMIT_STATUS[budget.on_turn_limit], reason)
+        status = _LIMIT_STATUS[budget.on_turn_limit]
+        outcome = session_outcome(request, budget, result, status, reason)
         # The model's own report on its final turn still steers (a fail stays a fail).
         return _with_report(outcome, result, request) if outcome.status.is_success else outcome
-    return _with_report(_outcome(request, budget, result, StageStatus.SUCCESS, ""), result, request)
+    return _with_report(
+        session_outcome(request, budget, result, StageStatus.SUCCESS, ""), result, request
+    )
 
 
 def _with_report(outcome: Outcome, result: SessionResult, request: StageRequest) -> Outcome:
@@ -256,13 +262,14 @@ def _with_report(outcome: Outcome, result: SessionResult, request: StageRequest)
     )
 
 
-def _outcome(
+def session_outcome(
     request: StageRequest,
     budget: TurnBudget,
     result: SessionResult,
     status: StageStatus,
     reason: str,
 ) -> Outcome:
+    """The Outcome of a session ended with ``status``; writes response.md."""
     _write_response(request.stage_dir, result.text)
     failing = status.is_failure
     return Outcome(

@@ -65,7 +65,7 @@ def build(mode: str, *, graph: Graph, context: Context, record: RunRecord) -> st
         parts.extend(_stage_lines(stages, shape))
         parts.extend(_context_lines(context, shape))
         parts.extend(_responses(stages, record, shape))
-    body = "\n".join(p for p in parts if p)
+    body = "\n".join(parts)
     return _bounded(f"## Earlier in this run (context fidelity: {mode})\n\n{body}", shape.limit)
 
 

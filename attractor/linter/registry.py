@@ -8,7 +8,7 @@ from typing import Protocol
 
 from attractor.dot.graph import Graph
 from attractor.errors import Diagnostic, ValidationError
-from attractor.linter import attributes, flow, manager, structure, threads
+from attractor.linter import attributes, backends, flow, manager, structure, threads
 from attractor.linter.base import caching
 
 
@@ -32,7 +32,14 @@ def register_rule(rule: LintRule) -> None:
 
 def builtin_rules() -> list[LintRule]:
     """One instance of every built-in rule, in a stable order."""
-    return [*structure.RULES, *flow.RULES, *attributes.RULES, *threads.RULES, *manager.RULES]
+    return [
+        *structure.RULES,
+        *flow.RULES,
+        *attributes.RULES,
+        *threads.RULES,
+        *manager.RULES,
+        *backends.RULES,
+    ]
 
 
 def _sort_key(d: Diagnostic) -> tuple[str, int, int, str]:

@@ -121,6 +121,23 @@ def test_live_region_shows_active_nodes_with_handler_attempt_and_turns() -> None
     assert "reflecting" in lines[0]
 
 
+def test_live_region_counts_tool_calls_and_names_the_last() -> None:
+    display = LiveDisplay(_terminal(io.StringIO()), io.StringIO())
+    display(ev.StageStarted(name="impl", index=1, handler="codergen"))
+    display(ev.AgentTurnStarted(node="impl", turn=2, max_turns=10, kind="work"))
+    for tool in ("Read", "Bash"):
+        display(
+            ev.ToolCallCompleted(
+                node="impl", turn=2, tool=tool, arguments={}, output="", is_error=False, duration=0
+            )
+        )
+    probe = io.StringIO()
+    Console(file=probe, width=120, no_color=True).print(display.view)
+    (line,) = probe.getvalue().splitlines()
+    assert "turn 2/10" in line
+    assert "2 tool calls, last Bash" in line
+
+
 def test_live_display_prints_finished_nodes_above_the_region() -> None:
     buffer = io.StringIO()
     with LiveDisplay(_terminal(buffer), io.StringIO()) as display:

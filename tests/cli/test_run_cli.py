@@ -221,7 +221,8 @@ def test_bad_options_exit_2_with_one_line(workspace: Path, args: list[str], mess
             ["--backend", "magic"],
             {},
             {},
-            '--backend="magic": expected simulate, llm or scripted:FILE',
+            '--backend="magic": expected simulate, llm, scripted:FILE, claude-code, codex, '
+            "gemini-cli",
         ),
     ],
 )

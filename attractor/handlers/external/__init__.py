@@ -1,0 +1,13 @@
+"""External coding-agent CLIs (Claude Code, Codex, Gemini CLI) as codergen backends.
+
+One module per CLI holds its command line, its stream parser and its login
+check (:mod:`.claude`, :mod:`.codex`, :mod:`.gemini`); the rest is shared:
+:mod:`.runner` runs the CLI like a tool node's command, :mod:`.tracker` turns
+its stream into attractor's events and files, :mod:`.backend` judges the
+outcome, :mod:`.preflight` checks installation and login before a run, and
+:mod:`.router` picks each node's backend.
+"""
+
+from attractor.handlers.external.router import backend_name, route_backends
+
+__all__ = ["backend_name", "route_backends"]

@@ -1,0 +1,97 @@
+"""Which backend answers each codergen node, when nodes may name their own.
+
+A node's ``backend`` attribute wins, then the graph's ``backend`` attribute,
+then the run's backend (``--backend``, ``ATTRACTOR_BACKEND``, config file).
+One exception keeps a dry run dry: ``simulate`` given explicitly for the run
+(flag, variable or config) simulates every node. A node naming ``llm`` gets the
+built-in agent loop with the run's model (its ``scripted:FILE`` script when the
+run has one).
+"""
+
+from __future__ import annotations
+
+from attractor.dot.graph import Graph, Node
+from attractor.errors import UsageError
+from attractor.handlers.agent_backend import AgentBackend, FactoryModels, build_backend
+from attractor.handlers.backend import CodergenBackend, StageRequest
+from attractor.handlers.external.agents import AGENTS
+from attractor.handlers.external.backend import ExternalAgentBackend
+from attractor.handlers.external.preflight import check_cli
+from attractor.handlers.outcome import Outcome
+from attractor.handlers.simulate import SimulateBackend
+from attractor.llm.factory import check_ready
+from attractor.settings import Settings
+
+
+def backend_name(node: Node, settings: Settings) -> str:
+    """The backend that answers ``node`` (see the module docstring)."""
+    run = settings.backend
+    if run == "simulate" and settings.source("backend") != "default":
+        return run
+    chosen = node.raw("backend") or node.graph.raw("backend") or run
+    chosen = chosen.strip()
+    if chosen == "llm" and run.startswith("scripted:"):
+        return run
+    return chosen
+
+
+def _codergen_nodes(graph: Graph) -> list[Node]:
+    return [node for node in graph.nodes() if node.handler_type == "codergen"]
+
+
+class BackendRouter:
+    """A CodergenBackend that hands each node to the backend it names."""
+
+    def __init__(self, settings: Settings, backends: dict[str, CodergenBackend]) -> None:
+        self.settings = settings
+        self.backends = backends
+
+    async def run(self, request: StageRequest) -> str | Outcome:
+        name = backend_name(request.node, self.settings)
+        backend = self.backends.get(name)
+        if backend is None:  # a node outside the checked graph (never in a normal run)
+            return Outcome.fail(f"node {request.node.id}: backend {name} was not prepared")
+        return await backend.run(request)
+
+    async def aclose(self) -> None:
+        for backend in self.backends.values():
+            await backend.aclose()
+
+
+def route_backends(settings: Settings, graph: Graph) -> CodergenBackend | None:
+    """The router when any node needs an agent CLI or a backend other than the run's.
+
+    None means every node uses the run's own backend, built as before. Agent
+    CLIs are checked here, before the run: missing or not logged in is a
+    UsageError naming the first node that needs it.
+
+    Raises:
+        UsageError: an agent CLI is missing or not logged in, or a node routed
+            to the built-in agent has no usable model.
+    """
+    chosen: dict[str, list[Node]] = {}
+    for node in _codergen_nodes(graph):
+        chosen.setdefault(backend_name(node, settings), []).append(node)
+    run = settings.backend
+    if set(chosen) <= {run} and run not in AGENTS:
+        return None
+    backends = {name: _build(name, nodes, settings, graph) for name, nodes in chosen.items()}
+    return BackendRouter(settings, backends)
+
+
+def _build(name: str, nodes: list[Node], settings: Settings, graph: Graph) -> CodergenBackend:
+    if name == "simulate":
+        return SimulateBackend()
+    cli = AGENTS.get(name)
+    if cli is not None:
+        path = check_cli(cli, nodes[0].id)
+        run_model = settings.model if settings.backend == name else None
+        return ExternalAgentBackend(cli, path, run_model)
+    if name.startswith("scripted:"):
+        return build_backend(settings, graph)
+    if name == "llm":
+        models = FactoryModels(settings)
+        for node in nodes:
+            check_ready(models.spec_for(node))
+        return AgentBackend(models)
+    raise UsageError(f"node {nodes[0].id}: unknown backend {name!r}")

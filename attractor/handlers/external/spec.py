@@ -1,0 +1,56 @@
+"""How attractor drives one agent CLI: its command line, its stream, its login check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from attractor.handlers.external.steps import StreamParser
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What one node attempt asks of the CLI (the prompt goes to its stdin)."""
+
+    max_turns: int
+    model: str | None = None
+    reasoning_effort: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentCli:
+    """One external agent CLI.
+
+    Attributes:
+        name: The backend name a graph uses (``claude-code``).
+        executable: The program looked up on PATH.
+        package: The npm package that installs it.
+        checked_version: The version whose flags and stream format were checked.
+        build_argv: The command line (``argv[0]`` is ``executable``) for one attempt.
+        parser: Makes a fresh stream parser for one attempt.
+        turn_flag: The CLI enforces ``max_turns`` itself; otherwise attractor
+            counts turns in the stream and stops the CLI at the limit.
+        status_command: Arguments of the CLI's own login check (exit 0: logged in).
+        credential_env: Variables that are credentials on their own.
+        login_file: A file whose presence shows a login (relative to HOME), when
+            the CLI has no status command.
+        login_hint: What to do when not logged in.
+        auth_exit_code: The exit code the CLI uses for "not logged in", if any.
+    """
+
+    name: str
+    executable: str
+    package: str
+    checked_version: str
+    build_argv: Callable[[Invocation], list[str]]
+    parser: Callable[[], StreamParser]
+    turn_flag: bool
+    login_hint: str
+    status_command: tuple[str, ...] = ()
+    credential_env: tuple[str, ...] = ()
+    login_file: Callable[[Path], bool] | None = None
+    auth_exit_code: int | None = None
+
+    def argv(self, invocation: Invocation) -> list[str]:
+        return self.build_argv(invocation)
