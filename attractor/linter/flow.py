@@ -21,7 +21,7 @@ def _reachable(graph: Graph) -> set[str] | None:
     return {start.id, *nx.descendants(graph.nx, start.id)}
 
 
-@rule("reachability")
+@rule("reachability", "error")
 def reachability(graph: Graph) -> list[Diagnostic]:
     """Every node can be reached from the start node."""
     reached = _reachable(graph)
@@ -40,7 +40,7 @@ def reachability(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("exit_reachable")
+@rule("exit_reachable", "error")
 def exit_reachable(graph: Graph) -> list[Diagnostic]:
     """From every node reachable from the start, some path leads to the exit.
 
@@ -67,7 +67,7 @@ def exit_reachable(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("fan_in_reachable")
+@rule("fan_in_reachable", "error")
 def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
     """Every parallel fan-out (component / type parallel) reaches a fan-in node."""
     found: list[Diagnostic] = []
@@ -98,7 +98,7 @@ def _bounds_loop(node: Node, handler_type: str) -> bool:
     )
 
 
-@rule("unbounded_loop")
+@rule("unbounded_loop", "warning")
 def unbounded_loop(graph: Graph) -> list[Diagnostic]:
     """A cycle with no condition, no max_visits and no goal_gate can only run forever.
 
