@@ -20,7 +20,6 @@ def workdir(tmp_path: Path) -> Path:
     return work
 
 
-
 def resolve_inside(workdir: Path, raw: str) -> Path:
     """The absolute path the tools' walk resolves ``raw`` to."""
     with Beneath(workdir) as beneath:
