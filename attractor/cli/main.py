@@ -17,6 +17,8 @@ from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
 _COMMANDS = {
+    "explain": "attractor.cli.explain_cmd:explain",
+    "init": "attractor.cli.init_cmd:init",
     "lint": "attractor.cli.lint_cmd:lint",
     "run": "attractor.cli.run_cmd:run",
     "resume": "attractor.cli.run_cmd:resume",

@@ -13,7 +13,7 @@ from attractor.cli.main import cli
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.dot"))
 INVALID = sorted((ROOT / "examples" / "invalid").glob("*.dot"))
-KEYS = {"file", "line", "column", "rule", "severity", "message", "node", "edge", "fix"}
+KEYS = {"file", "line", "column", "rule", "severity", "message", "node", "edge", "fix", "docs"}
 
 BAD = """digraph G {
     start [shape=Mdiamond]
