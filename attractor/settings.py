@@ -77,10 +77,20 @@ def _profile(raw: Any) -> str:
     return text
 
 
+#: Provider names people pass as a backend, and the flags they mean.
+_PROVIDER_HINTS = {
+    "openai": "--provider openai --model ID (or --base-url URL for a local server)",
+    "anthropic": "--provider anthropic --model ID",
+}
+
+
 def _backend(raw: Any) -> str:
     text = str(raw).strip()
     if text in ("simulate", "llm") or (text.startswith("scripted:") and len(text) > 9):
         return text
+    hint = _PROVIDER_HINTS.get(text.lower())
+    if hint is not None:
+        raise ValueError(f"{BACKENDS_EXPECTED}; {text} is a provider: use {hint}")
     raise ValueError(BACKENDS_EXPECTED)
 
 
@@ -150,6 +160,16 @@ class Settings:
 
     def source(self, name: str) -> str:
         return self.sources.get(name, "default")
+
+    @property
+    def simulates_tools(self) -> bool:
+        """True when ``simulate`` was chosen on purpose (flag, variable or config).
+
+        Tool nodes then report the command they would run instead of running it.
+        The default backend (``simulate`` because no model is configured) still
+        runs tool commands, so a tool-only pipeline works without a model.
+        """
+        return self.backend == "simulate" and self.source("backend") != "default"
 
     def text(self, name: str) -> str | None:
         """The value of ``name`` as written by the user, or None for a default."""
@@ -256,6 +276,10 @@ def resolve_settings(
         if raw is not None:
             texts[f.name] = str(raw).strip()
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())
+    if values["provider"] is None and values["base_url"] is not None:
+        # A base URL means an OpenAI-compatible server (llama.cpp, vLLM, Ollama...).
+        values["provider"] = "openai"
+        sources["provider"] = f"implied by {sources['base_url']}"
     if values["backend"] is None:
         configured = values["provider"] is not None or values["model"] is not None
         values["backend"] = "llm" if configured or graph_models else "simulate"
