@@ -34,9 +34,8 @@ def template_text(name: str) -> str:
 
 
 def _pick(template: str | None, file: str | None) -> tuple[str, Path]:
-    if template is not None and template not in TEMPLATES and file is None:
-        if template.endswith(".dot"):  # attractor init my.dot
-            return "coding", Path(template)
+    if template is not None and file is None and template.endswith(".dot"):
+        return "coding", Path(template)  # attractor init my.dot
     name = template or "coding"
     if name not in TEMPLATES:
         known = ", ".join(TEMPLATES)
