@@ -117,3 +117,27 @@ def test_config_path_that_is_a_directory(tmp_path: Path) -> None:
 def test_values_are_kept_as_written(tmp_path: Path) -> None:
     s = resolve_settings({"timeout": "90s"}, env={}, cwd=tmp_path)
     assert (s.timeout, s.text("timeout"), s.text("max_turns")) == (90.0, "90s", None)
+
+
+def test_a_base_url_implies_an_openai_compatible_provider(tmp_path: Path) -> None:
+    s = resolve_settings(
+        {"base_url": "http://127.0.0.1:8080/v1", "model": "local"}, env={}, cwd=tmp_path
+    )
+    assert (s.provider, s.source("provider"), s.backend) == (
+        "openai",
+        "implied by --base-url",
+        "llm",
+    )
+    explicit = resolve_settings(
+        {"base_url": "http://h/v1", "provider": "anthropic"}, env={}, cwd=tmp_path
+    )
+    assert explicit.provider == "anthropic"
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "OpenAI"])
+def test_a_provider_given_as_backend_gets_the_flags_to_use(tmp_path: Path, name: str) -> None:
+    with pytest.raises(SettingError) as caught:
+        resolve_settings({"backend": name}, env={}, cwd=tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f'--backend="{name}": expected simulate, llm or scripted:FILE; ')
+    assert f"--provider {name.lower()} --model ID" in message
