@@ -58,9 +58,11 @@ def init(template: str | None, file: str | None, force: bool, list_all: bool) ->
     if path.exists() and not force:
         click.echo(f"error: {path} exists; pass --force to overwrite it", err=True)
         raise SystemExit(2)
-    if not path.parent.is_dir():
-        click.echo(f"error: {path.parent} is not a directory; create it first", err=True)
-        raise SystemExit(2)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        click.echo(f"error: cannot create {path.parent}: {error.strerror}", err=True)
+        raise SystemExit(2) from None
     atomic_write_text(path, template_text(name))
     click.echo(f"wrote {path} ({name}: {TEMPLATES[name][1]})")
     click.echo(f"next: attractor lint {path} && attractor run {path} --dry-run")

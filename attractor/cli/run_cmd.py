@@ -60,6 +60,8 @@ _EXIT_CODES = (
 _RUN_EPILOG = f"""\b
 Examples:
   attractor run pipeline.dot --timeout 30m
+  attractor run pipeline.dot --dry-run
+  attractor run pipeline.dot --backend simulate --auto-approve
   attractor run pipeline.dot --model gpt-5 --max-turns 20 --logs-dir runs/today
   attractor run pipeline.dot --base-url http://127.0.0.1:8080/v1 --model local
   attractor run pipeline.dot --backend scripted:replies.json --answers answers.txt
@@ -69,7 +71,7 @@ Examples:
 _RESUME_EPILOG = f"""\b
 Examples:
   attractor resume .attractor/runs/20261122T040646Z-feature
-  attractor resume runs/today --timeout 1h
+  attractor resume runs/nightly --timeout 1h
 
 Completed nodes never run again; the node that was running starts over.
 {_EXIT_CODES}

@@ -29,9 +29,10 @@ def test_each_template_lints_clean_and_runs_with_simulate(workspace: Path, name:
 
 
 def test_init_names_the_file_and_refuses_to_overwrite(workspace: Path) -> None:
-    assert invoke(["init", "ci", "build/ci.dot"]).exit_code == 2  # no such directory
-    (workspace / "build").mkdir()
-    assert invoke(["init", "ci", "build/ci.dot"]).exit_code == 0
+    assert invoke(["init", "ci", "build/ci.dot"]).exit_code == 0  # build/ is created
+    (workspace / "file").write_text("")
+    blocked = invoke(["init", "ci", "file/ci.dot"])
+    assert blocked.exit_code == 2 and "cannot create file" in blocked.stderr
     again = invoke(["init", "ci", "build/ci.dot"])
     assert again.exit_code == 2 and "exists; pass --force" in again.stderr
     assert invoke(["init", "review", "build/ci.dot", "--force"]).exit_code == 0
