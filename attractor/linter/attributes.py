@@ -73,15 +73,21 @@ def attribute_value(graph: Graph) -> list[Diagnostic]:
     return found
 
 
-def _unknown_message(key: str, scope: str) -> tuple[str, str | None]:
+def _unknown_message(key: str, scope: str) -> tuple[str, str]:
     spec = SPECS.get(key)
     if spec is not None:
         where = " or ".join(sorted(spec.scopes))
-        return f"'{key}' is a {where} attribute; it has no effect on a {scope}", None
+        return (
+            f"'{key}' is a {where} attribute; it has no effect on a {scope}",
+            f"move {key} to the {where}, or remove it",
+        )
     close = did_you_mean(key, known_names(scope))  # type: ignore[arg-type]
     if close is not None:
         return f"unknown attribute '{key}'; did you mean '{close}'?", f"rename it to {close}"
-    return f"unknown attribute '{key}' is ignored", None
+    return (
+        f"unknown attribute '{key}' is ignored",
+        f"remove it; docs/attributes.md lists what a {scope} reads",
+    )
 
 
 @rule("unknown_attribute", "warning")
@@ -117,7 +123,7 @@ def fidelity_valid(graph: Graph) -> list[Diagnostic]:
                     f"{key}={value} is not a fidelity mode; use one of "
                     + ", ".join(FIDELITY_MODES),
                     key=key,
-                    fix=f"use {key}={close}" if close else None,
+                    fix=f"use {key}={close}" if close else f"use {key}={FIDELITY_MODES[0]}",
                 )
             )
     return found

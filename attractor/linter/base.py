@@ -116,9 +116,12 @@ def at(
     message: str,
     *,
     key: str | None = None,
-    fix: str | None = None,
+    fix: str,
 ) -> Diagnostic:
-    """A diagnostic positioned at a node, edge or graph (or one of its attributes)."""
+    """A diagnostic positioned at a node, edge or graph (or one of its attributes).
+
+    ``fix`` is required: every finding says what to write instead.
+    """
     pos: SourcePos = where.pos
     if key is not None:
         pos = where.attr_pos.get(key, pos)

@@ -136,3 +136,15 @@ def test_real_flow_errors_still_show_beside_a_typo() -> None:
     text = CASCADE.replace("join -> exit", 'join -> exit\n    lost [prompt="x"]')
     rules = sorted(d.rule for d in lint(text))
     assert rules == ["edge_target_exists", "reachability"]
+
+
+def test_every_rule_gives_a_fix_even_without_a_near_name() -> None:
+    body = 'w [prompt=p, zzzqqq=1, fidelity="whatever", retry_target=nowhere_at_all]\n'
+    body += "start -> w -> exit"
+    found = lint(
+        "digraph T { start [shape=Mdiamond]; exit [shape=Msquare]\n"
+        + body
+        + "\nexit -> w [goal_gate=true] }"
+    )
+    assert {d.rule for d in found} >= {"unknown_attribute", "fidelity_valid", "exit_no_outgoing"}
+    assert all(d.fix for d in found), [d for d in found if not d.fix]
