@@ -9,7 +9,7 @@ from attractor.dot.conditions import Clause, parse_condition
 from attractor.dot.graph import Edge, Graph, Node, normalize_label
 from attractor.dot.schema import SHAPE_TO_TYPE
 from attractor.errors import ConditionError, Diagnostic
-from attractor.linter.base import at, did_you_mean, facts, rule_list
+from attractor.linter.base import at, at_value, did_you_mean, facts, rule_list
 
 RULES, rule = rule_list()
 
@@ -220,13 +220,14 @@ def edge_never_taken(graph: Graph) -> list[Diagnostic]:
         if pair is None:
             continue
         found.append(
-            at(
+            at_value(
                 "edge_never_taken",
                 "error",
                 edge,
                 f"condition of {edge.source} -> {edge.target} can never hold: "
                 f"{_text(pair[0])} and {_text(pair[1])} exclude each other",
                 key="condition",
+                offset=pair[1].column,
                 fix="keep one of the two clauses, or split the edge in two",
             )
         )
