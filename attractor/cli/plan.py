@@ -108,13 +108,22 @@ def _edge_line(graph: Graph, edge: Edge, printed: dict[str, int], index: int) ->
     return " ".join(parts)
 
 
+def _backend_source(settings: Settings) -> str:
+    source = settings.source("backend")
+    if source != "default":
+        return source
+    if settings.backend == "llm":
+        return "a model or provider is configured"
+    return "no model configured; tool commands would run for real"
+
+
 def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     """The dry-run plan as text (ends with a newline)."""
     order = _order(graph)
     printed = {node.id: i for i, node in enumerate(order)}
     lines = [
         f"dry run of {file}: nothing runs (no model calls, no tool commands, no run directory)",
-        f"backend: {settings.backend} ({settings.source('backend')})",
+        f"backend: {settings.backend} ({_backend_source(settings)})",
     ]
     if graph.goal:
         lines.append(f"goal: {graph.goal}")

@@ -49,6 +49,7 @@ def test_dry_run_prints_each_node_once_with_its_plan_and_runs_nothing(workspace:
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert out.startswith("dry run of p.dot: nothing runs")
+    assert "\nbackend: llm (a model or provider is configured)\n" in out  # from --base-url
     # No run directory, no file from the tool command, nothing else written.
     assert sorted(p.name for p in workspace.iterdir()) == ["p.dot"]
     for node in ("start", "plan", "fix", "test", "reviews", "a", "b", "join", "gate", "exit"):
