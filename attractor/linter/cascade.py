@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from attractor.dot.graph import Graph
 from attractor.errors import Diagnostic
-from attractor.linter.base import FunctionRule, did_you_mean, facts
+from attractor.linter.base import FunctionRule, at, did_you_mean, facts
 
 #: The cutoff edge_target_exists uses to call an undeclared id a typo.
 TYPO_CUTOFF = 0.8
@@ -80,3 +80,139 @@ def _marks(d: Diagnostic) -> set[object]:
     if not marks:
         marks.add(("at", d.file, d.line, d.column))
     return marks
+
+
+def components(members: Iterable[str], succ: dict[str, list[str]]) -> dict[str, int]:
+    """Strongly connected components of the subgraph on ``members``: node -> component id.
+
+    Iterative Kosaraju (no recursion, so 10,000-node chains are fine).
+    """
+    inside = set(members)
+    order: list[str] = []
+    seen: set[str] = set()
+    for root in inside:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(succ.get(root, ())))]
+        while stack:
+            node, edges = stack[-1]
+            nxt = next((t for t in edges if t in inside and t not in seen), None)
+            if nxt is None:
+                order.append(node)
+                stack.pop()
+            else:
+                seen.add(nxt)
+                stack.append((nxt, iter(succ.get(nxt, ()))))
+    pred: dict[str, list[str]] = {}
+    for node in inside:
+        for target in succ.get(node, ()):
+            if target in inside:
+                pred.setdefault(target, []).append(node)
+    comp: dict[str, int] = {}
+    for root in reversed(order):
+        if root in comp:
+            continue
+        comp[root] = len(comp)
+        todo = [root]
+        label = comp[root]
+        while todo:
+            for source in pred.get(todo.pop(), ()):
+                if source not in comp:
+                    comp[source] = label
+                    todo.append(source)
+    return comp
+
+
+def end_components(
+    members: Iterable[str], succ: dict[str, list[str]], order: dict[str, int]
+) -> list[list[str]]:
+    """The components of ``members`` that no edge leaves (within ``members``), each sorted
+    by ``order``, in the order of their first node."""
+    comp = components(members, succ)
+    leaves = {comp[n] for n in comp for t in succ.get(n, ()) if t in comp and comp[t] != comp[n]}
+    groups: dict[int, list[str]] = {}
+    for node in sorted(comp, key=order.__getitem__):
+        if comp[node] not in leaves:
+            groups.setdefault(comp[node], []).append(node)
+    return sorted(groups.values(), key=lambda group: order[group[0]])
+
+
+def upstream(targets: Iterable[str], pred: dict[str, list[str]], members: set[str]) -> set[str]:
+    """Members that can reach one of ``targets`` (the targets themselves excluded)."""
+    start = set(targets)
+    found: set[str] = set()
+    todo = list(start)
+    while todo:
+        for source in pred.get(todo.pop(), ()):
+            if source in members and source not in found and source not in start:
+                found.add(source)
+                todo.append(source)
+    return found
+
+
+def _adjacency(graph: Graph) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, int]]:
+    succ: dict[str, list[str]] = {}
+    pred: dict[str, list[str]] = {}
+    for edge in facts(graph).edges:
+        succ.setdefault(edge.source, []).append(edge.target)
+        pred.setdefault(edge.target, []).append(edge.source)
+    order = {node.id: i for i, node in enumerate(facts(graph).nodes)}
+    return succ, pred, order
+
+
+def _names(ids: Iterable[str], order: dict[str, int]) -> str:
+    shown = sorted(ids, key=order.__getitem__)
+    return ", ".join(shown[:6]) + (", ..." if len(shown) > 6 else "")
+
+
+def unreachable_roots(graph: Graph, reached: set[str]) -> list[Diagnostic]:
+    """``reachability``: one error per island of unreachable nodes, at its entry.
+
+    The nodes after an entry are unreachable only because it is; they are named
+    in its message, not reported again.
+    """
+    lost = {n.id for n in facts(graph).nodes if n.id not in reached}
+    if not lost:
+        return []
+    succ, pred, order = _adjacency(graph)
+    found: list[Diagnostic] = []
+    for group in end_components(lost, pred, order):
+        first = graph.node(group[0])
+        after = upstream(group, succ, lost)
+        message = f"node '{first.id}' cannot be reached from the start node"
+        if len(group) > 1:
+            message = f"nodes {_names(group, order)} cannot be reached from the start node"
+        if after:
+            message += f", nor can the nodes after it ({_names(after, order)})"
+        fix = f"add an edge into {first.id}, or delete it"
+        found.append(at("reachability", "error", first, message, fix=fix))
+    return found
+
+
+def trap_roots(graph: Graph, reached: set[str], can_finish: set[str]) -> list[Diagnostic]:
+    """``exit_reachable``: one error per dead end (or closed loop) a run cannot leave.
+
+    Nodes upstream that lead only into it are named in its message.
+    """
+    trapped = {n for n in reached if n not in can_finish}
+    if not trapped:
+        return []
+    succ, pred, order = _adjacency(graph)
+    found: list[Diagnostic] = []
+    for group in end_components(trapped, succ, order):
+        first = graph.node(group[0])
+        if len(group) == 1 and first.id not in succ.get(first.id, ()):
+            message = f"node '{first.id}' has no path to the exit"
+            fix = f"add an edge from {first.id} towards the exit"
+        else:
+            message = f"nodes {_names(group, order)} loop with no path to the exit"
+            fix = f"add an edge from one of {_names(group, order)} towards the exit"
+        before = upstream(group, pred, trapped)
+        if before:
+            message += (
+                f", nor have the nodes before it that lead only here ({_names(before, order)})"
+            )
+        message += "; a run that gets here can never finish"
+        found.append(at("exit_reachable", "error", first, message, fix=fix))
+    return found
