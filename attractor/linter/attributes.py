@@ -211,7 +211,7 @@ def tool_command_missing(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("condition_syntax", "error")
+@rule("condition_syntax", "error", after=("gate_choice_condition",))
 def condition_syntax(graph: Graph) -> list[Diagnostic]:
     """Edge conditions parse (clauses ``key=value``, ``key!=value`` or a bare key, joined by &&)."""
     found: list[Diagnostic] = []
@@ -236,7 +236,7 @@ def condition_syntax(graph: Graph) -> list[Diagnostic]:
     return found
 
 
-@rule("condition_key", "warning", after=("condition_syntax",))
+@rule("condition_key", "warning", after=("condition_syntax", "gate_choice_condition"))
 def condition_key(graph: Graph) -> list[Diagnostic]:
     """A plain condition key that looks like a misspelt outcome or preferred_label.
 

@@ -204,7 +204,7 @@ def _text(clause: Clause) -> str:
     return f"{clause.key}{clause.op}{clause.literal}"
 
 
-@rule("edge_never_taken", "error", after=("condition_syntax",))
+@rule("edge_never_taken", "error", after=("condition_syntax", "gate_choice_condition"))
 def edge_never_taken(graph: Graph) -> list[Diagnostic]:
     """An edge whose condition contradicts itself (``outcome=success && outcome=fail``).
 

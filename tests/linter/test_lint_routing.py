@@ -148,3 +148,9 @@ def test_every_rule_gives_a_fix_even_without_a_near_name() -> None:
     )
     assert {d.rule for d in found} >= {"unknown_attribute", "fidelity_valid", "exit_no_outgoing"}
     assert all(d.fix for d in found), [d for d in found if not d.fix]
+
+
+def test_a_broken_condition_on_a_gate_choice_is_one_error() -> None:
+    # Removing the condition (the gate rule's fix) also removes the syntax error.
+    body = 'g [shape=hexagon]\nstart -> g\ng -> exit [label="Go", condition="outcome==fail"]'
+    assert [d.rule for d in lint_body(body)] == ["gate_choice_condition"]
