@@ -129,3 +129,11 @@ def test_a_run_with_a_model_says_nothing_about_simulation(workspace: Path) -> No
     )
     result = invoke(["run", "p.dot", "--logs-dir", "runs/r"])
     assert result.exit_code == 0 and "simulated" not in result.output
+
+
+def test_json_mode_keeps_stdout_for_events_and_says_simulated_on_stderr(workspace: Path) -> None:
+    write(workspace / "p.dot", PIPELINE.replace(' llm_model="gpt-5",', ""))
+    result = invoke(["run", "p.dot", "--backend", "simulate", "--auto-approve", "--json"])
+    assert result.exit_code == 0, result.output
+    assert all(json.loads(line) for line in result.stdout.splitlines())
+    assert result.stderr.startswith("simulated run: ")
