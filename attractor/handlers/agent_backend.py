@@ -189,7 +189,9 @@ def _judge(request: StageRequest, budget: TurnBudget, result: SessionResult) -> 
         outcome = _outcome(request, budget, result, _LIMIT_STATUS[budget.on_turn_limit], reason)
         # The model's own report on its final turn still steers (a fail stays a fail).
         return _with_report(outcome, result, request) if outcome.status.is_success else outcome
-    return _with_report(_outcome(request, budget, result, StageStatus.SUCCESS, ""), result, request)
+    return _with_report(
+        _outcome(request, budget, result, StageStatus.SUCCESS, ""), result, request
+    )
 
 
 def _with_report(outcome: Outcome, result: SessionResult, request: StageRequest) -> Outcome:

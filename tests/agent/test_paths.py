@@ -20,6 +20,7 @@ def workdir(tmp_path: Path) -> Path:
     return work
 
 
+
 def resolve_inside(workdir: Path, raw: str) -> Path:
     """The absolute path the tools' walk resolves ``raw`` to."""
     with Beneath(workdir) as beneath:
