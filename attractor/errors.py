@@ -37,6 +37,9 @@ from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
 
+#: The generated reference of every lint rule, one anchor per rule id.
+RULES_DOC = "docs/rules.md"
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -64,11 +67,16 @@ class Diagnostic:
             "node": self.node,
             "edge": list(self.edge) if self.edge is not None else None,
             "fix": self.fix,
+            "docs": self.docs,
         }
 
     def format_text(self) -> str:
-        """``FILE:LINE:COL: SEVERITY RULE: MESSAGE`` plus a ``fix:`` line when known."""
-        text = f"{self.file}:{self.line}:{self.column}: {self.severity} {self.rule}: {self.message}"
+        """``FILE:LINE:COL: SEVERITY RULE: MESSAGE`` plus a ``fix:`` line when known.
+
+        An unreadable file (line 0) prints as ``FILE: SEVERITY RULE: MESSAGE``.
+        """
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        text = f"{where}: {self.severity} {self.rule}: {self.message}"
         if self.fix:
             text += f"\n    fix: {self.fix}"
         return text
@@ -76,6 +84,11 @@ class Diagnostic:
     @property
     def is_error(self) -> bool:
         return self.severity == "error"
+
+    @property
+    def docs(self) -> str:
+        """Where the rule is documented: its anchor in docs/rules.md."""
+        return f"{RULES_DOC}#{self.rule}"
 
 
 class AttractorError(Exception):

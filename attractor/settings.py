@@ -93,12 +93,22 @@ def _profile(raw: Any) -> str:
     return text
 
 
+#: Provider names people pass as a backend, and the flags they mean.
+_PROVIDER_HINTS = {
+    "openai": "--provider openai --model ID (or --base-url URL for a local server)",
+    "anthropic": "--provider anthropic --model ID",
+}
+
+
 def _backend(raw: Any) -> str:
     text = str(raw).strip()
     if text in ("simulate", "llm", *AGENT_BACKENDS):
         return text
     if text.startswith("scripted:") and len(text) > 9:
         return text
+    hint = _PROVIDER_HINTS.get(text.lower())
+    if hint is not None:
+        raise ValueError(f"{BACKENDS_EXPECTED}; {text} is a provider: use {hint}")
     raise ValueError(BACKENDS_EXPECTED)
 
 
@@ -174,6 +184,16 @@ class Settings:
 
     def source(self, name: str) -> str:
         return self.sources.get(name, "default")
+
+    @property
+    def simulates_tools(self) -> bool:
+        """True when ``simulate`` was chosen on purpose (flag, variable or config).
+
+        Tool nodes then report the command they would run instead of running it.
+        The default backend (``simulate`` because no model is configured) still
+        runs tool commands, so a tool-only pipeline works without a model.
+        """
+        return self.backend == "simulate" and self.source("backend") != "default"
 
     def text(self, name: str) -> str | None:
         """The value of ``name`` as written by the user, or None for a default."""
@@ -281,7 +301,7 @@ def resolve_settings(
             texts[f.name] = str(raw).strip()
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())
     if values["backend"] is None:
-        configured = values["provider"] is not None or values["model"] is not None
+        configured = any(values[k] is not None for k in ("provider", "model", "base_url"))
         values["backend"] = "llm" if configured or graph_models else "simulate"
         if graph_models and not configured:
             sources["backend"] = "graph node llm_model/llm_provider"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from attractor.errors import SettingError, UsageError
+from attractor.llm.factory import resolve_spec
 from attractor.settings import resolve_settings
 
 
@@ -156,3 +157,35 @@ def test_prices_come_from_the_config_file(tmp_path: Path) -> None:
     (tmp_path / "attractor.toml").write_text('prices = "cheap"\n')
     with pytest.raises(UsageError, match="attractor.toml: prices must be a table of models"):
         resolve_settings(env={}, cwd=tmp_path)
+
+
+def test_a_base_url_implies_an_openai_compatible_provider(tmp_path: Path) -> None:
+    s = resolve_settings(
+        {"base_url": "http://127.0.0.1:8080/v1", "model": "local"}, env={}, cwd=tmp_path
+    )
+    assert s.backend == "llm"
+
+    def spec(**run: str | None) -> tuple[str, str]:
+        found = resolve_spec(
+            node_provider=None,
+            node_model=run.pop("node_model", None),
+            node_reasoning_effort=None,
+            run_provider=run.get("provider"),
+            run_model=run.get("model"),
+            run_base_url=run.get("base_url"),
+        )
+        return found.provider, found.model
+
+    assert spec(base_url="http://h/v1", model="local") == ("openai", "local")
+    assert spec(base_url="http://h/v1", model="x", provider="anthropic") == ("anthropic", "x")
+    # A model named for its provider keeps it, on the run or on the node.
+    assert spec(base_url="http://h/v1", node_model="gemini-2.5-flash")[0] == "gemini"
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "OpenAI"])
+def test_a_provider_given_as_backend_gets_the_flags_to_use(tmp_path: Path, name: str) -> None:
+    with pytest.raises(SettingError) as caught:
+        resolve_settings({"backend": name}, env={}, cwd=tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f'--backend="{name}": expected simulate, llm, scripted:FILE, ')
+    assert f"--provider {name.lower()} --model ID" in message

@@ -18,6 +18,7 @@ Examples:
   attractor lint pipeline.dot
   attractor lint --strict examples/*.dot
   attractor lint --format json pipeline.dot | jq '.[] | select(.severity == "error")'
+  attractor lint --format sarif pipeline.dot > attractor.sarif
 
 \b
 Exit status: 0 no errors, 1 errors found (or warnings with --strict),
@@ -45,18 +46,39 @@ def format_text_report(found: list[Diagnostic], files: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[str]]:
-    """Diagnostics of every readable file, and one message per unreadable file."""
+def unreadable_diagnostic(path: str, error: PipelineError) -> Diagnostic:
+    """An unreadable file as an ``unreadable`` diagnostic at line 0."""
+    text = str(error).removeprefix(f"{path}: ")
+    reason, sep, hint = text.partition("; ")
+    return Diagnostic(
+        "unreadable", "error", reason, path, 0, 0, fix=hint if sep else "check the path"
+    )
+
+
+def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """Diagnostics of every readable file, and one ``unreadable`` diagnostic per other file."""
     from attractor.linter.prepare import prepare
 
     found: list[Diagnostic] = []
-    unreadable: list[str] = []
+    unreadable: list[Diagnostic] = []
     for path in paths:
         try:
             found.extend(prepare(Path(path), file=path)[1])
         except PipelineError as error:
-            unreadable.append(str(error))
+            unreadable.append(unreadable_diagnostic(path, error))
     return found, unreadable
+
+
+def _document(found: list[Diagnostic], output_format: str) -> str:
+    if output_format == "sarif":
+        from attractor.linter.sarif import to_sarif
+
+        return json.dumps(to_sarif(found), indent=2)
+    return json.dumps([d.to_json() for d in found], indent=2)
+
+
+def _order(d: Diagnostic) -> tuple[str, int, int, str]:
+    return (d.file, d.line, d.column, d.rule)
 
 
 @click.command(epilog=_EPILOG)
@@ -65,23 +87,26 @@ def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[str]]:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "sarif"]),
     default="text",
     show_default=True,
-    help="text: one FILE:LINE:COL line per finding; json: one array of objects.",
+    help="text: one FILE:LINE:COL line per finding; json: one array of objects; "
+    "sarif: a SARIF 2.1.0 log for code scanning. json and sarif always print one "
+    "document, unreadable files included.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
 def lint(files: tuple[str, ...], output_format: str, strict: bool) -> None:
     """Check pipeline DOT FILEs and report every problem before anything runs."""
     found, unreadable = lint_files(list(files))
-    for message in unreadable:
-        click.echo(f"attractor lint: {message}", err=True)
-    # With no readable file there is no report: an empty JSON array or "no
-    # problems found" on stdout would read as a clean result.
-    if len(unreadable) < len(files):
-        if output_format == "json":
-            click.echo(json.dumps([d.to_json() for d in found], indent=2))
-        else:
-            click.echo(format_text_report(found, len(files) - len(unreadable)), nl=False)
+    for bad in unreadable:
+        click.echo(f"attractor lint: {bad.file}: {bad.message}; {bad.fix}", err=True)
+    if output_format != "text":
+        # One document whatever happened: a script reading stdout sees the
+        # unreadable files as error diagnostics, never an empty clean result.
+        click.echo(_document(sorted([*unreadable, *found], key=_order), output_format))
+    elif len(unreadable) < len(files):
+        # With no readable file there is no text report: "no problems found"
+        # would read as a clean result.
+        click.echo(format_text_report(found, len(files) - len(unreadable)), nl=False)
     failing = any(d.is_error or (strict and d.severity == "warning") for d in found)
     raise SystemExit(2 if unreadable else 1 if failing else 0)

@@ -17,6 +17,8 @@ from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
 _COMMANDS = {
+    "explain": "attractor.cli.explain_cmd:explain",
+    "init": "attractor.cli.init_cmd:init",
     "lint": "attractor.cli.lint_cmd:lint",
     "run": "attractor.cli.run_cmd:run",
     "resume": "attractor.cli.run_cmd:resume",
@@ -37,7 +39,25 @@ class _LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+_EPILOG = """\b
+Examples:
+  attractor init
+  attractor lint pipeline.dot
+  attractor run pipeline.dot --dry-run
+  attractor run pipeline.dot --backend simulate --auto-approve
+  attractor explain shape_known
+  eval "$(_ATTRACTOR_COMPLETE=bash_source attractor)"
+
+\b
+The last line turns on tab completion in bash; docs/cli.md shows zsh and fish.
+"""
+
+
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_EPILOG,
+)
 @click.version_option(__version__, prog_name="attractor")
 def cli() -> None:
     """Run multi-stage AI and coding-agent workflows written as Graphviz DOT graphs."""

@@ -62,6 +62,8 @@ _EXIT_CODES = (
 _RUN_EPILOG = f"""\b
 Examples:
   attractor run pipeline.dot --timeout 30m
+  attractor run pipeline.dot --dry-run
+  attractor run pipeline.dot --backend simulate --auto-approve
   attractor run pipeline.dot --model gpt-5 --max-turns 20 --logs-dir runs/today
   attractor run pipeline.dot --base-url http://127.0.0.1:8080/v1 --model local
   attractor run pipeline.dot --backend scripted:replies.json --answers answers.txt
@@ -71,7 +73,7 @@ Examples:
 _RESUME_EPILOG = f"""\b
 Examples:
   attractor resume .attractor/runs/20261122T040646Z-feature
-  attractor resume runs/today --timeout 1h
+  attractor resume runs/nightly --timeout 1h
 
 Completed nodes never run again; the node that was running starts over.
 {_EXIT_CODES}
@@ -80,9 +82,16 @@ Completed nodes never run again; the node that was running starts over.
 
 @click.command(epilog=_RUN_EPILOG)
 @click.argument("file", metavar="FILE")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Run nothing: lint, resolve settings and print the plan of every node and edge.",
+)
 @common_options(logs_dir=True)
-def run(file: str, **params: Any) -> NoReturn:
+def run(file: str, dry_run: bool, **params: Any) -> NoReturn:
     """Run the pipeline in FILE (a Graphviz DOT file)."""
+    if dry_run:
+        _execute(params, lambda options: _plan_run(Path(file), options), dry_run=file)
     _execute(params, lambda options: _plan_run(Path(file), options))
 
 
@@ -94,11 +103,17 @@ def resume(run_dir: str, **params: Any) -> NoReturn:
     _execute(params, lambda options: _plan_resume(Path(run_dir), options))
 
 
-def _execute(params: dict[str, Any], plan: Callable[[CommonOptions], _Plan]) -> NoReturn:
-    """Run to the end and exit; library errors become one line and their exit code."""
+def _execute(
+    params: dict[str, Any], plan: Callable[[CommonOptions], _Plan], dry_run: str | None = None
+) -> NoReturn:
+    """Run to the end and exit; library errors become one line and their exit code.
+
+    With ``dry_run`` (the file name) only the plan is printed.
+    """
     try:
         options = CommonOptions.from_click(params)
-        code = _run_planned(plan(options), options)
+        planned = plan(options)
+        code = _print_plan(planned, dry_run) if dry_run else _run_planned(planned, options)
     except ValidationError as err:
         _print_lint(err)
         code = err.exit_code
@@ -175,6 +190,27 @@ def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
     return ConsoleInterviewer()
 
 
+def _print_plan(plan: _Plan, file: str) -> int:
+    from attractor.cli.plan import format_plan
+
+    click.echo(format_plan(plan.graph, plan.settings, file), nl=False)
+    return 0
+
+
+def _simulation_note(settings: Settings, graph: Graph) -> str | None:
+    """The first line of a run whose stages are simulated, else None."""
+    if settings.backend != "simulate":
+        return None
+    tools = any(node.handler_type == "tool" for node in graph.nodes())
+    llm = any(node.handler_type == "codergen" for node in graph.nodes())
+    if settings.simulates_tools:
+        return "simulated run: LLM stages get canned replies and tool commands are not run"
+    if llm:
+        extra = "; tool commands run for real" if tools else ""
+        return f"simulated run: no model configured, LLM stages get canned replies{extra}"
+    return None
+
+
 # -- running --------------------------------------------------------------------
 
 
@@ -183,6 +219,10 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
     interviewer = _interviewer(options, plan.graph)
     console = Console(highlight=False)
     mode = choose_mode(console, json_mode=options.json, quiet=options.quiet)
+    note = _simulation_note(plan.settings, plan.graph)
+    if note is not None and mode != "quiet":
+        # stdout carries only events in JSON mode, so the note goes to stderr there.
+        click.echo(note, err=mode == "json")
     started = time.monotonic()
     with make_display(mode, console) as display:
         run_options = RunOptions(

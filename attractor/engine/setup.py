@@ -88,6 +88,11 @@ def start_setup(
     run_dir.copy_source(text)
     manifest = _manifest(graph, run_dir, source_path, text)
     manifest["context_seed"] = dict(seed)
+    # A simulated run says so where every later reader of the run directory looks.
+    manifest["simulated"] = {
+        "models": settings.backend == "simulate",
+        "tools": settings.simulates_tools,
+    }
     return RunSetup(
         graph=graph,
         run_dir=run_dir,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import os
-import re
 import stat
 import sys
 import threading
@@ -24,6 +23,8 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
+from attractor.dot.accelerators import accelerator_key as accelerator_key
+from attractor.dot.accelerators import strip_accelerator
 from attractor.errors import InputFileError, UsageError
 from attractor.fileio import TEXT_LIMIT, read_bounded
 
@@ -82,32 +83,6 @@ class Interviewer(Protocol):
     """Anything that can answer a question (possibly after a while)."""
 
     async def ask(self, question: Question) -> Answer: ...
-
-
-_ACCELERATOR = (
-    re.compile(r"^\s*\[(\w)\]\s*(.*)$"),
-    re.compile(r"^\s*(\w)\)\s*(.*)$"),
-    re.compile(r"^\s*(\w)\s+-\s+(.*)$"),
-)
-
-
-def accelerator_key(label: str) -> str:
-    """The shortcut key of ``[K] Label``, ``K) Label``, ``K - Label``, else the first character."""
-    for pattern in _ACCELERATOR:
-        match = pattern.match(label)
-        if match:
-            return match.group(1).upper()
-    stripped = label.strip()
-    return stripped[:1].upper()
-
-
-def strip_accelerator(label: str) -> str:
-    """``label`` without its accelerator prefix."""
-    for pattern in _ACCELERATOR:
-        match = pattern.match(label)
-        if match:
-            return match.group(2).strip()
-    return label.strip()
 
 
 def match_option(response: str, options: Iterable[Option]) -> Option | None:

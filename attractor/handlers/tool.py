@@ -1,5 +1,8 @@
 """The tool handler: run ``tool_command`` through the shell in its own process group.
 
+Under ``--backend simulate`` (chosen on purpose, see ``Settings.simulates_tools``)
+the command is not run: the node reports what it would run.
+
 stdout and stderr go to files in the stage directory; their tail goes into the
 context as ``tool.output``. A non-zero exit is FAIL with the exit code in the
 reason. Cancellation (node timeout, ``--timeout``, Ctrl-C) kills the process
@@ -12,6 +15,7 @@ from attractor.dot.graph import Graph, Node
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.handlers.simulate import SimulateBackend, parse_plan
 from attractor.proc.process import process_env, run_process
 
 #: How much of the output tail goes into the context.
@@ -25,6 +29,8 @@ class ToolHandler:
         command = str(node.get("tool_command") or "").strip()
         if not command:
             return Outcome.fail(f"node {node.id}: no tool_command specified")
+        if env.settings.simulates_tools:
+            return simulated_tool(node, command, _execution(env, node))
         workdir = env.workdir(node, graph)
         if not workdir.is_dir():
             return Outcome.fail(f"node {node.id}: working directory {workdir} does not exist")
@@ -47,3 +53,25 @@ class ToolHandler:
         if err:
             reason += f": {err[-1][:200]}"
         return Outcome(StageStatus.FAIL, failure_reason=reason, context_updates=updates)
+
+
+def _execution(env: StageEnv, node: Node) -> int:
+    """The 1-based execution count of ``node`` (attempts included), as SimulateBackend counts."""
+    backend = env.services.backend
+    if isinstance(backend, SimulateBackend):
+        backend.executions[node.id] += 1
+        return backend.executions[node.id]
+    return env.visit
+
+
+def simulated_tool(node: Node, command: str, execution: int) -> Outcome:
+    """What ``--backend simulate`` reports for a tool node: the command, not its effects.
+
+    The node's ``simulate`` attribute plans its statuses per execution, as for LLM nodes.
+    """
+    plan = parse_plan(str(node.get("simulate") or ""))
+    status = plan[min(execution, len(plan)) - 1] if plan else StageStatus.SUCCESS
+    updates = {"tool.output": "", "tool.exit_code": 0 if status.is_success else 1}
+    notes = f"simulated: would run: {command}"
+    reason = "" if status.is_success else f"simulated {status.value} (execution {execution})"
+    return Outcome(status, notes=notes, failure_reason=reason, context_updates=updates)

@@ -16,7 +16,7 @@ from attractor.dot.schema import (
 )
 from attractor.dot.stylesheet import parse_stylesheet
 from attractor.errors import ConditionError, Diagnostic, StylesheetError
-from attractor.linter.base import at, did_you_mean, facts, known_types, rule_list
+from attractor.linter.base import at, at_value, did_you_mean, facts, known_types, rule_list
 
 RULES, rule = rule_list()
 
@@ -46,7 +46,7 @@ def _once(seen: set[tuple[str, SourcePos | None]], key: str, item: Item) -> bool
     return True
 
 
-@rule("attribute_value")
+@rule("attribute_value", "error")
 def attribute_value(graph: Graph) -> list[Diagnostic]:
     """A known attribute whose value does not parse for its type."""
     found: list[Diagnostic] = []
@@ -73,18 +73,24 @@ def attribute_value(graph: Graph) -> list[Diagnostic]:
     return found
 
 
-def _unknown_message(key: str, scope: str) -> tuple[str, str | None]:
+def _unknown_message(key: str, scope: str) -> tuple[str, str]:
     spec = SPECS.get(key)
     if spec is not None:
         where = " or ".join(sorted(spec.scopes))
-        return f"'{key}' is a {where} attribute; it has no effect on a {scope}", None
+        return (
+            f"'{key}' is a {where} attribute; it has no effect on a {scope}",
+            f"move {key} to the {where}, or remove it",
+        )
     close = did_you_mean(key, known_names(scope))  # type: ignore[arg-type]
     if close is not None:
         return f"unknown attribute '{key}'; did you mean '{close}'?", f"rename it to {close}"
-    return f"unknown attribute '{key}' is ignored", None
+    return (
+        f"unknown attribute '{key}' is ignored",
+        f"remove it; docs/attributes.md lists what a {scope} reads",
+    )
 
 
-@rule("unknown_attribute")
+@rule("unknown_attribute", "warning")
 def unknown_attribute(graph: Graph) -> list[Diagnostic]:
     """An attribute attractor does not understand here (Graphviz styling is fine)."""
     found: list[Diagnostic] = []
@@ -99,7 +105,7 @@ def unknown_attribute(graph: Graph) -> list[Diagnostic]:
     return found
 
 
-@rule("fidelity_valid")
+@rule("fidelity_valid", "warning")
 def fidelity_valid(graph: Graph) -> list[Diagnostic]:
     """fidelity / default_fidelity is one of the known modes."""
     found: list[Diagnostic] = []
@@ -117,13 +123,13 @@ def fidelity_valid(graph: Graph) -> list[Diagnostic]:
                     f"{key}={value} is not a fidelity mode; use one of "
                     + ", ".join(FIDELITY_MODES),
                     key=key,
-                    fix=f"use {key}={close}" if close else None,
+                    fix=f"use {key}={close}" if close else f"use {key}={FIDELITY_MODES[0]}",
                 )
             )
     return found
 
 
-@rule("type_known")
+@rule("type_known", "warning")
 def type_known(graph: Graph) -> list[Diagnostic]:
     """An explicit ``type`` names a registered handler type."""
     types = known_types()
@@ -167,7 +173,7 @@ def _shape_without_handler(node: Node, types: frozenset[str]) -> list[Diagnostic
     ]
 
 
-@rule("prompt_on_llm_nodes")
+@rule("prompt_on_llm_nodes", "warning", after=("shape_known",))
 def prompt_on_llm_nodes(graph: Graph) -> list[Diagnostic]:
     """A codergen (LLM) node has a prompt or at least a label to work from.
 
@@ -189,7 +195,7 @@ def prompt_on_llm_nodes(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("tool_command_missing")
+@rule("tool_command_missing", "error")
 def tool_command_missing(graph: Graph) -> list[Diagnostic]:
     """A tool node has a ``tool_command``; without one it can only fail."""
     return [
@@ -205,7 +211,7 @@ def tool_command_missing(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("condition_syntax")
+@rule("condition_syntax", "error", after=("gate_choice_condition",))
 def condition_syntax(graph: Graph) -> list[Diagnostic]:
     """Edge conditions parse (clauses ``key=value``, ``key!=value`` or a bare key, joined by &&)."""
     found: list[Diagnostic] = []
@@ -217,19 +223,20 @@ def condition_syntax(graph: Graph) -> list[Diagnostic]:
             parse_condition(text)
         except ConditionError as error:
             found.append(
-                at(
+                at_value(
                     "condition_syntax",
                     "error",
                     edge,
-                    f'condition="{text}" (column {error.column}): {error.message}',
+                    f'condition="{text}": {error.message}',
                     key="condition",
+                    offset=error.column,
                     fix="join clauses like outcome=success, tests_passed=true or ready with &&",
                 )
             )
     return found
 
 
-@rule("condition_key")
+@rule("condition_key", "warning", after=("condition_syntax", "gate_choice_condition"))
 def condition_key(graph: Graph) -> list[Diagnostic]:
     """A plain condition key that looks like a misspelt outcome or preferred_label.
 
@@ -248,20 +255,21 @@ def condition_key(graph: Graph) -> list[Diagnostic]:
             if meant is None:
                 continue
             found.append(
-                at(
+                at_value(
                     "condition_key",
                     "warning",
                     edge,
-                    f'condition="{text}" (column {clause.column}): "{clause.key}" is read '
+                    f'condition="{text}": "{clause.key}" is read '
                     f"from the run context; did you mean {meant}?",
                     key="condition",
+                    offset=clause.column,
                     fix=f"write {meant}, or context.{clause.key} if you mean the context value",
                 )
             )
     return found
 
 
-@rule("stylesheet_syntax")
+@rule("stylesheet_syntax", "error")
 def stylesheet_syntax(graph: Graph) -> list[Diagnostic]:
     """The graph's model_stylesheet parses."""
     text = graph.attrs.get("model_stylesheet")
@@ -286,7 +294,7 @@ def stylesheet_syntax(graph: Graph) -> list[Diagnostic]:
 _HOOK_KEYS = ("tool_hooks.pre", "tool_hooks.post")
 
 
-@rule("tool_hooks")
+@rule("tool_hooks", "error", "warning")
 def tool_hooks(graph: Graph) -> list[Diagnostic]:
     """``tool_hooks.pre``/``.post`` hold a command and sit where an agent calls tools.
 

@@ -38,7 +38,7 @@ def _in_force(node: Node, key: str) -> bool:
     return bool(value and value.strip() and value.strip() != "0")
 
 
-@rule("backend")
+@rule("backend", "warning")
 def backend(graph: Graph) -> list[Diagnostic]:
     """``backend`` sits on LLM nodes; agent-CLI nodes carry nothing the CLI ignores."""
     known = facts(graph)

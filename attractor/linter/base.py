@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import inspect
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from attractor.dot.graph import Edge, Graph, Node, SourcePos
 from attractor.dot.schema import SHAPE_TO_TYPE
@@ -63,22 +66,42 @@ def caching(graph: Graph) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class FunctionRule:
-    """A LintRule whose check is a plain function (its docstring documents the rule)."""
+    """A LintRule whose check is a plain function (its docstring documents the rule).
+
+    ``severities`` are the severities the rule reports (most rules have one);
+    ``after`` names rules it follows from: when one of them reports an error on
+    the same node or edge, this rule stays quiet there (one root cause, one
+    diagnostic).
+    """
 
     name: str
     check: Check
+    severities: tuple[Severity, ...] = ("error",)
+    after: tuple[str, ...] = ()
 
     def apply(self, graph: Graph) -> list[Diagnostic]:
         return self.check(graph)
 
+    @property
+    def doc(self) -> str:
+        return inspect.getdoc(self.check) or ""
 
-def rule_list() -> tuple[list[FunctionRule], Callable[[str], Callable[[Check], Check]]]:
-    """A module's rule list and the decorator that fills it."""
+
+RuleDecorator = Callable[..., Callable[[Check], Check]]
+
+
+def rule_list() -> tuple[list[FunctionRule], RuleDecorator]:
+    """A module's rule list and the decorator that fills it.
+
+    ``@rule("name", "error", "warning", after=("other",))`` registers a check.
+    """
     rules: list[FunctionRule] = []
 
-    def rule(name: str) -> Callable[[Check], Check]:
+    def rule(
+        name: str, *severities: Severity, after: tuple[str, ...] = ()
+    ) -> Callable[[Check], Check]:
         def register(check: Check) -> Check:
-            rules.append(FunctionRule(name, check))
+            rules.append(FunctionRule(name, check, severities or ("error",), after))
             return check
 
         return register
@@ -93,15 +116,56 @@ def at(
     message: str,
     *,
     key: str | None = None,
-    fix: str | None = None,
+    fix: str,
 ) -> Diagnostic:
-    """A diagnostic positioned at a node, edge or graph (or one of its attributes)."""
+    """A diagnostic positioned at a node, edge or graph (or one of its attributes).
+
+    ``fix`` is required: every finding says what to write instead.
+    """
     pos: SourcePos = where.pos
     if key is not None:
         pos = where.attr_pos.get(key, pos)
     node = where.id if isinstance(where, Node) else None
     edge = (where.source, where.target) if isinstance(where, Edge) else None
     return Diagnostic(rule, severity, message, pos.file, pos.line, pos.column, node, edge, fix)
+
+
+def at_value(
+    rule: str,
+    severity: Severity,
+    where: Node | Edge | Graph,
+    message: str,
+    *,
+    key: str,
+    offset: int,
+    fix: str,
+) -> Diagnostic:
+    """A diagnostic at column ``offset`` (1-based) inside the value of attribute ``key``.
+
+    Falls back to the attribute's own position when the value cannot be found
+    on the same line (written across lines, or with escapes before ``offset``).
+    """
+    found = at(rule, severity, where, message, key=key, fix=fix)
+    pos = where.attr_pos.get(key)
+    graph = where if isinstance(where, Graph) else where.graph
+    if pos is None or not graph.source:
+        return found
+    lines = _lines(graph.source)
+    if pos.line > len(lines):
+        return found
+    line = lines[pos.line - 1]
+    match = re.compile(re.escape(key) + r'\s*=\s*"').match(line, pos.column - 1)
+    if match is None:
+        return found
+    value = line[match.end() : match.end() + offset]
+    if "\\" in value or len(value) < offset - 1:
+        return found
+    return replace(found, column=match.end() + offset)
+
+
+@lru_cache(maxsize=4)
+def _lines(source: str) -> list[str]:
+    return source.splitlines()
 
 
 def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.75) -> str | None:

@@ -9,6 +9,7 @@ import networkx as nx
 from attractor.dot.graph import Graph, Node
 from attractor.errors import Diagnostic
 from attractor.linter.base import at, facts, rule_list
+from attractor.linter.cascade import trap_roots, unreachable_roots
 
 RULES, rule = rule_list()
 
@@ -21,31 +22,26 @@ def _reachable(graph: Graph) -> set[str] | None:
     return {start.id, *nx.descendants(graph.nx, start.id)}
 
 
-@rule("reachability")
+@rule("reachability", "error")
 def reachability(graph: Graph) -> list[Diagnostic]:
-    """Every node can be reached from the start node."""
+    """Every node can be reached from the start node.
+
+    An island of unreachable nodes is one error, at its entry; the nodes after
+    it are named in the message.
+    """
     reached = _reachable(graph)
     if reached is None:
         return []
-    return [
-        at(
-            "reachability",
-            "error",
-            node,
-            f"node '{node.id}' cannot be reached from the start node",
-            fix=f"add an edge into {node.id}, or delete it",
-        )
-        for node in facts(graph).nodes
-        if node.id not in reached
-    ]
+    return unreachable_roots(graph, reached)
 
 
-@rule("exit_reachable")
+@rule("exit_reachable", "error")
 def exit_reachable(graph: Graph) -> list[Diagnostic]:
     """From every node reachable from the start, some path leads to the exit.
 
     A node that can never reach the exit is a trap: a run that enters it can
-    never finish.
+    never finish. Each dead end (or closed loop) is one error; the nodes that
+    lead only into it are named in its message.
     """
     reached = _reachable(graph)
     exits = [n.id for n in facts(graph).exits]
@@ -54,20 +50,10 @@ def exit_reachable(graph: Graph) -> list[Diagnostic]:
     can_finish = set(exits)
     for exit_id in exits:
         can_finish |= nx.ancestors(graph.nx, exit_id)
-    return [
-        at(
-            "exit_reachable",
-            "error",
-            node,
-            f"node '{node.id}' has no path to the exit; a run that gets here can never finish",
-            fix=f"add an edge from {node.id} (or a node after it) towards the exit",
-        )
-        for node in facts(graph).nodes
-        if node.id in reached and node.id not in can_finish
-    ]
+    return trap_roots(graph, reached, can_finish)
 
 
-@rule("fan_in_reachable")
+@rule("fan_in_reachable", "error")
 def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
     """Every parallel fan-out (component / type parallel) reaches a fan-in node."""
     found: list[Diagnostic] = []
@@ -98,7 +84,7 @@ def _bounds_loop(node: Node, handler_type: str) -> bool:
     )
 
 
-@rule("unbounded_loop")
+@rule("unbounded_loop", "warning")
 def unbounded_loop(graph: Graph) -> list[Diagnostic]:
     """A cycle with no condition, no max_visits and no goal_gate can only run forever.
 

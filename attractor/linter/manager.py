@@ -19,7 +19,7 @@ def _managers(graph: Graph) -> list[Node]:
     return [n for n in facts(graph).nodes if n.handler_type == MANAGER]
 
 
-@rule("manager_child")
+@rule("manager_child", "error", "warning")
 def manager_child(graph: Graph) -> list[Diagnostic]:
     """A manager node has a child pipeline file, and lint can find it."""
     found: list[Diagnostic] = []

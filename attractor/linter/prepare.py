@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -45,7 +46,25 @@ def prepare(
 
 
 def syntax_diagnostic(error: PipelineSyntaxError) -> Diagnostic:
-    """A parse error as a ``syntax`` diagnostic."""
-    return Diagnostic(
-        "syntax", "error", error.message, error.file, error.line, error.column, fix=None
-    )
+    """A parse error as a ``syntax`` diagnostic, with what to write instead as its fix."""
+    message, fix = syntax_fix(error.message)
+    return Diagnostic("syntax", "error", message, error.file, error.line, error.column, fix=fix)
+
+
+_EXPECTED = re.compile(r"^expected (?P<what>.+?), found (?P<found>.+)$")
+
+
+def syntax_fix(message: str) -> tuple[str, str]:
+    """Split a parser message into what is wrong and what to do.
+
+    Parser messages either say both (``undirected edge '--' is not supported;
+    use '->'``) or name what was expected (``expected a node id after '->',
+    found '['``); anything else gets a pointer to the DOT subset.
+    """
+    problem, sep, advice = message.partition("; ")
+    if sep:
+        return problem, advice
+    match = _EXPECTED.match(message)
+    if match is not None:
+        return message, f"write {match.group('what')} here"
+    return message, "rewrite it in the DOT subset attractor reads (docs/rules.md#syntax)"

@@ -8,8 +8,9 @@ from typing import Protocol
 
 from attractor.dot.graph import Graph
 from attractor.errors import Diagnostic, ValidationError
-from attractor.linter import attributes, backends, flow, manager, structure, threads
-from attractor.linter.base import caching
+from attractor.linter import attributes, backends, flow, manager, routing, structure, threads
+from attractor.linter.base import FunctionRule, caching
+from attractor.linter.cascade import quiet_followers, repaired, typo_aliases
 
 
 class LintRule(Protocol):
@@ -30,16 +31,31 @@ def register_rule(rule: LintRule) -> None:
     _CUSTOM_RULES.append(rule)
 
 
-def builtin_rules() -> list[LintRule]:
+def builtin_rules() -> list[FunctionRule]:
     """One instance of every built-in rule, in a stable order."""
-    return [
-        *structure.RULES,
-        *flow.RULES,
-        *attributes.RULES,
-        *threads.RULES,
-        *manager.RULES,
-        *backends.RULES,
-    ]
+    return [*structure.RULES, *routing.RULES, *flow.RULES, *_NODE_RULES]
+
+
+#: Rules about single nodes and their attributes (run on the graph as written).
+_NODE_RULES = (*attributes.RULES, *threads.RULES, *manager.RULES, *backends.RULES)
+
+
+def _run_builtin(graph: Graph) -> list[Diagnostic]:
+    """The built-in rules; flow rules see misspelt edge endpoints already corrected."""
+    found: list[Diagnostic] = []
+    with caching(graph):
+        aliases = typo_aliases(graph)
+        for rule in (*structure.RULES, *routing.RULES, *_NODE_RULES):
+            found.extend(rule.apply(graph))
+        if not aliases:
+            for rule in flow.RULES:
+                found.extend(rule.apply(graph))
+            return found
+    meant = repaired(graph, aliases)
+    with caching(meant):
+        for rule in flow.RULES:
+            found.extend(rule.apply(meant))
+    return found
 
 
 def _sort_key(d: Diagnostic) -> tuple[str, int, int, str]:
@@ -52,13 +68,14 @@ def validate(graph: Graph, extra_rules: Iterable[LintRule] = ()) -> list[Diagnos
     was_enabled = gc.isenabled()
     gc.disable()  # rules allocate many short views; full collections only cost time here
     try:
+        found.extend(_run_builtin(graph))
         with caching(graph):
-            for rule in (*builtin_rules(), *_CUSTOM_RULES, *extra_rules):
+            for rule in (*_CUSTOM_RULES, *extra_rules):
                 found.extend(rule.apply(graph))
     finally:
         if was_enabled:
             gc.enable()
-    return sorted(found, key=_sort_key)
+    return sorted(quiet_followers(found, builtin_rules()), key=_sort_key)
 
 
 def validate_or_raise(graph: Graph, extra_rules: Sequence[LintRule] = ()) -> list[Diagnostic]:

@@ -11,7 +11,7 @@ from attractor.linter.base import at, did_you_mean, facts, rule_list
 RULES, rule = rule_list()
 
 
-@rule("start_node")
+@rule("start_node", "error")
 def start_node(graph: Graph) -> list[Diagnostic]:
     """Exactly one start node (shape=Mdiamond, else an id start/Start)."""
     found = facts(graph).starts
@@ -37,7 +37,7 @@ def start_node(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("terminal_node")
+@rule("terminal_node", "error")
 def terminal_node(graph: Graph) -> list[Diagnostic]:
     """Exactly one exit node (shape=Msquare, else an id exit/end)."""
     found = facts(graph).exits
@@ -63,7 +63,7 @@ def terminal_node(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("start_no_incoming")
+@rule("start_no_incoming", "error")
 def start_no_incoming(graph: Graph) -> list[Diagnostic]:
     """The start node has no incoming edges (it runs once, at the beginning)."""
     start = facts(graph).start
@@ -81,7 +81,7 @@ def start_no_incoming(graph: Graph) -> list[Diagnostic]:
     ]
 
 
-@rule("exit_no_outgoing")
+@rule("exit_no_outgoing", "error")
 def exit_no_outgoing(graph: Graph) -> list[Diagnostic]:
     """Exit nodes have no outgoing edges (reaching one ends the run)."""
     return [
@@ -102,7 +102,7 @@ def _first_edge(graph: Graph, node: Node) -> Edge | None:
     return min(edges, key=lambda e: e.order) if edges else None
 
 
-@rule("edge_target_exists")
+@rule("edge_target_exists", "error", "warning")
 def edge_target_exists(graph: Graph) -> list[Diagnostic]:
     """Edge endpoints should be declared nodes.
 
@@ -144,7 +144,7 @@ def _undeclared(graph: Graph, node: Node, declared: list[str]) -> Diagnostic:
     )
 
 
-@rule("duplicate_node")
+@rule("duplicate_node", "warning")
 def duplicate_node(graph: Graph) -> list[Diagnostic]:
     """A node declared twice: attributes merge (later wins), which is rarely intended."""
     found: list[Diagnostic] = []
@@ -168,7 +168,7 @@ def duplicate_node(graph: Graph) -> list[Diagnostic]:
 _RETRY_KEYS = ("retry_target", "fallback_retry_target")
 
 
-@rule("retry_target_exists")
+@rule("retry_target_exists", "warning")
 def retry_target_exists(graph: Graph) -> list[Diagnostic]:
     """retry_target and fallback_retry_target (node or graph) name existing nodes."""
     found: list[Diagnostic] = []
@@ -195,7 +195,7 @@ def retry_target_exists(graph: Graph) -> list[Diagnostic]:
     return found
 
 
-@rule("goal_gate_has_retry")
+@rule("goal_gate_has_retry", "warning")
 def goal_gate_has_retry(graph: Graph) -> list[Diagnostic]:
     """A goal_gate node has somewhere to go back to when it fails (node or graph level)."""
     if any(graph.attrs.get(k, "").strip() for k in _RETRY_KEYS):

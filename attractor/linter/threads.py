@@ -21,7 +21,7 @@ def _may_run_full(node: Node, graph: Graph) -> bool:
     return own == "full" and (not edges or any(not e.get("fidelity") for e in edges))
 
 
-@rule("thread_without_full")
+@rule("thread_without_full", "warning")
 def thread_without_full(graph: Graph) -> list[Diagnostic]:
     """A ``thread_id`` on an LLM node that never runs with ``fidelity=full``."""
     found: list[Diagnostic] = []

@@ -66,7 +66,9 @@ def resolve_spec(
             "no model configured: pass --model, set ATTRACTOR_MODEL "
             "or give the node an llm_model attribute"
         )
-    provider = _choose_provider(model, node_provider, run_provider, from_run=bool(run_model))
+    provider = _choose_provider(
+        model, node_provider, run_provider, from_run=bool(run_model), base_url=run_base_url
+    )
     base_url = run_base_url
     if base_url is None and provider == "openai":
         base_url = os.environ.get(BASE_URL_ENV) or None
@@ -74,7 +76,12 @@ def resolve_spec(
 
 
 def _choose_provider(
-    model: str, node_provider: str | None, run_provider: str | None, *, from_run: bool
+    model: str,
+    node_provider: str | None,
+    run_provider: str | None,
+    *,
+    from_run: bool,
+    base_url: str | None,
 ) -> str:
     if run_provider:
         provider: str | None = run_provider
@@ -82,6 +89,10 @@ def _choose_provider(
         provider = detect_provider(model) or node_provider
     else:
         provider = node_provider or detect_provider(model)
+    if not provider and base_url:
+        # A base URL and a model whose name says nothing: an OpenAI-compatible
+        # server (llama.cpp, vLLM, Ollama...).
+        provider = "openai"
     if not provider:
         raise UsageError(
             f"cannot tell the provider of model {model!r}: pass --provider, set "

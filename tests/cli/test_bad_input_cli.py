@@ -73,17 +73,21 @@ def test_lint_refuses_a_file_that_is_not_regular(workspace: Path, case: str) -> 
 
 
 @pytest.mark.parametrize("case", NOT_REGULAR)
-def test_lint_json_prints_nothing_for_an_unreadable_file(workspace: Path, case: str) -> None:
+def test_lint_json_reports_an_unreadable_file_as_an_error(workspace: Path, case: str) -> None:
     bad = NOT_REGULAR[case][0](workspace)
     code, out, err = _cli(["lint", "--format", "json", str(bad)], workspace)
     _one_line_error(code, err, str(bad))
-    assert out == ""  # not "[]", which reads as a clean file
+    # A JSON document a script can read, never "[]" (which reads as a clean file).
+    (found,) = json.loads(out)
+    assert (found["file"], found["rule"], found["severity"]) == (str(bad), "unreadable", "error")
 
 
-def test_lint_json_of_a_missing_file_prints_nothing(workspace: Path) -> None:
+def test_lint_json_of_a_missing_file_is_one_error_document(workspace: Path) -> None:
     result = invoke(["lint", "--format", "json", "missing.dot"])
     _one_line_error(result.exit_code, result.stderr, "missing.dot: cannot read")
-    assert result.stdout == ""
+    (found,) = json.loads(result.stdout)
+    assert found["rule"] == "unreadable" and found["line"] == 0
+    assert found["message"].startswith("cannot read") and found["fix"]
 
 
 def test_lint_refuses_an_oversized_file_naming_the_limit(workspace: Path) -> None:

@@ -9,11 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from attractor.cli.main import cli
+from attractor.linter.catalog import GENERATED, find_rule, rule_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.dot"))
 INVALID = sorted((ROOT / "examples" / "invalid").glob("*.dot"))
-KEYS = {"file", "line", "column", "rule", "severity", "message", "node", "edge", "fix"}
+RULES_MD = ROOT / "docs" / "rules.md"
+KEYS = {"file", "line", "column", "rule", "severity", "message", "node", "edge", "fix", "docs"}
 
 BAD = """digraph G {
     start [shape=Mdiamond]
@@ -48,10 +50,47 @@ def test_examples_exist_and_lint_clean() -> None:
 
 @pytest.mark.parametrize("path", INVALID, ids=[p.stem for p in INVALID])
 def test_each_invalid_example_reports_its_rule(path: Path) -> None:
-    code, out, _ = run("--format", "json", str(path))
+    code, out, _ = run("--format", "json", "--strict", str(path))
     assert code == 1
     found = json.loads(out)
-    assert any(d["rule"] == path.stem and d["severity"] == "error" for d in found), found
+    doc = find_rule(path.stem)
+    assert doc is not None, f"{path.name} is named after no rule"
+    assert any(d["rule"] == path.stem and d["severity"] in doc.severities for d in found), found
+
+
+@pytest.mark.parametrize("path", INVALID, ids=[p.stem for p in INVALID])
+def test_every_diagnostic_has_a_fix_and_a_docs_anchor_that_exists(path: Path) -> None:
+    anchors = {line[3:] for line in RULES_MD.read_text("utf-8").splitlines() if line[:3] == "## "}
+    _, out, _ = run("--format", "json", str(path))
+    for found in json.loads(out):
+        assert found["fix"], found
+        page, _, anchor = found["docs"].partition("#")
+        assert page == "docs/rules.md" and anchor in anchors, found
+
+
+def test_generated_reference_pages_match_the_code() -> None:
+    # Regenerate with: python -m attractor.linter.catalog docs
+    for name, render in GENERATED.items():
+        assert (ROOT / "docs" / name).read_text("utf-8") == render(), f"docs/{name} drifted"
+
+
+def test_every_rule_is_documented_once() -> None:
+    names = [doc.name for doc in rule_docs()]
+    assert len(names) == len(set(names))
+    assert all(doc.doc.strip() for doc in rule_docs())
+
+
+def test_explain_prints_the_rule_and_suggests_near_names() -> None:
+    result = CliRunner().invoke(cli, ["explain", "shape_known"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("shape_known (error)\n")
+    assert "Reference: docs/rules.md#shape_known" in result.stdout
+    wrong = CliRunner().invoke(cli, ["explain", "shape_know"])
+    assert wrong.exit_code == 2 and "did you mean shape_known?" in wrong.stderr
+    listed = CliRunner().invoke(cli, ["explain", "--list"])
+    assert {line.split()[0] for line in listed.stdout.splitlines()} == {
+        doc.name for doc in rule_docs()
+    }
 
 
 def test_text_format_lines_fix_and_summary(tmp_path: Path) -> None:
@@ -101,10 +140,11 @@ def test_syntax_error_is_a_diagnostic(tmp_path: Path) -> None:
             "column": 4,
             "rule": "syntax",
             "severity": "error",
-            "message": "undirected edge '--' is not supported; use '->'",
+            "message": "undirected edge '--' is not supported",
             "node": None,
             "edge": None,
-            "fix": None,
+            "fix": "use '->'",
+            "docs": "docs/rules.md#syntax",
         }
     ]
 

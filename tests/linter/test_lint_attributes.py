@@ -97,7 +97,8 @@ def test_condition_syntax_reports_column() -> None:
         "condition_syntax",
     )
     assert error.edge == ("w", "exit") and error.severity == "error"
-    assert "(column 17)" in error.message and (error.line, error.column) == (6, 12)
+    # One column: the "|" inside the value, not the attribute plus a column in the message.
+    assert "column" not in error.message and (error.line, error.column) == (6, 39)
 
 
 @pytest.mark.parametrize(
@@ -116,20 +117,24 @@ def test_unqualified_and_bare_keys_lint_clean(condition: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("condition", "needle"),
+    ("condition", "column", "needle"),
     [
-        ("outcome=sucess", "(column 1): outcome is never 'sucess': did you mean success?"),
-        ("ready && outcome=sucess", "(column 10): outcome is never 'sucess'"),
-        ("ready == true", "(column 7): use '='"),
-        ("ready ~ true", "(column 7): expected '=', '!=', '&&' or end of condition after ready"),
-        ("outcome", "(column 8): expected '=' or '!=' after outcome"),
-        ("ready &&", "(column 9): expected a key"),
+        ("outcome=sucess", 1, "outcome is never 'sucess': did you mean success?"),
+        ("ready && outcome=sucess", 10, "outcome is never 'sucess'"),
+        ("ready == true", 7, "use '='"),
+        ("ready ~ true", 7, "expected '=', '!=', '&&' or end of condition after ready"),
+        ("outcome", 8, "expected '=' or '!=' after outcome"),
+        ("ready &&", 9, "expected a key"),
     ],
 )
-def test_condition_syntax_still_rejects_malformed_clauses(condition: str, needle: str) -> None:
+def test_condition_syntax_still_rejects_malformed_clauses(
+    condition: str, column: int, needle: str
+) -> None:
     body = f'w [prompt=p]\nstart -> w\nw -> exit [condition="{condition}"]\nw -> exit'
     (error,) = by_rule(lint_body(body), "condition_syntax")
     assert needle in error.message and error.severity == "error"
+    # The value starts at column 23 of its line; the diagnostic points inside it.
+    assert error.column == 22 + column
 
 
 def test_condition_key_warns_about_a_misspelt_special_key() -> None:
@@ -144,9 +149,8 @@ def test_condition_key_warns_about_a_misspelt_special_key() -> None:
         "warning",
         ("w", "exit"),
     )
-    assert '(column 10): "outcom" is read from the run context; did you mean outcome?' in (
-        warning.message
-    )
+    assert '"outcom" is read from the run context; did you mean outcome?' in warning.message
+    assert warning.column == 32  # the clause inside the value, the only column reported
     assert warning.fix == "write outcome, or context.outcom if you mean the context value"
 
 

@@ -3,12 +3,38 @@ from __future__ import annotations
 from tests.linter.lintkit import by_rule, lint_body
 
 
-def test_reachability_reports_each_unreachable_node() -> None:
+def test_reachability_reports_each_island_once_at_its_entry() -> None:
     found = by_rule(
         lint_body("w [prompt=p]; a [prompt=p]; b [prompt=p]\nstart -> w -> exit\na -> b -> exit"),
         "reachability",
     )
-    assert [(d.node, d.severity) for d in found] == [("a", "error"), ("b", "error")]
+    assert [(d.node, d.severity) for d in found] == [("a", "error")]
+    assert found[0].message == (
+        "node 'a' cannot be reached from the start node, nor can the nodes after it (b)"
+    )
+
+
+def test_separate_islands_and_unreachable_loops_are_one_error_each() -> None:
+    body = (
+        "w [prompt=p]; a [prompt=p]; b [prompt=p]; c [prompt=p, max_visits=2]; d [prompt=p]\n"
+        "start -> w -> exit\na -> exit\nb -> exit\nc -> d -> c\nd -> exit"
+    )
+    found = by_rule(lint_body(body), "reachability")
+    assert [d.node for d in found] == ["a", "b", "c"]
+    assert found[2].message.startswith("nodes c, d cannot be reached")
+
+
+def test_a_dead_end_is_one_error_naming_the_nodes_before_it() -> None:
+    body = (
+        "w [prompt=p]; a [prompt=p]; b [prompt=p]\nstart -> w\n"
+        'w -> exit [condition="outcome=success"]\nw -> a [condition="outcome=fail"]\na -> b'
+    )
+    (found,) = by_rule(lint_body(body), "exit_reachable")
+    assert found.node == "b"
+    assert found.message == (
+        "node 'b' has no path to the exit, nor have the nodes before it that lead only here (a); "
+        "a run that gets here can never finish"
+    )
 
 
 def test_exit_reachable_finds_traps() -> None:

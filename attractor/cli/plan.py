@@ -1,0 +1,137 @@
+"""``attractor run --dry-run``: the plan of a pipeline, with nothing run.
+
+The plan walks the graph from the start node, breadth first, and prints every
+node once: its handler, model and provider (and where they come from), turn
+budget and its source, timeout, retries, tool command; then its edges with
+their conditions. An edge to a node already printed says so (a loop or a join)
+instead of printing that node again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from attractor.dot.graph import Edge, Graph, Node
+from attractor.dot.schema import format_duration
+from attractor.engine.retry import max_retries_for
+from attractor.errors import UsageError
+from attractor.handlers.turn_budget import resolve_budget
+from attractor.llm.factory import resolve_spec
+from attractor.settings import Settings
+
+
+def _order(graph: Graph) -> list[Node]:
+    """Nodes reachable from the start, breadth first, each once."""
+    start = graph.start_node()
+    if start is None:
+        return []
+    seen = {start.id}
+    queue = deque([start])
+    order: list[Node] = []
+    while queue:
+        node = queue.popleft()
+        order.append(node)
+        for edge in node.outgoing():
+            if edge.target not in seen:
+                seen.add(edge.target)
+                queue.append(graph.node(edge.target))
+    return order
+
+
+def _model(node: Node, settings: Settings) -> str:
+    if settings.backend == "simulate":
+        return "model: simulated (no model is called)"
+    if settings.backend.startswith("scripted:"):
+        return f"model: scripted replies from {settings.backend.removeprefix('scripted:')}"
+    try:
+        spec = resolve_spec(
+            node_provider=node.get("llm_provider") or None,
+            node_model=node.get("llm_model") or None,
+            node_reasoning_effort=node.raw("reasoning_effort"),
+            run_provider=settings.provider,
+            run_model=settings.model,
+            run_base_url=settings.base_url,
+        )
+    except UsageError as error:
+        return f"model: cannot be chosen: {error}"
+    source = settings.source("model") if settings.model else "node llm_model or stylesheet"
+    where = f" at {spec.base_url}" if spec.base_url else ""
+    return f"model: {spec.model} ({spec.provider}{where}; from {source})"
+
+
+def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
+    kind = node.handler_type
+    lines: list[str] = []
+    if kind == "codergen":
+        budget = resolve_budget(node, graph, settings, prompt=node.prompt)
+        lines += [_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
+    if kind == "tool":
+        command = str(node.get("tool_command") or "")
+        verb = "would run (simulated)" if settings.simulates_tools else "runs"
+        lines.append(f"{verb}: {command}")
+    if kind == "parallel":
+        policy, most = node.get("join_policy"), node.get("max_parallel")
+        lines.append(f"fan-out: join_policy={policy}, max_parallel={most}")
+    if kind not in ("start", "exit"):
+        timeout = node.timeout
+        lines.append(f"timeout: {format_duration(timeout) if timeout else 'none'}")
+        lines.append(f"retries: {max_retries_for(node, graph)}")
+    return lines
+
+
+def _reaches(graph: Graph, source: str, goal: str) -> bool:
+    seen = {source}
+    stack = [source]
+    while stack:
+        node_id = stack.pop()
+        if node_id == goal:
+            return True
+        for edge in graph.outgoing(node_id):
+            if edge.target not in seen:
+                seen.add(edge.target)
+                stack.append(edge.target)
+    return False
+
+
+def _edge_line(graph: Graph, edge: Edge, printed: dict[str, int], index: int) -> str:
+    parts = [f"-> {edge.target}"]
+    if edge.label:
+        parts.append(f'"{edge.label}"')
+    if edge.condition:
+        parts.append(f"when {edge.condition}")
+    if edge.weight:
+        parts.append(f"weight {edge.weight}")
+    at = printed.get(edge.target)
+    if at is not None and at <= index:
+        loop = _reaches(graph, edge.target, edge.source)
+        parts.append("(loop, shown above)" if loop else "(shown above)")
+    return " ".join(parts)
+
+
+def _backend_source(settings: Settings) -> str:
+    source = settings.source("backend")
+    if source != "default":
+        return source
+    if settings.backend == "llm":
+        return "a model or provider is configured"
+    return "no model configured; tool commands would run for real"
+
+
+def format_plan(graph: Graph, settings: Settings, file: str) -> str:
+    """The dry-run plan as text (ends with a newline)."""
+    order = _order(graph)
+    printed = {node.id: i for i, node in enumerate(order)}
+    lines = [
+        f"dry run of {file}: nothing runs (no model calls, no tool commands, no run directory)",
+        f"backend: {settings.backend} ({_backend_source(settings)})",
+    ]
+    if graph.goal:
+        lines.append(f"goal: {graph.goal}")
+    for index, node in enumerate(order):
+        lines += ["", f"{index + 1}. {node.id} [{node.handler_type}]"]
+        lines += [f"   {line}" for line in _details(node, graph, settings)]
+        lines += [f"   {_edge_line(graph, edge, printed, index)}" for edge in node.outgoing()]
+    missing = [n.id for n in graph.nodes() if n.id not in printed]
+    if missing:
+        lines += ["", "not reachable from the start: " + ", ".join(missing)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,156 @@
+"""Routing rules, and one root cause giving one diagnostic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attractor.linter.catalog import find_rule
+from attractor.linter.prepare import prepare
+from tests.linter.lintkit import by_rule, lint, lint_body
+
+ROOT = Path(__file__).resolve().parents[2]
+INVALID = ROOT / "examples" / "invalid"
+NEW_RULES = [
+    "shape_known",
+    "accelerator_unique",
+    "gate_choice_condition",
+    "duplicate_edge_label",
+    "edge_never_taken",
+]
+
+
+@pytest.mark.parametrize("rule", NEW_RULES)
+def test_each_new_rule_fires_on_its_example_and_not_on_the_fixed_one(rule: str) -> None:
+    found = prepare(INVALID / f"{rule}.dot")[1]
+    (hit,) = by_rule(found, rule)
+    doc = find_rule(rule)
+    assert doc is not None and hit.severity in doc.severities
+    assert hit.fix and hit.docs == f"docs/rules.md#{rule}"
+    assert prepare(INVALID / "fixed" / f"{rule}.dot")[1] == []
+
+
+def test_unknown_shape_suggests_the_near_one_and_says_what_would_happen() -> None:
+    (error,) = lint_body("w [shape=boxx, prompt=p]\nstart -> w -> exit")
+    assert error.rule == "shape_known" and error.severity == "error"
+    assert "did you mean 'box'" in error.message and "LLM stage" in error.message
+    assert error.fix == "use shape=box"
+
+
+def test_a_graphviz_shape_is_fine_when_type_picks_the_handler() -> None:
+    body = 'w [type=tool, shape=cylinder, tool_command="true"]\nstart -> w -> exit'
+    assert lint_body(body) == []
+    (error,) = lint_body("w [shape=cylinder, prompt=p]\nstart -> w -> exit")
+    assert error.rule == "shape_known"
+
+
+def test_unknown_shape_silences_rules_that_follow_from_it() -> None:
+    # No prompt: prompt_on_llm_nodes would only repeat that the node is mistyped.
+    found = lint_body("w [shape=boxx]\nstart -> w -> exit")
+    assert [d.rule for d in found] == ["shape_known"]
+
+
+def test_duplicate_accelerator_names_both_choices_and_a_free_key() -> None:
+    body = (
+        "g [shape=hexagon]\nstart -> g\n"
+        'g -> exit [label="[A] Approve"]\ng -> exit [label="[A] Again"]'
+    )
+    (error,) = lint_body(body)
+    assert error.rule == "accelerator_unique" and error.edge == ("g", "exit")
+    assert "'[A] Approve' and '[A] Again'" in error.message
+    assert error.fix == 'give it its own key: label="[G] Again"'
+
+
+def test_same_label_twice_on_a_gate_is_one_diagnostic() -> None:
+    # The same label means the same key: accelerator_unique says it, once.
+    body = 'g [shape=hexagon]\nstart -> g\ng -> exit [label="Yes"]\ng -> exit [label="Yes"]'
+    assert [d.rule for d in lint_body(body)] == ["accelerator_unique"]
+
+
+def test_conditions_on_gate_choices_are_errors_but_not_elsewhere() -> None:
+    gate = 'g [shape=hexagon]\nstart -> g\ng -> exit [label="Go", condition="outcome=fail"]'
+    (error,) = lint_body(gate)
+    assert error.rule == "gate_choice_condition"
+    plain = 'w [prompt=p]\nstart -> w\nw -> exit [condition="outcome=fail"]\nw -> exit'
+    assert lint_body(plain) == []
+
+
+def test_same_label_on_conditional_edges_is_fine() -> None:
+    body = (
+        'w [prompt=p, max_visits=2]\nstart -> w\nw -> exit [label="go", condition="ready"]\n'
+        'w -> exit [label="go"]'
+    )
+    assert lint_body(body) == []
+
+
+@pytest.mark.parametrize(
+    ("condition", "holds"),
+    [
+        ("outcome=success && outcome=fail", False),
+        ("ready=yes && ready!=yes", False),
+        ("ready!=yes && ready=yes", False),
+        ("outcome=success && outcome=success", True),
+        ("ready=yes && ready!=no", True),
+        ("ready && other=1", True),
+    ],
+)
+def test_contradictory_conditions_can_never_be_taken(condition: str, holds: bool) -> None:
+    body = f'w [prompt=p]\nstart -> w\nw -> exit [condition="{condition}"]\nw -> exit'
+    found = by_rule(lint_body(body), "edge_never_taken")
+    assert (found == []) is holds
+
+
+CASCADE = """digraph Typo {
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    plan      [prompt="plan"]
+    implement [prompt="implement"]
+    test      [prompt="test"]
+    review    [prompt="review"]
+    fanout    [shape=component]
+    a [prompt=a]
+    b [prompt=b]
+    join [shape=tripleoctagon]
+    start -> plan -> implment
+    implement -> test -> review -> fanout
+    fanout -> a -> join
+    fanout -> b -> join
+    join -> exit
+}
+"""
+
+
+def test_one_misspelt_edge_target_is_one_error() -> None:
+    found = lint(CASCADE)
+    assert [(d.rule, d.severity) for d in found] == [("edge_target_exists", "error")]
+    assert "did you mean 'implement'" in found[0].message
+
+
+def test_after_the_typo_is_fixed_nothing_is_left() -> None:
+    assert lint(CASCADE.replace("-> implment", "-> implement")) == []
+
+
+def test_real_flow_errors_still_show_beside_a_typo() -> None:
+    # 'lost' is unreachable whatever the typo meant, so it is still reported.
+    text = CASCADE.replace("join -> exit", 'join -> exit\n    lost [prompt="x"]')
+    rules = sorted(d.rule for d in lint(text))
+    assert rules == ["edge_target_exists", "reachability"]
+
+
+def test_every_rule_gives_a_fix_even_without_a_near_name() -> None:
+    body = 'w [prompt=p, zzzqqq=1, fidelity="whatever", retry_target=nowhere_at_all]\n'
+    body += "start -> w -> exit"
+    found = lint(
+        "digraph T { start [shape=Mdiamond]; exit [shape=Msquare]\n"
+        + body
+        + "\nexit -> w [goal_gate=true] }"
+    )
+    assert {d.rule for d in found} >= {"unknown_attribute", "fidelity_valid", "exit_no_outgoing"}
+    assert all(d.fix for d in found), [d for d in found if not d.fix]
+
+
+def test_a_broken_condition_on_a_gate_choice_is_one_error() -> None:
+    # Removing the condition (the gate rule's fix) also removes the syntax error.
+    body = 'g [shape=hexagon]\nstart -> g\ng -> exit [label="Go", condition="outcome==fail"]'
+    assert [d.rule for d in lint_body(body)] == ["gate_choice_condition"]
