@@ -38,6 +38,8 @@ from attractor.events import (
     DebugNote,
     Event,
     ToolCallCompleted,
+    ToolCallStarted,
+    call_summary,
 )
 from attractor.llm.types import (
     Message,
@@ -335,6 +337,14 @@ class AgentSession:
                 )
                 self.messages.append(Message.tool(call, answer, is_error=self.report is None))
                 continue
+            self.emit(
+                ToolCallStarted(
+                    node=self.config.node_id,
+                    turn=self.turns_used,
+                    tool=call.name,
+                    summary=call_summary(call.arguments),
+                )
+            )
             started = time.monotonic()
             result = await self.config.tool_hooks.run(
                 call, self.tool_context, self.tools.execute, self._warn

@@ -17,9 +17,11 @@ from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
 _COMMANDS = {
+    "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",
     "run": "attractor.cli.run_cmd:run",
     "resume": "attractor.cli.run_cmd:resume",
+    "serve": "attractor.cli.serve_cmd:serve",
 }
 
 

@@ -1,0 +1,46 @@
+"""Serve the application with uvicorn until interrupted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import uvicorn
+
+from attractor.errors import UsageError
+from attractor.server.app import create_app
+from attractor.server.auth import is_loopback
+
+#: Open event streams get this long to end when the server stops.
+GRACEFUL_SECONDS = 3
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen beyond this machine without a token.
+
+    Raises:
+        UsageError: ``host`` is not a loopback address and no token is set.
+    """
+    if not is_loopback(host) and not token:
+        raise UsageError(
+            f"--host {host} is reachable from other machines; set a token with --token "
+            "or ATTRACTOR_SERVE_TOKEN (or bind 127.0.0.1)"
+        )
+
+
+def serve(root: Path, host: str, port: int, token: str | None) -> None:
+    """Run the server in the foreground; Ctrl-C stops it (runs are saved as interrupted)."""
+    check_bind(host, token)
+    if not root.is_dir():
+        raise UsageError(f"--root {root}: no such directory")
+    app = create_app(root.resolve(), token)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    )
+    server = uvicorn.Server(config)
+    anyio.run(server.serve)
