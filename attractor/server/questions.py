@@ -41,9 +41,7 @@ class Pending:
             "stage": q.stage,
             "text": q.text,
             "type": str(q.type),
-            "options": [
-                {"key": o.key, "label": strip_accelerator(o.label)} for o in q.options
-            ],
+            "options": [{"key": o.key, "label": strip_accelerator(o.label)} for o in q.options],
             "default": default,
             "timeout_seconds": q.timeout_seconds,
             "asked_at": self.asked_at,

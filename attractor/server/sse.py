@@ -47,5 +47,3 @@ async def event_stream(
             idle = 0.0
             yield ": keep-alive\n\n"
         await changes.wait(POLL_SECONDS)
-
-
