@@ -224,9 +224,14 @@ def _parse(raw: bytes) -> dict[str, Any]:
     return event if isinstance(event, dict) else {"type": "unreadable"}
 
 
+def stage_path(path: Path, node_id: str) -> Path:
+    """The stage folder of node ``node_id`` in the run directory ``path``."""
+    return path / _safe_name(node_id)
+
+
 def stage_files(path: Path, node_id: str, tail: int = 4000) -> dict[str, str]:
     """What a node left in its stage folder: each text file's last ``tail`` characters."""
-    folder = path / _safe_name(node_id)
+    folder = stage_path(path, node_id)
     files: dict[str, str] = {}
     for name in _STAGE_FILES:
         text = tail_text(folder / name, tail)
