@@ -38,18 +38,20 @@ Any address but a loopback one needs a token; clients send it as
 )
 def serve(host: str, port: int, root: str, token: str | None) -> NoReturn:
     """Serve the HTTP API, live event streams and the web page."""
-    from attractor.server.serve import check_bind
     from attractor.server.serve import serve as run_server
 
+    shown = f"[{host}]" if ":" in host else host
     try:
-        check_bind(host, token)
-        shown = f"[{host}]" if ":" in host else host
-        click.echo(f"serving http://{shown}:{port}/ (root {Path(root).resolve()})", err=True)
-        run_server(Path(root), host, port, token)
+        run_server(
+            Path(root),
+            host,
+            port,
+            token,
+            on_ready=lambda: click.echo(
+                f"serving http://{shown}:{port}/ (root {Path(root).resolve()})", err=True
+            ),
+        )
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)
-    except OSError as exc:  # the port is taken, the address cannot be bound
-        click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror}", err=True)
-        sys.exit(2)
     sys.exit(0)

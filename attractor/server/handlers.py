@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from pathlib import Path
@@ -83,6 +84,8 @@ class Handlers:
     def __init__(self, manager: RunManager) -> None:
         self.manager = manager
         self._graphs: dict[Path, tuple[float, Graph | None]] = {}
+        #: Graphviz keeps global state: one picture is drawn at a time.
+        self._drawing = threading.Lock()
 
     # -- lookup -------------------------------------------------------------
 
@@ -173,7 +176,12 @@ class Handlers:
         if graph is None:
             raise Problem(409, f"run {path.name}: its pipeline.dot copy cannot be read")
         state = run_state(path, graph)
-        svg = await anyio.to_thread.run_sync(render, graph, state, "svg")
+
+        def draw() -> bytes:
+            with self._drawing:
+                return render(graph, state, "svg")
+
+        svg = await anyio.to_thread.run_sync(draw)
         return Response(svg, media_type="image/svg+xml")
 
     @_answers

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -28,11 +30,34 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def serve(root: Path, host: str, port: int, token: str | None) -> None:
+def check_port(host: str, port: int) -> None:
+    """Refuse a port that cannot be listened on, before anything starts.
+
+    Raises:
+        UsageError: the address is taken or cannot be bound (the reason is named).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            raise UsageError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; "
+                "pass another --port or --host, or stop what uses it"
+            ) from None
+
+
+def serve(
+    root: Path, host: str, port: int, token: str | None, on_ready: Callable[[], None] | None = None
+) -> None:
     """Run the server in the foreground; Ctrl-C stops it (runs are saved as interrupted)."""
     check_bind(host, token)
     if not root.is_dir():
         raise UsageError(f"--root {root}: no such directory")
+    check_port(host, port)
+    if on_ready is not None:
+        on_ready()
     app = create_app(root.resolve(), token)
     config = uvicorn.Config(
         app,
