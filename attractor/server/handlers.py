@@ -148,6 +148,7 @@ class Handlers:
             int(raw),
             self.manager.changes_for(run_id),
             lambda: run_id in self.manager.active,
+            lambda: self.manager.closing,
         )
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)

@@ -82,8 +82,11 @@ class RunManager:
         self.root = root
         self.active: dict[str, ActiveRun] = {}
         self._group: TaskGroup | None = None
-        #: Runs that ended while the server was up, so a waiting stream wakes once more.
+        #: One per run a stream follows, so a waiting stream wakes on each event.
         self.changes: dict[str, Changes] = {}
+        #: Set once the server stops: event streams end after their last event.
+        self.closing = False
+        self._idle = anyio.Event()
 
     def attach(self, group: TaskGroup) -> None:
         self._group = group
@@ -175,6 +178,7 @@ class RunManager:
             if launch.run is not None:
                 self.active.pop(launch.run.id, None)
                 launch.run.changes.notify()
+            self._idle.set()
             if options.backend is not None:
                 with anyio.CancelScope(shield=True):
                     await options.backend.aclose()
@@ -200,6 +204,17 @@ class RunManager:
                 task_status.started(event.run_id)
         if launch.run is not None:
             launch.run.changes.notify()
+
+    async def shutdown(self) -> None:
+        """Cancel every run, wait until each has saved itself, then end the streams."""
+        for run in list(self.active.values()):
+            run.scope.cancel()
+        while self.active:
+            self._idle = anyio.Event()
+            await self._idle.wait()
+        self.closing = True
+        for changes in self.changes.values():
+            changes.notify()
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a run this server drives; False when it is not one of them."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -12,6 +14,7 @@ import uvicorn
 from attractor.errors import UsageError
 from attractor.server.app import create_app
 from attractor.server.auth import is_loopback
+from attractor.server.runs import RunManager
 
 #: Open event streams get this long to end when the server stops.
 GRACEFUL_SECONDS = 3
@@ -59,6 +62,7 @@ def serve(
     if on_ready is not None:
         on_ready()
     app = create_app(root.resolve(), token)
+    manager: RunManager = app.state.manager
     config = uvicorn.Config(
         app,
         host=host,
@@ -67,5 +71,29 @@ def serve(
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
-    server = uvicorn.Server(config)
-    anyio.run(server.serve)
+    anyio.run(_serve_until_stopped, _Server(config), manager)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server without its own signal handlers: ours stop the runs first."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def _serve_until_stopped(server: _Server, manager: RunManager) -> None:
+    """Serve until SIGINT or SIGTERM, then stop the runs and streams, then uvicorn."""
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    with anyio.CancelScope(shield=True):
+                        await manager.shutdown()
+                    server.should_exit = True
+                    return
+
+        group.start_soon(watch)
+        await server.serve()
+        group.cancel_scope.cancel()

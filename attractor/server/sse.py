@@ -28,7 +28,11 @@ def sse_message(number: int, event: dict[str, object]) -> str:
 
 
 async def event_stream(
-    path: Path, after: int, changes: Changes, is_active: Callable[[], bool]
+    path: Path,
+    after: int,
+    changes: Changes,
+    is_active: Callable[[], bool],
+    closing: Callable[[], bool] = lambda: False,
 ) -> AsyncIterator[str]:
     """Every event after ``after``, then each new one as it is written."""
     tail = EventTail(path, after)
@@ -40,8 +44,8 @@ async def event_stream(
             yield sse_message(number, event)
         if batch and batch[-1][1].get("type") in FINAL_EVENTS:
             return
-        if not batch and not (is_active() or driver_alive(path)):
-            return  # nobody drives the run any more and every event was sent
+        if not batch and (closing() or not (is_active() or driver_alive(path))):
+            return  # the server stops, or nobody drives the run and every event was sent
         idle = 0.0 if batch else idle + POLL_SECONDS
         if idle >= KEEPALIVE_SECONDS:
             idle = 0.0

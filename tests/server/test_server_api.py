@@ -9,7 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from tests.server.serverkit import Server, read_until, sse_events, start_server
+from tests.server.serverkit import (
+    Server,
+    read_until,
+    sse_events,
+    start_server,
+)
 
 SLOW_TOOL = """digraph slow {
     start [shape=Mdiamond]
@@ -149,7 +154,13 @@ def test_posted_dot_source_runs_and_runs_from_the_cli_are_listed(
         names = [r["name"] for r in runs]
         assert names[0] == "posted" and "gate" in names  # newest first
         assert posted == runs[0]["id"]
-        client.post(f"/pipelines/{posted}/cancel")
+        with client.stream("GET", f"/pipelines/{posted}/events") as response:
+            read_until(sse_events(response), "interview_started")
+    # Ctrl-C with a run waiting at its gate: the run is saved, nothing crashes.
+    stderr = server.stop()
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr
+    manifest = json.loads((root / ".attractor" / "runs" / posted / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
 
 
 def test_bad_requests_are_refused_with_what_to_do(
