@@ -7,6 +7,7 @@ its own. The screenshot of the run page is kept in ``test-artifacts/`` (or
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -75,3 +76,53 @@ def test_a_gate_is_answered_in_the_page_and_the_run_finishes(
     shot = ARTIFACTS / "run-page.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
+
+
+AGENT = """digraph agent {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    fix   [prompt="Fix the build", max_turns=10]
+    start -> fix -> done
+}
+"""
+SCRIPT = {
+    "responses": [
+        {
+            "text": "",
+            "tool_calls": [
+                {
+                    "name": "shell",
+                    "arguments": {"command": "while [ ! -f go ]; do sleep 0.05; done; echo built"},
+                }
+            ],
+        },
+        {"text": "The build is fixed."},
+    ],
+    "then": "stop",
+}
+
+
+def test_an_agent_node_shows_its_turn_and_tool_call_live(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    (root / "agent.dot").write_text(AGENT)
+    (root / "model.json").write_text(json.dumps(SCRIPT))
+    with server.client() as client:
+        started = client.post(
+            "/pipelines",
+            json={"path": "agent.dot", "settings": {"backend": "scripted:model.json"}},
+        )
+    run_id = started.json()["id"]
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto(f"{server.url}/#/run/{run_id}")
+    note = page.locator('#graph [id="node-fix"] text.live-note')
+    expect(note).to_have_text(
+        "turn 1/10 · shell: while [ ! -f go ]; do sleep 0.05; done; …"
+    )
+    expect(page.locator('#node-list button[data-node="fix"]')).to_contain_text("turn 1/10")
+    (root / "go").touch()
+    expect(page.locator("#run-status")).to_have_text("success")
+    expect(note).to_have_count(0)
+    page.locator('#node-list button[data-node="fix"]').press("Enter")
+    expect(page.locator("#node-files")).to_contain_text("response.md")
+    expect(page.locator("#node-facts")).to_contain_text("success")
