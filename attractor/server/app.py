@@ -26,6 +26,7 @@ from pathlib import Path
 import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -34,6 +35,8 @@ from attractor.server.handlers import Handlers
 from attractor.server.runs import RunManager
 
 STATIC = Path(__file__).parent / "static"
+#: The Host headers a token-less server answers (it listens on loopback only).
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 
 def create_app(root: Path, token: str | None = None) -> Starlette:
@@ -64,7 +67,10 @@ def create_app(root: Path, token: str | None = None) -> Starlette:
         Route("/pipelines/{id}/nodes/{node}", h.node),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(TokenMiddleware, token=token)] if token else []
+    if token:
+        middleware = [Middleware(TokenMiddleware, token=token)]
+    else:  # loopback only: a page from elsewhere cannot reach it by renaming a host
+        middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.manager = manager
     return app

@@ -156,6 +156,7 @@ class Handlers:
     @_answers
     async def cancel(self, request: Request) -> Response:
         path = self.run_path(request)
+        await _json_body(request, required=False)
         if not self.manager.cancel(path.name):
             raise Problem(409, f"run {path.name} is not running in this server")
         return JSONResponse({"id": path.name, "status": "cancelling"}, status_code=202)
@@ -266,6 +267,11 @@ class Handlers:
 
 
 async def _json_body(request: Request, *, required: bool = True) -> dict[str, Any]:
+    # A JSON content type makes a browser ask first (CORS preflight) before a
+    # page from another site may post here; this server never says yes.
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise Problem(415, "send the request with Content-Type: application/json")
     raw = await request.body()
     if len(raw) > MAX_BODY:
         raise Problem(413, f"request body over {MAX_BODY // (1024 * 1024)} MiB")

@@ -117,18 +117,18 @@ def test_cancel_stops_the_run_and_its_processes_and_resume_finishes_it(
         with client.stream("GET", f"/pipelines/{run_id}/events") as response:
             events = sse_events(response)
             read_until(events, "stage_started", "wait")
-            cancelled = client.post(f"/pipelines/{run_id}/cancel")
+            cancelled = client.post(f"/pipelines/{run_id}/cancel", json={})
             assert cancelled.status_code == 202
             read_until(events, "pipeline_interrupted")
         assert _gone(pid), f"tool process {pid} outlived the cancelled run"
         status = client.get(f"/pipelines/{run_id}").json()
         assert (status["status"], status["active"]) == ("interrupted", False)
         assert status["nodes"]["wait"]["state"] == "stopped"
-        again = client.post(f"/pipelines/{run_id}/cancel")
+        again = client.post(f"/pipelines/{run_id}/cancel", json={})
         assert again.status_code == 409 and "not running in this server" in again.text
 
         (root / "go").touch()
-        resumed = client.post(f"/pipelines/{run_id}/resume")
+        resumed = client.post(f"/pipelines/{run_id}/resume", json={})
         assert resumed.json()["id"] == run_id
         with client.stream(
             "GET", f"/pipelines/{run_id}/events", headers={"Last-Event-ID": "0"}
@@ -189,6 +189,10 @@ def test_bad_requests_are_refused_with_what_to_do(
             "/pipelines", json={"path": "gate.dot", "settings": {"logs_dir": "/"}}
         )
         assert unknown.status_code == 400 and "unknown run setting" in unknown.text
+        plain = client.post("/pipelines", content='{"path": "gate.dot"}')
+        assert plain.status_code == 415 and "Content-Type: application/json" in plain.text
+        renamed = client.get("/pipelines", headers={"Host": "attacker.example"})
+        assert renamed.status_code == 400
         assert client.get("/pipelines/nothing-here").status_code == 404
         assert client.get("/pipelines/..%2F..%2Fetc").status_code == 404
     assert not (tmp_path / ".attractor").exists()
