@@ -14,6 +14,7 @@ Node states: ``pending``, ``running``, ``success``, ``partial``, ``fail``,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections import deque
@@ -181,7 +182,11 @@ def load_checkpoint(path: Path) -> Checkpoint | None:
 
 def read_events(path: Path, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
     """``(id, event)`` for each whole line of events.jsonl after event ``after``."""
-    return EventTail(path, after).read()
+    tail = EventTail(path, after)
+    found: list[tuple[int, dict[str, Any]]] = []
+    while batch := tail.read():
+        found += batch
+    return found
 
 
 class EventTail:
@@ -192,6 +197,9 @@ class EventTail:
     A line a crash cut short, or one still being written, waits for its end.
     """
 
+    #: How many bytes one read takes (more to finish the last line).
+    CHUNK = 4 * 1024 * 1024
+
     def __init__(self, path: Path, after: int = 0) -> None:
         self.path = RunDir(path).events_path
         self.after = after
@@ -199,21 +207,34 @@ class EventTail:
         self._offset = 0
 
     def read(self) -> list[tuple[int, dict[str, Any]]]:
-        """The events appended since the previous call (all of them the first time)."""
+        """The next events appended since the previous call, a chunk's worth at most.
+
+        An empty list means there is nothing new (yet).
+        """
+        while True:
+            data = self._next_chunk()
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                return []
+            self._offset += end
+            found = []
+            for raw in data[:end].splitlines():
+                self.count += 1
+                if self.count > self.after:
+                    found.append((self.count, _parse(raw)))
+            if found:
+                return found
+
+    def _next_chunk(self) -> bytes:
         try:
             with self.path.open("rb") as handle:
                 handle.seek(self._offset)
-                data = handle.read()
+                data = handle.read(self.CHUNK)
+                if len(data) == self.CHUNK:
+                    data += handle.readline()  # the rest of the line the chunk cut
+                return data
         except OSError:
-            return []
-        end = data.rfind(b"\n") + 1
-        self._offset += end
-        found = []
-        for raw in data[:end].splitlines():
-            self.count += 1
-            if self.count > self.after:
-                found.append((self.count, _parse(raw)))
-        return found
+            return b""
 
 
 def _parse(raw: bytes) -> dict[str, Any]:
@@ -278,29 +299,54 @@ def last_line(path: Path) -> str:
 def run_state(path: Path, graph: Graph | None = None) -> RunState:
     """The state of the run in ``path``; ``graph`` (its pipeline) adds pending nodes
     and the progress along the main path."""
-    info = run_info(path)
-    state = RunState(info=info)
-    if graph is not None:
-        state.nodes = {node.id: NodeState(node.id) for node in graph.nodes()}
-    fold = _Fold(state)
-    for number, event in read_events(path):
-        fold.apply(event)
-        state.event_count = number
-    live = info.status == RUNNING
-    for node in state.nodes.values():
-        if node.state == "running" and not live:
-            node.state = "stopped"
-        if not live:
-            node.turn = node.tool = ""
-    checkpoint = load_checkpoint(path)
-    if checkpoint is not None:
-        for node_id, count in checkpoint.node_visits.items():
-            state.nodes.setdefault(node_id, NodeState(node_id)).visits = max(
-                count, state.nodes[node_id].visits
-            )
-    if graph is not None:
-        state.progress = progress(main_path(graph), state.route)
-    return state
+    return RunReader(path, graph).read()
+
+
+class RunReader:
+    """Reads one run's state again and again, parsing only the events added since.
+
+    A server keeps one per run, so a status request on a long run costs the new
+    events, not the whole of events.jsonl.
+    """
+
+    def __init__(self, path: Path, graph: Graph | None = None) -> None:
+        self.path = path
+        self.graph = graph
+        self._tail = EventTail(path)
+        self._fold = _Fold(RunState(info=run_info(path)))
+        if graph is not None:
+            self._fold.state.nodes = {node.id: NodeState(node.id) for node in graph.nodes()}
+        self._main_path = main_path(graph) if graph is not None else []
+
+    def read(self) -> RunState:
+        """The run as its files say now."""
+        folded = self._fold.state
+        while batch := self._tail.read():
+            for number, event in batch:
+                self._fold.apply(event)
+                folded.event_count = number
+        info = run_info(self.path)
+        live = info.status == RUNNING
+        state = RunState(
+            info=info,
+            nodes={k: dataclasses.replace(v) for k, v in folded.nodes.items()},
+            route=list(folded.route),
+            event_count=folded.event_count,
+            pending_question=folded.pending_question if live else "",
+        )
+        for node in state.nodes.values():
+            if node.state == "running" and not live:
+                node.state = "stopped"
+            if not live:
+                node.turn = node.tool = ""
+        checkpoint = load_checkpoint(self.path)
+        if checkpoint is not None:
+            for node_id, count in checkpoint.node_visits.items():
+                node = state.nodes.setdefault(node_id, NodeState(node_id))
+                node.visits = max(count, node.visits)
+        if self.graph is not None:
+            state.progress = progress(self._main_path, state.route)
+        return state
 
 
 class _Fold:

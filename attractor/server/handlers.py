@@ -26,11 +26,13 @@ from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING
 from attractor.engine.inventory import (
     RUNS_SUBDIR,
+    RunReader,
+    RunState,
     is_run_dir,
     list_runs,
     load_checkpoint,
     run_graph,
-    run_state,
+    run_info,
     stage_files,
 )
 from attractor.engine.rundir import RunDir
@@ -84,6 +86,7 @@ class Handlers:
     def __init__(self, manager: RunManager) -> None:
         self.manager = manager
         self._graphs: dict[Path, tuple[float, Graph | None]] = {}
+        self._readers: dict[Path, RunReader] = {}
         #: Graphviz keeps global state: one picture is drawn at a time.
         self._drawing = threading.Lock()
 
@@ -111,6 +114,14 @@ class Handlers:
             self._graphs[path] = cached
         return cached[1]
 
+    def state_of(self, path: Path) -> RunState:
+        """The run's state, read incrementally (a new reader when its pipeline changed)."""
+        graph = self.graph_of(path)
+        reader = self._readers.get(path)
+        if reader is None or reader.graph is not graph:
+            reader = self._readers[path] = RunReader(path, graph)
+        return reader.read()
+
     # -- endpoints ----------------------------------------------------------
 
     async def index(self, request: Request) -> Response:
@@ -133,7 +144,7 @@ class Handlers:
     @_answers
     async def status(self, request: Request) -> Response:
         path = self.run_path(request)
-        data = run_state(path, self.graph_of(path)).to_json()
+        data = self.state_of(path).to_json()
         return JSONResponse(self._with_activity(data))
 
     @_answers
@@ -165,7 +176,7 @@ class Handlers:
     async def resume(self, request: Request) -> Response:
         path = self.run_path(request)
         body = await _json_body(request, required=False)
-        if path.name in self.manager.active or run_state(path).info.status == RUNNING:
+        if path.name in self.manager.active or run_info(path).status == RUNNING:
             raise Problem(409, f"run {path.name} is still running; cancel it first")
         graph = load(RunDir(path).pipeline_path)
         run_id = await self.manager.resume(path, graph, _object(body, "settings"))
@@ -177,7 +188,7 @@ class Handlers:
         graph = self.graph_of(path)
         if graph is None:
             raise Problem(409, f"run {path.name}: its pipeline.dot copy cannot be read")
-        state = run_state(path, graph)
+        state = self.state_of(path)
 
         def draw() -> bytes:
             with self._drawing:
@@ -221,7 +232,7 @@ class Handlers:
         path = self.run_path(request)
         node_id = str(request.path_params["node"])
         graph = self.graph_of(path)
-        state = run_state(path, graph)
+        state = self.state_of(path)
         if node_id not in state.nodes:
             raise Problem(404, f"run {path.name} has no node {node_id!r}")
         data: dict[str, Any] = {"node": state.nodes[node_id].to_json()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,10 @@ from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import atomic_write_json
 from attractor.server.questions import Pending, WebInterviewer
+from attractor.settings import Settings
+
+#: How a launch starts the engine: a new run, or a resume.
+Begin = Callable[[RunOptions], Awaitable[RunResult]]
 
 #: Settings a request may give (as the CLI names them); paths are checked apart.
 ALLOWED_SETTINGS = frozenset(
@@ -150,7 +155,9 @@ class RunManager:
 
         return await self._launch(graph, settings, {}, begin)
 
-    async def _launch(self, graph: Graph, settings: Any, seed: dict[str, Any], begin: Any) -> str:
+    async def _launch(
+        self, graph: Graph, settings: Settings, seed: dict[str, Any], begin: Begin
+    ) -> str:
         if self._group is None:
             raise RuntimeError("the run manager is not attached to a task group")
         backend = backend_for(settings, graph)
@@ -161,7 +168,7 @@ class RunManager:
         return run_id
 
     async def _drive(
-        self, options: RunOptions, begin: Any, *, task_status: TaskStatus[str]
+        self, options: RunOptions, begin: Begin, *, task_status: TaskStatus[str]
     ) -> None:
         """One run from start to end; reports its id once its directory exists."""
         launch = _Launch()

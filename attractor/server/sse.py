@@ -40,13 +40,16 @@ async def event_stream(
     idle = 0.0
     while True:
         batch = tail.read()
-        for number, event in batch:
-            yield sse_message(number, event)
+        if batch:  # one write for what arrived together
+            yield "".join(sse_message(number, event) for number, event in batch)
         if batch and batch[-1][1].get("type") in FINAL_EVENTS:
             return
         if not batch and (closing() or not (is_active() or driver_alive(path))):
             return  # the server stops, or nobody drives the run and every event was sent
-        idle = 0.0 if batch else idle + POLL_SECONDS
+        if batch:
+            idle = 0.0
+            continue  # there may be more already written
+        idle += POLL_SECONDS
         if idle >= KEEPALIVE_SECONDS:
             idle = 0.0
             yield ": keep-alive\n\n"

@@ -93,3 +93,15 @@ def test_event_tail_returns_whole_lines_once_with_stable_ids(tmp_path: Path) -> 
     assert tail.read() == []
     assert [n for n, _ in EventTail(tmp_path, after=2).read()] == [3, 4]
     assert json.loads(events.read_text().splitlines()[2]) == {"type": "c"}
+
+
+def test_event_tail_reads_in_chunks_without_cutting_a_line(tmp_path: Path) -> None:
+    lines = [{"type": "t", "n": i, "pad": "x" * (i * 7 % 40)} for i in range(50)]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    tail = EventTail(tmp_path, after=3)
+    tail.CHUNK = 16  # smaller than any line
+    seen = []
+    while batch := tail.read():
+        seen += batch
+    assert [n for n, _ in seen] == list(range(4, 51))
+    assert [e["n"] for _, e in seen] == list(range(3, 50))
