@@ -11,7 +11,8 @@ import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from attractor.engine.inventory import FINAL_EVENTS, EventTail, driver_alive
+from attractor.engine.checkpoint import RUNNING
+from attractor.engine.inventory import FINAL_EVENTS, EventTail, run_info
 from attractor.server.runs import Changes
 
 #: How long a stream waits for a change before it looks at the file again
@@ -44,7 +45,7 @@ async def event_stream(
             yield "".join(sse_message(number, event) for number, event in batch)
         if batch and batch[-1][1].get("type") in FINAL_EVENTS:
             return
-        if not batch and (closing() or not (is_active() or driver_alive(path))):
+        if not batch and (closing() or not (is_active() or _driven(path))):
             return  # the server stops, or nobody drives the run and every event was sent
         if batch:
             idle = 0.0
@@ -54,3 +55,8 @@ async def event_stream(
             idle = 0.0
             yield ": keep-alive\n\n"
         await changes.wait(POLL_SECONDS)
+
+
+def _driven(path: Path) -> bool:
+    """Whether a process is driving the run now (its manifest says running, and it lives)."""
+    return run_info(path).status == RUNNING

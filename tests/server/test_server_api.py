@@ -65,6 +65,9 @@ def test_a_run_is_streamed_answered_and_replayed_after_a_reconnect(server: Serve
         with client.stream("GET", f"/pipelines/{run_id}/events") as response:
             replay = list(sse_events(response))  # a finished run: the stream ends
         assert [(e.id, e.data) for e in replay] == [(e.id, e.data) for e in first + rest]
+        caught_up = {"Last-Event-ID": str(replay[-1].id)}
+        with client.stream("GET", f"/pipelines/{run_id}/events", headers=caught_up) as response:
+            assert list(sse_events(response)) == []  # nothing more, and the stream ends
 
         status = client.get(f"/pipelines/{run_id}").json()
         assert status["status"] == "success" and status["active"] is False

@@ -334,8 +334,12 @@ function openStream() {
     applyEvent(event);
     if (event.type === "pipeline_started") refreshRun();
     if (FINAL.has(event.type)) {
-      closeStream();
-      refreshRun().then(loadGraph);
+      // A replay holds the final events of earlier attempts too: stop only when
+      // the run is really over.
+      refreshRun().then(() => {
+        if (!view.run.active && view.run.status !== "running") closeStream();
+        return loadGraph();
+      });
     }
   };
   for (const type of ["pipeline_started", "stage_started", "stage_completed", "stage_failed",
