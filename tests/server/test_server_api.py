@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -225,3 +226,17 @@ def test_a_non_loopback_bind_needs_a_token_checked_on_every_request(root: Path) 
             assert client.get("/static/app.js").status_code == 200
     finally:
         server.stop()
+
+
+def test_serve_refuses_a_taken_port_and_a_missing_root_in_one_line(tmp_path: Path) -> None:
+    from tests.cli.runkit import invoke
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        busy = invoke(["serve", "--port", port, "--root", str(tmp_path)])
+    assert busy.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in busy.stderr and "--port" in busy.stderr
+    missing = invoke(["serve", "--root", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "no such directory" in missing.stderr
