@@ -7,6 +7,7 @@ The library API (the CLI is a thin layer over it)::
     diagnostics = attractor.lint("pipeline.dot")
     result = anyio.run(lambda: attractor.run("pipeline.dot", flags={"timeout": "5m"}))
     print(result.status, result.run_dir)
+    svg = attractor.draw("pipeline.dot", run_dir=result.run_dir)   # bytes of an SVG picture
 
 Imports are lazy so that ``attractor lint`` starts fast.
 """
@@ -17,11 +18,11 @@ from typing import Any
 
 from attractor.version import __version__
 
-__all__ = ["__version__", "lint", "load", "resume", "run"]
+__all__ = ["__version__", "draw", "lint", "load", "resume", "run"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("lint", "load", "resume", "run"):
+    if name in ("draw", "lint", "load", "resume", "run"):
         from attractor import api
 
         return getattr(api, name)

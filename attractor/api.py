@@ -1,4 +1,4 @@
-"""The library API the CLI is built on: load, lint, run and resume a pipeline.
+"""The library API the CLI is built on: load, lint, run, resume and draw a pipeline.
 
 Each function takes the same inputs as the matching command; settings are
 resolved exactly as ``attractor run`` resolves them (flags, environment,
@@ -80,6 +80,30 @@ async def resume(
     finally:
         if options.backend is not None:
             await options.backend.aclose()
+
+
+def draw(
+    path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg"
+) -> bytes:
+    """The pipeline in ``path`` as a picture (``svg``, ``png`` or ``pdf``).
+
+    With ``run_dir``, each node is coloured by its state in that run, with its
+    visits and time, and the route the run took is drawn bold.
+    """
+    from attractor.engine.inventory import is_run_dir, run_state
+    from attractor.errors import UsageError
+    from attractor.render import render
+
+    graph = load(path)
+    state = None
+    if run_dir is not None:
+        if not is_run_dir(Path(run_dir)):
+            raise UsageError(
+                f"--run {run_dir}: not a run directory (no manifest.json or checkpoint.json); "
+                "pass a directory that attractor run printed"
+            )
+        state = run_state(Path(run_dir), graph)
+    return render(graph, state, fmt)
 
 
 def settings_for(

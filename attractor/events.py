@@ -254,6 +254,18 @@ class AgentTurnCompleted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolCallStarted(Event):
+    """A tool call about to run, so a display can show the call in progress."""
+
+    type: ClassVar[str] = "tool_call_started"
+    node: str
+    turn: int
+    tool: str
+    #: A one-line summary of the arguments (the command, the path...), at most 200 chars.
+    summary: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolCallCompleted(Event):
     """One tool call; ``output`` is the full, untruncated output."""
 
@@ -299,3 +311,20 @@ class DebugNote(Event):
     type: ClassVar[str] = "debug"
     node: str | None
     message: str
+
+
+#: Argument names that say best what a tool call does, most telling first.
+_SUMMARY_KEYS = ("command", "path", "file_path", "pattern", "query", "url")
+
+
+def call_summary(arguments: dict[str, Any], limit: int = 200) -> str:
+    """One line saying what a tool call does: its telling argument, else all of them."""
+    for key in _SUMMARY_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            text = value
+            break
+    else:
+        text = " ".join(f"{k}={v}" for k, v in arguments.items())
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -44,6 +44,8 @@ from attractor.events import (
     DebugNote,
     Event,
     ToolCallCompleted,
+    ToolCallStarted,
+    call_summary,
 )
 from attractor.llm.types import (
     Message,
@@ -440,6 +442,14 @@ class AgentSession:
         if call.name == TOOL_NAME and self.config.report:
             answer = self._take_report(call)
             return ToolResult(answer, is_error=self.report is None), -1.0
+        self.emit(
+            ToolCallStarted(
+                node=self.config.node_id,
+                turn=self.turns_used,
+                tool=call.name,
+                summary=call_summary(call.arguments),
+            )
+        )
         started = time.monotonic()
         result = await self.config.tool_hooks.run(
             call, self.tool_context, self.tools.execute, self._warn

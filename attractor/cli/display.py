@@ -3,8 +3,10 @@
 Four displays share one interface (call with an event; use as a context
 manager around the run):
 
-- :class:`LiveDisplay`: a rich live region with one line per active node and
-  finished nodes scrolling above it (stdout is a terminal, NO_COLOR unset);
+- :class:`LiveDisplay`: a rich live region with one line per active node (its
+  turn, the tool call in progress, a tool node's last line of output), the
+  overall elapsed time and node i of n on the main path, and finished nodes
+  scrolling above it (stdout is a terminal, NO_COLOR unset);
 - :class:`PlainDisplay`: one plain line per notable event (logs, pipes, CI);
 - :class:`JsonDisplay`: every event as one JSON line on stdout (``--json``);
 - :class:`QuietDisplay`: nothing (``--quiet``).
@@ -21,6 +23,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal
 
@@ -31,6 +34,7 @@ from rich.text import Text
 from attractor import events as ev
 from attractor.cli.stage_lines import stage_line
 from attractor.dot.schema import format_duration
+from attractor.engine.inventory import last_line, progress, stage_path
 
 DisplayMode = Literal["live", "plain", "json", "quiet"]
 
@@ -133,25 +137,36 @@ class _Active:
     started: float
     attempt: int = 1
     turn: str = ""
-    #: The last tool call and how many the node made (built-in agent or agent CLI).
+    #: The agent's tool call in progress (``shell: pytest -q``).
     tool: str = ""
+    #: How many tool calls the node made, and the last one (built-in agent or agent CLI).
     tool_calls: int = 0
+    last_tool: str = ""
 
 
 class _ActiveView:
-    """The live region: one line per active node, re-rendered on each refresh."""
+    """The live region: one line per active node, re-rendered on each refresh.
 
-    def __init__(self) -> None:
+    Once the run has started, a last line gives the overall elapsed time and
+    how far along the main path (start to exit, shortest) the run has got.
+    """
+
+    def __init__(self, main_path: list[str] | None = None) -> None:
         self.active: dict[str, _Active] = {}
+        self.main_path = main_path or []
+        self.route: list[str] = []
+        self.run_dir: Path | None = None
+        self.started: float | None = None
 
     def __rich__(self) -> RenderableType:
         now = time.monotonic()
         lines = [self._line(node, now) for node in list(self.active.values())]
+        if self.started is not None:
+            lines.append(self._footer(now - self.started))
         return Group(*lines)
 
-    @staticmethod
-    def _line(node: _Active, now: float) -> Text:
-        text = Text("  ")
+    def _line(self, node: _Active, now: float) -> Text:
+        text = Text("  ", no_wrap=True, overflow="ellipsis")
         text.append("● ", style="cyan")
         text.append(node.name, style="bold")
         if node.handler:
@@ -162,8 +177,53 @@ class _ActiveView:
         if node.turn:
             text.append(f"  {node.turn}", style="magenta")
         if node.tool:
-            text.append(f"  {node.tool_calls} tool calls, last {node.tool}", style="dim")
+            text.append(f"  ▸ {node.tool}", style="cyan")
+        elif node.tool_calls:
+            calls = f"{node.tool_calls} tool call{'s' if node.tool_calls > 1 else ''}"
+            text.append(f"  {calls}, last {node.last_tool}", style="dim")
+        output = self._last_output(node)
+        if output:
+            text.append(f"  │ {output}", style="dim")
         return text
+
+    def _last_output(self, node: _Active) -> str:
+        """A tool node's latest line of output, read from its stage folder."""
+        if node.handler != "tool" or self.run_dir is None:
+            return ""
+        return last_line(stage_path(self.run_dir, node.name) / "stdout.txt")[:_OUTPUT_WIDTH]
+
+    def _footer(self, elapsed: float) -> Text:
+        text = Text("  ", style="dim", no_wrap=True)
+        text.append(f"elapsed {_elapsed(elapsed)}")
+        if self.main_path:
+            done = progress(self.main_path, self.route)
+            text.append(f"  ·  node {done.index} of {done.total} on the main path")
+        return text
+
+    def track(self, event: ev.Event) -> None:
+        """Follow ``event``: which nodes run, their turns and tool calls."""
+        active = self.active
+        if isinstance(event, ev.PipelineStarted):
+            self.run_dir = Path(event.run_dir)
+            if self.started is None:
+                self.started = time.monotonic()
+        elif isinstance(event, ev.StageStarted):
+            active[event.name] = _Active(event.name, event.handler, time.monotonic(), event.attempt)
+            self.route.append(event.name)
+        elif isinstance(event, ev.StageCompleted | ev.StageFailed):
+            active.pop(event.name, None)
+        elif isinstance(event, ev.AgentTurnStarted) and event.node in active:
+            active[event.node].turn = _turn_text(event)
+        elif isinstance(event, ev.ToolCallStarted) and event.node in active:
+            active[event.node].tool = f"{event.tool}: {event.summary}"[:_OUTPUT_WIDTH]
+        elif isinstance(event, ev.ToolCallCompleted) and event.node in active:
+            node = active[event.node]
+            node.tool, node.last_tool = "", event.tool
+            node.tool_calls += 1
+
+
+#: How much of a tool call or a line of output the live region shows.
+_OUTPUT_WIDTH = 60
 
 
 def _elapsed(seconds: float) -> str:
@@ -173,10 +233,12 @@ def _elapsed(seconds: float) -> str:
 class LiveDisplay(_Display):
     """A rich live region of active nodes; finished nodes print above it."""
 
-    def __init__(self, console: Console, err: IO[str] | None = None) -> None:
+    def __init__(
+        self, console: Console, err: IO[str] | None = None, main_path: list[str] | None = None
+    ) -> None:
         super().__init__(console.file, err)
         self.console = console
-        self.view = _ActiveView()
+        self.view = _ActiveView(main_path)
         self.live = Live(self.view, console=console, refresh_per_second=4, transient=True)
 
     def __enter__(self) -> LiveDisplay:
@@ -187,7 +249,7 @@ class LiveDisplay(_Display):
         self.live.stop()
 
     def __call__(self, event: ev.Event) -> None:
-        self._track(event)
+        self.view.track(event)
         # Starts show in the live region; only what finished scrolls above it.
         line = None if isinstance(event, ev.StageStarted) else stage_line(event)
         if line is not None:
@@ -214,18 +276,6 @@ class LiveDisplay(_Display):
             if running:
                 self.live.start()
 
-    def _track(self, event: ev.Event) -> None:
-        active = self.view.active
-        if isinstance(event, ev.StageStarted):
-            active[event.name] = _Active(event.name, event.handler, time.monotonic(), event.attempt)
-        elif isinstance(event, ev.StageCompleted | ev.StageFailed):
-            active.pop(event.name, None)
-        elif isinstance(event, ev.AgentTurnStarted) and event.node in active:
-            active[event.node].turn = _turn_text(event)
-        elif isinstance(event, ev.ToolCallCompleted) and event.node in active:
-            active[event.node].tool = event.tool
-            active[event.node].tool_calls += 1
-
     def refresh(self) -> None:
         self.live.refresh()
 
@@ -249,10 +299,16 @@ def choose_mode(console: Console, *, json_mode: bool, quiet: bool) -> DisplayMod
     return "plain"
 
 
-def make_display(mode: DisplayMode, console: Console) -> _Display:
-    """The display for ``mode``, writing to ``console``'s file."""
+def make_display(
+    mode: DisplayMode, console: Console, main_path: list[str] | None = None
+) -> _Display:
+    """The display for ``mode``, writing to ``console``'s file.
+
+    ``main_path`` (the node ids from start to exit) lets the live display say
+    how far along the run is.
+    """
     if mode == "live":
-        return LiveDisplay(console)
+        return LiveDisplay(console, main_path=main_path)
     if mode == "json":
         return JsonDisplay(console.file)
     if mode == "quiet":

@@ -19,9 +19,11 @@ from attractor.version import __version__
 _COMMANDS = {
     "explain": "attractor.cli.explain_cmd:explain",
     "init": "attractor.cli.init_cmd:init",
+    "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",
     "run": "attractor.cli.run_cmd:run",
     "resume": "attractor.cli.run_cmd:resume",
+    "serve": "attractor.cli.serve_cmd:serve",
 }
 
 

@@ -26,6 +26,7 @@ from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
+from attractor.engine.inventory import main_path
 from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.engine.rundir import RunDir
 from attractor.errors import AttractorError, UsageError, ValidationError
@@ -224,7 +225,7 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
         # stdout carries only events in JSON mode, so the note goes to stderr there.
         click.echo(note, err=mode == "json")
     started = time.monotonic()
-    with make_display(mode, console) as display:
+    with make_display(mode, console, main_path(plan.graph)) as display:
         run_options = RunOptions(
             settings=plan.settings,
             interviewer=interviewer,

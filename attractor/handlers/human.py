@@ -183,16 +183,14 @@ def _by_target(text: str, choices: list[Choice], options: tuple[Option, ...]) ->
 
 def parse_answer(answer: Answer, choices: list[Choice]) -> tuple[Choice, str] | None:
     """The choice an answer names and its comment (``KEY: comment``), or None."""
-    whole = _find(answer, choices)
-    if whole is not None:
-        return whole, ""
     said = (answer.text or answer.value).strip()
     head, colon, comment = said.partition(":")
-    if colon:
+    if colon and comment.strip() and _find(Answer(said, text=said), choices) is None:
         picked = _find(Answer(head.strip(), text=head.strip()), choices)
         if picked is not None:
             return picked, comment.strip()
-    return None
+    whole = _find(answer, choices)
+    return (whole, "") if whole is not None else None
 
 
 def _find(answer: Answer, choices: list[Choice]) -> Choice | None:

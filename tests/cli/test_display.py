@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
@@ -188,3 +189,50 @@ def test_live_region_steps_aside_while_a_human_answers() -> None:
         display(ev.InterviewCompleted(question="Ship it?", answer="A", duration=1.0))
         assert display.live.is_started
     assert not display.live.is_started
+
+
+def _region(display: LiveDisplay) -> list[str]:
+    probe = io.StringIO()
+    Console(file=probe, width=160, no_color=True).print(display.view)
+    return probe.getvalue().splitlines()
+
+
+def test_live_region_shows_the_tool_call_output_line_progress_and_elapsed(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "stdout.txt").write_text("compiling\nlinking step 2 of 3\n\n")
+    display = LiveDisplay(
+        _terminal(io.StringIO()), io.StringIO(), main_path=["start", "build", "done"]
+    )
+    display(ev.PipelineStarted(name="p", run_id="r", run_dir=str(tmp_path)))
+    display(ev.StageStarted(name="start", index=1, handler="start"))
+    display(ev.StageCompleted(name="start", index=1, duration=0.0))
+    display(ev.StageStarted(name="build", index=2, handler="tool"))
+    display(ev.StageStarted(name="fix", index=3, handler="codergen"))
+    display(ev.AgentTurnStarted(node="fix", turn=2, max_turns=8, kind="work"))
+    display(ev.ToolCallStarted(node="fix", turn=2, tool="shell", summary="pytest -q tests"))
+    build, fix, footer = _region(display)
+    assert "build (tool)" in build and "│ linking step 2 of 3" in build
+    assert "turn 2/8" in fix and "▸ shell: pytest -q tests" in fix
+    assert footer.strip().startswith("elapsed ")
+    assert "node 2 of 3 on the main path" in footer
+
+    display(ev.ToolCallCompleted(
+        node="fix", turn=2, tool="shell", arguments={}, output="", is_error=False, duration=0.1
+    ))  # fmt: skip
+    assert "▸" not in _region(display)[1]
+
+
+def test_plain_and_json_output_stay_line_per_event_with_tool_calls() -> None:
+    started = ev.ToolCallStarted(node="fix", turn=1, tool="shell", summary="make")
+    out = io.StringIO()
+    PlainDisplay(out, io.StringIO())(started)
+    assert out.getvalue() == ""
+    out = io.StringIO()
+    JsonDisplay(out, io.StringIO())(started)
+    assert json.loads(out.getvalue())["summary"] == "make"
+
+
+def test_tool_call_summary_is_one_short_line() -> None:
+    assert ev.call_summary({"command": "pytest   -q\n tests"}) == "pytest -q tests"
+    assert ev.call_summary({"a": 1, "b": "x"}) == "a=1 b=x"
+    assert len(ev.call_summary({"path": "p" * 500})) == 200

@@ -1,0 +1,57 @@
+"""``attractor serve``: the HTTP API and the web page for the runs under a root."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from attractor.errors import AttractorError
+
+_EPILOG = """\b
+Examples:
+  attractor serve                          # http://127.0.0.1:8700/, runs under .
+  attractor serve --root ~/work --port 9000
+  ATTRACTOR_SERVE_TOKEN=secret attractor serve --host 0.0.0.0
+
+Any address but a loopback one needs a token; clients send it as
+'Authorization: Bearer TOKEN', a browser opens http://HOST:PORT/?token=TOKEN once.
+"""
+
+
+@click.command(epilog=_EPILOG)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--root",
+    default=".",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder of pipelines and runs (.attractor/runs under it); request paths stay inside.",
+)
+@click.option(
+    "--token",
+    envvar="ATTRACTOR_SERVE_TOKEN",
+    help="Require this token on every request (env ATTRACTOR_SERVE_TOKEN).",
+)
+def serve(host: str, port: int, root: str, token: str | None) -> NoReturn:
+    """Serve the HTTP API, live event streams and the web page."""
+    from attractor.server.serve import serve as run_server
+
+    shown = f"[{host}]" if ":" in host else host
+    try:
+        run_server(
+            Path(root),
+            host,
+            port,
+            token,
+            on_ready=lambda: click.echo(
+                f"serving http://{shown}:{port}/ (root {Path(root).resolve()})", err=True
+            ),
+        )
+    except AttractorError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(err.exit_code)
+    sys.exit(0)

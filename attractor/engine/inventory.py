@@ -1,0 +1,460 @@
+"""What the run directories under a folder say: the runs, and one run's state.
+
+Front ends (``attractor graph --run``, ``attractor serve``, a runs listing)
+read runs only through this module, so that the files of a run directory are
+interpreted in one place. The manifest gives a run's name, status and timings,
+the checkpoint its visits and context, and ``events.jsonl`` what each node is
+doing or did (so a run driven by another process is read the same way).
+
+Node states: ``pending``, ``running``, ``success``, ``partial``, ``fail``,
+``skipped``, ``retry`` (the last attempt asked for another), and ``stopped``
+(it was running when its run stopped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attractor.dot.graph import Graph
+from attractor.engine.checkpoint import RUNNING, Checkpoint
+from attractor.engine.rundir import CHECKPOINT, LOCK, MANIFEST, RunDir, _safe_name
+from attractor.errors import AttractorError
+
+#: Where runs go under a root (the engine's default, relative to the directory run in).
+RUNS_SUBDIR = Path(".attractor") / "runs"
+#: Final event types: after one of these, a run's event stream has ended.
+FINAL_EVENTS = frozenset(
+    {"pipeline_completed", "pipeline_failed", "pipeline_timed_out", "pipeline_interrupted"}
+)
+_STATE_OF_STATUS = {"partial_success": "partial"}
+
+
+@dataclass
+class NodeState:
+    """One node as the run has seen it so far."""
+
+    id: str
+    state: str = "pending"
+    visits: int = 0
+    attempts: int = 0
+    #: Seconds spent in the node over every visit.
+    duration: float = 0.0
+    notes: str = ""
+    error: str = ""
+    preferred_label: str = ""
+    #: ``turn 3/10`` while an agent works in the node.
+    turn: str = ""
+    #: The tool call in progress (``shell: pytest -q``), empty when none.
+    tool: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class RunInfo:
+    """A run as a listing shows it (manifest only)."""
+
+    id: str
+    path: Path
+    name: str
+    goal: str
+    status: str
+    started_at: float | None
+    finished_at: float | None
+    duration: float | None
+    current_node: str | None
+    failure_reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["path"] = str(self.path)
+        return data
+
+
+@dataclass
+class Progress:
+    """Node ``index`` of ``total`` on the main path (start to exit, shortest)."""
+
+    index: int
+    total: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"index": self.index, "total": self.total}
+
+
+@dataclass
+class RunState:
+    """One run read from its files: the listing fields plus every node."""
+
+    info: RunInfo
+    nodes: dict[str, NodeState] = field(default_factory=dict)
+    #: The nodes in the order they started (first attempts only): the route taken.
+    route: list[str] = field(default_factory=list)
+    progress: Progress | None = None
+    #: How many events events.jsonl holds (the id of the last one).
+    event_count: int = 0
+    pending_question: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.info.to_json(),
+            "nodes": {k: v.to_json() for k, v in self.nodes.items()},
+            "route": self.route,
+            "progress": self.progress.to_json() if self.progress else None,
+            "event_count": self.event_count,
+            "pending_question": self.pending_question,
+        }
+
+
+def is_run_dir(path: Path) -> bool:
+    return (path / MANIFEST).is_file() or (path / CHECKPOINT).is_file()
+
+
+def list_runs(root: Path) -> list[RunInfo]:
+    """Every run under ``root/.attractor/runs`` (and ``root`` itself), newest first."""
+    found: list[RunInfo] = []
+    for base in (root / RUNS_SUBDIR, root):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(base):
+                path = Path(entry.path)
+                if entry.is_dir(follow_symlinks=False) and is_run_dir(path):
+                    found.append(run_info(path))
+    found.sort(key=lambda r: (r.started_at or 0.0, r.id), reverse=True)
+    return found
+
+
+def run_info(path: Path) -> RunInfo:
+    """The manifest of the run in ``path``; a driver that died leaves ``stopped``."""
+    try:
+        manifest = RunDir(path).read_manifest()
+    except AttractorError:
+        manifest = {}
+    status = str(manifest.get("status") or "unknown")
+    if status == RUNNING and not driver_alive(path):
+        status = "stopped"
+    return RunInfo(
+        id=path.name,
+        path=path,
+        name=str(manifest.get("name") or path.name),
+        goal=str(manifest.get("goal") or ""),
+        status=status,
+        started_at=_number(manifest.get("started_at")),
+        finished_at=_number(manifest.get("finished_at")),
+        duration=_number(manifest.get("duration")),
+        current_node=_text_or_none(manifest.get("current_node")),
+        failure_reason=str(manifest.get("failure_reason") or ""),
+    )
+
+
+def driver_alive(path: Path) -> bool:
+    """Whether the process that last locked the run directory still exists."""
+    try:
+        pid = int((path / LOCK).read_text(encoding="ascii").strip() or "0")
+    except (OSError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def load_checkpoint(path: Path) -> Checkpoint | None:
+    """The run's checkpoint, None before the first one is written or when damaged."""
+    try:
+        return Checkpoint.load(RunDir(path).checkpoint_path)
+    except AttractorError:
+        return None
+
+
+def read_events(path: Path, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
+    """``(id, event)`` for each whole line of events.jsonl after event ``after``."""
+    tail = EventTail(path, after)
+    found: list[tuple[int, dict[str, Any]]] = []
+    while batch := tail.read():
+        found += batch
+    return found
+
+
+class EventTail:
+    """Reads a run's events.jsonl forward, each whole line once, from where it stopped.
+
+    Ids count lines from 1, so they are the same for every reader (an SSE
+    client reconnecting with Last-Event-ID gets the events after its last one).
+    A line a crash cut short, or one still being written, waits for its end.
+    """
+
+    #: How many bytes one read takes (more to finish the last line).
+    CHUNK = 4 * 1024 * 1024
+
+    def __init__(self, path: Path, after: int = 0) -> None:
+        self.path = RunDir(path).events_path
+        self.after = after
+        self.count = 0
+        self._offset = 0
+
+    def read(self) -> list[tuple[int, dict[str, Any]]]:
+        """The next events appended since the previous call, a chunk's worth at most.
+
+        An empty list means there is nothing new (yet).
+        """
+        while True:
+            data = self._next_chunk()
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                return []
+            self._offset += end
+            found = []
+            for raw in data[:end].splitlines():
+                self.count += 1
+                if self.count > self.after:
+                    found.append((self.count, _parse(raw)))
+            if found:
+                return found
+
+    def _next_chunk(self) -> bytes:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                data = handle.read(self.CHUNK)
+                if len(data) == self.CHUNK:
+                    data += handle.readline()  # the rest of the line the chunk cut
+                return data
+        except OSError:
+            return b""
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        return {"type": "unreadable"}
+    return event if isinstance(event, dict) else {"type": "unreadable"}
+
+
+def stage_path(path: Path, node_id: str) -> Path:
+    """The stage folder of node ``node_id`` in the run directory ``path``."""
+    return path / _safe_name(node_id)
+
+
+def stage_files(path: Path, node_id: str, tail: int = 4000) -> dict[str, str]:
+    """What a node left in its stage folder: each text file's last ``tail`` characters."""
+    folder = stage_path(path, node_id)
+    files: dict[str, str] = {}
+    for name in _STAGE_FILES:
+        text = tail_text(folder / name, tail)
+        if text is not None:
+            files[name] = text
+    return files
+
+
+_STAGE_FILES = (
+    "prompt.md",
+    "response.md",
+    "status.json",
+    "status.engine.json",
+    "answer.json",
+    "transcript.jsonl",
+    "reflections.md",
+    "stdout.txt",
+    "stderr.txt",
+)
+
+
+def tail_text(path: Path, limit: int) -> str | None:
+    """The last ``limit`` bytes of a regular file as text; None when there is none."""
+    if not path.is_file():  # a FIFO would block the reader
+        return None
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - limit))
+            data = handle.read(limit)
+    except OSError:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    return text if len(data) < limit else "…" + text
+
+
+def last_line(path: Path) -> str:
+    """The last non-empty line of a file (a tool's latest output), else ''."""
+    text = tail_text(path, 2000) or ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def run_state(path: Path, graph: Graph | None = None) -> RunState:
+    """The state of the run in ``path``; ``graph`` (its pipeline) adds pending nodes
+    and the progress along the main path."""
+    return RunReader(path, graph).read()
+
+
+class RunReader:
+    """Reads one run's state again and again, parsing only the events added since.
+
+    A server keeps one per run, so a status request on a long run costs the new
+    events, not the whole of events.jsonl.
+    """
+
+    def __init__(self, path: Path, graph: Graph | None = None) -> None:
+        self.path = path
+        self.graph = graph
+        self._tail = EventTail(path)
+        self._fold = _Fold(RunState(info=run_info(path)))
+        if graph is not None:
+            self._fold.state.nodes = {node.id: NodeState(node.id) for node in graph.nodes()}
+        self._main_path = main_path(graph) if graph is not None else []
+
+    def read(self) -> RunState:
+        """The run as its files say now."""
+        folded = self._fold.state
+        while batch := self._tail.read():
+            for number, event in batch:
+                self._fold.apply(event)
+                folded.event_count = number
+        info = run_info(self.path)
+        live = info.status == RUNNING
+        state = RunState(
+            info=info,
+            nodes={k: dataclasses.replace(v) for k, v in folded.nodes.items()},
+            route=list(folded.route),
+            event_count=folded.event_count,
+            pending_question=folded.pending_question if live else "",
+        )
+        for node in state.nodes.values():
+            if node.state == "running" and not live:
+                node.state = "stopped"
+            if not live:
+                node.turn = node.tool = ""
+        checkpoint = load_checkpoint(self.path)
+        if checkpoint is not None:
+            for node_id, count in checkpoint.node_visits.items():
+                node = state.nodes.setdefault(node_id, NodeState(node_id))
+                node.visits = max(count, node.visits)
+        if self.graph is not None:
+            state.progress = progress(self._main_path, state.route)
+        return state
+
+
+class _Fold:
+    """Applies events, in order, to the node states of a :class:`RunState`."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def node(self, node_id: str) -> NodeState:
+        return self.state.nodes.setdefault(node_id, NodeState(node_id))
+
+    def apply(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                handler(event)
+
+    def _on_stage_started(self, e: dict[str, Any]) -> None:
+        node = self.node(str(e["name"]))
+        node.state, node.error, node.turn, node.tool = "running", "", "", ""
+        node.attempts = int(e.get("attempt", 1))
+        if node.attempts == 1:
+            node.visits += 1
+            self.state.route.append(node.id)
+
+    def _on_stage_completed(self, e: dict[str, Any]) -> None:
+        node = self.node(str(e["name"]))
+        status = str(e.get("status", "success"))
+        node.state = _STATE_OF_STATUS.get(status, status)
+        node.duration += float(e.get("duration", 0.0))
+        node.notes = str(e.get("notes", ""))
+        node.preferred_label = str(e.get("preferred_label", ""))
+        node.turn = node.tool = ""
+
+    def _on_stage_failed(self, e: dict[str, Any]) -> None:
+        node = self.node(str(e["name"]))
+        node.error = str(e.get("error", ""))
+        if not e.get("will_retry"):
+            node.state, node.turn, node.tool = "fail", "", ""
+
+    def _on_agent_turn_started(self, e: dict[str, Any]) -> None:
+        self.node(str(e["node"])).turn = f"turn {e['turn']}/{e['max_turns']}"
+
+    def _on_tool_call_started(self, e: dict[str, Any]) -> None:
+        self.node(str(e["node"])).tool = f"{e['tool']}: {e.get('summary', '')}".rstrip(": ")
+
+    def _on_tool_call_completed(self, e: dict[str, Any]) -> None:
+        self.node(str(e["node"])).tool = ""
+
+    def _on_interview_started(self, e: dict[str, Any]) -> None:
+        self.state.pending_question = str(e.get("question", ""))
+
+    def _on_interview_completed(self, e: dict[str, Any]) -> None:
+        self.state.pending_question = ""
+
+    _on_interview_timeout = _on_interview_completed
+
+
+def run_graph(path: Path) -> Graph | None:
+    """The run's copy of its pipeline, parsed and transformed; None when unusable."""
+    from attractor.linter.prepare import prepare
+
+    try:
+        graph, _ = prepare(RunDir(path).pipeline_path)
+    except AttractorError:
+        return None
+    return graph
+
+
+def main_path(graph: Graph) -> list[str]:
+    """The shortest route from the start node to an exit (edges in file order)."""
+    start = graph.start_node()
+    if start is None:
+        return []
+    exits = {node.id for node in graph.nodes() if graph.is_exit(node)}
+    previous: dict[str, str | None] = {start.id: None}
+    queue = deque([start.id])
+    while queue:
+        current = queue.popleft()
+        if current in exits:
+            return _walk_back(previous, current)
+        for edge in graph.outgoing(current):
+            if edge.target not in previous:
+                previous[edge.target] = current
+                queue.append(edge.target)
+    return [start.id]
+
+
+def _walk_back(previous: dict[str, str | None], last: str) -> list[str]:
+    path: list[str] = []
+    node: str | None = last
+    while node is not None:
+        path.append(node)
+        node = previous[node]
+    return path[::-1]
+
+
+def progress(path: list[str], route: Iterable[str]) -> Progress:
+    """How far along ``path`` the run has got: the furthest of its nodes reached."""
+    position = {node: i for i, node in enumerate(path, start=1)}
+    reached = max((position.get(node, 0) for node in route), default=0)
+    return Progress(reached, len(path))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

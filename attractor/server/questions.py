@@ -1,0 +1,109 @@
+"""Human gates answered over HTTP: an interviewer whose questions wait for a POST."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from attractor.dot.accelerators import strip_accelerator
+from attractor.errors import UsageError
+from attractor.handlers.interviewer import (
+    Answer,
+    AnswerValue,
+    Question,
+    QuestionType,
+    match_option,
+)
+
+_YES = ("y", "yes", "true", "1")
+
+
+@dataclass
+class Pending:
+    """A question waiting for its answer."""
+
+    id: str
+    question: Question
+    asked_at: float = field(default_factory=time.time)
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    answer: Answer | None = None
+    comment: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        q = self.question
+        default = q.default.value if q.default is not None else None
+        return {
+            "id": self.id,
+            "stage": q.stage,
+            "text": q.text,
+            "type": str(q.type),
+            "options": [{"key": o.key, "label": strip_accelerator(o.label)} for o in q.options],
+            "default": default,
+            "timeout_seconds": q.timeout_seconds,
+            "asked_at": self.asked_at,
+        }
+
+
+class WebInterviewer:
+    """Keeps each question pending until :meth:`answer` is called or it times out.
+
+    ``on_answer(pending)`` runs when an answer arrives (the server records the
+    comment in the run directory).
+    """
+
+    def __init__(self, on_answer: Callable[[Pending], None] | None = None) -> None:
+        self.pending: dict[str, Pending] = {}
+        self._asked = 0
+        self._on_answer = on_answer
+
+    async def ask(self, question: Question) -> Answer:
+        self._asked += 1
+        waiting = Pending(f"q{self._asked}", question)
+        self.pending[waiting.id] = waiting
+        try:
+            with anyio.move_on_after(question.timeout_seconds):
+                await waiting.answered.wait()
+        finally:
+            self.pending.pop(waiting.id, None)
+        if waiting.answer is not None:
+            return waiting.answer
+        return question.default or Answer(AnswerValue.TIMEOUT)
+
+    def answer(self, qid: str, text: str, comment: str = "") -> Answer:
+        """Answer question ``qid`` with a key or label (yes/no, or free text).
+
+        Raises:
+            KeyError: no such question is waiting.
+            UsageError: the text matches none of the choices.
+        """
+        waiting = self.pending[qid]
+        answer = parse_answer(waiting.question, text)
+        if comment.strip() and answer.selected_option is not None:
+            # The gate reads a comment after the choice, as typed on a terminal.
+            said = f"{answer.selected_option.key}: {comment.strip()}"
+            answer = Answer(answer.value, selected_option=answer.selected_option, text=said)
+        waiting.answer, waiting.comment = answer, comment
+        self.pending.pop(qid, None)
+        if self._on_answer is not None:
+            self._on_answer(waiting)
+        waiting.answered.set()
+        return answer
+
+
+def parse_answer(question: Question, text: str) -> Answer:
+    """``text`` as an answer to ``question``; a choice must match one option."""
+    text = text.strip()
+    if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
+        value = AnswerValue.YES if text.lower() in _YES else AnswerValue.NO
+        return Answer(value, text=text)
+    if question.type == QuestionType.FREEFORM:
+        return Answer(text, text=text)
+    option = match_option(text, question.options)
+    if option is None:
+        keys = ", ".join(f"{o.key} ({strip_accelerator(o.label)})" for o in question.options)
+        raise UsageError(f"answer {text!r} matches no choice; answer one of: {keys}")
+    return Answer(option.key, selected_option=option, text=option.label)

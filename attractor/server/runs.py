@@ -1,0 +1,257 @@
+"""The runs a server drives: started, resumed and cancelled through the engine.
+
+Runs go where ``attractor run`` puts them when run in the root
+(``ROOT/.attractor/runs/TIMESTAMP-GRAPH``), work in the root unless told
+otherwise, and use the same settings resolution, so a run started here can be
+resumed from the command line and the other way round. Each run is a task of
+the server's task group in a cancel scope of its own: cancelling the scope
+stops the node in progress and kills its processes (the engine's process
+ledger), and the run is saved as ``interrupted``, ready to resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from attractor.api import backend_for, settings_for
+from attractor.dot.graph import Graph
+from attractor.engine.inventory import RUNS_SUBDIR
+from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
+from attractor.engine.rundir import RunDir
+from attractor.errors import UsageError
+from attractor.events import Event, PipelineStarted
+from attractor.fileio import atomic_write_json
+from attractor.server.questions import Pending, WebInterviewer
+from attractor.settings import Settings
+
+#: How a launch starts the engine: a new run, or a resume.
+Begin = Callable[[RunOptions], Awaitable[RunResult]]
+
+#: Settings a request may give (as the CLI names them); paths are checked apart.
+ALLOWED_SETTINGS = frozenset(
+    {
+        "timeout",
+        "max_turns",
+        "max_total_turns",
+        "profile",
+        "backend",
+        "provider",
+        "model",
+        "base_url",
+        "kill_grace",
+        "shell_timeout_cap",
+        "workdir",
+    }
+)
+
+
+class Changes:
+    """Wakes everyone waiting for the next change of a run (a new event)."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = anyio.Event()
+
+    async def wait(self, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            await self._event.wait()
+
+
+@dataclass
+class ActiveRun:
+    """A run this server is driving now."""
+
+    id: str
+    path: Path
+    interviewer: WebInterviewer
+    changes: Changes
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    error: str = ""
+
+
+class RunManager:
+    """Starts runs as tasks of one task group and keeps the ones still going."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.active: dict[str, ActiveRun] = {}
+        self._group: TaskGroup | None = None
+        #: One per run a stream follows, so a waiting stream wakes on each event.
+        self.changes: dict[str, Changes] = {}
+        #: Set once the server stops: event streams end after their last event.
+        self.closing = False
+        self._idle = anyio.Event()
+
+    def attach(self, group: TaskGroup) -> None:
+        self._group = group
+
+    def changes_for(self, run_id: str) -> Changes:
+        return self.changes.setdefault(run_id, Changes())
+
+    def confine(self, relative: str, what: str) -> Path:
+        """``relative`` resolved inside the root.
+
+        Raises:
+            PermissionError: it leads outside the root (the message says so).
+        """
+        root = self.root.resolve()
+        path = (root / relative).resolve()
+        if path != root and root not in path.parents:
+            raise PermissionError(
+                f"{what} {relative!r} is outside the server root {root}; "
+                "name a path inside the root"
+            )
+        return path
+
+    def flags(self, requested: dict[str, Any]) -> dict[str, Any]:
+        """The request's settings checked, plus where runs and work go."""
+        unknown = sorted(set(requested) - ALLOWED_SETTINGS)
+        if unknown:
+            raise UsageError(
+                f"unknown run setting(s) {', '.join(unknown)}; "
+                f"use {', '.join(sorted(ALLOWED_SETTINGS))}"
+            )
+        flags = {k: str(v) for k, v in requested.items() if v is not None}
+        flags["workdir"] = str(self.confine(flags.get("workdir", "."), "workdir"))
+        backend = flags.get("backend", "")
+        if backend.startswith("scripted:"):
+            script = self.confine(backend.removeprefix("scripted:"), "scripted backend file")
+            flags["backend"] = f"scripted:{script}"
+        flags["logs_dir"] = str(self.root / RUNS_SUBDIR / "{timestamp}-{graph}")
+        return flags
+
+    async def start(
+        self, graph: Graph, source: Path, requested: dict[str, Any], seed: dict[str, Any]
+    ) -> str:
+        """Start ``graph`` in a new run directory; returns the run id once it exists."""
+        settings = settings_for(graph, self.flags(requested))
+
+        async def begin(options: RunOptions) -> RunResult:
+            return await run_pipeline(graph, source, options)
+
+        return await self._launch(graph, settings, seed, begin)
+
+    async def resume(self, path: Path, graph: Graph, requested: dict[str, Any]) -> str:
+        """Continue the stopped run in ``path`` (same directory, same id)."""
+        if path.name in self.active:
+            raise UsageError(f"run {path.name} is still running; cancel it first")
+        flags = self.flags(requested)
+        del flags["logs_dir"]
+        settings = settings_for(graph, flags)
+
+        async def begin(options: RunOptions) -> RunResult:
+            return await resume_pipeline(path, options, graph)
+
+        return await self._launch(graph, settings, {}, begin)
+
+    async def _launch(
+        self, graph: Graph, settings: Settings, seed: dict[str, Any], begin: Begin
+    ) -> str:
+        if self._group is None:
+            raise RuntimeError("the run manager is not attached to a task group")
+        backend = backend_for(settings, graph)
+        options = RunOptions(
+            settings=settings, context_seed=dict(seed), backend=backend, interviewer=None
+        )
+        run_id: str = await self._group.start(self._drive, options, begin)
+        return run_id
+
+    async def _drive(
+        self, options: RunOptions, begin: Begin, *, task_status: TaskStatus[str]
+    ) -> None:
+        """One run from start to end; reports its id once its directory exists."""
+        launch = _Launch()
+        options.interviewer = WebInterviewer(on_answer=launch.record_answer)
+        options.observers.append(lambda event: self._observe(event, options, launch, task_status))
+        try:
+            with launch.scope:
+                await begin(options)
+        except Exception as exc:
+            if launch.run is None:
+                raise  # before the run existed: the request that started it says why
+            launch.run.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if launch.run is not None:
+                self.active.pop(launch.run.id, None)
+                launch.run.changes.notify()
+            self._idle.set()
+            if options.backend is not None:
+                with anyio.CancelScope(shield=True):
+                    await options.backend.aclose()
+
+    def _observe(
+        self, event: Event, options: RunOptions, launch: _Launch, task_status: TaskStatus[str]
+    ) -> None:
+        if isinstance(event, PipelineStarted):
+            # A loop_restart goes on in a new directory: the run is known by its new id.
+            first = launch.run is None
+            if launch.run is not None:
+                self.active.pop(launch.run.id, None)
+            assert isinstance(options.interviewer, WebInterviewer)
+            launch.run = ActiveRun(
+                event.run_id,
+                Path(event.run_dir),
+                options.interviewer,
+                self.changes_for(event.run_id),
+                launch.scope,
+            )
+            self.active[event.run_id] = launch.run
+            if first:
+                task_status.started(event.run_id)
+        if launch.run is not None:
+            launch.run.changes.notify()
+
+    async def shutdown(self) -> None:
+        """Cancel every run, wait until each has saved itself, then end the streams."""
+        for run in list(self.active.values()):
+            run.scope.cancel()
+        while self.active:
+            self._idle = anyio.Event()
+            await self._idle.wait()
+        self.closing = True
+        for changes in self.changes.values():
+            changes.notify()
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run this server drives; False when it is not one of them."""
+        run = self.active.get(run_id)
+        if run is None:
+            return False
+        run.scope.cancel()
+        return True
+
+
+class _Launch:
+    """One launch of a run: its cancel scope and, once it exists, the active run."""
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+        self.run: ActiveRun | None = None
+
+    def record_answer(self, pending: Pending) -> None:
+        """The answer and its comment, kept in the gate's stage folder (answer.json)."""
+        if self.run is None or pending.answer is None:
+            return
+        with contextlib.suppress(OSError):
+            folder = RunDir(self.run.path).stage_dir(pending.question.stage or "gate")
+            atomic_write_json(
+                folder / "answer.json",
+                {
+                    "question": pending.question.text,
+                    "answer": pending.answer.value,
+                    "label": pending.answer.text,
+                    "comment": pending.comment,
+                    "answered_at": time.time(),
+                },
+            )

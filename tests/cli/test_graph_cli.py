@@ -1,0 +1,105 @@
+"""``attractor graph``: the picture checked as SVG structure, not pixels."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tests.cli.runkit import invoke, only_run_dir, write
+
+SVG = "{http://www.w3.org/2000/svg}"
+FAILING = """digraph broken_build {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    fetch [shape=parallelogram, tool_command="echo fetched"]
+    build [shape=parallelogram, tool_command="echo nope >&2; exit 3"]
+    check [shape=diamond]
+    start -> fetch -> build -> check
+    deploy [shape=parallelogram, tool_command="echo deployed"]
+    report [shape=parallelogram, tool_command="echo reported"]
+    check -> deploy [label="ok", condition="outcome=success"]
+    check -> report [label="again", condition="outcome!=success"]
+    deploy -> done
+    report -> done
+}
+"""
+
+
+def _nodes(svg: str) -> dict[str, ET.Element]:
+    root = ET.fromstring(svg)
+    return {
+        g.attrib["id"].removeprefix("node-"): g
+        for g in root.iter(f"{SVG}g")
+        if "node" in g.attrib.get("class", "").split()
+    }
+
+
+def _fill(group: ET.Element) -> str:
+    shape = next(e for e in group.iter() if e.tag in (f"{SVG}polygon", f"{SVG}ellipse"))
+    return shape.attrib["fill"]
+
+
+def test_graph_draws_every_node_with_its_shape_and_edge_labels(workspace: Path) -> None:
+    write(workspace / "p.dot", FAILING)
+    result = invoke(["graph", "p.dot"])
+    assert result.exit_code == 0, result.stderr
+    nodes = _nodes(result.stdout)
+    assert set(nodes) == {"start", "done", "fetch", "build", "check", "deploy", "report"}
+    assert {n.attrib["class"] for n in nodes.values()} == {"node state-pending"}
+    texts = [t.text for t in ET.fromstring(result.stdout).iter(f"{SVG}text")]
+    assert "ok [outcome=success]" in texts and "again [outcome!=success]" in texts
+
+
+def test_graph_of_a_run_colours_nodes_by_state_and_bolds_the_route(workspace: Path) -> None:
+    pipeline = write(workspace / "p.dot", FAILING)
+    ran = invoke(["run", "p.dot", "--logs-dir", "runs/{timestamp}", "--quiet"])
+    assert ran.exit_code == 0, ran.stderr
+    run_dir = only_run_dir(workspace / "runs")
+    result = invoke(["graph", str(pipeline), "--run", str(run_dir)])
+    assert result.exit_code == 0, result.stderr
+    nodes = _nodes(result.stdout)
+    states = {k: v.attrib["class"].split()[1] for k, v in nodes.items()}
+    assert states == {
+        "start": "state-success",
+        "fetch": "state-success",
+        "build": "state-fail",
+        "check": "state-fail",  # a conditional passes its input through
+        "deploy": "state-pending",
+        "report": "state-success",
+        "done": "state-success",
+    }
+    assert _fill(nodes["fetch"]) == "#86efac"
+    assert _fill(nodes["build"]) == "#fca5a5"
+    assert _fill(nodes["deploy"]) == "#f4f4f5"
+    taken = {
+        g.attrib["id"]
+        for g in ET.fromstring(result.stdout).iter(f"{SVG}g")
+        if "taken" in g.attrib.get("class", "")
+    }
+    assert taken == {
+        "edge-start-fetch", "edge-fetch-build", "edge-build-check", "edge-check-report",
+        "edge-report-done",
+    }  # fmt: skip
+
+
+def test_graph_writes_png_and_pdf_files(workspace: Path) -> None:
+    write(workspace / "p.dot", FAILING)
+    for name, magic in (("p.png", b"\x89PNG"), ("p.pdf", b"%PDF")):
+        result = invoke(["graph", "p.dot", "-o", name])
+        assert result.exit_code == 0, result.stderr
+        assert (workspace / name).read_bytes().startswith(magic)
+
+
+def test_graph_refuses_bad_input_in_one_line(workspace: Path) -> None:
+    write(workspace / "p.dot", FAILING)
+    write(workspace / "bad.dot", "digraph bad { a -> b }")
+    cases = [
+        (["graph", "p.dot", "-o", "p.gif"], "name a .svg, .png or .pdf file"),
+        (["graph", "p.dot", "--run", "."], "not a run directory"),
+        (["graph", "missing.dot"], "no such pipeline file"),
+        (["graph", "bad.dot"], "start_node"),
+    ]
+    for args, message in cases:
+        result = invoke(args)
+        assert result.exit_code == 2, args
+        assert message in result.stderr and "Traceback" not in result.stderr

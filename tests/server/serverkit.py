@@ -1,0 +1,126 @@
+"""A real ``attractor serve`` process on 127.0.0.1 and an SSE reader for the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+#: A tool step that waits for a file, then a human gate: a run that stops twice.
+GATE_PIPELINE = """digraph gate {
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    work   [shape=parallelogram, tool_command="while [ ! -f go ]; do sleep 0.05; done; echo built"]
+    review [shape=hexagon, label="Ship it?"]
+    start -> work -> review
+    review -> done [label="[A] Approve"]
+    review -> work [label="[R] Redo"]
+}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ATTRACTOR_", "OPENAI_", "ANTHROPIC_"))
+    }
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class Server:
+    """A running server: its base URL, root and process."""
+
+    url: str
+    root: Path
+    process: subprocess.Popen[str]
+    token: str | None = None
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)
+
+    def stop(self) -> str:
+        """Stop the server as Ctrl-C does; its stderr."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            _, err = self.process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err or ""
+
+
+def start_server(
+    root: Path, extra_args: Sequence[str] = (), token: str | None = None, host: str = "127.0.0.1"
+) -> Server:
+    """``attractor serve`` in a subprocess, returned once it answers."""
+    port = free_port()
+    args = [sys.executable, "-m", "attractor", "serve", "--root", str(root), "--port", str(port)]
+    args += ["--host", host, *extra_args]
+    process = subprocess.Popen(args, cwd=root, env=_clean_env(), stderr=subprocess.PIPE, text=True)
+    server = Server(f"http://127.0.0.1:{port}", root, process, token)
+    deadline = time.monotonic() + 30
+    with server.client() as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise AssertionError(f"server exited: {server.stop()}")
+            try:
+                client.get("/pipelines")
+                return server
+            except httpx.TransportError:
+                time.sleep(0.05)  # the port is not open yet
+    server.stop()
+    raise AssertionError("server did not answer within 30s")
+
+
+@dataclass
+class SseEvent:
+    id: int
+    type: str
+    data: dict[str, Any]
+
+
+def sse_events(response: httpx.Response) -> Iterator[SseEvent]:
+    """The messages of an open SSE response, as they arrive."""
+    fields: dict[str, str] = {}
+    for line in response.iter_lines():
+        if line == "":
+            if "data" in fields:
+                yield SseEvent(
+                    int(fields.get("id", "0")), fields.get("event", ""), json.loads(fields["data"])
+                )
+            fields = {}
+        elif not line.startswith(":") and ":" in line:
+            key, _, value = line.partition(":")
+            fields[key] = value.removeprefix(" ")
+
+
+def read_until(events: Iterator[SseEvent], wanted: str, name: str | None = None) -> list[SseEvent]:
+    """Events up to and including the first of type ``wanted`` (for node ``name``)."""
+    seen = []
+    for event in events:
+        seen.append(event)
+        if event.type == wanted and name in (None, event.data.get("name")):
+            return seen
+    raise AssertionError(f"stream ended before {wanted}: {[e.type for e in seen]}")

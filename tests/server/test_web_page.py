@@ -1,0 +1,128 @@
+"""The web page in a real headless browser: Debian's chromium driven by Playwright.
+
+The browser is the system one (``executable_path``); Playwright never downloads
+its own. The screenshot of the run page is kept in ``test-artifacts/`` (or
+``$ATTRACTOR_TEST_ARTIFACTS``) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.server.serverkit import Server
+
+ARTIFACTS = Path(
+    os.environ.get("ATTRACTOR_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
+)
+
+
+def _system_chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert found, "Debian's chromium is not installed (apt-get install chromium; see .ci/run)"
+    return found
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=_system_chromium(), headless=True, args=["--no-sandbox"]
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _node(page: Page, node_id: str) -> object:
+    return page.locator(f'[id="node-{node_id}"]')
+
+
+def test_a_gate_is_answered_in_the_page_and_the_run_finishes(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto(server.url + "/")
+    expect(page.get_by_role("heading", name="Runs")).to_be_visible()
+    page.get_by_label("Pipeline file under the server root").fill("gate.dot")
+    page.keyboard.press("Enter")  # the form submits from the keyboard
+
+    work = page.locator('#graph [id="node-work"]')
+    expect(work).to_have_class("node state-running")
+    (root / "go").touch()  # the tool step may finish now
+    expect(work).to_have_class("node state-success")
+    assert work.locator("polygon").first.get_attribute("fill") == "#86efac"
+
+    question = page.locator("#question")
+    expect(question).to_be_visible()
+    expect(page.locator("#question-text")).to_have_text("review: Ship it?")
+    page.get_by_label("[A] Approve").check()
+    page.get_by_label("Comment (optional)").fill("looks right to me")
+    page.get_by_role("button", name="Send answer").click()
+
+    expect(page.locator("#run-status")).to_have_text("success")
+    expect(page.locator('#graph [id="node-done"]')).to_have_class("node state-success")
+    expect(page.locator("#run-progress")).to_have_text("node 4 of 4 on the main path")
+    page.locator('#node-list button[data-node="review"]').click()
+    expect(page.locator("#node-files")).to_contain_text("looks right to me")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "run-page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+
+
+AGENT = """digraph agent {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    fix   [prompt="Fix the build", max_turns=10]
+    start -> fix -> done
+}
+"""
+SCRIPT = {
+    "responses": [
+        {
+            "text": "",
+            "tool_calls": [
+                {
+                    "name": "shell",
+                    "arguments": {"command": "while [ ! -f go ]; do sleep 0.05; done; echo built"},
+                }
+            ],
+        },
+        {"text": "The build is fixed."},
+    ],
+    "then": "stop",
+}
+
+
+def test_an_agent_node_shows_its_turn_and_tool_call_live(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    (root / "agent.dot").write_text(AGENT)
+    (root / "model.json").write_text(json.dumps(SCRIPT))
+    with server.client() as client:
+        started = client.post(
+            "/pipelines",
+            json={"path": "agent.dot", "settings": {"backend": "scripted:model.json"}},
+        )
+    run_id = started.json()["id"]
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto(f"{server.url}/#/run/{run_id}")
+    note = page.locator('#graph [id="node-fix"] text.live-note')
+    expect(note).to_have_text(
+        "turn 1/10 · shell: while [ ! -f go ]; do sleep 0.05; done; …"
+    )
+    expect(page.locator('#node-list button[data-node="fix"]')).to_contain_text("turn 1/10")
+    (root / "go").touch()
+    expect(page.locator("#run-status")).to_have_text("success")
+    expect(note).to_have_count(0)
+    page.locator('#node-list button[data-node="fix"]').press("Enter")
+    expect(page.locator("#node-files")).to_contain_text("response.md")
+    expect(page.locator("#node-facts")).to_contain_text("success")
