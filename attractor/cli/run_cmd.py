@@ -75,6 +75,7 @@ _RESUME_EPILOG = f"""\b
 Examples:
   attractor resume .attractor/runs/20261122T040646Z-feature
   attractor resume runs/nightly --timeout 1h
+  attractor resume --latest
 
 Completed nodes never run again; the node that was running starts over.
 {_EXIT_CODES}
@@ -97,11 +98,33 @@ def run(file: str, dry_run: bool, **params: Any) -> NoReturn:
 
 
 @click.command(epilog=_RESUME_EPILOG)
-@click.argument("run_dir", metavar="RUN_DIR")
+@click.argument("run_dir", metavar="RUN_DIR", required=False)
+@click.option("--latest", is_flag=True, help="Resume the newest stopped run under .attractor/runs.")
 @common_options(logs_dir=False)
-def resume(run_dir: str, **params: Any) -> NoReturn:
-    """Continue the run in RUN_DIR from its last checkpoint."""
-    _execute(params, lambda options: _plan_resume(Path(run_dir), options))
+def resume(run_dir: str | None, latest: bool, **params: Any) -> NoReturn:
+    """Continue the run in RUN_DIR (or the newest stopped one) from its last checkpoint."""
+    _execute(params, lambda options: _plan_resume(_resume_target(run_dir, latest), options))
+
+
+def _resume_target(run_dir: str | None, latest: bool) -> Path:
+    """RUN_DIR, or with ``--latest`` the newest resumable run under the current folder."""
+    if run_dir is not None and latest:
+        raise UsageError("give RUN_DIR or --latest, not both")
+    if run_dir is not None:
+        return Path(run_dir)
+    if not latest:
+        raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
+    from attractor.engine.inventory import list_runs
+    from attractor.engine.setup import RESUMABLE
+
+    for info in list_runs(Path(".")):
+        if info.status != "running" and (info.status in RESUMABLE or info.status == "stopped"):
+            click.echo(f"resuming {info.path}", err=True)
+            return info.path
+    raise UsageError(
+        "--latest: no stopped run under .attractor/runs to resume; "
+        "list the runs with attractor runs"
+    )
 
 
 def _execute(

@@ -40,6 +40,7 @@ from attractor.engine.setup import (
     restart_setup,
     resume_setup,
     start_setup,
+    utc_text,
 )
 from attractor.engine.state import NodeResult, Run, save_checkpoint, sum_usage
 from attractor.errors import AttractorError, RunError
@@ -408,9 +409,11 @@ def _timeout_text(settings: Settings) -> str | None:
 
 def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:
     manifest = run.manifest
+    finished = time.time()
     manifest.update(
         status=status,
-        finished_at=time.time(),
+        finished_at=finished,
+        finished_at_utc=utc_text(finished),
         duration=round(duration, 3),
         usage=sum_usage(run.node_results),
         failure_reason=run.failure_reason,

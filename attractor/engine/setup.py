@@ -6,6 +6,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -130,9 +131,16 @@ def _manifest(graph: Graph, run_dir: RunDir, source: Path | None, text: str) -> 
         "source_file": str(source.resolve()) if source is not None else None,
         "source_sha256": source_hash(text),
         "attractor_version": __version__,
-        "started_at": time.time(),
+        "started_at": (now := time.time()),
+        "started_at_utc": utc_text(now),
         "status": RUNNING,
     }
+
+
+def utc_text(ts: float) -> str:
+    """An epoch time as ISO 8601 UTC, ``2026-11-23T17:38:33.413Z``."""
+    moment = datetime.fromtimestamp(ts, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def restart_setup(previous: RunSetup, target: str) -> RunSetup:
