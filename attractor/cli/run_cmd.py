@@ -21,7 +21,7 @@ import anyio
 import click
 from rich.console import Console
 
-from attractor.api import backend_for, settings_for
+from attractor.api import backend_for, resume_settings, settings_for
 from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
@@ -175,7 +175,10 @@ def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
             "pass the run directory that attractor run printed"
         )
     graph = _load_checked(copy, quiet=True)
-    settings = _settings(options, graph)
+    settings, notes = resume_settings(run_dir, graph, options.flags, options.config)
+    if not options.quiet:
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
     return _Plan(graph, settings, lambda run_options: resume_pipeline(run_dir, run_options, graph))
 
 

@@ -415,6 +415,7 @@ def _update_manifest(run: Run, status: str, duration: float, restarted_into: str
         finished_at=finished,
         finished_at_utc=utc_text(finished),
         duration=round(duration, 3),
+        active_seconds=round(float(manifest.get("active_seconds_before", 0.0)) + duration, 3),
         usage=sum_usage(run.node_results),
         failure_reason=run.failure_reason,
         current_node=run.main.current,

@@ -28,7 +28,7 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
 from attractor.proc.ledger import stop_survivors
-from attractor.settings import Settings
+from attractor.settings import Settings, record_of
 from attractor.version import __version__
 
 RESUMABLE = (RUNNING, "timed_out", "interrupted", "terminated", "hangup")
@@ -89,6 +89,8 @@ def start_setup(
     run_dir.copy_source(text)
     manifest = _manifest(graph, run_dir, source_path, text)
     manifest["context_seed"] = dict(seed)
+    # How nodes execute, so that a resume continues the same way (see api.resume_settings).
+    manifest["settings"] = record_of(settings)
     # A simulated run says so where every later reader of the run directory looks.
     manifest["simulated"] = {
         "models": settings.backend == "simulate",
@@ -152,6 +154,7 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
     run_dir.copy_source(previous.source_text)
     manifest = _manifest(previous.graph, run_dir, previous.source_path, previous.source_text)
     manifest["restarted_from"] = previous.run_dir.path.name
+    manifest["settings"] = previous.manifest.get("settings", {})
     manifest["context_seed"] = dict(previous.seed)
     return RunSetup(
         graph=previous.graph,
@@ -230,6 +233,8 @@ def _restore(
     main.context.apply(seed)
     # A loop_restart after the resume starts from the first run's --set values
     # and these, like a restart of the original run would.
+    # Time spent in earlier sessions: what a --timeout set at the start has used.
+    manifest["active_seconds_before"] = manifest.get("active_seconds", 0.0)
     first_seed = manifest.get("context_seed")
     all_seed = {**(first_seed if isinstance(first_seed, dict) else {}), **seed}
     manifest["context_seed"] = all_seed
