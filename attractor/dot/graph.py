@@ -12,41 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
 
 
-class SourcePos:
-    """Where something was written: file, 1-based line and column (immutable)."""
+class SourcePos(NamedTuple):
+    """Where something was written: file, 1-based line and column.
 
-    __slots__ = ("file", "line", "column")
+    A named tuple: a big pipeline holds one per attribute, and a tuple is built
+    faster and takes less memory than a dataclass instance.
+    """
 
     file: str
     line: int
     column: int
-
-    def __init__(self, file: str, line: int, column: int) -> None:
-        # A slotted plain class: a big pipeline holds one per attribute, and a
-        # frozen dataclass costs twice the memory and three times the time.
-        set_slot = object.__setattr__
-        set_slot(self, "file", file)
-        set_slot(self, "line", line)
-        set_slot(self, "column", column)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"SourcePos is immutable; cannot set {name}")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SourcePos):
-            return NotImplemented
-        return (self.file, self.line, self.column) == (other.file, other.line, other.column)
-
-    def __hash__(self) -> int:
-        return hash((self.file, self.line, self.column))
-
-    def __repr__(self) -> str:
-        return f"SourcePos(file={self.file!r}, line={self.line}, column={self.column})"
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"

@@ -340,6 +340,7 @@ class _Parser:
         """The items of an ``ATTRS`` token (well formed: the scanner checked)."""
         starts = self.lines.starts
         file = self.file
+        new = tuple.__new__  # SourcePos(...) without its Python-level __new__
         values: dict[str, str] = {}
         positions: dict[str, SourcePos] = {}
         for match in ATTR.finditer(self.text, self.offsets[i] + 1, self.blocks[i]):
@@ -347,7 +348,7 @@ class _Parser:
             values[key] = unescape(quoted) if word is None else word
             at = match.start()
             line = bisect_right(starts, at)
-            positions[key] = SourcePos(file, line, at - starts[line - 1] + 1)
+            positions[key] = new(SourcePos, (file, line, at - starts[line - 1] + 1))
         return values, positions
 
     def value(self) -> str:
