@@ -192,7 +192,7 @@ _SPECS: list[AttrSpec] = [
         "wait_all",
         "when a parallel fan-out is done",
     ),
-    AttrSpec("max_parallel", _N, _positive, 4, "branches running at once"),
+    AttrSpec("max_parallel", _N, _positive, 16, "branches running at once"),
     AttrSpec("human.default_choice", _N, _string, "", "choice taken when a human gate times out"),
     AttrSpec("human.timeout", _N, parse_duration, None, "how long a human gate waits"),
     AttrSpec("manager.poll_interval", _N, parse_duration, 45.0, "manager loop poll interval"),
