@@ -80,7 +80,8 @@ class _View:
 
     @property
     def attrs(self) -> dict[str, str]:
-        """Raw attribute text by key (mutable: transforms write here)."""
+        """Raw attribute text by key (mutable for nodes and the graph: transforms write
+        there; an edge is written through :meth:`Edge.set`)."""
         return self._item.attrs
 
     @property
@@ -166,6 +167,7 @@ class Edge(_View):
 
     def __init__(self, graph: Graph, data: _EdgeData) -> None:
         self.graph = graph
+        self._data = data
         self.source = data.source
         self.target = data.target
         self._item = data.item
@@ -187,6 +189,16 @@ class Edge(_View):
     @property
     def weight(self) -> int:
         return int(self.get("weight"))
+
+    def set(self, key: str, value: str, pos: SourcePos | None = None) -> None:
+        """Set one attribute of this edge only.
+
+        The edges of one chain statement (``a -> b -> c [weight=2]``) share
+        their attribute dicts until one of them is set: ``attrs`` is for reading.
+        """
+        own = _Item(dict(self._item.attrs), dict(self._item.attr_pos))
+        self._item = self._data.item = own
+        own.set(key, value, pos)
 
 
 class Graph(_View):
@@ -280,11 +292,13 @@ class Graph(_View):
     ) -> None:
         """Add edges (endpoints must exist) that share one attribute list, such as a chain.
 
-        Each edge gets its own copy of the attributes; no views are returned.
+        The edges share one copy of the attributes (a big pipeline has many
+        chains; :meth:`Edge.set` unshares); no views are returned.
         """
         link = self._link
+        item = _Item(dict(attrs), dict(attr_pos))
         for source, target, pos in edges:
-            link(source, target, _Item(dict(attrs), dict(attr_pos)), pos)
+            link(source, target, item, pos)
 
     # -- reading --------------------------------------------------------------
 

@@ -238,7 +238,11 @@ class _Parser:
 
     def add_class(self, node_id: str, cls: str) -> None:
         attrs = self.node_attrs[node_id]
-        current = [c.strip() for c in attrs.get("class", "").split(",") if c.strip()]
+        text = attrs.get("class", "")
+        if not text:
+            attrs["class"] = cls  # one string shared by the whole subgraph
+            return
+        current = [c.strip() for c in text.split(",") if c.strip()]
         if cls not in current:
             attrs["class"] = ",".join([*current, cls])
 

@@ -78,3 +78,11 @@ def _reaches(graph: Graph, a: str, b: str) -> bool:
         seen.update(step)
         frontier = step
     return False
+
+
+def test_setting_one_edge_of_a_chain_leaves_the_others_alone() -> None:
+    graph = parse_dot("digraph g { a -> b -> c [weight=2] }")
+    first, second = graph.edges()
+    first.set("weight", "5")
+    assert (first.weight, second.weight) == (5, 2)
+    assert graph.outgoing("a")[0].weight == 5
