@@ -6,7 +6,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from attractor.dot.graph import Graph
@@ -36,7 +36,15 @@ class NodeResult:
     usage: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Written once a node: asdict() deep-copies field by field, several times the cost.
+        return {
+            "node": self.node,
+            "status": self.status,
+            "attempts": self.attempts,
+            "duration": self.duration,
+            "note": self.note,
+            "usage": dict(self.usage) if self.usage is not None else None,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> NodeResult:
