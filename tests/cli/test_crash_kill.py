@@ -57,6 +57,11 @@ def _running(run_dir: Path) -> str | None:
     return Checkpoint.load(run_dir / "checkpoint.json").next_node
 
 
+def _finished(run_dir: Path) -> bool:
+    path = run_dir / "checkpoint.json"
+    return path.exists() and Checkpoint.load(path).status == "success"
+
+
 def _started(run_dir: Path) -> int:
     """How many stage attempts events.jsonl shows (it grows across resumes)."""
     path = run_dir / "events.jsonl"
@@ -95,6 +100,8 @@ def test_random_sigkills_then_resume_complete_every_node_exactly_once(tmp_path: 
             stages = _started(run_dir) + rng.randint(1, 5)
             if _kill_after(proc, run_dir, stages, rng.uniform(0, 0.02)):
                 kills += 1
+                if _finished(run_dir):
+                    break  # killed after the run had saved its success, before it exited
                 node = _running(run_dir)
                 if node is not None:
                     allowed[node] += 1
