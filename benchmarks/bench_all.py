@@ -60,7 +60,7 @@ class Row:
             f"{self.reference}: {self.ref_value:.3g} {self.unit}",
             f"{self.ratio:.2f}x",
             self.goal,
-            "met" if self.ok else "NOT MET",
+            "" if self.goal == "-" else "met" if self.ok else "NOT MET",
         ]
 
 
@@ -483,7 +483,8 @@ def main() -> None:
     setting = (
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, run directories on "
-        f"`{_filesystem(base)}`; load average during the run {load[0]:.1f}."
+        f"`{_filesystem(base)}`; 1-minute load average when it finished {load[0]:.1f} "
+        "(other work shared the machine: compare ratios, not absolute figures)."
     )
     if not args.no_write:
         write_doc(render(rows), setting)
