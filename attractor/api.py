@@ -170,6 +170,8 @@ def resume_settings(
             "run was started with (--provider/--model/--backend), or --backend simulate to "
             "simulate on purpose"
         )
+    if manifest.get("status") in ("success", "fail"):
+        return settings, []  # the engine refuses it: nothing to resume, nothing to note
     if settings.timeout is not None and settings.source("timeout").startswith(RECORDED_SOURCE):
         used = float(manifest.get("active_seconds", 0.0) or 0.0)
         left = settings.timeout - used

@@ -31,6 +31,7 @@ from attractor.engine.checkpoint import RUNNING
 from attractor.engine.child import EngineChildRunner
 from attractor.engine.eventbus import EventBus
 from attractor.engine.loop import WalkEnd, walk
+from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import PROCESSES, EventLog
@@ -329,10 +330,12 @@ def open_run(
     results = _open_results(setup)
     run.results_file = results
     run.results_written = len(setup.node_results) if setup.resumed else 0
+    progress = run.progress = Progress(run, setup.journal_seq)
     run.closers += [
         lambda: bus.remove_observer(log),
         log.close,
         results.close,
+        progress.close,
         setup.run_dir.unlock,
     ]
     run.manifest["status"] = RUNNING

@@ -13,6 +13,7 @@ from typing import Any
 from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
+from attractor.engine.progress import TrackedContext
 from attractor.engine.rundir import (
     PROCESSES,
     RunDir,
@@ -53,11 +54,13 @@ class RunSetup:
     #: The first run directory (loop_restart directories are named after it).
     origin: Path | None = None
     restarts: int = 0
+    #: The last journal record the restored state contains (0 for a new directory).
+    journal_seq: int = 0
 
 
 def initial_context(graph: Graph, seed: dict[str, Any]) -> Context:
     """Graph attributes mirrored as ``graph.*``, then the ``--set`` values."""
-    context = Context({f"graph.{k}": v for k, v in graph.attrs.items()})
+    context = TrackedContext({f"graph.{k}": v for k, v in graph.attrs.items()})
     context.set("graph.goal", graph.goal)
     context.apply(seed)
     return context
@@ -253,6 +256,7 @@ def _restore(
         resumed=True,
         manifest=manifest,
         origin=path,
+        journal_seq=checkpoint.journal_seq,
     )
 
 
@@ -285,7 +289,7 @@ def _check_resumable(path: Path, checkpoint: Checkpoint) -> None:
 
 
 def restore_walk(checkpoint: Checkpoint) -> Walk:
-    context = Context(checkpoint.context)
+    context = TrackedContext(checkpoint.context)
     context.logs = list(checkpoint.logs)
     return Walk(
         context=context,

@@ -16,8 +16,9 @@ import anyio
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine import status_file
+from attractor.engine.progress import has_side_effects
 from attractor.engine.retry import policy_for
-from attractor.engine.state import NodeResult, Run, Walk, save_checkpoint
+from attractor.engine.state import NodeResult, Run, Walk, record_step
 from attractor.errors import RunError
 from attractor.events import StageCompleted, StageFailed, StageRetrying, StageStarted
 from attractor.fileio import write_text
@@ -76,7 +77,12 @@ async def _attempts(
     # Failed attempts of this visit made before the run was stopped (restored
     # from the checkpoint on resume); the interrupted attempt runs again.
     attempt = min(walk.retries.get(node.id, 0) + 1, policy.max_attempts)
+    acts = has_side_effects(handler_type, run.services.backend)
     while True:
+        if acts and run.progress is not None:
+            # What the journal holds must survive a machine crash before the
+            # node acts, or a resume would repeat a node that already acted.
+            run.progress.sync()
         run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
         outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
         if (
@@ -94,7 +100,7 @@ async def _attempts(
         walk.context.set(f"internal.retry_count.{node.id}", attempt)
         if walk.branch is None:
             # So a resume after a crash (SIGKILL) also counts these failures.
-            save_checkpoint(run, node.id)
+            record_step(run, node.id)
         await anyio.sleep(delay)
         attempt += 1
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from attractor.engine.checkpoint import Checkpoint
 from tests.cli.runkit import (
     events as read_events,
 )
@@ -142,7 +143,8 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     wait_for(lambda: pids_with(mark) == [], "the guard to stop the orphaned hold command")
     write(workspace / "go", "")
     run_dir = only_run_dir(workspace / "runs")
-    assert read_json(run_dir / "checkpoint.json")["completed_nodes"][-1] == "first"
+    # checkpoint.json plus the journal records after it: the state at the kill.
+    assert Checkpoint.load(run_dir / "checkpoint.json").completed_nodes[-1] == "first"
 
     proc = spawn(["resume", str(run_dir)], workspace)
     code, out, err = finish(proc)
@@ -310,7 +312,7 @@ def test_resume_counts_the_failed_attempts_made_before_the_interruption(
     finish(proc)
     kill_all(mark)  # after SIGKILL the held command is an orphan
     run_dir = only_run_dir(workspace / "runs")
-    assert read_json(run_dir / "checkpoint.json")["node_retries"] == {"flaky": 2}
+    assert Checkpoint.load(run_dir / "checkpoint.json").node_retries == {"flaky": 2}
 
     proc = spawn(["resume", str(run_dir)], workspace)
     code, out, err = finish(proc)
