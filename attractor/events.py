@@ -50,6 +50,8 @@ class PipelineStarted(Event):
     run_id: str
     run_dir: str
     resumed: bool = False
+    #: A resume that continues a finished run: ``retry_failed:NODE`` or ``from:NODE``.
+    continuation: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,6 +26,7 @@ from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
+from attractor.engine.continuation import Continuation
 from attractor.engine.inventory import main_path
 from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.engine.rundir import RunDir
@@ -100,10 +101,27 @@ def run(file: str, dry_run: bool, **params: Any) -> NoReturn:
 @click.command(epilog=_RESUME_EPILOG)
 @click.argument("run_dir", metavar="RUN_DIR", required=False)
 @click.option("--latest", is_flag=True, help="Resume the newest stopped run under .attractor/runs.")
+@click.option(
+    "--retry-failed", is_flag=True, help="Continue a failed run: its failed node runs again."
+)
+@click.option(
+    "--from", "from_node", metavar="NODE", help="Go back to NODE as it was first entered."
+)
 @common_options(logs_dir=False)
-def resume(run_dir: str | None, latest: bool, **params: Any) -> NoReturn:
+def resume(
+    run_dir: str | None, latest: bool, retry_failed: bool, from_node: str | None, **params: Any
+) -> NoReturn:
     """Continue the run in RUN_DIR (or the newest stopped one) from its last checkpoint."""
-    _execute(params, lambda options: _plan_resume(_resume_target(run_dir, latest), options))
+
+    def plan(options: CommonOptions) -> _Plan:
+        if retry_failed and from_node is not None:
+            raise UsageError("--retry-failed and --from exclude each other; pick one")
+        how = None
+        if retry_failed or from_node is not None:
+            how = Continuation(retry_failed=retry_failed, from_node=from_node)
+        return _plan_resume(_resume_target(run_dir, latest), options, how)
+
+    _execute(params, plan)
 
 
 def _resume_target(run_dir: str | None, latest: bool) -> Path:
@@ -167,7 +185,9 @@ def _plan_run(path: Path, options: CommonOptions) -> _Plan:
     return _Plan(graph, settings, lambda run_options: run_pipeline(graph, path, run_options))
 
 
-def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
+def _plan_resume(
+    run_dir: Path, options: CommonOptions, how: Continuation | None = None
+) -> _Plan:
     copy = RunDir(run_dir).pipeline_path
     if not os.path.lexists(copy):  # anything else there is read, or refused, by prepare
         raise UsageError(
@@ -179,7 +199,9 @@ def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
     if not options.quiet:
         for note in notes:
             click.echo(f"note: {note}", err=True)
-    return _Plan(graph, settings, lambda run_options: resume_pipeline(run_dir, run_options, graph))
+    return _Plan(
+        graph, settings, lambda run_options: resume_pipeline(run_dir, run_options, graph, how)
+    )
 
 
 def _load_checked(path: Path, *, quiet: bool) -> Graph:

@@ -29,6 +29,7 @@ from attractor.dot.graph import Graph
 from attractor.dot.schema import format_duration
 from attractor.engine.checkpoint import RUNNING
 from attractor.engine.child import EngineChildRunner
+from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
 from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
@@ -139,7 +140,10 @@ async def run_pipeline(graph: Graph, source_path: Path, options: RunOptions) -> 
 
 
 async def resume_pipeline(
-    run_dir: Path, options: RunOptions, graph: Graph | None = None
+    run_dir: Path,
+    options: RunOptions,
+    graph: Graph | None = None,
+    how: Continuation | None = None,
 ) -> RunResult:
     """Continue the run in ``run_dir`` from its checkpoint.
 
@@ -147,9 +151,10 @@ async def resume_pipeline(
     stopped runs again from its start. ``options.context_seed`` (``--set``)
     overrides the restored context values. ``graph`` is the run directory's
     pipeline copy when the caller has already loaded it (so it is parsed once).
+    ``how`` continues a run that had ended (see :mod:`attractor.engine.continuation`).
     """
     prepare = prepare_run_graph if graph is None else (lambda _path: graph)
-    setup = resume_setup(run_dir, options.settings, prepare, options.context_seed)
+    setup = resume_setup(run_dir, options.settings, prepare, options.context_seed, how)
     return await _drive(setup, options)
 
 
@@ -348,6 +353,7 @@ def open_run(
             run_id=setup.run_dir.path.name,
             run_dir=str(setup.run_dir.path),
             resumed=setup.resumed,
+            continuation=setup.continuation,
         )
     )
     save_checkpoint(run, setup.start)

@@ -13,6 +13,7 @@ from typing import Any
 from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
+from attractor.engine.continuation import Continuation, continued
 from attractor.engine.progress import TrackedContext
 from attractor.engine.rundir import (
     PROCESSES,
@@ -56,6 +57,8 @@ class RunSetup:
     restarts: int = 0
     #: The last journal record the restored state contains (0 for a new directory).
     journal_seq: int = 0
+    #: How a continued run goes on (``retry_failed:NODE``, ``from:NODE``), else "".
+    continuation: str = ""
 
 
 def initial_context(graph: Graph, seed: dict[str, Any]) -> Context:
@@ -181,6 +184,7 @@ def resume_setup(
     settings: Settings,
     prepare: Callable[[Path], Graph],
     seed: dict[str, Any] | None = None,
+    how: Continuation | None = None,
 ) -> RunSetup:
     """State restored from the checkpoint of run directory ``path``.
 
@@ -195,7 +199,7 @@ def resume_setup(
         # be gone before its node runs again (see proc/ledger.py).
         _check_run_files(run_dir)
         stopped = stop_survivors(path / PROCESSES)
-        setup = _restore(run_dir, settings, prepare, seed or {})
+        setup = _restore(run_dir, settings, prepare, seed or {}, how)
         if stopped:
             setup.warnings.append(
                 f"stopped {len(stopped)} process group(s) the previous attractor left running"
@@ -220,13 +224,27 @@ def _check_run_files(run_dir: RunDir) -> None:
 
 
 def _restore(
-    run_dir: RunDir, settings: Settings, prepare: Callable[[Path], Graph], seed: dict[str, Any]
+    run_dir: RunDir,
+    settings: Settings,
+    prepare: Callable[[Path], Graph],
+    seed: dict[str, Any],
+    how: Continuation | None = None,
 ) -> RunSetup:
     path = run_dir.path
     checkpoint = Checkpoint.load(run_dir.checkpoint_path)
-    _check_resumable(path, checkpoint)
+    if how is None:
+        _check_resumable(path, checkpoint)
     graph = prepare(run_dir.pipeline_path)
     manifest = run_dir.read_manifest()
+    notes: list[str] = []
+    if how is not None:
+        first = manifest.get("context_seed")
+        initial = initial_context(graph, first if isinstance(first, dict) else {}).snapshot()
+        checkpoint = continued(how, checkpoint, graph, path, initial)
+        node = checkpoint.next_node or ""
+        notes.append(how.describe(node))
+        record = {**how.to_json(node), "at": utc_text(time.time())}
+        manifest.setdefault("continuations", []).append(record)
     text = _read_source(graph, run_dir.pipeline_path)
     start = checkpoint.next_node or checkpoint.current_node or _start_node(graph)
     if not graph.has_node(start):
@@ -252,11 +270,12 @@ def _restore(
         budget=run_budget(settings, checkpoint.run_turns_used, results),
         seed=all_seed,
         node_results=results,
-        warnings=_source_warnings(manifest),
+        warnings=[*notes, *_source_warnings(manifest)],
         resumed=True,
         manifest=manifest,
         origin=path,
         journal_seq=checkpoint.journal_seq,
+        continuation=f"{how.to_json(start)['how']}:{start}" if how is not None else "",
     )
 
 
