@@ -16,6 +16,7 @@ import anyio
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine import status_file
+from attractor.engine.attempts import begin_attempt
 from attractor.engine.progress import has_side_effects
 from attractor.engine.retry import policy_for
 from attractor.engine.state import NodeResult, Run, Walk, record_step
@@ -83,7 +84,12 @@ async def _attempts(
             # What the journal holds must survive a machine crash before the
             # node acts, or a resume would repeat a node that already acted.
             run.progress.sync()
-        run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
+        visit = walk.visits[node.id]
+        run.emit(
+            StageStarted(
+                name=node.id, index=index, handler=handler_type, attempt=attempt, visit=visit
+            )
+        )
         outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
         if (
             not _retryable(outcome, handler_type)
@@ -124,9 +130,14 @@ async def _attempt(
     run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner, handler_type: str
 ) -> Outcome:
     """One handler call under the node's own timeout; errors become FAIL."""
+    stage_dir = run.run_dir.stage_dir(node.id)
+    # A fresh run's first attempt finds an empty folder; anything else may find the
+    # files of an earlier attempt (a retry, a loop, the attempt a resume runs again).
+    if attempt > 1 or walk.visits[node.id] > 1 or "resumed_at" in run.manifest:
+        begin_attempt(stage_dir, walk.visits[node.id], attempt)
     env = StageEnv(
         logs_root=run.run_dir.path,
-        stage_dir=run.run_dir.stage_dir(node.id),
+        stage_dir=stage_dir,
         attempt=attempt,
         visit=walk.visits[node.id],
         services=run.services,

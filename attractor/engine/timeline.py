@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attractor.engine.attempts import files_of
 from attractor.engine.inventory import load_checkpoint, read_events, run_info, stage_path
 from attractor.engine.setup import RESUMABLE
 
@@ -51,7 +52,8 @@ def timeline(path: Path) -> list[Attempt]:
                 visits[name] += 1
             if rows and rows[-1].status != "running" and not rows[-1].route:
                 rows[-1].route = f"-> {name}"
-            files = stage_path(path, name).relative_to(path).as_posix()
+            folder = files_of(stage_path(path, name), visits[name], attempt)
+            files = folder.relative_to(path).as_posix()
             row = Attempt(name, visits[name], attempt, started=_ts(event), files=files)
             rows.append(row)
             open_rows[name] = row

@@ -10,6 +10,7 @@ example's own ``http://127.0.0.1:8080/v1`` is pointed at it, and
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import signal
 import socket
@@ -157,10 +158,10 @@ def _serve_example(example: str, workspace: Path, env: dict[str, str]) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not _listening(port):
-            assert proc.poll() is None, f"{example} exited early: {proc.communicate()}"
-            assert time.monotonic() < deadline, f"{example} did not listen on {port}"
+        _wait_ready(proc, example)
+        deadline = time.monotonic() + 10
+        while not _listening(port):  # the line comes as the socket opens
+            assert time.monotonic() < deadline, f"{example} said it serves; {port} stays closed"
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
@@ -169,6 +170,21 @@ def _serve_example(example: str, workspace: Path, env: dict[str, str]) -> None:
             proc.kill()
             proc.communicate()
     assert proc.returncode in (0, 130), f"{example}\n{out}\n{err}"
+
+
+def _wait_ready(proc: subprocess.Popen[str], example: str) -> None:
+    """Until the server says it serves (its own line on stderr, not just an open port)."""
+    assert proc.stderr is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stderr, selectors.EVENT_READ)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if selector.select(timeout=0.5):
+                line = proc.stderr.readline()
+                assert line, f"{example} exited early: {proc.communicate()}"
+                if line.startswith("serving http://"):
+                    return
+        raise AssertionError(f"{example} did not say it serves within 30 s")
 
 
 def _listening(port: int) -> bool:
