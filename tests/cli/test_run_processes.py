@@ -184,13 +184,16 @@ def test_resume_stops_a_survivor_before_its_node_runs_again(workspace: Path, mar
     )
     proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     wait_for(lambda: bool(lines_of(workspace / "side.txt")), "the hold node to start")
-    guards = [
-        pid
-        for pid in _children(proc.pid)
-        if b"guard.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    ]
-    assert len(guards) == 1, "one guard process watches the run's commands"
-    for pid in (guards[0], proc.pid):
+    def guards() -> list[int]:
+        return [
+            pid
+            for pid in _children(proc.pid)
+            if b"guard.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+
+    # The guard starts beside the first command; on a busy machine a moment later.
+    wait_for(lambda: len(guards()) == 1, "one guard process to watch the run's commands")
+    for pid in (guards()[0], proc.pid):
         os.kill(pid, signal.SIGKILL)
     finish(proc)
     orphan = int(lines_of(workspace / "side.txt")[0].split()[1])
