@@ -35,6 +35,9 @@ class NodeResult:
     duration: float
     note: str
     usage: dict[str, Any] | None = None
+    #: Which visit of the node this row ends; its last attempt's files are in NODE/, or in
+    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see engine/attempts.py).
+    visit: int = 1
 
     def to_json(self) -> dict[str, Any]:
         # Written once a node: asdict() deep-copies field by field, several times the cost.
@@ -45,6 +48,7 @@ class NodeResult:
             "duration": self.duration,
             "note": self.note,
             "usage": dict(self.usage) if self.usage is not None else None,
+            "visit": self.visit,
         }
 
     @classmethod
@@ -56,6 +60,7 @@ class NodeResult:
             duration=float(data["duration"]),
             note=str(data.get("note") or ""),
             usage=data.get("usage"),
+            visit=int(data.get("visit", 1)),
         )
 
 

@@ -63,7 +63,7 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
         attempts = 0
     else:
         outcome, attempts = await _attempts(run, walk, node, index, run_branch)
-    _finish(run, node, index, outcome, attempts, time.monotonic() - started)
+    _finish(run, node, index, outcome, attempts, time.monotonic() - started, walk.visits[node.id])
     return outcome
 
 
@@ -210,7 +210,7 @@ def _reason(outcome: Outcome) -> str:
 
 
 def _finish(
-    run: Run, node: Node, index: int, outcome: Outcome, attempts: int, duration: float
+    run: Run, node: Node, index: int, outcome: Outcome, attempts: int, duration: float, visit: int
 ) -> None:
     """status.json, the final stage event and the summary row."""
     _write_status(run, node, outcome)
@@ -236,6 +236,7 @@ def _finish(
             duration=duration,
             note=outcome.failure_reason or outcome.notes,
             usage=dict(usage) if isinstance(usage, dict) else None,
+            visit=visit,
         )
     )
 
