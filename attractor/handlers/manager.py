@@ -21,6 +21,7 @@ import anyio
 
 from attractor.dot.conditions import evaluate
 from attractor.dot.graph import Graph, Node
+from attractor.errors import AttractorError
 from attractor.events import (
     Event,
     ManagerCycle,
@@ -158,7 +159,12 @@ class ManagerLoopHandler:
         child = ChildRun(config.dotfile, child_dir, config.workdir, telemetry.observe, steering)
 
         async def run_child() -> None:
-            telemetry.finish(await runner(child))
+            try:
+                result = await runner(child)
+            except AttractorError as error:  # a child file that is missing or does not lint
+                reason = f"{config.dotfile}: {_first_line(error)}"
+                result = ChildResult("fail", f"it could not start: {reason}", child_dir)
+            telemetry.finish(result)
 
         async with anyio.create_task_group() as group:
             group.start_soon(run_child)
@@ -167,6 +173,11 @@ class ManagerLoopHandler:
             outcome = await loop.run()
             group.cancel_scope.cancel()  # a child still running stops (resumable)
         return outcome
+
+
+def _first_line(error: AttractorError) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 @dataclass

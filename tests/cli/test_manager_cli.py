@@ -116,3 +116,12 @@ def test_timeout_reaches_the_child_and_resume_continues_it(workspace: Path, mark
     events = (run_dir / "children" / "manage" / "events.jsonl").read_text().splitlines()
     started = [json.loads(e)["name"] for e in events if '"stage_started"' in e]
     assert started.count("first") == 1 and started.count("second") == 2
+
+
+def test_a_child_that_cannot_start_fails_the_manager_in_one_line(workspace: Path) -> None:
+    _parent(workspace, "digraph child { start [shape=Mdiamond]; start -> nowhere }")
+    result = invoke(["run", "parent.dot", *LOGS])
+    assert result.exit_code == 1
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("pipeline failed: manage failed: the child pipeline fail")
+    assert "it could not start:" in last and "child.dot" in last
