@@ -215,7 +215,7 @@ def test_resume_stops_a_survivor_before_its_node_runs_again(workspace: Path, mar
         assert not _runs(orphan, mark), "the orphan still ran when its node started again"
     finally:
         write(workspace / "go", "")
-    code, out, err = finish(resumed)
+        code, out, err = finish(resumed)
     assert code == 0, err
     assert "stopped 1 process group(s) the previous attractor left running" in err
 
