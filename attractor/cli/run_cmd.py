@@ -26,8 +26,9 @@ from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
+from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import main_path
-from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
+from attractor.engine.run import RunOptions, RunResult, execute
 from attractor.engine.rundir import RunDir
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
@@ -141,7 +142,8 @@ def _print_lint(err: ValidationError) -> None:
 def _plan_run(path: Path, options: CommonOptions) -> _Plan:
     graph = _load_checked(path, quiet=options.quiet)
     settings = _settings(options, graph)
-    return _Plan(graph, settings, lambda run_options: run_pipeline(graph, path, run_options))
+    job = RunJob("run", path, graph)
+    return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
 def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
@@ -153,7 +155,8 @@ def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
         )
     graph = _load_checked(copy, quiet=True)
     settings = _settings(options, graph)
-    return _Plan(graph, settings, lambda run_options: resume_pipeline(run_dir, run_options, graph))
+    job = RunJob("resume", run_dir, graph)
+    return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
 def _load_checked(path: Path, *, quiet: bool) -> Graph:
@@ -233,6 +236,7 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
             backend=backend,
             observers=[display],
             handle_signals=True,
+            executor=executor_for(plan.settings),
         )
         result = anyio.run(_run_and_close, plan.start, run_options, backend)
     try:

@@ -12,6 +12,7 @@ from typing import IO, Any
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint, CheckpointEncoder
 from attractor.engine.eventbus import EventBus
+from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import RunDir
 from attractor.events import CheckpointSaved, Event
@@ -90,6 +91,8 @@ class Run:
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: Keeps the encoded parts of the previous checkpoint (each write encodes changes).
     checkpoint_encoder: CheckpointEncoder = field(default_factory=CheckpointEncoder)
+    #: Where the branches of parallel nodes execute.
+    executor: Executor = field(default_factory=LocalExecutor)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)

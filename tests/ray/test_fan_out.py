@@ -1,0 +1,54 @@
+"""A wide fan-out on a two-worker cluster: every branch once, spread over both workers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ray.cluster_utils import Cluster
+
+from tests.ray.conftest import run_cli
+
+BRANCHES = 20
+
+
+def _fan_out(side: Path) -> str:
+    branches = "\n".join(
+        f'    b{i} [shape=parallelogram, tool_command="echo b{i} >> {side}", resources="cpu=1"]\n'
+        f"    fan -> b{i} -> join"
+        for i in range(BRANCHES)
+    )
+    return f"""digraph wide {{
+    start [shape=Mdiamond]
+    done [shape=Msquare]
+    fan [shape=component, max_parallel={BRANCHES}]
+    join [shape=tripleoctagon]
+    after [shape=parallelogram, tool_command="echo after >> {side}"]
+{branches}
+    start -> fan
+    join -> after -> done
+}}
+"""
+
+
+def test_branches_run_once_each_spread_over_both_workers(cluster: Cluster, tmp_path: Path) -> None:
+    side = tmp_path / "side.txt"
+    (tmp_path / "wide.dot").write_text(_fan_out(side), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    done = run_cli(
+        ["run", "wide.dot", "--executor", "ray", "--logs-dir", str(run_dir), "-q"],
+        tmp_path,
+        env={"ATTRACTOR_RAY_ADDRESS": cluster.address},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = side.read_text(encoding="utf-8").split()
+    assert sorted(lines) == sorted([f"b{i}" for i in range(BRANCHES)] + ["after"])
+    nodes = {
+        json.loads((run_dir / f"b{i}" / "worker.json").read_text())["node_id"]
+        for i in range(BRANCHES)
+    }
+    assert len(nodes) == 2
+    results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["node"] for r in results if r["node"].startswith("b")) == sorted(
+        f"b{i}" for i in range(BRANCHES)
+    )
