@@ -47,7 +47,7 @@ from attractor.engine.run import (
 from attractor.engine.rundir import CHECKPOINT, PROCESSES, RunDir, new_run_dir
 from attractor.engine.setup import run_budget
 from attractor.engine.state import NodeResult, Run, Walk
-from attractor.errors import AttractorError, RunError
+from attractor.errors import AttractorError, RunError, UsageError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import write_text
 from attractor.handlers.base import BranchResult, BranchRunner
@@ -164,7 +164,10 @@ def _claim(job: RunJob, settings: Settings) -> tuple[Settings, Path, str]:
 
 @ray.remote(max_retries=3)
 def _run_task(spec: _RunSpec) -> RunResult:
-    return anyio.run(_drive_remote, spec)
+    try:
+        return anyio.run(_drive_remote, spec)
+    except AttractorError as exc:
+        raise _Failure(str(exc), exc.exit_code) from None
 
 
 async def _drive_remote(spec: _RunSpec) -> RunResult:
@@ -269,14 +272,25 @@ async def _finished(ref: Any) -> None:
         await anyio.sleep(_POLL)
 
 
+class _Failure(Exception):
+    """An error of the engine on a worker, as plain values (every error pickles then)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message, exit_code)
+        self.message, self.exit_code = message, exit_code
+
+
 def _value(ref: Any) -> Any:
+    """The task's value; its error as the one-line error the CLI prints."""
     try:
         return ray.get(ref)
     except RayTaskError as exc:
         cause = exc.cause
-        if isinstance(cause, AttractorError):
-            raise cause from None
-        raise RunError(f"the Ray task failed: {cause}") from None
+        if isinstance(cause, _Failure):
+            error = UsageError if cause.exit_code == UsageError.exit_code else RunError
+            raise error(cause.message) from None
+        first = str(cause).strip().splitlines()[-1:] or ["no message"]
+        raise RunError(f"the Ray task failed: {first[0]}") from None
 
 
 # -- parallel branches ----------------------------------------------------------
@@ -331,7 +345,10 @@ class _RayBranches:
 
 @ray.remote(max_retries=3)
 def _branch_task(spec: _BranchSpec) -> _BranchOutput:
-    return anyio.run(_branch_remote, spec)
+    try:
+        return anyio.run(_branch_remote, spec)
+    except AttractorError as exc:
+        raise _Failure(str(exc), exc.exit_code) from None
 
 
 async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:

@@ -50,8 +50,15 @@ def cluster() -> Iterator[Cluster]:
 
 def survivors(command: str) -> list[str]:
     """Processes on this machine (every node of the cluster) whose command line is ``command``."""
-    found = subprocess.run(["pgrep", "-fx", command], capture_output=True, text=True, check=False)
-    return found.stdout.split()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or it ended meanwhile
+            continue
+        if b" ".join(a for a in argv if a).decode(errors="replace") == command:
+            found.append(entry.name)
+    return found
 
 
 def wait_until(

@@ -5,8 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+import ray
 from ray.cluster_utils import Cluster
 
+from attractor.dot.parser import parse_dot
+from attractor.engine.executor import RunJob
+from attractor.engine.ray_executor import _run_task, _RunSpec, _value
+from attractor.errors import RunError
+from attractor.settings import resolve_settings
 from tests.ray.conftest import run_cli
 
 BRANCHES = 20
@@ -52,3 +59,25 @@ def test_branches_run_once_each_spread_over_both_workers(cluster: Cluster, tmp_p
     assert sorted(r["node"] for r in results if r["node"].startswith("b")) == sorted(
         f"b{i}" for i in range(BRANCHES)
     )
+
+
+def test_a_failing_remote_run_reports_one_line_not_a_traceback(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    # A worker that cannot see the run directory: the driver's probe is gone
+    # by the time the task looks for it (as on a worker without the mount).
+    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+    try:
+        graph = parse_dot(
+            "digraph g { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }"
+        )
+        job = RunJob("run", tmp_path / "g.dot", graph)
+        settings = resolve_settings({}, env={}, cwd=tmp_path)
+        spec = _RunSpec(job, tmp_path / "elsewhere", "token", settings, {}, None)
+        with pytest.raises(RunError) as caught:
+            _value(_run_task.remote(spec))
+    finally:
+        ray.shutdown()
+    message = str(caught.value)
+    assert "cannot see the run directory" in message and "elsewhere" in message
+    assert "Traceback" not in message and "\n" not in message
