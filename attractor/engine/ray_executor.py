@@ -17,6 +17,7 @@ processes. A task that does not end within the kill grace is force-cancelled.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import socket
 from collections.abc import Callable
@@ -83,6 +84,7 @@ class RayExecutor:
     async def execute(self, job: RunJob, options: RunOptions, drive: Drive) -> RunResult:
         connect(self.address)
         settings, run_dir, token = _claim(job, options.settings)
+        job = replace(job, path=job.path.resolve())  # the worker's cwd is not ours
         spec = _RunSpec(job, run_dir, token, settings, options.context_seed, options.interviewer)
         ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
         stop = Stop()
@@ -100,7 +102,12 @@ class RayExecutor:
 def connect(address: str | None) -> None:
     """Join the cluster at ``address`` (or start a local one) unless already connected."""
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
 
 
 def node_resources(text: str | None) -> dict[str, Any]:
