@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 import ray
 from ray.exceptions import RayTaskError
+from ray.util.queue import Queue
 
 from attractor.dot.graph import Graph
 from attractor.dot.resources import RESOURCES_ATTR, parse_resources
@@ -85,14 +86,26 @@ class RayExecutor:
         connect(self.address)
         settings, run_dir, token = _claim(job, options.settings)
         job = replace(job, path=job.path.resolve())  # the worker's cwd is not ours
-        spec = _RunSpec(job, run_dir, token, settings, options.context_seed, options.interviewer)
+        events = Queue(actor_options={"num_cpus": 0})
+        spec = _RunSpec(
+            job, run_dir, token, settings, options.context_seed, options.interviewer, events
+        )
         ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
+        bus = options.bus or EventBus()
+        for observer in options.observers:
+            bus.add_observer(observer)
         stop = Stop()
-        async with anyio.create_task_group() as signals:
-            if options.handle_signals:
-                await signals.start(_signals_to_file, run_dir / STOP, stop)
-            result: RunResult = await _wait(ref, run_dir / STOP, settings.kill_grace)
-            signals.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as group:
+                if options.handle_signals:
+                    await group.start(_signals_to_file, run_dir / STOP, stop)
+                group.start_soon(_relay, events, bus)
+                result: RunResult = await _wait(ref, run_dir / STOP, settings.kill_grace)
+                group.cancel_scope.cancel()
+        finally:
+            _drain(events, bus)
+            bus.close()
+            events.shutdown()
         return result
 
     def branches(self, run: Run, local: BranchRunner) -> BranchRunner:
@@ -153,6 +166,8 @@ class _RunSpec:
     settings: Settings
     seed: dict[str, Any]
     interviewer: Interviewer | None
+    #: The run's events, for the driver's observers (display, --json, the server).
+    events: Queue
 
 
 def _claim(job: RunJob, settings: Settings) -> tuple[Settings, Path, str]:
@@ -187,9 +202,14 @@ async def _drive_remote(spec: _RunSpec) -> RunResult:
         context_seed=dict(spec.seed) if fresh else {},
         executor=RayExecutor(),
         stop_requests=lambda: _stop_requested(spec.run_dir / STOP),
-        observers=[_noting_worker(spec.run_dir / WORKER_FILE)],
+        observers=[_noting_worker(spec.run_dir / WORKER_FILE), _sending(spec.events)],
     )
-    return await drive_job(job, options)
+    try:
+        return await drive_job(job, options)
+    finally:
+        # The queue runs calls in the order they were sent: once this returns,
+        # every event is in it, before the driver sees the run's end.
+        ray.get(spec.events.actor.qsize.remote())  # type: ignore[attr-defined]
 
 
 def check_shared(run_dir: Path, token: str, *, required: bool) -> None:
@@ -204,6 +224,28 @@ def check_shared(run_dir: Path, token: str, *, required: bool) -> None:
     if seen is not None and seen != token:
         raise RunError(f"{run_dir} was claimed by another run; pass another --logs-dir")
     probe.unlink(missing_ok=True)
+
+
+def _sending(events: Queue) -> Callable[[Event], None]:
+    def send(event: Event) -> None:
+        # In order, without waiting for each (ray's stubs do not know .remote).
+        events.actor.put_nowait.remote(event)  # type: ignore[attr-defined]
+
+    return send
+
+
+async def _relay(events: Queue, bus: EventBus) -> None:
+    """Emit the remote run's events on this side's bus as they arrive."""
+    while True:
+        _drain(events, bus)
+        await anyio.sleep(_POLL)
+
+
+def _drain(events: Queue, bus: EventBus) -> None:
+    waiting = events.qsize()
+    if waiting:
+        for event in events.get_nowait_batch(waiting):
+            bus.emit(event)
 
 
 def _noting_worker(path: Path) -> Callable[[Event], None]:

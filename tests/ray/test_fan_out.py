@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import ray
 from ray.cluster_utils import Cluster
+from ray.util.queue import Queue
 
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import RunJob
@@ -43,11 +44,17 @@ def test_branches_run_once_each_spread_over_both_workers(cluster: Cluster, tmp_p
     (tmp_path / "wide.dot").write_text(_fan_out(side), encoding="utf-8")
     run_dir = tmp_path / "run"
     done = run_cli(
-        ["run", "wide.dot", "--executor", "ray", "--logs-dir", str(run_dir), "-q"],
+        ["run", "wide.dot", "--executor", "ray", "--logs-dir", str(run_dir), "--json"],
         tmp_path,
         env={"ATTRACTOR_RAY_ADDRESS": cluster.address},
     )
     assert done.returncode == 0, done.stderr
+    # The run's events reach the driver's --json stream, branches' stages included.
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "pipeline_started" and kinds[-1] == "pipeline_completed", kinds[:3]
+    started = {e["name"] for e in events if e["type"] == "stage_started"}
+    assert {f"b{i}" for i in range(BRANCHES)} <= started
     lines = side.read_text(encoding="utf-8").split()
     assert sorted(lines) == sorted([f"b{i}" for i in range(BRANCHES)] + ["after"])
     nodes = {
@@ -73,7 +80,7 @@ def test_a_failing_remote_run_reports_one_line_not_a_traceback(
         )
         job = RunJob("run", tmp_path / "g.dot", graph)
         settings = resolve_settings({}, env={}, cwd=tmp_path)
-        spec = _RunSpec(job, tmp_path / "elsewhere", "token", settings, {}, None)
+        spec = _RunSpec(job, tmp_path / "elsewhere", "token", settings, {}, None, Queue())
         with pytest.raises(RunError) as caught:
             _value(_run_task.remote(spec))
     finally:
