@@ -10,10 +10,11 @@ executor keeps the in-process sub-traversal. The Ray executor
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attractor.dot.graph import Graph
 from attractor.handlers.base import BranchRunner
@@ -61,6 +62,20 @@ class LocalExecutor:
 
     def branches(self, run: Run, local: BranchRunner) -> BranchRunner:
         return local
+
+
+#: Which cluster node runs a run (in its run directory) or a branch (in the stage
+#: directory of its first node): ``{"node_id": ..., "host": ...}``.
+WORKER_FILE = "worker.json"
+
+
+def worker_of(run_dir: Path) -> dict[str, Any] | None:
+    """The cluster node that runs (or ran) the run in ``run_dir``; None for a local run."""
+    try:
+        data = json.loads((run_dir / WORKER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def executor_for(settings: Settings) -> Executor:

@@ -33,7 +33,7 @@ from ray.util.queue import Queue
 from attractor.dot.graph import Graph
 from attractor.dot.resources import RESOURCES_ATTR, parse_resources
 from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import Drive, RunJob
+from attractor.engine.executor import WORKER_FILE, Drive, RunJob
 from attractor.engine.loop import BranchRunnerImpl
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.run import (
@@ -67,9 +67,6 @@ _POLL = 0.1
 #: A run task mostly waits on its branches: a sliver of a core, so that it still
 #: lands only on nodes that run work (not on a head started with --num-cpus=0).
 _RUN_CPUS = 0.01
-#: Which cluster node runs a run (in the run directory) or a branch (in its first
-#: node's stage directory).
-WORKER_FILE = "worker.json"
 #: How long past the kill grace a stopped task may take to write its last checkpoint.
 _FINISH_GRACE = 10.0
 
@@ -87,9 +84,8 @@ class RayExecutor:
         settings, run_dir, token = _claim(job, options.settings)
         job = replace(job, path=job.path.resolve())  # the worker's cwd is not ours
         events = Queue(actor_options={"num_cpus": 0})
-        spec = _RunSpec(
-            job, run_dir, token, settings, options.context_seed, options.interviewer, events
-        )
+        interviewer = _portable(options.interviewer)
+        spec = _RunSpec(job, run_dir, token, settings, options.context_seed, interviewer, events)
         ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
         bus = options.bus or EventBus()
         for observer in options.observers:
@@ -110,6 +106,19 @@ class RayExecutor:
 
     def branches(self, run: Run, local: BranchRunner) -> BranchRunner:
         return _RayBranches(run)
+
+
+def _portable(interviewer: Interviewer | None) -> Interviewer | None:
+    """The interviewer, if it can travel to a worker (answers from a file, auto-approve).
+
+    One bound to this process (the server's web page) cannot: human gates of
+    that run then fail on the worker, as a console gate does without a terminal.
+    """
+    try:
+        ray.cloudpickle.dumps(interviewer)  # type: ignore[no-untyped-call]
+    except Exception:
+        return None
+    return interviewer
 
 
 def connect(address: str | None) -> None:
