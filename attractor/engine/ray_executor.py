@@ -28,13 +28,13 @@ from typing import Any
 import anyio
 import ray
 from ray.exceptions import RayTaskError
-from ray.util.queue import Queue
 
 from attractor.dot.graph import Graph
 from attractor.dot.resources import RESOURCES_ATTR, parse_resources
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import WORKER_FILE, Drive, RunJob
 from attractor.engine.loop import BranchRunnerImpl
+from attractor.engine.ray_events import Outbox, drain, event_hub, relay
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.run import (
     RunOptions,
@@ -83,7 +83,7 @@ class RayExecutor:
         connect(self.address)
         settings, run_dir, token = _claim(job, options.settings)
         job = replace(job, path=job.path.resolve())  # the worker's cwd is not ours
-        events = Queue(actor_options={"num_cpus": 0})
+        events = Outbox(event_hub(), token)
         interviewer = _portable(options.interviewer)
         spec = _RunSpec(job, run_dir, token, settings, options.context_seed, interviewer, events)
         ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
@@ -95,13 +95,12 @@ class RayExecutor:
             async with anyio.create_task_group() as group:
                 if options.handle_signals:
                     await group.start(_signals_to_file, run_dir / STOP, stop)
-                group.start_soon(_relay, events, bus)
+                group.start_soon(relay, events, bus)
                 result: RunResult = await _wait(ref, run_dir / STOP, settings.kill_grace)
                 group.cancel_scope.cancel()
         finally:
-            _drain(events, bus)
+            drain(events, bus)
             bus.close()
-            events.shutdown()
         return result
 
     def branches(self, run: Run, local: BranchRunner) -> BranchRunner:
@@ -176,7 +175,7 @@ class _RunSpec:
     seed: dict[str, Any]
     interviewer: Interviewer | None
     #: The run's events, for the driver's observers (display, --json, the server).
-    events: Queue
+    events: Outbox
 
 
 def _claim(job: RunJob, settings: Settings) -> tuple[Settings, Path, str]:
@@ -211,14 +210,12 @@ async def _drive_remote(spec: _RunSpec) -> RunResult:
         context_seed=dict(spec.seed) if fresh else {},
         executor=RayExecutor(),
         stop_requests=lambda: _stop_requested(spec.run_dir / STOP),
-        observers=[_noting_worker(spec.run_dir / WORKER_FILE), _sending(spec.events)],
+        observers=[_noting_worker(spec.run_dir / WORKER_FILE), spec.events],
     )
     try:
         return await drive_job(job, options)
     finally:
-        # The queue runs calls in the order they were sent: once this returns,
-        # every event is in it, before the driver sees the run's end.
-        ray.get(spec.events.actor.qsize.remote())  # type: ignore[attr-defined]
+        spec.events.flush()  # every event is with the driver before the run's end
 
 
 def check_shared(run_dir: Path, token: str, *, required: bool) -> None:
@@ -233,28 +230,6 @@ def check_shared(run_dir: Path, token: str, *, required: bool) -> None:
     if seen is not None and seen != token:
         raise RunError(f"{run_dir} was claimed by another run; pass another --logs-dir")
     probe.unlink(missing_ok=True)
-
-
-def _sending(events: Queue) -> Callable[[Event], None]:
-    def send(event: Event) -> None:
-        # In order, without waiting for each (ray's stubs do not know .remote).
-        events.actor.put_nowait.remote(event)  # type: ignore[attr-defined]
-
-    return send
-
-
-async def _relay(events: Queue, bus: EventBus) -> None:
-    """Emit the remote run's events on this side's bus as they arrive."""
-    while True:
-        _drain(events, bus)
-        await anyio.sleep(_POLL)
-
-
-def _drain(events: Queue, bus: EventBus) -> None:
-    waiting = events.qsize()
-    if waiting:
-        for event in events.get_nowait_batch(waiting):
-            bus.emit(event)
 
 
 def _noting_worker(path: Path) -> Callable[[Event], None]:
@@ -413,7 +388,7 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     run_dir = RunDir(spec.run_dir)
     if not run_dir.pipeline_path.is_file():
         raise _unseen(spec.run_dir)
-    graph = prepare_run_graph(run_dir.pipeline_path)
+    graph = _run_graph(run_dir.pipeline_path)
     note_worker(run_dir.stage_dir(spec.start) / WORKER_FILE)
     output = _BranchOutput(BranchResult(id=spec.start, status="fail"))
     bus = EventBus()
@@ -448,6 +423,18 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
             CURRENT_LEDGER.reset(token)
     output.rows = list(run.node_results)
     return output
+
+
+#: Parsed pipeline copies by path and change time: a worker runs many branches of a run.
+_GRAPHS: dict[tuple[Path, int], Graph] = {}
+
+
+def _run_graph(path: Path) -> Graph:
+    key = (path, path.stat().st_mtime_ns)
+    if key not in _GRAPHS:
+        _GRAPHS.clear()  # one run's at a time is enough to keep
+        _GRAPHS[key] = prepare_run_graph(path)
+    return _GRAPHS[key]
 
 
 async def _cancel_on_request(stop_file: Path, scope: anyio.CancelScope) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import ray
 from ray.cluster_utils import Cluster
-from ray.util.queue import Queue
 
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import RunJob
+from attractor.engine.ray_events import Outbox, event_hub
 from attractor.engine.ray_executor import _run_task, _RunSpec, _value
 from attractor.errors import RunError
 from attractor.settings import resolve_settings
@@ -80,7 +80,8 @@ def test_a_failing_remote_run_reports_one_line_not_a_traceback(
         )
         job = RunJob("run", tmp_path / "g.dot", graph)
         settings = resolve_settings({}, env={}, cwd=tmp_path)
-        spec = _RunSpec(job, tmp_path / "elsewhere", "token", settings, {}, None, Queue())
+        outbox = Outbox(event_hub(), "token")
+        spec = _RunSpec(job, tmp_path / "elsewhere", "token", settings, {}, None, outbox)
         with pytest.raises(RunError) as caught:
             _value(_run_task.remote(spec))
     finally:
