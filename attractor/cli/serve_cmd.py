@@ -15,7 +15,6 @@ Examples:
   attractor serve                          # http://127.0.0.1:8700/, runs under .
   attractor serve --root ~/work --port 9000
   ATTRACTOR_SERVE_TOKEN=secret attractor serve --host 0.0.0.0
-  attractor serve --executor ray --ray-address auto
 
 Any address but a loopback one needs a token; clients send it as
 'Authorization: Bearer TOKEN', a browser opens http://HOST:PORT/?token=TOKEN once.

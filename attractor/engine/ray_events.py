@@ -79,6 +79,10 @@ async def relay(outbox: Outbox, bus: EventBus) -> None:
 
 
 def drain(outbox: Outbox, bus: EventBus) -> None:
-    """Emit the events that arrived since the last call."""
-    for event in ray.get(outbox.hub.take.remote(outbox.key)):
+    """Emit the events that arrived since the last call (none if the hub is gone)."""
+    try:
+        events = ray.get(outbox.hub.take.remote(outbox.key))
+    except RayError:
+        return
+    for event in events:
         bus.emit(event)
