@@ -75,7 +75,7 @@ async def resume(
     from attractor.engine.rundir import RunDir
 
     graph = load(RunDir(Path(run_dir)).pipeline_path)
-    settings = settings_for(graph, flags, config_file)
+    settings, _notes = resume_settings(Path(run_dir), graph, flags, config_file)
     options = _options(settings, graph, None, interviewer, observers)
     try:
         return await execute(RunJob("resume", Path(run_dir), graph), options)
@@ -118,6 +118,73 @@ def settings_for(
         graph_attrs=graph.attrs,
         graph_models=graph_names_model(graph),
     )
+
+
+def resume_settings(
+    run_dir: Path,
+    graph: Graph,
+    flags: Mapping[str, Any] | None = None,
+    config_file: str | None = None,
+) -> tuple[Settings, list[str]]:
+    """The settings a stopped run continues with, and notes on what changed.
+
+    The manifest's record (backend, model, workdir, caps, ...) comes right after
+    the flags; each flag that changes a recorded value is named in a note. A
+    recorded ``--timeout`` gives the time it has left (all of it again when the
+    run was stopped by it).
+
+    Raises:
+        UsageError: the run's LLM nodes ran on models and the resume would switch
+            them to ``simulate`` without ``--backend`` saying so.
+    """
+    import dataclasses
+
+    from attractor.engine.rundir import RunDir
+    from attractor.errors import AttractorError, UsageError
+    from attractor.settings import RECORDED_SOURCE, graph_names_model, resolve_settings
+
+    try:
+        manifest = RunDir(run_dir).read_manifest()
+    except AttractorError:
+        manifest = {}
+    recorded = manifest.get("settings")
+    recorded = {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
+    settings = resolve_settings(
+        flags,
+        config_file=config_file,
+        graph_attrs=graph.attrs,
+        graph_models=graph_names_model(graph),
+        recorded=recorded,
+    )
+    notes = [
+        f"{settings.source(name)} {settings.text(name)} replaces the run's {name} {was}"
+        for name, was in recorded.items()
+        if settings.text(name) != was and not settings.source(name).startswith(RECORDED_SOURCE)
+    ]
+    simulated = manifest.get("simulated")
+    used_models = isinstance(simulated, dict) and simulated.get("models") is False
+    if used_models and settings.backend == "simulate" and settings.source("backend") != "--backend":
+        raise UsageError(
+            f"{run_dir} ran its LLM nodes on models, and this resume would finish them on "
+            "the simulate backend (no model settings recorded or given): pass the flags the "
+            "run was started with (--provider/--model/--backend), or --backend simulate to "
+            "simulate on purpose"
+        )
+    if manifest.get("status") in ("success", "fail"):
+        return settings, []  # the engine refuses it: nothing to resume, nothing to note
+    if settings.timeout is not None and settings.source("timeout").startswith(RECORDED_SOURCE):
+        used = float(manifest.get("active_seconds", 0.0) or 0.0)
+        left = settings.timeout - used
+        written = settings.text("timeout")
+        if left > 0:
+            settings = dataclasses.replace(settings, timeout=left)
+            notes.append(f"the run's --timeout {written} has {left:.0f}s left")
+        else:  # a run stopped by its timeout: this session gets the same time again
+            notes.append(
+                f"the run's --timeout {written} was used up ({used:.0f}s ran); this session "
+                f"gets {written} again (pass --timeout to choose)"
+            )
+    return settings, notes
 
 
 def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:

@@ -50,6 +50,8 @@ class PipelineStarted(Event):
     run_id: str
     run_dir: str
     resumed: bool = False
+    #: A resume that continues a finished run: ``retry_failed:NODE`` or ``from:NODE``.
+    continuation: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +94,9 @@ class StageStarted(Event):
     index: int
     handler: str = ""
     attempt: int = 1
+    #: Which visit of the node (1 for the first): its files end up in ``NODE/vVISIT-aATTEMPT``
+    #: once a later attempt starts, and stay in ``NODE/`` while they are the latest.
+    visit: int = 1
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -280,6 +280,36 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
     return data
 
 
+#: The settings that decide how nodes execute, kept in a run's manifest for resume.
+RECORDED = (
+    "backend", "provider", "model", "base_url", "workdir", "profile", "max_turns",
+    "max_total_turns", "max_total_tokens", "max_cost", "timeout", "kill_grace",
+    "shell_timeout_cap",
+)  # fmt: skip
+RECORDED_SOURCE = "recorded with the run"
+
+
+def record_of(settings: Settings) -> dict[str, str]:
+    """The settings a user chose (not defaults), as written, for the run's manifest.
+
+    The working directory is kept absolute (a resume may start elsewhere) and a
+    base URL loses any ``user:password@``: no secret is written to a run directory.
+    """
+    recorded: dict[str, str] = {}
+    for name in RECORDED:
+        text = settings.text(name)
+        if text is None:
+            continue
+        if name == "workdir":
+            text = str(Path(text).resolve())
+        elif name == "backend" and text.startswith("scripted:"):
+            text = "scripted:" + str(Path(text.removeprefix("scripted:")).resolve())
+        elif name == "base_url":
+            text = re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", text, flags=re.IGNORECASE)
+        recorded[name] = text
+    return recorded
+
+
 def resolve_settings(
     flags: Mapping[str, Any] | None = None,
     *,
@@ -288,8 +318,13 @@ def resolve_settings(
     config_file: str | None = None,
     graph_attrs: Mapping[str, str] | None = None,
     graph_models: bool = False,
+    recorded: Mapping[str, str] | None = None,
 ) -> Settings:
     """Resolve every setting from flags, environment, config file, graph, defaults.
+
+    ``recorded`` (a resumed run's :func:`record_of`) comes right after the flags:
+    a run continues with the settings it was started with unless a flag says
+    otherwise.
 
     ``flags`` maps setting names (``max_turns``) to CLI values; None means not given.
     ``graph_models`` says the graph's LLM nodes name a model or provider (see
@@ -306,7 +341,10 @@ def resolve_settings(
     sources: dict[str, str] = {}
     texts: dict[str, str] = {}
     for f in _FIELDS:
-        layers: list[tuple[str, Any]] = [(f.flag, flags.get(f.name)), (f.env, env.get(f.env))]
+        layers: list[tuple[str, Any]] = [(f.flag, flags.get(f.name))]
+        if recorded is not None:
+            layers.append((f"{RECORDED_SOURCE} ({f.flag})", recorded.get(f.name)))
+        layers.append((f.env, env.get(f.env)))
         if config is not None:
             label, table = config
             layers.append((f"{label}: {f.name}", table.get(f.name)))

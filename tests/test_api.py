@@ -47,9 +47,30 @@ async def test_run_a_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_importing_attractor_stays_light() -> None:
-    code = "import sys, attractor; print('networkx' in sys.modules, 'anyio' in sys.modules)"
+    code = "import sys, attractor; print('anyio' in sys.modules, 'rich' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+#: What ``attractor lint`` must never load: the engine's, the display's and the SDKs' imports.
+_HEAVY = ("anyio", "rich", "openai", "anthropic", "httpx", "importlib.metadata", "attractor.engine")
+
+
+def test_the_lint_command_loads_nothing_heavy(tmp_path: Path) -> None:
+    (tmp_path / "p.dot").write_text(PIPELINE)
+    code = (
+        "import sys\n"
+        "from attractor.cli.main import cli\n"
+        "try:\n"
+        f"    cli.main(['lint', {str(tmp_path / 'p.dot')!r}])\n"
+        "except SystemExit as done:\n"
+        "    print('exit', done.code)\n"
+        f"print(*[m for m in {_HEAVY!r} if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *_, verdict, loaded = out.stdout.splitlines()
+    assert verdict == "exit 0", out.stdout
+    assert loaded == "", f"attractor lint imported {loaded}"
 
 
 @pytest.mark.anyio

@@ -22,6 +22,8 @@ _COMMANDS = {
     "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",
     "run": "attractor.cli.run_cmd:run",
+    "runs": "attractor.cli.runs_cmd:runs",
+    "status": "attractor.cli.runs_cmd:status",
     "resume": "attractor.cli.run_cmd:resume",
     "serve": "attractor.cli.serve_cmd:serve",
 }

@@ -21,11 +21,12 @@ import anyio
 import click
 from rich.console import Console
 
-from attractor.api import backend_for, settings_for
+from attractor.api import backend_for, resume_settings, settings_for
 from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
+from attractor.engine.continuation import Continuation
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import main_path
 from attractor.engine.run import RunOptions, RunResult, execute
@@ -76,6 +77,7 @@ _RESUME_EPILOG = f"""\b
 Examples:
   attractor resume .attractor/runs/20261122T040646Z-feature
   attractor resume runs/nightly --timeout 1h
+  attractor resume --latest
 
 Completed nodes never run again; the node that was running starts over.
 {_EXIT_CODES}
@@ -98,11 +100,50 @@ def run(file: str, dry_run: bool, **params: Any) -> NoReturn:
 
 
 @click.command(epilog=_RESUME_EPILOG)
-@click.argument("run_dir", metavar="RUN_DIR")
+@click.argument("run_dir", metavar="RUN_DIR", required=False)
+@click.option("--latest", is_flag=True, help="Resume the newest stopped run under .attractor/runs.")
+@click.option(
+    "--retry-failed", is_flag=True, help="Continue a failed run: its failed node runs again."
+)
+@click.option(
+    "--from", "from_node", metavar="NODE", help="Go back to NODE as it was first entered."
+)
 @common_options(logs_dir=False)
-def resume(run_dir: str, **params: Any) -> NoReturn:
-    """Continue the run in RUN_DIR from its last checkpoint."""
-    _execute(params, lambda options: _plan_resume(Path(run_dir), options))
+def resume(
+    run_dir: str | None, latest: bool, retry_failed: bool, from_node: str | None, **params: Any
+) -> NoReturn:
+    """Continue the run in RUN_DIR (or the newest stopped one) from its last checkpoint."""
+
+    def plan(options: CommonOptions) -> _Plan:
+        if retry_failed and from_node is not None:
+            raise UsageError("--retry-failed and --from exclude each other; pick one")
+        how = None
+        if retry_failed or from_node is not None:
+            how = Continuation(retry_failed=retry_failed, from_node=from_node)
+        return _plan_resume(_resume_target(run_dir, latest), options, how)
+
+    _execute(params, plan)
+
+
+def _resume_target(run_dir: str | None, latest: bool) -> Path:
+    """RUN_DIR, or with ``--latest`` the newest resumable run under the current folder."""
+    if run_dir is not None and latest:
+        raise UsageError("give RUN_DIR or --latest, not both")
+    if run_dir is not None:
+        return Path(run_dir)
+    if not latest:
+        raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
+    from attractor.engine.inventory import list_runs
+    from attractor.engine.setup import RESUMABLE
+
+    for info in list_runs(Path(".")):
+        if info.status != "running" and (info.status in RESUMABLE or info.status == "stopped"):
+            click.echo(f"resuming {info.path}", err=True)
+            return info.path
+    raise UsageError(
+        "--latest: no stopped run under .attractor/runs to resume; "
+        "list the runs with attractor runs"
+    )
 
 
 def _execute(
@@ -146,7 +187,9 @@ def _plan_run(path: Path, options: CommonOptions) -> _Plan:
     return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
-def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
+def _plan_resume(
+    run_dir: Path, options: CommonOptions, how: Continuation | None = None
+) -> _Plan:
     copy = RunDir(run_dir).pipeline_path
     if not os.path.lexists(copy):  # anything else there is read, or refused, by prepare
         raise UsageError(
@@ -154,8 +197,11 @@ def _plan_resume(run_dir: Path, options: CommonOptions) -> _Plan:
             "pass the run directory that attractor run printed"
         )
     graph = _load_checked(copy, quiet=True)
-    settings = _settings(options, graph)
-    job = RunJob("resume", run_dir, graph)
+    settings, notes = resume_settings(run_dir, graph, options.flags, options.config)
+    if not options.quiet:
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+    job = RunJob("resume", run_dir, graph, how)
     return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 

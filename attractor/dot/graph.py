@@ -1,25 +1,28 @@
-"""The pipeline graph: a networkx MultiDiGraph behind typed Node and Edge views.
+"""The pipeline graph: plain dicts and adjacency lists behind typed Node and Edge views.
 
 Attribute values are stored as the (unescaped) text the author wrote, with the
 source position of every node, edge and attribute, so any diagnostic can point
-at the file. Typed access goes through :mod:`attractor.dot.schema`.
+at the file. Typed access goes through :mod:`attractor.dot.schema`. Reachability
+(:meth:`Graph.descendants`, :meth:`Graph.ancestors`) and strongly connected
+components (:func:`attractor.dot.scc.strongly_connected`) are small functions
+over these lists; no graph library is loaded.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
-
-import networkx as nx
+from typing import Any, NamedTuple
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
 
 
-@dataclass(frozen=True)
-class SourcePos:
-    """Where something was written: file, 1-based line and column."""
+class SourcePos(NamedTuple):
+    """Where something was written: file, 1-based line and column.
+
+    A named tuple: a big pipeline holds one per attribute, and a tuple is built
+    faster and takes less memory than a dataclass instance.
+    """
 
     file: str
     line: int
@@ -29,17 +32,44 @@ class SourcePos:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-@dataclass
 class _Item:
     """Storage shared by nodes, edges and the graph itself."""
 
-    attrs: dict[str, str] = field(default_factory=dict)
-    attr_pos: dict[str, SourcePos] = field(default_factory=dict)
+    __slots__ = ("attrs", "attr_pos")
+
+    def __init__(
+        self, attrs: dict[str, str] | None = None, attr_pos: dict[str, SourcePos] | None = None
+    ) -> None:
+        self.attrs: dict[str, str] = {} if attrs is None else attrs
+        self.attr_pos: dict[str, SourcePos] = {} if attr_pos is None else attr_pos
 
     def set(self, key: str, value: str, pos: SourcePos | None) -> None:
         self.attrs[key] = value
         if pos is not None:
             self.attr_pos[key] = pos
+
+
+class _NodeData:
+    __slots__ = ("item", "pos", "declared", "out", "into")
+
+    def __init__(self, item: _Item, pos: SourcePos, declared: bool) -> None:
+        self.item = item
+        self.pos = pos
+        self.declared = declared
+        #: Outgoing and incoming edges, each list in declaration order.
+        self.out: list[_EdgeData] = []
+        self.into: list[_EdgeData] = []
+
+
+class _EdgeData:
+    __slots__ = ("source", "target", "item", "pos", "order")
+
+    def __init__(self, source: str, target: str, item: _Item, pos: SourcePos, order: int) -> None:
+        self.source = source
+        self.target = target
+        self.item = item
+        self.pos = pos
+        self.order = order
 
 
 class _View:
@@ -50,7 +80,8 @@ class _View:
 
     @property
     def attrs(self) -> dict[str, str]:
-        """Raw attribute text by key (mutable: transforms write here)."""
+        """Raw attribute text by key (mutable for nodes and the graph: transforms write
+        there; an edge is written through :meth:`Edge.set`)."""
         return self._item.attrs
 
     @property
@@ -79,10 +110,10 @@ class Node(_View):
     def __init__(self, graph: Graph, node_id: str) -> None:
         self.graph = graph
         self.id = node_id
-        data = graph.nx.nodes[node_id]
-        self._item = data["item"]
-        self.pos: SourcePos = data["pos"]
-        self.declared: bool = data["declared"]
+        data = graph._nodes[node_id]
+        self._item = data.item
+        self.pos: SourcePos = data.pos
+        self.declared: bool = data.declared
 
     def __repr__(self) -> str:
         return f"Node({self.id!r})"
@@ -134,15 +165,15 @@ class Edge(_View):
 
     scope: Scope = "edge"
 
-    def __init__(self, graph: Graph, source: str, target: str, key: int) -> None:
+    def __init__(self, graph: Graph, data: _EdgeData) -> None:
         self.graph = graph
-        self.source = source
-        self.target = target
-        self.key = key
-        data = graph.nx.edges[source, target, key]
-        self._item = data["item"]
-        self.pos: SourcePos = data["pos"]
-        self.order: int = data["order"]
+        self._data = data
+        self.source = data.source
+        self.target = data.target
+        self._item = data.item
+        self.pos: SourcePos = data.pos
+        #: Declaration order among all edges of the graph.
+        self.order: int = data.order
 
     def __repr__(self) -> str:
         return f"Edge({self.source!r} -> {self.target!r})"
@@ -159,9 +190,19 @@ class Edge(_View):
     def weight(self) -> int:
         return int(self.get("weight"))
 
+    def set(self, key: str, value: str, pos: SourcePos | None = None) -> None:
+        """Set one attribute of this edge only.
+
+        The edges of one chain statement (``a -> b -> c [weight=2]``) share
+        their attribute dicts until one of them is set: ``attrs`` is for reading.
+        """
+        own = _Item(dict(self._item.attrs), dict(self._item.attr_pos))
+        self._item = self._data.item = own
+        own.set(key, value, pos)
+
 
 class Graph(_View):
-    """A parsed pipeline. ``graph.nx`` is the underlying networkx MultiDiGraph."""
+    """A parsed pipeline: nodes in the order first mentioned, edges in declaration order."""
 
     scope: Scope = "graph"
 
@@ -170,14 +211,14 @@ class Graph(_View):
         self.file = file
         self.source = source
         self.pos = SourcePos(file, 1, 1)
-        self.nx: Any = nx.MultiDiGraph()
+        self._nodes: dict[str, _NodeData] = {}
+        self._edges: list[_EdgeData] = []
         self._item = _Item()
-        self._edge_order = 0
         #: (node id, first declaration, repeated declaration) for duplicate_node.
         self.duplicates: list[tuple[str, SourcePos, SourcePos]] = []
 
     def __repr__(self) -> str:
-        return f"Graph({self.name!r}, {self.nx.number_of_nodes()} nodes)"
+        return f"Graph({self.name!r}, {len(self._nodes)} nodes)"
 
     # -- building -------------------------------------------------------------
 
@@ -191,17 +232,17 @@ class Graph(_View):
         declared: bool = True,
     ) -> Node:
         """Add or merge a node. A second declaration merges (later wins) and is recorded."""
-        data = self.nx.nodes.get(node_id)
+        data = self._nodes.get(node_id)
         if data is None:
             item = _Item(dict(attrs), dict(attr_pos or {}))
-            self.nx.add_node(node_id, item=item, pos=pos, declared=declared)
+            self._nodes[node_id] = _NodeData(item, pos, declared)
         else:
-            item = data["item"]
-            if declared and data["declared"]:
-                self.duplicates.append((node_id, data["pos"], pos))
-            if declared and not data["declared"]:
-                data["declared"] = True
-                data["pos"] = pos
+            item = data.item
+            if declared and data.declared:
+                self.duplicates.append((node_id, data.pos, pos))
+            if declared and not data.declared:
+                data.declared = True
+                data.pos = pos
             item.attrs.update(attrs)
             item.attr_pos.update(attr_pos or {})
         return Node(self, node_id)
@@ -216,12 +257,17 @@ class Graph(_View):
     ) -> Edge:
         """Add an edge; endpoints not yet seen are created as undeclared nodes."""
         for end in (source, target):
-            if end not in self.nx:
-                self.nx.add_node(end, item=_Item(), pos=pos, declared=False)
-        item = _Item(dict(attrs), dict(attr_pos or {}))
-        key = self.nx.add_edge(source, target, item=item, pos=pos, order=self._edge_order)
-        self._edge_order += 1
-        return Edge(self, source, target, key)
+            if end not in self._nodes:
+                self._nodes[end] = _NodeData(_Item(), pos, False)
+        data = self._link(source, target, _Item(dict(attrs), dict(attr_pos or {})), pos)
+        return Edge(self, data)
+
+    def _link(self, source: str, target: str, item: _Item, pos: SourcePos) -> _EdgeData:
+        data = _EdgeData(source, target, item, pos, len(self._edges))
+        self._edges.append(data)
+        self._nodes[source].out.append(data)
+        self._nodes[target].into.append(data)
+        return data
 
     def add_new_node(
         self,
@@ -236,7 +282,7 @@ class Graph(_View):
 
         The parser's fast path: no copies, no merge check, no view returned.
         """
-        self.nx.add_node(node_id, item=_Item(attrs, attr_pos), pos=pos, declared=declared)
+        self._nodes[node_id] = _NodeData(_Item(attrs, attr_pos), pos, declared)
 
     def add_edges(
         self,
@@ -246,14 +292,13 @@ class Graph(_View):
     ) -> None:
         """Add edges (endpoints must exist) that share one attribute list, such as a chain.
 
-        Each edge gets its own copy of the attributes; no views are returned.
+        The edges share one copy of the attributes (a big pipeline has many
+        chains; :meth:`Edge.set` unshares); no views are returned.
         """
-        add = self.nx.add_edge
-        order = self._edge_order
+        link = self._link
+        item = _Item(dict(attrs), dict(attr_pos))
         for source, target, pos in edges:
-            add(source, target, item=_Item(dict(attrs), dict(attr_pos)), pos=pos, order=order)
-            order += 1
-        self._edge_order = order
+            link(source, target, item, pos)
 
     # -- reading --------------------------------------------------------------
 
@@ -266,39 +311,66 @@ class Graph(_View):
         return self._item.attrs.get("label", "")
 
     def has_node(self, node_id: str) -> bool:
-        return node_id in self.nx
+        return node_id in self._nodes
 
     def node(self, node_id: str) -> Node:
         """The node ``node_id``; raises KeyError when absent."""
-        if node_id not in self.nx:
+        if node_id not in self._nodes:
             raise KeyError(node_id)
         return Node(self, node_id)
 
+    def node_ids(self) -> list[str]:
+        """Every node id, in the order first mentioned."""
+        return list(self._nodes)
+
     def nodes(self) -> list[Node]:
         """All nodes in the order they were first mentioned."""
-        return [Node(self, n) for n in self.nx.nodes]
+        return [Node(self, n) for n in self._nodes]
 
     def edges(self) -> list[Edge]:
         """All edges in declaration order."""
-        return sorted(
-            (Edge(self, u, v, k) for u, v, k in self.nx.edges(keys=True)),
-            key=lambda e: e.order,
-        )
+        return [Edge(self, e) for e in self._edges]
 
     def outgoing(self, node_id: str) -> list[Edge]:
         """Outgoing edges of ``node_id`` in declaration order."""
-        edges = [Edge(self, u, v, k) for u, v, k in self.nx.out_edges(node_id, keys=True)]
-        return sorted(edges, key=lambda e: e.order)
+        return [Edge(self, e) for e in self._nodes[node_id].out]
 
     def incoming(self, node_id: str) -> list[Edge]:
-        edges = [Edge(self, u, v, k) for u, v, k in self.nx.in_edges(node_id, keys=True)]
-        return sorted(edges, key=lambda e: e.order)
+        return [Edge(self, e) for e in self._nodes[node_id].into]
+
+    def successors(self, node_id: str) -> Iterator[str]:
+        """Targets of the outgoing edges of ``node_id`` (repeated for parallel edges)."""
+        return (e.target for e in self._nodes[node_id].out)
+
+    def descendants(self, node_id: str) -> set[str]:
+        """Ids reachable from ``node_id`` by one or more edges, never ``node_id`` itself."""
+        return self._reach(node_id, "out", "target")
+
+    def ancestors(self, node_id: str) -> set[str]:
+        """Ids from which ``node_id`` can be reached, never ``node_id`` itself."""
+        return self._reach(node_id, "into", "source")
+
+    def _reach(self, node_id: str, side: str, end: str) -> set[str]:
+        nodes = self._nodes
+        seen: set[str] = set()
+        stack = [node_id]
+        while stack:
+            for edge in getattr(nodes[stack.pop()], side):
+                other = getattr(edge, end)
+                if other not in seen:
+                    seen.add(other)
+                    stack.append(other)
+        seen.discard(node_id)
+        return seen
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes())
 
     def __len__(self) -> int:
-        return int(self.nx.number_of_nodes())
+        return len(self._nodes)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._nodes
 
     def start_candidates(self) -> list[Node]:
         """Nodes that look like a start: shape Mdiamond, else id start/Start."""

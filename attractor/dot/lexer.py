@@ -37,10 +37,14 @@ ATTRS = "ATTRS"
 _SKIP = r"(?:[ \t\r\n\f\v]++|//[^\n]*+|/\*[\s\S]*?\*/)*+"
 _WORD = r"-?[A-Za-z0-9_.:]+(?:-(?![->])[A-Za-z0-9_.:]*)*"
 _STRING = r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"'
+#: Quoted strings joined with ``+`` (``"a" + "b"``) are one string, as in Graphviz.
+_JOINED = rf"{_STRING}(?:(?=[ \t\r\n\f\v]*+[+/]){_SKIP}\+{_SKIP}{_STRING})*+"
+_ONE_STRING = re.compile(_STRING)
+_GLUE = re.compile(rf"{_SKIP}\+{_SKIP}")
 _TOKENS = rf"""
         (?P<WORD>{_WORD})
       | (?P<punct>[{{}}\[\],;=])
-      | (?P<STRING>{_STRING})
+      | (?P<STRING>{_JOINED})
       | (?P<ARROW>->)
       | (?P<bad_undirected>--)
       | (?P<bad_comment>/\*)
@@ -178,7 +182,10 @@ def scan(text: str, *, file: str = "<string>", blocks: bool = False) -> Scan:
             add_value("[")
         elif kind == "STRING":
             add_kind(STRING)
-            add_value(unescape(text[start + 1 : end - 1]))
+            if text[end - 1] == '"' and text.find('"', start + 1) == end - 1:
+                add_value(unescape(text[start + 1 : end - 1]))
+            else:
+                add_value(_joined(text, start, end))
         elif kind == "END":
             break  # only whitespace and comments were left
         else:
@@ -189,6 +196,21 @@ def scan(text: str, *, file: str = "<string>", blocks: bool = False) -> Scan:
     values.append("")
     offsets.append(len(text.rstrip()))
     return Scan(kinds, values, offsets, LineIndex(text), ends)
+
+
+def _joined(text: str, start: int, end: int) -> str:
+    """The value of ``"a" + "b"`` (or of one string with escaped quotes): the parts'
+    bodies, unescaped and joined."""
+    parts: list[str] = []
+    pos = start
+    while pos < end:
+        part = _ONE_STRING.match(text, pos, end)
+        if part is None:  # cannot happen: the token matched this shape
+            break
+        parts.append(unescape(part.group()[1:-1]))
+        glue = _GLUE.match(text, part.end(), end)
+        pos = glue.end() if glue else end
+    return "".join(parts)
 
 
 def tokenize(text: str, *, file: str = "<string>") -> list[Token]:

@@ -238,7 +238,11 @@ class _Parser:
 
     def add_class(self, node_id: str, cls: str) -> None:
         attrs = self.node_attrs[node_id]
-        current = [c.strip() for c in attrs.get("class", "").split(",") if c.strip()]
+        text = attrs.get("class", "")
+        if not text:
+            attrs["class"] = cls  # one string shared by the whole subgraph
+            return
+        current = [c.strip() for c in text.split(",") if c.strip()]
         if cls not in current:
             attrs["class"] = ",".join([*current, cls])
 
@@ -340,6 +344,7 @@ class _Parser:
         """The items of an ``ATTRS`` token (well formed: the scanner checked)."""
         starts = self.lines.starts
         file = self.file
+        new = tuple.__new__  # SourcePos(...) without its Python-level __new__
         values: dict[str, str] = {}
         positions: dict[str, SourcePos] = {}
         for match in ATTR.finditer(self.text, self.offsets[i] + 1, self.blocks[i]):
@@ -347,7 +352,7 @@ class _Parser:
             values[key] = unescape(quoted) if word is None else word
             at = match.start()
             line = bisect_right(starts, at)
-            positions[key] = SourcePos(file, line, at - starts[line - 1] + 1)
+            positions[key] = new(SourcePos, (file, line, at - starts[line - 1] + 1))
         return values, positions
 
     def value(self) -> str:

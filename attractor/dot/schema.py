@@ -73,6 +73,9 @@ def parse_bool(text: str) -> bool:
     raise ValueError("expected true or false")
 
 
+_INTEGER = re.compile(r"-?\d+")
+
+
 def _int_parser(low: int | None, high: int | None) -> Callable[[str], int]:
     if low is not None and high is not None:
         form = f"an integer from {low} to {high}"
@@ -83,7 +86,7 @@ def _int_parser(low: int | None, high: int | None) -> Callable[[str], int]:
 
     def parse(text: str) -> int:
         s = text.strip()
-        if not re.fullmatch(r"-?\d+", s):
+        if not _INTEGER.fullmatch(s):
             raise ValueError(f"expected {form}")
         value = int(s)
         if (low is not None and value < low) or (high is not None and value > high):
@@ -210,7 +213,7 @@ _SPECS: list[AttrSpec] = [
         "wait_all",
         "when a parallel fan-out is done",
     ),
-    AttrSpec("max_parallel", _N, _positive, 4, "branches running at once"),
+    AttrSpec("max_parallel", _N, _positive, 16, "branches running at once"),
     AttrSpec(
         "resources",
         _N,
@@ -270,6 +273,12 @@ def known_names(scope: Scope) -> list[str]:
     return sorted(n for n, s in SPECS.items() if scope in s.scopes)
 
 
+#: Typed values already parsed, by (name, scope, raw text): the same few texts
+#: (``max_visits=3``, ``timeout="5m"``) recur on thousands of nodes.
+_TYPED: dict[tuple[str, str, str], Any] = {}
+_TYPED_LIMIT = 1 << 16
+
+
 def typed_value(name: str, scope: Scope, raw: str | None) -> Any:
     """The typed value of ``raw`` (default when absent or invalid; raw text if unknown)."""
     spec = spec_for(name, scope)
@@ -277,10 +286,19 @@ def typed_value(name: str, scope: Scope, raw: str | None) -> Any:
         return raw
     if raw is None:
         return spec.default
+    if spec.parse is _string:
+        return raw
+    key = (name, scope, raw)
+    value = _TYPED.get(key, _TYPED)
+    if value is not _TYPED:
+        return value
     try:
-        return spec.coerce(raw)
+        value = spec.coerce(raw)
     except ValueError:
-        return spec.default
+        value = spec.default
+    if len(_TYPED) < _TYPED_LIMIT:  # every parsed value is an immutable scalar
+        _TYPED[key] = value
+    return value
 
 
 SHAPE_TO_TYPE: dict[str, str] = {

@@ -1,10 +1,15 @@
 """Checkpoints: the state a run needs to continue after it stopped or crashed.
 
-The engine writes one checkpoint between consecutive nodes. It is both the
-"after" of the node that finished and the "before" of the next one: it lists
-the completed nodes and names the node about to run (``next_node``). A run that
-stops while a node is running is resumed by running that node again from its
-start; completed nodes never run again.
+A checkpoint is both the "after" of the node that finished and the "before" of
+the next one: it lists the completed nodes and names the node about to run
+(``next_node``). A run that stops while a node is running is resumed by running
+that node again from its start; completed nodes never run again.
+
+The engine records each step in ``journal.jsonl`` and rewrites the whole
+``checkpoint.json`` only now and then and when the run stops (see
+:mod:`attractor.engine.journal`). :meth:`Checkpoint.load` applies the journal
+records written after the checkpoint, so it always returns the current state;
+a run directory without a journal (written by an older attractor) loads as it is.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attractor.engine.journal import JOURNAL, read_records
 from attractor.errors import CheckpointError, InputFileError
 from attractor.fileio import STATE_LIMIT, atomic_write_text, loads_json, read_bounded
 from attractor.handlers.outcome import StageStatus
@@ -49,6 +55,9 @@ class Checkpoint:
     failure_reason: str = ""
     timestamp: float = field(default_factory=time.time)
     version: int = VERSION
+    #: The last journal record this checkpoint contains, and the byte offset of the next one.
+    journal_seq: int = 0
+    journal_offset: int = 0
 
     def to_json(self) -> dict[str, Any]:
         # A shallow dict: asdict() deep-copies, which costs more than the write.
@@ -66,11 +75,30 @@ class Checkpoint:
 
     @classmethod
     def load(cls, path: Path) -> Checkpoint:
-        """Read ``path``; raises CheckpointError with what went wrong and what to do.
+        """The current state of the run whose checkpoint is ``path``.
 
-        The file must be a regular file of at most :data:`~attractor.fileio.STATE_LIMIT`
-        bytes whose JSON nests no deeper than :data:`~attractor.fileio.MAX_JSON_DEPTH`.
+        Reads the checkpoint, then applies the records of ``journal.jsonl``
+        beside it that came later. The file must be a regular file of at most
+        :data:`~attractor.fileio.STATE_LIMIT` bytes whose JSON nests no deeper
+        than :data:`~attractor.fileio.MAX_JSON_DEPTH`.
+
+        Raises:
+            CheckpointError: what went wrong and what to do.
         """
+        checkpoint = cls.load_file(path)
+        journal = path.with_name(JOURNAL)
+        replayed = False
+        tail = read_records(journal, checkpoint.journal_offset, checkpoint.journal_seq)
+        for number, record in tail:
+            apply_record(checkpoint, record, journal, number)
+            replayed = True
+        if replayed:  # the records are checked as the checkpoint's fields are
+            checkpoint = cls.from_json(checkpoint.to_json(), journal)
+        return checkpoint
+
+    @classmethod
+    def load_file(cls, path: Path) -> Checkpoint:
+        """``checkpoint.json`` alone, without the journal records after it."""
         try:
             text = read_bounded(path, STATE_LIMIT, "checkpoint")
             data = loads_json(text, path, "checkpoint")
@@ -98,6 +126,31 @@ class Checkpoint:
                     f"found {_dumps(value)[:60]}; the file is damaged, start a new run"
                 )
         return cls(**values)
+
+
+#: Journal record key -> the checkpoint field it updates entry by entry.
+_MAP_FIELDS = {"status": "node_outcomes", "visits": "node_visits", "retries": "node_retries"}
+
+
+def apply_record(checkpoint: Checkpoint, record: dict[str, Any], path: Path, number: int) -> None:
+    """Bring ``checkpoint`` forward by one journal record (see :mod:`attractor.engine.journal`)."""
+    try:
+        for node, _visit in record.get("done", ()):
+            checkpoint.completed_nodes.append(node)
+        for key, name in _MAP_FIELDS.items():
+            getattr(checkpoint, name).update(record.get(key, {}))
+        checkpoint.context.update(record.get("context", {}))
+        checkpoint.logs.extend(record.get("logs", ()))
+    except (TypeError, ValueError, AttributeError):
+        raise CheckpointError(
+            f"{path}: line {number} after the checkpoint is not a journal record; "
+            "the run directory is damaged, start a new run"
+        ) from None
+    checkpoint.run_turns_used = record.get("turns", checkpoint.run_turns_used)
+    checkpoint.node_results_count = record.get("results", checkpoint.node_results_count)
+    checkpoint.next_node = record.get("next")
+    checkpoint.current_node = record.get("current")
+    checkpoint.journal_seq = record["seq"]
 
 
 def _load_problem(path: Path, exc: InputFileError) -> str:
@@ -151,6 +204,8 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "failure_reason": (lambda v: isinstance(v, str), "a string"),
     "timestamp": (lambda v: type(v) in (int, float), "a number"),
     "version": (_is_int, "an integer"),
+    "journal_seq": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "journal_offset": (lambda v: _is_int(v) and v >= 0, "a count"),
 }
 
 

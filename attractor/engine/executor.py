@@ -21,6 +21,7 @@ from attractor.handlers.base import BranchRunner
 from attractor.settings import Settings
 
 if TYPE_CHECKING:
+    from attractor.engine.continuation import Continuation
     from attractor.engine.run import RunOptions, RunResult
     from attractor.engine.state import Run
 
@@ -32,6 +33,8 @@ class RunJob:
     kind: Literal["run", "resume"]
     path: Path
     graph: Graph
+    #: How to continue a run that had ended (resume only; see continuation.py).
+    how: Continuation | None = None
 
 
 #: The engine's own driver of a job, in this process.

@@ -25,7 +25,7 @@ from typing import Any
 
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
-from attractor.engine.rundir import CHECKPOINT, LOCK, MANIFEST, RunDir, _safe_name
+from attractor.engine.rundir import CHECKPOINT, LOCK, MANIFEST, RESULTS, RunDir, _safe_name
 from attractor.errors import AttractorError
 
 #: Where runs go under a root (the engine's default, relative to the directory run in).
@@ -73,6 +73,10 @@ class RunInfo:
     duration: float | None
     current_node: str | None
     failure_reason: str
+    #: Node executions finished so far (rows of results.jsonl).
+    nodes_done: int = 0
+    #: Input plus output tokens of the run so far (the manifest's usage).
+    tokens: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -152,7 +156,24 @@ def run_info(path: Path) -> RunInfo:
         duration=_number(manifest.get("duration")),
         current_node=_text_or_none(manifest.get("current_node")),
         failure_reason=str(manifest.get("failure_reason") or ""),
+        nodes_done=_line_count(path / RESULTS),
+        tokens=_tokens(manifest.get("usage")),
     )
+
+
+def _line_count(path: Path) -> int:
+    try:
+        with path.open("rb") as fh:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return 0
+
+
+def _tokens(usage: object) -> int:
+    if not isinstance(usage, dict):
+        return 0
+    counts = (usage.get("input_tokens"), usage.get("output_tokens"))
+    return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
 
 
 def driver_alive(path: Path) -> bool:

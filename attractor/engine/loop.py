@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from attractor.dot.graph import Node
 from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
-from attractor.engine.state import Run, Walk, save_checkpoint
+from attractor.engine.state import Run, Walk, record_step
 from attractor.engine.step import execute_node, is_exhausted, over_limit, visits_reason
 from attractor.handlers.base import BranchResult, BranchRunner
 from attractor.handlers.context import Context
@@ -46,7 +46,7 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
                     return spun
                 state.context.set(ARRIVAL_KEY, {"from": node_id})
                 node_id = redirect
-                save_checkpoint(run, node_id)
+                record_step(run, node_id)
                 continue
         outcome = await execute_node(run, state, node, _branch_runner(run))
         apply_outcome(state, node, outcome)
@@ -55,7 +55,7 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
             return decision
         node_id = decision
         if state.branch is None:
-            save_checkpoint(run, node_id)
+            record_step(run, node_id)
 
 
 def apply_outcome(state: Walk, node: Node, outcome: Outcome) -> None:

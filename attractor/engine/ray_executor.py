@@ -201,9 +201,15 @@ def _run_task(spec: _RunSpec) -> RunResult:
 
 
 async def _drive_remote(spec: _RunSpec) -> RunResult:
+    first = (spec.run_dir / PROBE).exists()  # the first attempt removes the probe
     fresh = spec.job.kind == "run" and not (spec.run_dir / CHECKPOINT).exists()
     check_shared(spec.run_dir, spec.token, required=fresh)
-    job = spec.job if fresh else RunJob("resume", spec.run_dir, spec.job.graph)
+    if fresh:
+        job = spec.job
+    elif first:  # a resume, as asked
+        job = replace(spec.job, path=spec.run_dir)
+    else:  # a retry after the worker was lost: continue from the checkpoint
+        job = RunJob("resume", spec.run_dir, spec.job.graph)
     options = RunOptions(
         settings=spec.settings,
         interviewer=spec.interviewer,

@@ -29,9 +29,11 @@ from attractor.dot.graph import Graph
 from attractor.dot.schema import format_duration
 from attractor.engine.checkpoint import RUNNING
 from attractor.engine.child import EngineChildRunner
+from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import Executor, LocalExecutor, RunJob
 from attractor.engine.loop import WalkEnd, walk
+from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import PROCESSES, EventLog
@@ -41,6 +43,7 @@ from attractor.engine.setup import (
     restart_setup,
     resume_setup,
     start_setup,
+    utc_text,
 )
 from attractor.engine.state import NodeResult, Run, save_checkpoint, sum_usage
 from attractor.errors import AttractorError, RunError
@@ -145,7 +148,7 @@ async def execute(job: RunJob, options: RunOptions) -> RunResult:
 async def drive_job(job: RunJob, options: RunOptions) -> RunResult:
     """Run ``job`` in this process."""
     if job.kind == "resume":
-        return await resume_pipeline(job.path, options, job.graph)
+        return await resume_pipeline(job.path, options, job.graph, job.how)
     return await run_pipeline(job.graph, job.path, options)
 
 
@@ -156,7 +159,10 @@ async def run_pipeline(graph: Graph, source_path: Path, options: RunOptions) -> 
 
 
 async def resume_pipeline(
-    run_dir: Path, options: RunOptions, graph: Graph | None = None
+    run_dir: Path,
+    options: RunOptions,
+    graph: Graph | None = None,
+    how: Continuation | None = None,
 ) -> RunResult:
     """Continue the run in ``run_dir`` from its checkpoint.
 
@@ -164,9 +170,10 @@ async def resume_pipeline(
     stopped runs again from its start. ``options.context_seed`` (``--set``)
     overrides the restored context values. ``graph`` is the run directory's
     pipeline copy when the caller has already loaded it (so it is parsed once).
+    ``how`` continues a run that had ended (see :mod:`attractor.engine.continuation`).
     """
     prepare = prepare_run_graph if graph is None else (lambda _path: graph)
-    setup = resume_setup(run_dir, options.settings, prepare, options.context_seed)
+    setup = resume_setup(run_dir, options.settings, prepare, options.context_seed, how)
     return await _drive(setup, options)
 
 
@@ -366,10 +373,12 @@ def open_run(
     results = _open_results(setup)
     run.results_file = results
     run.results_written = len(setup.node_results) if setup.resumed else 0
+    progress = run.progress = Progress(run, setup.journal_seq)
     run.closers += [
         lambda: bus.remove_observer(log),
         log.close,
         results.close,
+        progress.close,
         setup.run_dir.unlock,
     ]
     run.manifest["status"] = RUNNING
@@ -382,6 +391,7 @@ def open_run(
             run_id=setup.run_dir.path.name,
             run_dir=str(setup.run_dir.path),
             resumed=setup.resumed,
+            continuation=setup.continuation,
         )
     )
     save_checkpoint(run, setup.start)
@@ -446,10 +456,13 @@ def _timeout_text(settings: Settings) -> str | None:
 
 def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:
     manifest = run.manifest
+    finished = time.time()
     manifest.update(
         status=status,
-        finished_at=time.time(),
+        finished_at=finished,
+        finished_at_utc=utc_text(finished),
         duration=round(duration, 3),
+        active_seconds=round(float(manifest.get("active_seconds_before", 0.0)) + duration, 3),
         usage=sum_usage(run.node_results),
         failure_reason=run.failure_reason,
         current_node=run.main.current,

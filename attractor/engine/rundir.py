@@ -4,7 +4,8 @@ Layout::
 
     RUN_DIR/
         manifest.json     name, goal, source hash, status, timings, token usage
-        checkpoint.json   written atomically between nodes (see checkpoint.py)
+        checkpoint.json   the whole state, written now and then and at the stop (checkpoint.py)
+        journal.jsonl     one line per step since: what changed (journal.py)
         pipeline.dot      a copy of the pipeline source, so resume needs nothing else
         events.jsonl      every event as one JSON line with a timestamp
         results.jsonl     one summary row per finished node (for the summary on resume)

@@ -6,12 +6,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
+from attractor.engine.continuation import Continuation, continued
+from attractor.engine.progress import TrackedContext
 from attractor.engine.rundir import (
     PROCESSES,
     RunDir,
@@ -27,7 +30,7 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
 from attractor.proc.ledger import stop_survivors
-from attractor.settings import Settings
+from attractor.settings import Settings, record_of
 from attractor.version import __version__
 
 RESUMABLE = (RUNNING, "timed_out", "interrupted", "terminated", "hangup")
@@ -52,11 +55,15 @@ class RunSetup:
     #: The first run directory (loop_restart directories are named after it).
     origin: Path | None = None
     restarts: int = 0
+    #: The last journal record the restored state contains (0 for a new directory).
+    journal_seq: int = 0
+    #: How a continued run goes on (``retry_failed:NODE``, ``from:NODE``), else "".
+    continuation: str = ""
 
 
 def initial_context(graph: Graph, seed: dict[str, Any]) -> Context:
     """Graph attributes mirrored as ``graph.*``, then the ``--set`` values."""
-    context = Context({f"graph.{k}": v for k, v in graph.attrs.items()})
+    context = TrackedContext({f"graph.{k}": v for k, v in graph.attrs.items()})
     context.set("graph.goal", graph.goal)
     context.apply(seed)
     return context
@@ -88,6 +95,8 @@ def start_setup(
     run_dir.copy_source(text)
     manifest = _manifest(graph, run_dir, source_path, text)
     manifest["context_seed"] = dict(seed)
+    # How nodes execute, so that a resume continues the same way (see api.resume_settings).
+    manifest["settings"] = record_of(settings)
     # A simulated run says so where every later reader of the run directory looks.
     manifest["simulated"] = {
         "models": settings.backend == "simulate",
@@ -130,9 +139,16 @@ def _manifest(graph: Graph, run_dir: RunDir, source: Path | None, text: str) -> 
         "source_file": str(source.resolve()) if source is not None else None,
         "source_sha256": source_hash(text),
         "attractor_version": __version__,
-        "started_at": time.time(),
+        "started_at": (now := time.time()),
+        "started_at_utc": utc_text(now),
         "status": RUNNING,
     }
+
+
+def utc_text(ts: float) -> str:
+    """An epoch time as ISO 8601 UTC, ``2026-11-23T17:38:33.413Z``."""
+    moment = datetime.fromtimestamp(ts, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def restart_setup(previous: RunSetup, target: str) -> RunSetup:
@@ -144,6 +160,7 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
     run_dir.copy_source(previous.source_text)
     manifest = _manifest(previous.graph, run_dir, previous.source_path, previous.source_text)
     manifest["restarted_from"] = previous.run_dir.path.name
+    manifest["settings"] = previous.manifest.get("settings", {})
     manifest["context_seed"] = dict(previous.seed)
     return RunSetup(
         graph=previous.graph,
@@ -167,6 +184,7 @@ def resume_setup(
     settings: Settings,
     prepare: Callable[[Path], Graph],
     seed: dict[str, Any] | None = None,
+    how: Continuation | None = None,
 ) -> RunSetup:
     """State restored from the checkpoint of run directory ``path``.
 
@@ -181,7 +199,7 @@ def resume_setup(
         # be gone before its node runs again (see proc/ledger.py).
         _check_run_files(run_dir)
         stopped = stop_survivors(path / PROCESSES)
-        setup = _restore(run_dir, settings, prepare, seed or {})
+        setup = _restore(run_dir, settings, prepare, seed or {}, how)
         if stopped:
             setup.warnings.append(
                 f"stopped {len(stopped)} process group(s) the previous attractor left running"
@@ -206,13 +224,27 @@ def _check_run_files(run_dir: RunDir) -> None:
 
 
 def _restore(
-    run_dir: RunDir, settings: Settings, prepare: Callable[[Path], Graph], seed: dict[str, Any]
+    run_dir: RunDir,
+    settings: Settings,
+    prepare: Callable[[Path], Graph],
+    seed: dict[str, Any],
+    how: Continuation | None = None,
 ) -> RunSetup:
     path = run_dir.path
     checkpoint = Checkpoint.load(run_dir.checkpoint_path)
-    _check_resumable(path, checkpoint)
+    if how is None:
+        _check_resumable(path, checkpoint)
     graph = prepare(run_dir.pipeline_path)
     manifest = run_dir.read_manifest()
+    notes: list[str] = []
+    if how is not None:
+        first = manifest.get("context_seed")
+        initial = initial_context(graph, first if isinstance(first, dict) else {}).snapshot()
+        checkpoint = continued(how, checkpoint, graph, path, initial)
+        node = checkpoint.next_node or ""
+        notes.append(how.describe(node))
+        record = {**how.to_json(node), "at": utc_text(time.time())}
+        manifest.setdefault("continuations", []).append(record)
     text = _read_source(graph, run_dir.pipeline_path)
     start = checkpoint.next_node or checkpoint.current_node or _start_node(graph)
     if not graph.has_node(start):
@@ -222,6 +254,8 @@ def _restore(
     main.context.apply(seed)
     # A loop_restart after the resume starts from the first run's --set values
     # and these, like a restart of the original run would.
+    # Time spent in earlier sessions: what a --timeout set at the start has used.
+    manifest["active_seconds_before"] = manifest.get("active_seconds", 0.0)
     first_seed = manifest.get("context_seed")
     all_seed = {**(first_seed if isinstance(first_seed, dict) else {}), **seed}
     manifest["context_seed"] = all_seed
@@ -236,10 +270,12 @@ def _restore(
         budget=run_budget(settings, checkpoint.run_turns_used, results),
         seed=all_seed,
         node_results=results,
-        warnings=_source_warnings(manifest),
+        warnings=[*notes, *_source_warnings(manifest)],
         resumed=True,
         manifest=manifest,
         origin=path,
+        journal_seq=checkpoint.journal_seq,
+        continuation=f"{how.to_json(start)['how']}:{start}" if how is not None else "",
     )
 
 
@@ -272,7 +308,7 @@ def _check_resumable(path: Path, checkpoint: Checkpoint) -> None:
 
 
 def restore_walk(checkpoint: Checkpoint) -> Walk:
-    context = Context(checkpoint.context)
+    context = TrackedContext(checkpoint.context)
     context.logs = list(checkpoint.logs)
     return Walk(
         context=context,

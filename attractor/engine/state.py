@@ -6,11 +6,11 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import IO, Any
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint, CheckpointEncoder
+from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
@@ -21,6 +21,9 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.handlers.registry import HandlerRegistry
 from attractor.llm.types import Usage
+
+if TYPE_CHECKING:
+    from attractor.engine.progress import Progress
 
 
 @dataclass
@@ -33,9 +36,21 @@ class NodeResult:
     duration: float
     note: str
     usage: dict[str, Any] | None = None
+    #: Which visit of the node this row ends; its last attempt's files are in NODE/, or in
+    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see engine/attempts.py).
+    visit: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Written once a node: asdict() deep-copies field by field, several times the cost.
+        return {
+            "node": self.node,
+            "status": self.status,
+            "attempts": self.attempts,
+            "duration": self.duration,
+            "note": self.note,
+            "usage": dict(self.usage) if self.usage is not None else None,
+            "visit": self.visit,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> NodeResult:
@@ -46,6 +61,7 @@ class NodeResult:
             duration=float(data["duration"]),
             note=str(data.get("note") or ""),
             usage=data.get("usage"),
+            visit=int(data.get("visit", 1)),
         )
 
 
@@ -89,8 +105,8 @@ class Run:
     results_file: IO[str] | None = None
     #: Closed when the run finishes (the events.jsonl observer).
     closers: list[Callable[[], None]] = field(default_factory=list)
-    #: Keeps the encoded parts of the previous checkpoint (each write encodes changes).
-    checkpoint_encoder: CheckpointEncoder = field(default_factory=CheckpointEncoder)
+    #: The journal and checkpoint writer (set when the run directory is opened).
+    progress: Progress | None = None
     #: Where the branches of parallel nodes execute.
     executor: Executor = field(default_factory=LocalExecutor)
 
@@ -156,12 +172,17 @@ def make_checkpoint(
     )
 
 
+def record_step(run: Run, next_node: str | None) -> None:
+    """Journal the main traversal's progress; ``next_node`` is the node about to run."""
+    if run.progress is not None:
+        run.progress.record(run, next_node)
+
+
 def save_checkpoint(
     run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
 ) -> None:
-    """Write the checkpoint atomically and announce it."""
-    checkpoint = make_checkpoint(run, next_node, status, live=True)
-    checkpoint.failure_reason = reason
-    checkpoint.save(run.run_dir.checkpoint_path, run.checkpoint_encoder)
+    """Write the whole checkpoint (durably) and announce it."""
+    if run.progress is not None:
+        run.progress.snapshot(run, next_node, status, reason)
     last = run.main.completed[-1] if run.main.completed else None
     run.emit(CheckpointSaved(node_id=last, phase="after" if status == RUNNING else status))

@@ -16,8 +16,10 @@ import anyio
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine import status_file
+from attractor.engine.attempts import begin_attempt
+from attractor.engine.progress import has_side_effects
 from attractor.engine.retry import policy_for
-from attractor.engine.state import NodeResult, Run, Walk, save_checkpoint
+from attractor.engine.state import NodeResult, Run, Walk, record_step
 from attractor.errors import RunError
 from attractor.events import StageCompleted, StageFailed, StageRetrying, StageStarted
 from attractor.fileio import write_text
@@ -61,7 +63,7 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
         attempts = 0
     else:
         outcome, attempts = await _attempts(run, walk, node, index, run_branch)
-    _finish(run, node, index, outcome, attempts, time.monotonic() - started)
+    _finish(run, node, index, outcome, attempts, time.monotonic() - started, walk.visits[node.id])
     return outcome
 
 
@@ -76,8 +78,18 @@ async def _attempts(
     # Failed attempts of this visit made before the run was stopped (restored
     # from the checkpoint on resume); the interrupted attempt runs again.
     attempt = min(walk.retries.get(node.id, 0) + 1, policy.max_attempts)
+    acts = has_side_effects(handler_type, run.services.backend)
     while True:
-        run.emit(StageStarted(name=node.id, index=index, handler=handler_type, attempt=attempt))
+        if acts and run.progress is not None:
+            # What the journal holds must survive a machine crash before the
+            # node acts, or a resume would repeat a node that already acted.
+            run.progress.sync()
+        visit = walk.visits[node.id]
+        run.emit(
+            StageStarted(
+                name=node.id, index=index, handler=handler_type, attempt=attempt, visit=visit
+            )
+        )
         outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
         if (
             not _retryable(outcome, handler_type)
@@ -94,7 +106,7 @@ async def _attempts(
         walk.context.set(f"internal.retry_count.{node.id}", attempt)
         if walk.branch is None:
             # So a resume after a crash (SIGKILL) also counts these failures.
-            save_checkpoint(run, node.id)
+            record_step(run, node.id)
         await anyio.sleep(delay)
         attempt += 1
 
@@ -118,9 +130,14 @@ async def _attempt(
     run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner, handler_type: str
 ) -> Outcome:
     """One handler call under the node's own timeout; errors become FAIL."""
+    stage_dir = run.run_dir.stage_dir(node.id)
+    # A fresh run's first attempt finds an empty folder; anything else may find the
+    # files of an earlier attempt (a retry, a loop, the attempt a resume runs again).
+    if attempt > 1 or walk.visits[node.id] > 1 or "resumed_at" in run.manifest:
+        begin_attempt(stage_dir, walk.visits[node.id], attempt)
     env = StageEnv(
         logs_root=run.run_dir.path,
-        stage_dir=run.run_dir.stage_dir(node.id),
+        stage_dir=stage_dir,
         attempt=attempt,
         visit=walk.visits[node.id],
         services=run.services,
@@ -193,7 +210,7 @@ def _reason(outcome: Outcome) -> str:
 
 
 def _finish(
-    run: Run, node: Node, index: int, outcome: Outcome, attempts: int, duration: float
+    run: Run, node: Node, index: int, outcome: Outcome, attempts: int, duration: float, visit: int
 ) -> None:
     """status.json, the final stage event and the summary row."""
     _write_status(run, node, outcome)
@@ -219,6 +236,7 @@ def _finish(
             duration=duration,
             note=outcome.failure_reason or outcome.notes,
             usage=dict(usage) if isinstance(usage, dict) else None,
+            visit=visit,
         )
     )
 

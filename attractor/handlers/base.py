@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph, Node
 from attractor.events import Event
-from attractor.handlers.backend import CodergenBackend
+from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.settings import Settings
@@ -178,6 +178,25 @@ class StageEnv:
 
     def emit(self, event: Event) -> None:
         self.services.emit(event)
+
+    def request(
+        self, node: Node, prompt: str, context: Context, graph: Graph, **extra: Any
+    ) -> StageRequest:
+        """What the codergen backend gets for this attempt (``extra``: history, steering)."""
+        return StageRequest(
+            node=node,
+            prompt=prompt,
+            context=context,
+            graph=graph,
+            stage_dir=self.stage_dir,
+            workdir=self.workdir(node, graph),
+            attempt=self.attempt,
+            visit=self.visit,
+            settings=self.settings,
+            emit=self.emit,
+            run_budget=self.services.run_budget,
+            **extra,
+        )
 
     def workdir(self, node: Node, graph: Graph) -> Path:
         """Node ``workdir`` (else graph ``workdir``) relative to the run's base workdir."""

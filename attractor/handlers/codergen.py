@@ -42,20 +42,8 @@ class CodergenHandler:
             return Outcome.fail(str(error))
         prompt = _with_preamble(build_prompt(node, graph), plan, node, graph, context, env)
         write_text(env.stage_dir / "prompt.md", prompt)
-        request = StageRequest(
-            node=node,
-            prompt=prompt,
-            context=context,
-            graph=graph,
-            stage_dir=env.stage_dir,
-            workdir=env.workdir(node, graph),
-            attempt=env.attempt,
-            visit=env.visit,
-            settings=env.settings,
-            emit=env.emit,
-            run_budget=env.services.run_budget,
-            history=history,
-            steering=env.services.steering.take,
+        request = env.request(
+            node, prompt, context, graph, history=history, steering=env.services.steering.take
         )
         try:
             result = await env.services.backend.run(request)

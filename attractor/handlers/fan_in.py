@@ -19,7 +19,6 @@ from attractor.dot.graph import Graph, Node
 from attractor.errors import AttractorError
 from attractor.events import AgentWarning
 from attractor.fileio import write_text
-from attractor.handlers.backend import StageRequest
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
@@ -86,19 +85,7 @@ async def _ask_model(
     """The model's ranking and reason, or None when its answer names no branch."""
     prompt = ranking_prompt(node.prompt.replace("$goal", graph.goal), candidates)
     write_text(env.stage_dir / "prompt.md", prompt)
-    request = StageRequest(
-        node=node,
-        prompt=prompt,
-        context=context,
-        graph=graph,
-        stage_dir=env.stage_dir,
-        workdir=env.workdir(node, graph),
-        attempt=env.attempt,
-        visit=env.visit,
-        settings=env.settings,
-        emit=env.emit,
-        run_budget=env.services.run_budget,
-    )
+    request = env.request(node, prompt, context, graph)
     result = await env.services.backend.run(request)
     if isinstance(result, Outcome) and result.status.is_failure:
         raise AttractorError(result.failure_reason or result.status.value)

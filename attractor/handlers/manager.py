@@ -1,7 +1,7 @@
 """The manager loop (``shape=house``): a node that supervises a child pipeline.
 
 The node starts the child (``stack.child_dotfile``, node or graph attribute) in
-its own run directory inside the node's folder, then cycles: *observe* copies
+its own run directory, ``children/NODE`` inside the parent's, then cycles: *observe* copies
 the child's progress into the context (``stack.child.*``), *steer* queues the
 node's ``prompt`` for the child's agents once per child stage, *wait* pauses
 ``manager.poll_interval`` (or until the child finishes). It ends when the child
@@ -21,6 +21,7 @@ import anyio
 
 from attractor.dot.conditions import evaluate
 from attractor.dot.graph import Graph, Node
+from attractor.errors import AttractorError
 from attractor.events import (
     Event,
     ManagerCycle,
@@ -34,6 +35,8 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 
 ACTIONS = frozenset({"observe", "steer", "wait"})
+#: The folder of the run directory where child runs live.
+CHILDREN = "children"
 _ALWAYS = ("stack.child.status", "stack.child.outcome", "stack.child.run_dir")
 
 
@@ -145,14 +148,23 @@ class ManagerLoopHandler:
         runner = env.services.run_child
         if runner is None:
             return Outcome.fail(f"manager {node.id} needs the engine to run its child pipeline")
-        first = (env.visit, env.attempt) == (1, 1)
-        child_dir = env.stage_dir / ("child" if first else f"child-v{env.visit}-a{env.attempt}")
+        # Beside the node's folder, not in it: an attempt's files move aside when
+        # another starts, and a resumed attempt must find its child where it left it.
+        name = env.stage_dir.name
+        if (env.visit, env.attempt) != (1, 1):
+            name += f"-v{env.visit}-a{env.attempt}"
+        child_dir = env.logs_root / CHILDREN / name
         telemetry = Telemetry()
         steering = Steering()
         child = ChildRun(config.dotfile, child_dir, config.workdir, telemetry.observe, steering)
 
         async def run_child() -> None:
-            telemetry.finish(await runner(child))
+            try:
+                result = await runner(child)
+            except AttractorError as error:  # a child file that is missing or does not lint
+                reason = f"{config.dotfile}: {_first_line(error)}"
+                result = ChildResult("fail", f"it could not start: {reason}", child_dir)
+            telemetry.finish(result)
 
         async with anyio.create_task_group() as group:
             group.start_soon(run_child)
@@ -161,6 +173,11 @@ class ManagerLoopHandler:
             outcome = await loop.run()
             group.cancel_scope.cancel()  # a child still running stops (resumable)
         return outcome
+
+
+def _first_line(error: AttractorError) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 @dataclass

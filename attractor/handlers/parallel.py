@@ -10,6 +10,7 @@ branch results go into ``parallel.results`` and the run continues at the fan-in.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 
@@ -22,12 +23,14 @@ from attractor.events import (
     ParallelCompleted,
     ParallelStarted,
 )
+from attractor.fileio import atomic_write_json
 from attractor.handlers.base import BranchResult, StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
 from attractor.handlers.outcome import Outcome, StageStatus
 
 FAN_IN = "parallel.fan_in"
+BRANCHES = "branches"
 
 
 def find_fan_in(graph: Graph, node: Node) -> str | None:
@@ -56,7 +59,8 @@ class ParallelHandler:
         fan_in = find_fan_in(graph, node)
         first_success = node.get("join_policy") == "first_success"
         limiter = anyio.CapacityLimiter(int(node.get("max_parallel")))
-        results: dict[int, BranchResult] = {}
+        kept = BranchStore(env)
+        results: dict[int, BranchResult] = kept.finished(targets)
         started = time.monotonic()
         env.emit(ParallelStarted(node=node.id, branch_count=len(targets)))
 
@@ -66,6 +70,7 @@ class ParallelHandler:
                 t0 = time.monotonic()
                 result = await env.run_branch(target, branch_context, fan_in)
             results[index] = result
+            kept.save(index, result)
             ok = result.status in ("success", "partial_success")
             env.emit(
                 ParallelBranchCompleted(
@@ -79,11 +84,46 @@ class ParallelHandler:
             if ok and first_success:
                 group.cancel_scope.cancel()
 
+        ok = ("success", "partial_success")
+        won = first_success and any(r.status in ok for r in results.values())
         async with anyio.create_task_group() as group:
             for index, edge in enumerate(node.outgoing()):
-                group.start_soon(branch, index, edge.target, _branch_context(context, edge))
+                if index not in results and not won:  # finished before a resume: kept
+                    group.start_soon(branch, index, edge.target, _branch_context(context, edge))
         ordered = [results.get(i) or _cancelled(t) for i, t in enumerate(targets)]
         return _join(node, ordered, first_success, fan_in, env, time.monotonic() - started)
+
+
+class BranchStore:
+    """Each finished branch's result, in the parallel node's folder (``branches/``).
+
+    A run stopped during a parallel node runs that attempt again on resume; the
+    attempt's earlier files (moved aside to ``vVISIT-aATTEMPT``, see
+    :mod:`attractor.engine.attempts`) then say which branches had finished, and
+    only the others run. A later visit or retry runs every branch.
+    """
+
+    def __init__(self, env: StageEnv) -> None:
+        self.folder = env.stage_dir / BRANCHES
+        self.earlier = env.stage_dir / f"v{env.visit}-a{env.attempt}" / BRANCHES
+
+    def finished(self, targets: list[str]) -> dict[int, BranchResult]:
+        found: dict[int, BranchResult] = {}
+        for index, target in enumerate(targets):
+            path = self.earlier / f"{index}.json"
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                result = BranchResult(**{k: str(v) for k, v in data.items()})
+            except (OSError, ValueError, TypeError):
+                continue
+            if result.id == target:
+                found[index] = result
+                self.save(index, result)
+        return found
+
+    def save(self, index: int, result: BranchResult) -> None:
+        self.folder.mkdir(exist_ok=True)
+        atomic_write_json(self.folder / f"{index}.json", result.to_json())
 
 
 def _branch_context(context: Context, edge: Edge) -> Context:

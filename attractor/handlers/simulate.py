@@ -35,6 +35,9 @@ def parse_plan(text: str) -> list[StageStatus]:
 class SimulateBackend:
     """Answers every codergen node with a canned response and the planned status."""
 
+    #: Nothing outside the run directory changes: the engine need not fsync its journal first.
+    side_effects = False
+
     def __init__(self) -> None:
         self.executions: Counter[str] = Counter()
 

@@ -9,7 +9,6 @@ from attractor.dot.graph import Edge, Graph, Node, SourcePos
 from attractor.dot.schema import (
     FIDELITY_MODES,
     PRESENTATION_ATTRIBUTES,
-    SHAPE_TO_TYPE,
     SPECS,
     known_names,
     spec_for,
@@ -136,10 +135,7 @@ def type_known(graph: Graph) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for node in facts(graph).nodes:
         value = node.attrs.get("type", "").strip()
-        if not value:
-            found.extend(_shape_without_handler(node, types))
-            continue
-        if value in types:
+        if not value or value in types:
             continue
         close = did_you_mean(value, types, cutoff=0.6)
         found.append(
@@ -153,24 +149,6 @@ def type_known(graph: Graph) -> list[Diagnostic]:
             )
         )
     return found
-
-
-def _shape_without_handler(node: Node, types: frozenset[str]) -> list[Diagnostic]:
-    """A shape whose handler type this version does not run (shape=house)."""
-    by_shape = SHAPE_TO_TYPE.get(node.attrs.get("shape", "").strip())
-    if by_shape is None or by_shape in types:
-        return []
-    return [
-        at(
-            "type_known",
-            "warning",
-            node,
-            f"shape={node.attrs['shape']} means type {by_shape}, which has no handler here; "
-            "the node would fail when it runs",
-            key="shape",
-            fix="use another shape, or register a handler for " + by_shape,
-        )
-    ]
 
 
 @rule("prompt_on_llm_nodes", "warning", after=("shape_known",))

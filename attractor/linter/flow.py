@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import networkx as nx
-
 from attractor.dot.graph import Graph, Node
+from attractor.dot.scc import strongly_connected
 from attractor.errors import Diagnostic
 from attractor.linter.base import at, facts, rule_list
 from attractor.linter.cascade import trap_roots, unreachable_roots
@@ -19,7 +16,7 @@ def _reachable(graph: Graph) -> set[str] | None:
     start = facts(graph).start
     if start is None:
         return None
-    return {start.id, *nx.descendants(graph.nx, start.id)}
+    return {start.id, *graph.descendants(start.id)}
 
 
 @rule("reachability", "error")
@@ -49,7 +46,7 @@ def exit_reachable(graph: Graph) -> list[Diagnostic]:
         return []
     can_finish = set(exits)
     for exit_id in exits:
-        can_finish |= nx.ancestors(graph.nx, exit_id)
+        can_finish |= graph.ancestors(exit_id)
     return trap_roots(graph, reached, can_finish)
 
 
@@ -61,7 +58,7 @@ def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
     for node in known.nodes:
         if known.types[node.id] != "parallel":
             continue
-        after = nx.descendants(graph.nx, node.id)
+        after = graph.descendants(node.id)
         if not any(known.types[n] == "parallel.fan_in" for n in after):
             found.append(
                 at(
@@ -94,18 +91,17 @@ def unbounded_loop(graph: Graph) -> list[Diagnostic]:
     if "default_max_visits" in graph.attrs:
         return []
     known = facts(graph)
-    free: Any = nx.DiGraph()
-    free.add_nodes_from(n.id for n in known.nodes if not _bounds_loop(n, known.types[n.id]))
-    free.add_edges_from(
-        (e.source, e.target)
-        for e in known.edges
-        if not e.condition and e.source in free and e.target in free
-    )
-    order = {node_id: i for i, node_id in enumerate(graph.nx.nodes)}
+    free: dict[str, set[str]] = {
+        n.id: set() for n in known.nodes if not _bounds_loop(n, known.types[n.id])
+    }
+    for e in known.edges:
+        if not e.condition and e.source in free and e.target in free:
+            free[e.source].add(e.target)
+    order = {node_id: i for i, node_id in enumerate(graph.node_ids())}
     found: list[Diagnostic] = []
-    for component in nx.strongly_connected_components(free):
+    for component in strongly_connected(free):
         members = sorted(component, key=order.__getitem__)
-        if len(members) == 1 and not free.has_edge(members[0], members[0]):
+        if len(members) == 1 and members[0] not in free[members[0]]:
             continue
         shown = ", ".join(members[:6]) + (", ..." if len(members) > 6 else "")
         found.append(

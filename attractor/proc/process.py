@@ -112,10 +112,12 @@ async def run_process(
         with anyio.CancelScope(shield=True):
             await process.aclose()
         returncode = None if timed_out else _exit_code(process, direct, err)
+        stdout = _read_tail(out) if stdout_path else buffers[0].text()
+        stderr = _read_tail(err) if stderr_path else buffers[1].text()
     return ProcessResult(
         returncode=returncode,
-        stdout=_read_tail(stdout_path) if stdout_path else buffers[0].text(),
-        stderr=_read_tail(stderr_path) if stderr_path else buffers[1].text(),
+        stdout=stdout,
+        stderr=stderr,
         timed_out=timed_out,
         duration=time.monotonic() - started,
         dropped_bytes=buffers[0].dropped + buffers[1].dropped,
@@ -177,10 +179,20 @@ def _exit_code(process: Process, direct: bool, err: IO[bytes] | int) -> int | No
 
 
 def _target(files: ExitStack, path: Path | None) -> IO[bytes] | int:
+    """PIPE, or ``path`` opened unbuffered for writing and reading back its tail.
+
+    The child shares the file's offset, so anything written here after it
+    exited lands after its output. The stage directory normally exists: the
+    parent is only created when the first open says it is missing.
+    """
     if path is None:
         return subprocess.PIPE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return files.enter_context(path.open("wb"))
+    try:
+        handle = open(path, "w+b", buffering=0)  # noqa: SIM115 (closed by the ExitStack)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "w+b", buffering=0)  # noqa: SIM115
+    return files.enter_context(handle)
 
 
 class _Capture:
@@ -238,12 +250,14 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _read_tail(path: Path) -> str:
+def _read_tail(stream: IO[bytes] | int) -> str:
+    """The last :data:`FILE_TAIL` bytes of an output file still open (read in place)."""
+    if isinstance(stream, int):
+        return ""
     try:
-        with path.open("rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - FILE_TAIL))
-            return fh.read().decode("utf-8", errors="replace")
+        fd = stream.fileno()
+        size = os.fstat(fd).st_size
+        return os.pread(fd, FILE_TAIL, max(0, size - FILE_TAIL)).decode("utf-8", errors="replace")
     except OSError:
         return ""
 

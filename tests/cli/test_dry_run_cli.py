@@ -61,7 +61,7 @@ def test_dry_run_prints_each_node_once_with_its_plan_and_runs_nothing(workspace:
     assert "timeout: 5m" in out and "timeout: 2m" in out and "retries: 2" in out
     assert '-> fix "again" when outcome!=success (loop, shown above)' in out
     assert '-> plan "[R] Replan" (loop, shown above)' in out
-    assert "fan-out: join_policy=wait_all, max_parallel=4" in out
+    assert "fan-out: join_policy=wait_all, max_parallel=16" in out
     assert out.count("-> join") == 2 and out.count(". join [parallel.fan_in]") == 1
 
 

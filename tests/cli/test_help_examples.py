@@ -10,9 +10,13 @@ example's own ``http://127.0.0.1:8080/v1`` is pointed at it, and
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -128,12 +132,65 @@ def test_help_example_runs(
         workspace.mkdir()  # init writes new files; it refuses to overwrite
     else:
         shutil.copytree(base, workspace, symlinks=True)
+    if "attractor serve" in example:
+        _serve_example(example, workspace, _env(server.url))
+        return
     before = len(server.received)
     result = _bash(example.replace(EXAMPLE_URL, f"{server.url}/v1"), workspace, _env(server.url))
     assert result.returncode == 0, f"{example}\n{result.stdout}\n{result.stderr}"
     if "--model" in example:  # the model really answered, from the fake server
         models = {r.body["model"] for r in server.received[before:]}
         assert models == {example.split("--model ")[1].split()[0]}
+
+
+def _serve_example(example: str, workspace: Path, env: dict[str, str]) -> None:
+    """A server example starts listening on its port and stops cleanly on Ctrl-C."""
+    (workspace / "work").mkdir(exist_ok=True)  # ~/work, with HOME set to the workspace
+    env = {**env, "HOME": str(workspace)}
+    port = int(example.split("--port ")[1].split()[0]) if "--port " in example else 8700
+    command = example.split("#")[0].strip()
+    proc = subprocess.Popen(
+        ["bash", "-c", f"exec {command}" if command.startswith("attractor") else command],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_ready(proc, example)
+        deadline = time.monotonic() + 10
+        while not _listening(port):  # the line comes as the socket opens
+            assert time.monotonic() < deadline, f"{example} said it serves; {port} stays closed"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode in (0, 130), f"{example}\n{out}\n{err}"
+
+
+def _wait_ready(proc: subprocess.Popen[str], example: str) -> None:
+    """Until the server says it serves (its own line on stderr, not just an open port)."""
+    assert proc.stderr is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stderr, selectors.EVENT_READ)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if selector.select(timeout=0.5):
+                line = proc.stderr.readline()
+                assert line, f"{example} exited early: {proc.communicate()}"
+                if line.startswith("serving http://"):
+                    return
+        raise AssertionError(f"{example} did not say it serves within 30 s")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -64,7 +64,7 @@ def test_a_manager_succeeds_with_its_child(workspace: Path) -> None:
     assert result.exit_code == 0, result.output
     assert lines_of(workspace / "side.txt") == ["first", "second"]
     run_dir = only_run_dir(workspace / "runs")
-    child = run_dir / "manage" / "child"
+    child = run_dir / "children" / "manage"
     assert read_json(child / "checkpoint.json")["status"] == "success"
     status = read_json(run_dir / "manage" / "status.json")
     assert status["context_updates"]["stack.child.status"] == "completed"
@@ -92,7 +92,7 @@ def test_the_stop_condition_ends_the_manager_and_stops_the_child(
     run_dir = only_run_dir(workspace / "runs")
     status = read_json(run_dir / "manage" / "status.json")
     assert status["notes"] == "stop condition holds: stack.child.current_node=second"
-    assert read_json(run_dir / "manage" / "child" / "checkpoint.json")["status"] == "interrupted"
+    assert read_json(run_dir / "children" / "manage" / "checkpoint.json")["status"] == "interrupted"
 
 
 def test_timeout_reaches_the_child_and_resume_continues_it(workspace: Path, mark: str) -> None:
@@ -113,6 +113,15 @@ def test_timeout_reaches_the_child_and_resume_continues_it(workspace: Path, mark
     assert code == 0, err
     # The child went on from its checkpoint: first ran once, before the timeout.
     assert lines_of(workspace / "side.txt") == ["first"]
-    events = (run_dir / "manage" / "child" / "events.jsonl").read_text().splitlines()
+    events = (run_dir / "children" / "manage" / "events.jsonl").read_text().splitlines()
     started = [json.loads(e)["name"] for e in events if '"stage_started"' in e]
     assert started.count("first") == 1 and started.count("second") == 2
+
+
+def test_a_child_that_cannot_start_fails_the_manager_in_one_line(workspace: Path) -> None:
+    _parent(workspace, "digraph child { start [shape=Mdiamond]; start -> nowhere }")
+    result = invoke(["run", "parent.dot", *LOGS])
+    assert result.exit_code == 1
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("pipeline failed: manage failed: the child pipeline fail")
+    assert "it could not start:" in last and "child.dot" in last

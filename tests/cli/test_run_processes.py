@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from attractor.engine.checkpoint import Checkpoint
 from tests.cli.runkit import (
     events as read_events,
 )
@@ -142,7 +143,8 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     wait_for(lambda: pids_with(mark) == [], "the guard to stop the orphaned hold command")
     write(workspace / "go", "")
     run_dir = only_run_dir(workspace / "runs")
-    assert read_json(run_dir / "checkpoint.json")["completed_nodes"][-1] == "first"
+    # checkpoint.json plus the journal records after it: the state at the kill.
+    assert Checkpoint.load(run_dir / "checkpoint.json").completed_nodes[-1] == "first"
 
     proc = spawn(["resume", str(run_dir)], workspace)
     code, out, err = finish(proc)
@@ -182,13 +184,16 @@ def test_resume_stops_a_survivor_before_its_node_runs_again(workspace: Path, mar
     )
     proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     wait_for(lambda: bool(lines_of(workspace / "side.txt")), "the hold node to start")
-    guards = [
-        pid
-        for pid in _children(proc.pid)
-        if b"guard.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    ]
-    assert len(guards) == 1, "one guard process watches the run's commands"
-    for pid in (guards[0], proc.pid):
+    def guards() -> list[int]:
+        return [
+            pid
+            for pid in _children(proc.pid)
+            if b"guard.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+
+    # The guard starts beside the first command; on a busy machine a moment later.
+    wait_for(lambda: len(guards()) == 1, "one guard process to watch the run's commands")
+    for pid in (guards()[0], proc.pid):
         os.kill(pid, signal.SIGKILL)
     finish(proc)
     orphan = int(lines_of(workspace / "side.txt")[0].split()[1])
@@ -310,7 +315,7 @@ def test_resume_counts_the_failed_attempts_made_before_the_interruption(
     finish(proc)
     kill_all(mark)  # after SIGKILL the held command is an orphan
     run_dir = only_run_dir(workspace / "runs")
-    assert read_json(run_dir / "checkpoint.json")["node_retries"] == {"flaky": 2}
+    assert Checkpoint.load(run_dir / "checkpoint.json").node_retries == {"flaky": 2}
 
     proc = spawn(["resume", str(run_dir)], workspace)
     code, out, err = finish(proc)

@@ -282,7 +282,10 @@ def test_on_turn_limit_retry_runs_the_node_again(workspace: Path) -> None:
     assert len(budgets) == 2
     turns = [e for e in events(run_dir) if e["type"] == "agent_turn_started"]
     assert len(turns) == 4  # two attempts of two turns each
-    lines = _transcript(workspace)
+    # Each attempt keeps its own transcript: the first beside the node's folder.
+    folder = only_run_dir(workspace / "runs") / "work"
+    first = (folder / "v1-a1" / "transcript.jsonl").read_text().splitlines()
+    lines = [json.loads(line) for line in first] + _transcript(workspace)
     assert [(line["attempt"], line["turn"]) for line in lines] == [(1, 1), (1, 2), (2, 1), (2, 2)]
 
 

@@ -205,3 +205,12 @@ def test_absurdly_deep_subgraph_nesting_is_a_syntax_error_not_a_crash() -> None:
         parse_dot(deep)
     fine = "digraph g {" + "{" * 100 + "a" + "}" * 100 + "}"
     assert parse_dot(fine).has_node("a")
+
+
+def test_quoted_strings_joined_with_plus_are_one_value() -> None:
+    graph = parse_dot(
+        'digraph g {\n  a [prompt="Plan the " + "change:\\n" /* why */ + "then \\"test\\""]\n}',
+        file="g.dot",
+    )
+    assert graph.node("a").prompt == 'Plan the change:\nthen "test"'
+    assert graph.node("a").attr_pos["prompt"].line == 2

@@ -229,12 +229,14 @@ def test_agent_turns_count_against_the_run_budget(
     assert status["turns_used"] == 2
 
 
-def test_a_retried_node_starts_the_cli_again_and_the_transcript_keeps_both_attempts(
+def test_a_retried_node_starts_the_cli_again_and_each_attempt_keeps_its_transcript(
     workspace: Path, fakes: Path
 ) -> None:
     graph = one_node_graph("claude-code", "SCENARIO=crash go", max_retries="1")
     result, log, logs = _run(workspace, fakes, graph)
     assert result.exit_code == 1
     assert len(starts(log)) == 2
-    transcript = (logs / "work" / "transcript.jsonl").read_text().splitlines()
-    assert [json.loads(line)["attempt"] for line in transcript] == [1, 2]
+    # The latest attempt's files are in the node's folder, the first one's beside them.
+    for where, attempt in ((logs / "work" / "v1-a1", 1), (logs / "work", 2)):
+        transcript = (where / "transcript.jsonl").read_text().splitlines()
+        assert [json.loads(line)["attempt"] for line in transcript] == [attempt]

@@ -1,0 +1,63 @@
+"""Every visit and attempt of a node keeps its own files.
+
+A node's folder holds the files of its latest attempt, plainly (``prompt.md``,
+``response.md``, ``status.json``, ``stdout.txt``, ``transcript.jsonl``, ...).
+When another attempt of the node starts (a retry, or a later visit of a loop),
+the files already there move into a folder beside them named after the attempt
+that wrote them, ``vVISIT-aATTEMPT`` (``v1-a1``, ``v2-a1``, ``v2-a2``), so nothing
+a node produced is overwritten. The first attempt of a node costs nothing
+extra; later ones leave a small ``.attempt`` file naming themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+MARKER = ".attempt"
+_ARCHIVE = re.compile(r"^v\d+-a\d+(-\d+)?$")
+
+
+def files_of(node_dir: Path, visit: int, attempt: int) -> Path:
+    """Where an attempt's files are: its own folder once moved aside, else the node's."""
+    moved = node_dir / f"v{visit}-a{attempt}"
+    return moved if moved.is_dir() else node_dir
+
+
+def begin_attempt(node_dir: Path, visit: int, attempt: int) -> str | None:
+    """Move the previous attempt's files aside; returns their folder's name, if any."""
+    moved = _archive(node_dir)
+    if (visit, attempt) != (1, 1):
+        (node_dir / MARKER).write_text(
+            json.dumps({"visit": visit, "attempt": attempt}), encoding="utf-8"
+        )
+    return moved
+
+
+def _archive(node_dir: Path) -> str | None:
+    entries = [e for e in os.scandir(node_dir) if not _ARCHIVE.match(e.name)]
+    if not [e for e in entries if e.name != MARKER]:
+        return None
+    name = _name_of_previous(node_dir)
+    target = node_dir / name
+    n = 1
+    while target.exists():  # an attempt interrupted and run again keeps both
+        n += 1
+        target = node_dir / f"{name}-{n}"
+    target.mkdir()
+    for entry in entries:
+        if entry.name == MARKER:
+            os.unlink(entry.path)
+        else:
+            os.rename(entry.path, target / entry.name)
+    return target.name
+
+
+def _name_of_previous(node_dir: Path) -> str:
+    try:
+        data = json.loads((node_dir / MARKER).read_text(encoding="utf-8"))
+        return f"v{int(data['visit'])}-a{int(data['attempt'])}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "v1-a1"  # first attempts leave no marker

@@ -1,0 +1,170 @@
+"""Durable bookkeeping of the main traversal: journal records and full checkpoints.
+
+After each step the engine calls :meth:`Progress.record`, which appends what
+changed since the previous record to ``journal.jsonl`` (O(1) bytes a node, no
+fsync). :meth:`Progress.snapshot` writes the whole ``checkpoint.json``: when
+the run opens, every :data:`SNAPSHOT_SECONDS` while it goes (so a reader has
+little journal to apply) and when it stops. :meth:`Progress.sync` is the
+fdatasync the engine calls before a node with side effects starts. See
+:mod:`attractor.engine.journal` for the format and the guarantees.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from attractor.engine.checkpoint import RUNNING, CheckpointEncoder
+from attractor.engine.journal import JOURNAL, Journal
+from attractor.events import CheckpointSaved
+from attractor.handlers.context import Context
+
+if TYPE_CHECKING:
+    from attractor.engine.state import Run, Walk
+
+#: How often (seconds) a running run rewrites the whole checkpoint.json.
+SNAPSHOT_SECONDS = 2.0
+#: Handler types that change nothing outside the run directory.
+PURE_HANDLERS = frozenset({"start", "exit", "conditional", "parallel.fan_in"})
+
+
+class TrackedContext(Context):
+    """The main traversal's context: remembers which keys were set since the last record."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        super().__init__(values)
+        self.changed: set[str] = set()
+
+    def set(self, key: str, value: Any) -> None:
+        super().set(key, value)
+        self.changed.add(key)
+
+    def apply(self, updates: Mapping[str, Any]) -> None:
+        super().apply(updates)
+        self.changed.update(updates)
+
+
+class _Shadow:
+    """What the journal (with the checkpoint before it) says so far: deltas are taken against it."""
+
+    def __init__(self, walk: Walk, turns: int, results: int) -> None:
+        self.completed = len(walk.completed)
+        self.statuses = dict(walk.statuses)
+        self.visits = dict(walk.visits)
+        self.retries = dict(walk.retries)
+        self.logs = len(walk.context.logs)
+        self.turns = turns
+        self.results = results
+
+
+def _changed(now: Mapping[str, Any], seen: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """Entries of ``now`` among ``keys`` that differ from ``seen`` (which is brought up to date)."""
+    delta = {}
+    for key in keys:
+        if key in now and (key not in seen or seen[key] != now[key]):
+            delta[key] = seen[key] = now[key]
+    return delta
+
+
+class Progress:
+    """The journal and checkpoint writer of one run directory."""
+
+    def __init__(self, run: Run, seq: int = 0) -> None:
+        self.journal = Journal(run.run_dir.path / JOURNAL, seq)
+        self.encoder = CheckpointEncoder()
+        self._shadow = _Shadow(run.main, run.services.run_budget.used, run.results_written)
+        self._snapshot_at = time.monotonic()
+
+    def record(self, run: Run, next_node: str | None) -> None:
+        """Append the changes of the main traversal since the previous record."""
+        main = run.main
+        record = self._delta(run, main)
+        record["next"] = next_node
+        record["current"] = next_node if next_node is not None else main.current
+        self.journal.append(record)
+        last = main.completed[-1] if main.completed else None
+        run.emit(CheckpointSaved(node_id=last, phase="after"))
+        if time.monotonic() - self._snapshot_at >= SNAPSHOT_SECONDS:
+            self.snapshot(run, next_node)
+
+    def _delta(self, run: Run, main: Walk) -> dict[str, Any]:
+        shadow = self._shadow
+        done = main.completed[shadow.completed :]
+        shadow.completed = len(main.completed)
+        keys = list(dict.fromkeys([*done, *([main.current] if main.current else [])]))
+        record: dict[str, Any] = {}
+        if done:
+            record["done"] = [[node, main.visits.get(node, 0)] for node in done]
+        for name, now, seen in (
+            ("status", main.statuses, shadow.statuses),
+            ("visits", main.visits, shadow.visits),
+            ("retries", main.retries, shadow.retries),
+        ):
+            delta = _changed(now, seen, keys)
+            if delta:
+                record[name] = delta
+        context = _context_delta(main.context)
+        if context:
+            record["context"] = context
+        logs = main.context.logs
+        if len(logs) != shadow.logs:
+            record["logs"] = logs[shadow.logs :]
+            shadow.logs = len(logs)
+        self._counters(run, record)
+        return record
+
+    def _counters(self, run: Run, record: dict[str, Any]) -> None:
+        shadow = self._shadow
+        if run.services.run_budget.used != shadow.turns:
+            record["turns"] = shadow.turns = run.services.run_budget.used
+        if run.results_written != shadow.results:
+            record["results"] = shadow.results = run.results_written
+
+    def snapshot(
+        self, run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+    ) -> None:
+        """Write the whole checkpoint.json (after syncing the journal it points into)."""
+        from attractor.engine.state import make_checkpoint
+
+        # The checkpoint holds everything recorded so far: the next record starts a new delta.
+        self._delta(run, run.main)
+        self.journal.sync()
+        checkpoint = make_checkpoint(run, next_node, status, live=True)
+        checkpoint.failure_reason = reason
+        checkpoint.journal_seq = self.journal.seq
+        checkpoint.journal_offset = self.journal.offset
+        checkpoint.save(run.run_dir.checkpoint_path, self.encoder)
+        self._snapshot_at = time.monotonic()
+
+    def sync(self) -> None:
+        """Make every record so far durable: called before a node with side effects starts."""
+        self.journal.sync()
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+def _context_delta(context: Context) -> dict[str, Any]:
+    values = context.live_values()
+    if not isinstance(context, TrackedContext):
+        return dict(values)  # not tracked: every value, still correct
+    changed = context.changed
+    if not changed:
+        return {}
+    delta = {key: values[key] for key in changed if key in values}
+    changed.clear()
+    return delta
+
+
+def has_side_effects(handler_type: str, backend: object) -> bool:
+    """Whether a node of ``handler_type`` may act outside the run directory.
+
+    A codergen node acts through the backend unless the backend says it does
+    not (the simulate backend); unknown handler types are assumed to.
+    """
+    if handler_type in PURE_HANDLERS:
+        return False
+    if handler_type == "codergen":
+        return bool(getattr(backend, "side_effects", True))
+    return True

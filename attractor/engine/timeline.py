@@ -1,0 +1,122 @@
+"""A run's history, one row per node attempt, and what a resume would do next.
+
+Read from ``events.jsonl`` (every attempt, its outcome, duration and the tokens
+of its model turns) and the checkpoint (where a resume would start), through
+:mod:`attractor.engine.inventory`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attractor.engine.attempts import files_of
+from attractor.engine.inventory import load_checkpoint, read_events, run_info, stage_path
+from attractor.engine.setup import RESUMABLE
+
+
+@dataclass
+class Attempt:
+    """One attempt of one visit of a node."""
+
+    node: str
+    visit: int
+    attempt: int
+    status: str = "running"
+    started: float | None = None
+    duration: float | None = None
+    tokens: int = 0
+    #: The edge label the node chose, else the node the run went to next.
+    route: str = ""
+    note: str = ""
+    #: The node's folder, relative to the run directory.
+    files: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def timeline(path: Path) -> list[Attempt]:
+    """Every node attempt of the run in ``path``, in the order they started."""
+    rows: list[Attempt] = []
+    open_rows: dict[str, Attempt] = {}
+    visits: Counter[str] = Counter()
+    for _, event in read_events(path):
+        kind = event.get("type")
+        if kind == "stage_started":
+            name = str(event.get("name"))
+            attempt = int(event.get("attempt", 1))
+            if attempt == 1:
+                visits[name] += 1
+            if rows and rows[-1].status != "running" and not rows[-1].route:
+                rows[-1].route = f"-> {name}"
+            folder = files_of(stage_path(path, name), visits[name], attempt)
+            files = folder.relative_to(path).as_posix()
+            row = Attempt(name, visits[name], attempt, started=_ts(event), files=files)
+            rows.append(row)
+            open_rows[name] = row
+        elif kind in ("stage_completed", "stage_failed", "stage_retrying"):
+            closing = open_rows.get(str(event.get("name")))
+            if closing is not None and closing.status == "running":
+                _close(closing, event)
+        elif kind == "agent_turn_completed":
+            turn_of = open_rows.get(str(event.get("node")))
+            if turn_of is not None:
+                used = int(event.get("input_tokens", 0)) + int(event.get("output_tokens", 0))
+                turn_of.tokens += used
+    if not _live(path):
+        for row in rows:
+            if row.status == "running":
+                row.status = "stopped"
+    return rows
+
+
+def _close(row: Attempt, event: dict[str, Any]) -> None:
+    kind = event.get("type")
+    if kind == "stage_completed":
+        row.status = str(event.get("status", "success"))
+        row.note = str(event.get("notes", ""))
+        label = str(event.get("preferred_label") or "")
+        row.route = f"chose {label}" if label else ""
+    else:
+        retry = kind == "stage_retrying" or bool(event.get("will_retry"))
+        row.status = "retry" if retry else "fail"
+        row.note = str(event.get("error", ""))
+    started = row.started
+    if isinstance(event.get("duration"), int | float):
+        row.duration = float(event["duration"])
+    elif started is not None and _ts(event) is not None:
+        row.duration = max(0.0, (_ts(event) or 0.0) - started)
+
+
+def _ts(event: dict[str, Any]) -> float | None:
+    value = event.get("ts")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _live(path: Path) -> bool:
+    return run_info(path).status == "running"
+
+
+def next_action(path: Path) -> str:
+    """What ``attractor resume`` would do with the run in ``path``, in one sentence."""
+    info = run_info(path)
+    checkpoint = load_checkpoint(path)
+    if info.status == "running":
+        return "the run is still running (another attractor process drives it)"
+    if checkpoint is None:
+        return "nothing to resume: the run stopped before its first checkpoint; start it again"
+    resumable = info.status == "stopped" or checkpoint.status in RESUMABLE
+    if resumable:
+        node = checkpoint.current_node or checkpoint.next_node
+        done = len(checkpoint.completed_nodes)
+        return (
+            f"attractor resume {path} runs {node} again from its start and goes on "
+            f"({done} completed node executions are kept)"
+        )
+    if checkpoint.status == "success":
+        return "nothing to resume: the run succeeded"
+    where = f" at {checkpoint.current_node}" if checkpoint.current_node else ""
+    return f"nothing to resume: the run ended {checkpoint.status}{where}"

@@ -1,0 +1,51 @@
+"""Resuming a run stopped inside a parallel node runs only the unfinished branches."""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.runkit import finish, kill_all, lines_of, only_run_dir, spawn, wait_for, write
+
+
+@pytest.fixture
+def mark() -> Iterator[str]:
+    word = f"47.{uuid.uuid4().int % 10**9:09d}"
+    yield word
+    kill_all(word)
+
+
+def test_a_finished_branch_is_not_run_again_on_resume(workspace: Path, mark: str) -> None:
+    slow = f"echo slow >> side.txt; test -f go || (touch holding; sleep {mark})"
+    write(
+        workspace / "p.dot",
+        f"""digraph fan {{
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    fan   [shape=component]
+    join  [shape=tripleoctagon]
+    fast  [shape=parallelogram, tool_command="echo fast >> side.txt"]
+    slow  [shape=parallelogram, tool_command="{slow}"]
+    start -> fan
+    fan -> fast -> join
+    fan -> slow -> join
+    join -> exit
+}}
+""",
+    )
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/r"], workspace)
+    wait_for(lambda: (workspace / "holding").exists(), "the slow branch to hold")
+    kept = workspace / "runs" / "r" / "fan" / "branches" / "0.json"
+    wait_for(kept.exists, "the fast branch's result to be kept")
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert code == 130, err
+    write(workspace / "go", "")
+    code, out, err = finish(spawn(["resume", str(only_run_dir(workspace / "runs"))], workspace))
+    assert code == 0, err
+    assert sorted(lines_of(workspace / "side.txt")) == ["fast", "slow", "slow"]
+    assert "2 of 2 branches succeeded" in out
