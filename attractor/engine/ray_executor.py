@@ -57,7 +57,7 @@ from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
 from attractor.handlers.interviewer import Interviewer
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
-from attractor.proc.ledger import ProcessLedger
+from attractor.proc.ledger import ProcessLedger, stop_survivors
 from attractor.settings import Settings
 
 PROBE = ".shared-check"
@@ -413,8 +413,11 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
         executor=RayExecutor(),
     )
     stop_file = spec.run_dir / f"{STOP}-{spec.start}"
-    # The guard of the ledger kills the branch's commands if this worker dies.
-    ledger = ProcessLedger(spec.run_dir / f"{PROCESSES}-{spec.start}")
+    # A retry after this branch's worker was lost: its commands may still run
+    # (on this machine; a machine that went away took them along).
+    ledger_path = spec.run_dir / f"{PROCESSES}-{spec.start}"
+    stop_survivors(ledger_path, spec.settings.kill_grace)
+    ledger = ProcessLedger(ledger_path)
     token = CURRENT_LEDGER.set(ledger)
     try:
         async with anyio.create_task_group() as group:
