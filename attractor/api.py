@@ -48,13 +48,14 @@ async def run(
 
     Example: ``await attractor.run("p.dot", flags={"timeout": "5m", "max_turns": "10"})``.
     """
-    from attractor.engine.run import run_pipeline
+    from attractor.engine.executor import RunJob
+    from attractor.engine.run import execute
 
     graph = load(path)
     settings = settings_for(graph, flags, config_file)
     options = _options(settings, graph, context, interviewer, observers)
     try:
-        return await run_pipeline(graph, Path(path), options)
+        return await execute(RunJob("run", Path(path), graph), options)
     finally:
         if options.backend is not None:
             await options.backend.aclose()
@@ -69,22 +70,21 @@ async def resume(
     config_file: str | None = None,
 ) -> RunResult:
     """Continue a stopped run from its checkpoint."""
-    from attractor.engine.run import resume_pipeline
+    from attractor.engine.executor import RunJob
+    from attractor.engine.run import execute
     from attractor.engine.rundir import RunDir
 
     graph = load(RunDir(Path(run_dir)).pipeline_path)
     settings, _notes = resume_settings(Path(run_dir), graph, flags, config_file)
     options = _options(settings, graph, None, interviewer, observers)
     try:
-        return await resume_pipeline(Path(run_dir), options, graph)
+        return await execute(RunJob("resume", Path(run_dir), graph), options)
     finally:
         if options.backend is not None:
             await options.backend.aclose()
 
 
-def draw(
-    path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg"
-) -> bytes:
+def draw(path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg") -> bytes:
     """The pipeline in ``path`` as a picture (``svg``, ``png`` or ``pdf``).
 
     With ``run_dir``, each node is coloured by its state in that run, with its
@@ -213,6 +213,7 @@ def _options(
     interviewer: Interviewer | None,
     observers: list[Callable[[Event], None]] | None,
 ) -> RunOptions:
+    from attractor.engine.executor import executor_for
     from attractor.engine.run import RunOptions
     from attractor.handlers.interviewer import AutoApproveInterviewer
 
@@ -222,4 +223,5 @@ def _options(
         context_seed=dict(context or {}),
         backend=backend_for(settings, graph),
         observers=list(observers or []),
+        executor=executor_for(settings),
     )

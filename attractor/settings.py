@@ -112,6 +112,17 @@ def _backend(raw: Any) -> str:
     raise ValueError(BACKENDS_EXPECTED)
 
 
+#: Where runs execute: in this process, or on a Ray cluster (``attractor[ray]``).
+EXECUTORS = ("local", "ray")
+
+
+def _executor(raw: Any) -> str:
+    text = str(raw).strip()
+    if text not in EXECUTORS:
+        raise ValueError("expected one of " + ", ".join(EXECUTORS))
+    return text
+
+
 def _text(raw: Any) -> str:
     text = str(raw).strip()
     if not text:
@@ -150,6 +161,8 @@ _FIELDS: tuple[_Field, ...] = (
         _duration,
         600.0,
     ),
+    _Field("executor", "--executor", "ATTRACTOR_EXECUTOR", _executor, "local"),
+    _Field("ray_address", "--ray-address", "ATTRACTOR_RAY_ADDRESS", _text),
 )
 FIELD_NAMES = tuple(f.name for f in _FIELDS)
 
@@ -176,6 +189,9 @@ class Settings:
     base_url: str | None = None
     kill_grace: float = 2.0
     shell_timeout_cap: float = 600.0
+    executor: str = "local"
+    #: The Ray cluster to join (``auto``, ``ray://HOST:10001``); None starts a local one.
+    ray_address: str | None = None
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
     prices: dict[str, ModelPrice] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)

@@ -27,8 +27,9 @@ from attractor.cli.run_options import CommonOptions, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation
+from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import main_path
-from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
+from attractor.engine.run import RunOptions, RunResult, execute
 from attractor.engine.rundir import RunDir
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
@@ -182,7 +183,8 @@ def _print_lint(err: ValidationError) -> None:
 def _plan_run(path: Path, options: CommonOptions) -> _Plan:
     graph = _load_checked(path, quiet=options.quiet)
     settings = _settings(options, graph)
-    return _Plan(graph, settings, lambda run_options: run_pipeline(graph, path, run_options))
+    job = RunJob("run", path, graph)
+    return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
 def _plan_resume(
@@ -199,9 +201,8 @@ def _plan_resume(
     if not options.quiet:
         for note in notes:
             click.echo(f"note: {note}", err=True)
-    return _Plan(
-        graph, settings, lambda run_options: resume_pipeline(run_dir, run_options, graph, how)
-    )
+    job = RunJob("resume", run_dir, graph, how)
+    return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
 def _load_checked(path: Path, *, quiet: bool) -> Graph:
@@ -281,6 +282,7 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
             backend=backend,
             observers=[display],
             handle_signals=True,
+            executor=executor_for(plan.settings),
         )
         result = anyio.run(_run_and_close, plan.start, run_options, backend)
     try:

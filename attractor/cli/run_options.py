@@ -77,6 +77,8 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--base-url", "URL", "Base URL of an OpenAI-compatible server."),
     ("--kill-grace", "D", "Wait D between SIGTERM and SIGKILL when stopping commands."),
     ("--shell-timeout-cap", "D", "Longest timeout an agent may give one shell command."),
+    ("--executor", "NAME", "Where the run executes: local (default) or ray."),
+    ("--ray-address", "ADDR", "Ray cluster to join (auto, ray://HOST:10001); default: start one."),
 ]
 
 

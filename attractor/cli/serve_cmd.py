@@ -36,7 +36,24 @@ Any address but a loopback one needs a token; clients send it as
     envvar="ATTRACTOR_SERVE_TOKEN",
     help="Require this token on every request (env ATTRACTOR_SERVE_TOKEN).",
 )
-def serve(host: str, port: int, root: str, token: str | None) -> NoReturn:
+@click.option(
+    "--executor",
+    metavar="NAME",
+    help="Where runs execute: local (default) or ray (ATTRACTOR_EXECUTOR).",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    help="Ray cluster to join (auto, ray://HOST:10001); default: start one.",
+)
+def serve(
+    host: str,
+    port: int,
+    root: str,
+    token: str | None,
+    executor: str | None,
+    ray_address: str | None,
+) -> NoReturn:
     """Serve the HTTP API, live event streams and the web page."""
     from attractor.server.serve import serve as run_server
 
@@ -47,6 +64,11 @@ def serve(host: str, port: int, root: str, token: str | None) -> NoReturn:
             host,
             port,
             token,
+            run_flags={
+                k: v
+                for k, v in (("executor", executor), ("ray_address", ray_address))
+                if v is not None
+            },
             on_ready=lambda: click.echo(
                 f"serving http://{shown}:{port}/ (root {Path(root).resolve()})", err=True
             ),

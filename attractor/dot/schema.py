@@ -214,6 +214,13 @@ _SPECS: list[AttrSpec] = [
         "when a parallel fan-out is done",
     ),
     AttrSpec("max_parallel", _N, _positive, 16, "branches running at once"),
+    AttrSpec(
+        "resources",
+        _N,
+        _string,
+        "",
+        "what a branch asks of a Ray worker: cpu=4,gpu=1 or a custom resource",
+    ),
     AttrSpec("human.default_choice", _N, _string, "", "choice taken when a human gate times out"),
     AttrSpec("human.timeout", _N, parse_duration, None, "how long a human gate waits"),
     AttrSpec("human.show", _N, _string, "", "file shown with a human gate's question"),

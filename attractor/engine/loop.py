@@ -13,7 +13,7 @@ from attractor.dot.graph import Node
 from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
 from attractor.engine.state import Run, Walk, record_step
 from attractor.engine.step import execute_node, is_exhausted, over_limit, visits_reason
-from attractor.handlers.base import BranchResult
+from attractor.handlers.base import BranchResult, BranchRunner
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
 from attractor.handlers.outcome import Outcome, StageStatus
@@ -142,8 +142,8 @@ def _budget_reason(run: Run) -> str:
     return run.services.run_budget.reason()
 
 
-def _branch_runner(run: Run) -> BranchRunnerImpl:
-    return BranchRunnerImpl(run)
+def _branch_runner(run: Run) -> BranchRunner:
+    return run.executor.branches(run, BranchRunnerImpl(run))
 
 
 class BranchRunnerImpl:

@@ -28,6 +28,8 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 
 CONDITIONAL = "conditional"
+
+
 def best_by_weight(edges: Iterable[Edge]) -> Edge | None:
     """Highest weight first; equal weights go to the target id that sorts first."""
     ranked = sorted(edges, key=lambda e: (-e.weight, e.target))

@@ -16,7 +16,7 @@ import json
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -31,6 +31,7 @@ from attractor.engine.checkpoint import RUNNING
 from attractor.engine.child import EngineChildRunner
 from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
+from attractor.engine.executor import Executor, LocalExecutor, RunJob
 from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
@@ -67,6 +68,7 @@ __all__ = [
     "NodeResult",
     "RunOptions",
     "RunResult",
+    "execute",
     "prepare_run_graph",
     "resume_pipeline",
     "run_pipeline",
@@ -113,6 +115,11 @@ class RunOptions:
     #: The run-wide turn budget to draw from instead of a new one (a child run
     #: shares its parent's).
     run_budget: RunTurnBudget | None = None
+    #: Where the run and its parallel branches execute (see executor.py).
+    executor: Executor = field(default_factory=LocalExecutor)
+    #: Returns when someone outside asks the run to stop, with the status to
+    #: stop as (a Ray worker watches the run directory's stop file).
+    stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
 
 
 @dataclass
@@ -131,6 +138,18 @@ class RunResult:
     @property
     def exit_code(self) -> int:
         return _EXIT_CODES[self.status]
+
+
+async def execute(job: RunJob, options: RunOptions) -> RunResult:
+    """Run ``job`` on the executor of ``options`` (here, unless it says otherwise)."""
+    return await options.executor.execute(job, options, drive_job)
+
+
+async def drive_job(job: RunJob, options: RunOptions) -> RunResult:
+    """Run ``job`` in this process."""
+    if job.kind == "resume":
+        return await resume_pipeline(job.path, options, job.graph, job.how)
+    return await run_pipeline(job.graph, job.path, options)
 
 
 async def run_pipeline(graph: Graph, source_path: Path, options: RunOptions) -> RunResult:
@@ -170,7 +189,7 @@ def prepare_run_graph(path: Path) -> Graph:
 
 
 @dataclass
-class _Stop:
+class Stop:
     """Why the run scope was cancelled from outside the traversal."""
 
     status: RunStatus | None = None
@@ -189,27 +208,14 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     bus = options.bus or EventBus()
     for observer in options.observers:
         bus.add_observer(observer)
-    backend, owned = _backend(options, setup.graph)
-    budget = options.run_budget or setup.budget
-    services = Services(
-        settings=options.settings,
-        backend=backend,
-        interviewer=options.interviewer or ConsoleInterviewer(),
-        run_budget=budget,
-        emit=bus.emit,
-        base_workdir=_base_workdir(options.settings),
-        steering=options.steering or Steering(),
-    )
-    child_options = replace(options, backend=backend, run_budget=budget)
-    services.run_child = EngineChildRunner(
-        child_options, run_pipeline, resume_pipeline, prepare_run_graph
-    )
+    services, owned = make_services(options, setup.graph, options.run_budget or setup.budget, bus)
+    backend = services.backend
     registry = options.registry or default_registry()
-    stop = _Stop()
+    stop = Stop()
     end: WalkEnd | None = None
     ledger = ProcessLedger(setup.run_dir.path / PROCESSES)
     ledger_token = CURRENT_LEDGER.set(ledger)
-    run = open_run(setup, services, registry, bus, options.backoff)
+    run = open_run(setup, services, registry, bus, options)
     services.record = EngineRecord(lambda: run)
     try:
         with anyio.CancelScope() as scope:
@@ -217,7 +223,9 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                 scope.deadline = anyio.current_time() + options.settings.timeout
             async with anyio.create_task_group() as signals:
                 if options.handle_signals:
-                    await signals.start(_watch_signals, scope, stop)
+                    await signals.start(watch_signals, scope, stop)
+                if options.stop_requests is not None:
+                    signals.start_soon(_watch_requests, options.stop_requests, scope, stop)
                 try:
                     while True:
                         end = await _guarded_walk(run, setup.start)
@@ -226,7 +234,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         setup = restart_setup(setup, end.restart_at)
                         finish_run(run, "restarted", end, None, setup.run_dir.path.name)
                         ledger.path = setup.run_dir.path / PROCESSES
-                        run = open_run(setup, services, registry, bus, options.backoff)
+                        run = open_run(setup, services, registry, bus, options)
                 finally:
                     signals.cancel_scope.cancel()
         status = _final_status(end, stop, scope.cancelled_caught)
@@ -242,6 +250,27 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
             CURRENT_LEDGER.reset(ledger_token)
 
 
+def make_services(
+    options: RunOptions, graph: Graph, budget: RunTurnBudget, bus: EventBus
+) -> tuple[Services, bool]:
+    """The run-wide collaborators, and whether the run owns (and so closes) the backend."""
+    backend, owned = _backend(options, graph)
+    services = Services(
+        settings=options.settings,
+        backend=backend,
+        interviewer=options.interviewer or ConsoleInterviewer(),
+        run_budget=budget,
+        emit=bus.emit,
+        base_workdir=_base_workdir(options.settings),
+        steering=options.steering or Steering(),
+    )
+    child_options = replace(options, backend=backend, run_budget=budget)
+    services.run_child = EngineChildRunner(
+        child_options, run_pipeline, resume_pipeline, prepare_run_graph
+    )
+    return services, owned
+
+
 async def _guarded_walk(run: Run, start: str) -> WalkEnd:
     """Walk the graph; a reportable error ends the run as failed instead of crashing."""
     try:
@@ -252,9 +281,10 @@ async def _guarded_walk(run: Run, start: str) -> WalkEnd:
         return WalkEnd("fail", f"cannot write run files: {exc}", run.main.current)
 
 
-async def _watch_signals(
-    scope: anyio.CancelScope, stop: _Stop, *, task_status: TaskStatus[None]
+async def watch_signals(
+    scope: anyio.CancelScope, stop: Stop, *, task_status: TaskStatus[None]
 ) -> None:
+    """Cancel ``scope`` at the first stop signal, noting the status it leaves."""
     with anyio.open_signal_receiver(*_STOP_SIGNALS) as received:
         task_status.started()
         async for signum in received:
@@ -263,7 +293,14 @@ async def _watch_signals(
             return
 
 
-def _final_status(end: WalkEnd | None, stop: _Stop, cancelled: bool) -> RunStatus:
+async def _watch_requests(
+    requests: Callable[[], Awaitable[RunStatus]], scope: anyio.CancelScope, stop: Stop
+) -> None:
+    stop.status = await requests()
+    scope.cancel()
+
+
+def _final_status(end: WalkEnd | None, stop: Stop, cancelled: bool) -> RunStatus:
     if end is not None and end.restart_at is None:
         return "success" if end.status == "success" else "fail"
     if stop.status is not None:
@@ -316,7 +353,7 @@ def open_run(
     services: Services,
     registry: HandlerRegistry,
     bus: EventBus,
-    backoff: BackoffConfig | None,
+    options: RunOptions,
 ) -> Run:
     """Attach the event log, announce the start and write the first checkpoint."""
     run = Run(
@@ -325,10 +362,11 @@ def open_run(
         services=services,
         registry=registry,
         bus=bus,
-        backoff=backoff or BackoffConfig(),
+        backoff=options.backoff or BackoffConfig(),
         main=setup.main,
         node_results=setup.node_results,
         manifest=setup.manifest,
+        executor=options.executor,
     )
     log = EventLog(setup.run_dir.events_path)
     bus.add_observer(log)

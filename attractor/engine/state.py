@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.eventbus import EventBus
+from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import RunDir
 from attractor.events import CheckpointSaved, Event
@@ -106,6 +107,8 @@ class Run:
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: The journal and checkpoint writer (set when the run directory is opened).
     progress: Progress | None = None
+    #: Where the branches of parallel nodes execute.
+    executor: Executor = field(default_factory=LocalExecutor)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)

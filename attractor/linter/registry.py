@@ -8,7 +8,16 @@ from typing import Protocol
 
 from attractor.dot.graph import Graph
 from attractor.errors import Diagnostic, ValidationError
-from attractor.linter import attributes, backends, flow, manager, routing, structure, threads
+from attractor.linter import (
+    attributes,
+    backends,
+    flow,
+    manager,
+    resources,
+    routing,
+    structure,
+    threads,
+)
 from attractor.linter.base import FunctionRule, caching
 from attractor.linter.cascade import quiet_followers, repaired, typo_aliases
 
@@ -37,7 +46,13 @@ def builtin_rules() -> list[FunctionRule]:
 
 
 #: Rules about single nodes and their attributes (run on the graph as written).
-_NODE_RULES = (*attributes.RULES, *threads.RULES, *manager.RULES, *backends.RULES)
+_NODE_RULES = (
+    *attributes.RULES,
+    *threads.RULES,
+    *manager.RULES,
+    *backends.RULES,
+    *resources.RULES,
+)
 
 
 def _run_builtin(graph: Graph) -> list[Diagnostic]:

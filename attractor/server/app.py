@@ -39,9 +39,11 @@ STATIC = Path(__file__).parent / "static"
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 
-def create_app(root: Path, token: str | None = None) -> Starlette:
+def create_app(
+    root: Path, token: str | None = None, run_flags: dict[str, str] | None = None
+) -> Starlette:
     """The application serving the runs under ``root``; ``token`` guards every request."""
-    manager = RunManager(root)
+    manager = RunManager(root, run_flags)
     h = Handlers(manager)
 
     @contextlib.asynccontextmanager

@@ -24,6 +24,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from attractor.api import load
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING
+from attractor.engine.executor import worker_of
 from attractor.engine.inventory import (
     RUNS_SUBDIR,
     RunReader,
@@ -256,6 +257,9 @@ class Handlers:
         data["active"] = run is not None
         data["questions"] = [p.to_json() for p in run.interviewer.pending.values()] if run else []
         data["error"] = run.error if run else ""
+        path = data.get("path")
+        # Which cluster node runs it (the Ray executor); None for a local run.
+        data["worker"] = worker_of(Path(str(path))) if path else None
         return data
 
     def _source(self, body: dict[str, Any]) -> Path:

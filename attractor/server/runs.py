@@ -23,8 +23,9 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from attractor.api import backend_for, settings_for
 from attractor.dot.graph import Graph
+from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import RUNS_SUBDIR
-from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
+from attractor.engine.run import RunOptions, RunResult, execute
 from attractor.engine.rundir import RunDir
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
@@ -83,8 +84,10 @@ class ActiveRun:
 class RunManager:
     """Starts runs as tasks of one task group and keeps the ones still going."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, run_flags: dict[str, str] | None = None) -> None:
         self.root = root
+        #: Settings of the server for every run (--executor, --ray-address).
+        self.run_flags = dict(run_flags or {})
         self.active: dict[str, ActiveRun] = {}
         self._group: TaskGroup | None = None
         #: One per run a stream follows, so a waiting stream wakes on each event.
@@ -123,6 +126,7 @@ class RunManager:
                 f"use {', '.join(sorted(ALLOWED_SETTINGS))}"
             )
         flags = {k: str(v) for k, v in requested.items() if v is not None}
+        flags.update(self.run_flags)
         flags["workdir"] = str(self.confine(flags.get("workdir", "."), "workdir"))
         backend = flags.get("backend", "")
         if backend.startswith("scripted:"):
@@ -138,7 +142,7 @@ class RunManager:
         settings = settings_for(graph, self.flags(requested))
 
         async def begin(options: RunOptions) -> RunResult:
-            return await run_pipeline(graph, source, options)
+            return await execute(RunJob("run", source, graph), options)
 
         return await self._launch(graph, settings, seed, begin)
 
@@ -151,7 +155,7 @@ class RunManager:
         settings = settings_for(graph, flags)
 
         async def begin(options: RunOptions) -> RunResult:
-            return await resume_pipeline(path, options, graph)
+            return await execute(RunJob("resume", path, graph), options)
 
         return await self._launch(graph, settings, {}, begin)
 
@@ -162,7 +166,11 @@ class RunManager:
             raise RuntimeError("the run manager is not attached to a task group")
         backend = backend_for(settings, graph)
         options = RunOptions(
-            settings=settings, context_seed=dict(seed), backend=backend, interviewer=None
+            settings=settings,
+            context_seed=dict(seed),
+            backend=backend,
+            interviewer=None,
+            executor=executor_for(settings),
         )
         run_id: str = await self._group.start(self._drive, options, begin)
         return run_id

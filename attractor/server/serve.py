@@ -52,7 +52,12 @@ def check_port(host: str, port: int) -> None:
 
 
 def serve(
-    root: Path, host: str, port: int, token: str | None, on_ready: Callable[[], None] | None = None
+    root: Path,
+    host: str,
+    port: int,
+    token: str | None,
+    on_ready: Callable[[], None] | None = None,
+    run_flags: dict[str, str] | None = None,
 ) -> None:
     """Run the server in the foreground; Ctrl-C stops it (runs are saved as interrupted)."""
     check_bind(host, token)
@@ -61,7 +66,7 @@ def serve(
     check_port(host, port)
     if on_ready is not None:
         on_ready()
-    app = create_app(root.resolve(), token)
+    app = create_app(root.resolve(), token, run_flags)
     manager: RunManager = app.state.manager
     config = uvicorn.Config(
         app,

@@ -1,0 +1,116 @@
+"""Ray executor against the local executor, in the same process and on the same machine.
+
+Run: ``python benchmarks/bench_ray.py [--branches 100] [--runs 50] [--cpus 2]``.
+Prints the start-up cost of a local Ray cluster on its own line, then for each
+workload the wall time of the local executor and of the Ray executor:
+
+- a fan-out of ``--branches`` branches of ``sleep 1`` (every branch asks
+  ``--branch-cpus`` of a core, so that many sleep at once on a small machine);
+- a queue of ``--runs`` small runs (three ``true`` tool nodes each), all started
+  at once.
+
+Needs the ``attractor[ray]`` extra. Figures are in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+import ray
+
+from attractor.dot.parser import parse_dot
+from attractor.engine.executor import Executor, LocalExecutor, RunJob
+from attractor.engine.ray_executor import RayExecutor
+from attractor.engine.run import RunOptions, execute
+from attractor.settings import Settings
+
+
+def fan_out_dot(branches: int, cpus: float) -> str:
+    lines = [
+        f'  b{i} [shape=parallelogram, tool_command="sleep 1", resources="cpu={cpus}"]\n'
+        f"  fan -> b{i} -> join"
+        for i in range(branches)
+    ]
+    return (
+        "digraph fan {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n"
+        f"  fan [shape=component, max_parallel={branches}]\n  join [shape=tripleoctagon]\n"
+        + "\n".join(lines)
+        + "\n  start -> fan\n  join -> done\n}\n"
+    )
+
+
+SMALL = """digraph small {
+  start [shape=Mdiamond]
+  done [shape=Msquare]
+  a [shape=parallelogram, tool_command="true"]
+  b [shape=parallelogram, tool_command="true"]
+  c [shape=parallelogram, tool_command="true"]
+  start -> a -> b -> c -> done
+}
+"""
+
+
+async def run_many(dot: str, count: int, root: Path, executor: Executor) -> float:
+    """Start ``count`` runs of ``dot`` at once; the wall time until all have ended."""
+    source = root / "p.dot"
+    source.write_text(dot, encoding="utf-8")
+    graph = parse_dot(dot, file=str(source))
+    failed: list[str] = []
+
+    async def one(index: int) -> None:
+        settings = Settings(logs_dir=str(root / f"run-{index}"), workdir=str(root))
+        options = RunOptions(settings=settings, executor=executor)
+        result = await execute(RunJob("run", source, graph), options)
+        if result.status != "success":
+            failed.append(f"run {index}: {result.failure_reason}")
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for index in range(count):
+            group.start_soon(one, index)
+    elapsed = time.perf_counter() - started
+    if failed:
+        raise SystemExit("\n".join(failed))
+    return elapsed
+
+
+def compare(name: str, work: Callable[[Path, Executor], Awaitable[float]]) -> None:
+    times = {}
+    for executor in (LocalExecutor(), RayExecutor()):
+        with tempfile.TemporaryDirectory() as tmp:
+            times[executor.name] = anyio.run(work, Path(tmp), executor)
+    print(
+        f"{name}: local {times['local']:.2f}s, ray {times['ray']:.2f}s "
+        f"(ray/local {times['ray'] / times['local']:.2f})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--branches", type=int, default=100)
+    parser.add_argument("--branch-cpus", type=float, default=0.05)
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--cpus", type=int, default=2)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
+    print(f"local Ray cluster start-up ({args.cpus} CPUs): {time.perf_counter() - started:.2f}s")
+    fan = fan_out_dot(args.branches, args.branch_cpus)
+    compare(
+        f"fan-out of {args.branches} x sleep 1",
+        lambda root, executor: run_many(fan, 1, root, executor),
+    )
+    compare(
+        f"queue of {args.runs} small runs (3 tool nodes each)",
+        lambda root, executor: run_many(SMALL, args.runs, root, executor),
+    )
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""`attractor serve --executor ray`: runs go to the cluster; the list says where each runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ray.cluster_utils import Cluster
+
+from tests.ray.conftest import survivors, wait_until
+from tests.server.serverkit import read_until, sse_events, start_server
+
+FAN = """digraph fan {
+    start [shape=Mdiamond]
+    done [shape=Msquare]
+    fan [shape=component]
+    join [shape=tripleoctagon]
+    a [shape=parallelogram, tool_command="echo a >> side.txt"]
+    b [shape=parallelogram, tool_command="echo b >> side.txt"]
+    start -> fan
+    fan -> a -> join
+    fan -> b -> join
+    join -> done
+}
+"""
+
+SLOW = """digraph slow {
+    start [shape=Mdiamond]
+    done [shape=Msquare]
+    wait [shape=parallelogram, tool_command="sleep 47.25"]
+    start -> wait -> done
+}
+"""
+
+
+def test_runs_go_to_the_cluster_and_cancel_reaches_them(cluster: Cluster, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "fan.dot").write_text(FAN)
+    (root / "slow.dot").write_text(SLOW)
+    server = start_server(root, ["--executor", "ray", "--ray-address", cluster.address])
+    try:
+        with server.client() as client:
+            run_id = client.post("/pipelines", json={"path": "fan.dot"}).json()["id"]
+            with client.stream("GET", f"/pipelines/{run_id}/events") as response:
+                read_until(sse_events(response), "pipeline_completed")
+            assert sorted((root / "side.txt").read_text().split()) == ["a", "b"]
+            (listed,) = [r for r in client.get("/pipelines").json()["runs"] if r["id"] == run_id]
+            node_ids = {n.node_id for n in cluster.worker_nodes}
+            assert listed["status"] == "success" and listed["worker"]["node_id"] in node_ids
+
+            slow = client.post("/pipelines", json={"path": "slow.dot"}).json()["id"]
+            with client.stream("GET", f"/pipelines/{slow}/events") as response:
+                events = sse_events(response)
+                read_until(events, "stage_started", "wait")
+                wait_until(lambda: bool(survivors("sleep 47.25")))
+                assert client.post(f"/pipelines/{slow}/cancel", json={}).status_code == 202
+                read_until(events, "pipeline_interrupted")
+            wait_until(lambda: not survivors("sleep 47.25"))
+            assert client.get(f"/pipelines/{slow}").json()["status"] == "interrupted"
+    finally:
+        server.stop()
