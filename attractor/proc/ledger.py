@@ -71,10 +71,14 @@ class ProcessLedger:
         self.running: set[int] = set()
 
     def started(self, pgid: int) -> None:
-        """Note a new group (its leader is ``pgid``) before anything else happens."""
+        """Note a new group (its leader is ``pgid``) before anything else happens.
+
+        The guard hears of it first: once processes.jsonl names a group, the guard
+        already watches it.
+        """
         self.running.add(pgid)
-        self._note({"pgid": pgid, "start": start_time(pgid), "at": time.time()})
         self._tell_guard(f"+ {pgid}\n")
+        self._note({"pgid": pgid, "start": start_time(pgid), "at": time.time()})
 
     def ended(self, pgid: int) -> None:
         """The group is stopped and reaped."""

@@ -137,6 +137,9 @@ def test_sigkill_mid_run_resumes_without_rerunning_completed_nodes(
     _held_pipeline(workspace, mark)
     proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     _wait_until_holding(workspace)
+    # The command runs a moment before the engine has noted it (and told the guard).
+    ledger = only_run_dir(workspace / "runs") / "processes.jsonl"
+    wait_for(lambda: ledger.read_text().count('"start"') == 2, "the hold command's note")
     proc.kill()
     finish(proc)
     # No "go" file: the hold command would wait forever; the run's guard kills it.
