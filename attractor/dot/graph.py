@@ -390,8 +390,14 @@ class Graph(_View):
         found = self.start_candidates()
         return found[0] if len(found) == 1 else None
 
+    def exit_ids(self) -> set[str]:
+        """Every exit node's id (by shape or id, or by type), in one pass over the graph."""
+        by_shape = {n.id for n in self.exit_candidates()}
+        return by_shape | {n.id for n in self.nodes() if n.handler_type == "exit"}
+
     def is_exit(self, node: Node) -> bool:
-        return node in self.exit_candidates() or node.handler_type == "exit"
+        """One node's question; ask :meth:`exit_ids` once when checking many."""
+        return node.id in self.exit_ids()
 
 
 _ACCELERATOR_PREFIX = re.compile(r"^(\[\w\]\s*|\w\)\s*|\w\s+-\s+)")

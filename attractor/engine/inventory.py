@@ -443,7 +443,7 @@ def main_path(graph: Graph) -> list[str]:
     start = graph.start_node()
     if start is None:
         return []
-    exits = {node.id for node in graph.nodes() if graph.is_exit(node)}
+    exits = graph.exit_ids()
     previous: dict[str, str | None] = {start.id: None}
     queue = deque([start.id])
     while queue:

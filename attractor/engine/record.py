@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from attractor.engine.state import NodeResult, Run
+from attractor.handlers.preamble import counts_as_stage
 
 
 class EngineRecord:
@@ -16,6 +17,9 @@ class EngineRecord:
 
     def __init__(self, current: Callable[[], Run]) -> None:
         self._current = current
+        #: The run the tally counts, how many of its rows it has seen, and the counts.
+        self._counted: tuple[Run | None, int] = (None, 0)
+        self._tally = [0, 0, 0]
 
     @property
     def run_id(self) -> str:
@@ -23,6 +27,22 @@ class EngineRecord:
 
     def stages(self) -> Sequence[NodeResult]:
         return self._current().node_results
+
+    def tally(self) -> tuple[int, int, int]:
+        """Counted as rows arrive: each call looks only at the rows since the last one."""
+        run = self._current()
+        counted, seen = self._counted
+        if counted is not run:
+            seen, self._tally = 0, [0, 0, 0]
+        rows = run.node_results
+        for row in rows[seen:]:
+            if counts_as_stage(row, run.graph):
+                self._tally[0] += 1
+                self._tally[1] += row.status == "fail"
+                self._tally[2] += row.status == "partial_success"
+        self._counted = (run, len(rows))
+        done, failed, partial = self._tally
+        return done, failed, partial
 
     def response(self, node_id: str, limit: int) -> str:
         run = self._current()

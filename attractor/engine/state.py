@@ -115,9 +115,7 @@ class Run:
 
     def __post_init__(self) -> None:
         # graph.is_exit scans every node; the loop asks twice per node.
-        by_shape = {n.id for n in self.graph.exit_candidates()}
-        by_type = {n.id for n in self.graph.nodes() if n.handler_type == "exit"}
-        self._exits = by_shape | by_type
+        self._exits = self.graph.exit_ids()
 
     def is_exit(self, node_id: str) -> bool:
         return node_id in self._exits

@@ -75,6 +75,10 @@ class RunRecord(Protocol):
         """The start of the last response a node wrote, at most ``limit`` characters."""
         ...
 
+    def tally(self) -> tuple[int, int, int]:
+        """Stages finished so far (start nodes and skipped ones aside): all, failed, partial."""
+        ...
+
     @property
     def run_id(self) -> str: ...
 
@@ -90,13 +94,15 @@ class NoRecord:
     def response(self, node_id: str, limit: int) -> str:
         return ""
 
+    def tally(self) -> tuple[int, int, int]:
+        return (0, 0, 0)
+
 
 class Steering:
     """Messages for the agents of a run, queued by a supervisor, taken before a turn."""
 
     def __init__(self) -> None:
         self._pending: list[str] = []
-        self.delivered = 0
 
     def push(self, text: str) -> None:
         self._pending.append(text)
@@ -104,7 +110,6 @@ class Steering:
     def take(self) -> list[str]:
         """Every message queued since the last call (each goes to one agent only)."""
         taken, self._pending = self._pending, []
-        self.delivered += len(taken)
         return taken
 
 

@@ -54,32 +54,42 @@ _HIDDEN_PREFIXES = ("internal.", "graph.", "parallel.results", "last_response")
 
 
 def build(mode: str, *, graph: Graph, context: Context, record: RunRecord) -> str:
-    """The preamble for ``mode``, or "" when no stage ran before (or mode is ``full``)."""
+    """The preamble for ``mode``, or "" when no stage ran before (or mode is ``full``).
+
+    Reads the record from its end and stops as soon as it has what the mode shows,
+    so a stage late in a long run costs no more than one early in it.
+    """
     shape = SHAPES.get(mode)
-    stages = [s for s in record.stages() if _counts_as_stage(s, graph)]
-    if shape is None or not stages:
+    done, failed, partial = record.tally()
+    if shape is None or not done:
         return ""
+    recent = _recent(record.stages(), graph, max(shape.stages, shape.responses * 4, 1))
     parts = [f"Goal: {graph.goal or '(none given)'}", f"Run: {record.run_id}"]
     if mode != "truncate":
-        parts.append(_counts(stages))
-        parts.extend(_stage_lines(stages, shape))
+        parts.append(f"Stages finished: {done} ({failed} failed, {partial} partial).")
+        parts.extend(_stage_lines(recent, shape))
         parts.extend(_context_lines(context, shape))
-        parts.extend(_responses(stages, record, shape))
+        parts.extend(_responses(recent, record, shape))
     body = "\n".join(parts)
     return _bounded(f"## Earlier in this run (context fidelity: {mode})\n\n{body}", shape.limit)
 
 
-def _counts_as_stage(stage: StageRecord, graph: Graph) -> bool:
+def counts_as_stage(stage: StageRecord, graph: Graph) -> bool:
+    """Whether a finished node execution is a stage of the run (not start, not skipped)."""
     if stage.status == "skipped":
         return False
     return not graph.has_node(stage.node) or graph.node(stage.node).handler_type != "start"
 
 
-def _counts(stages: Sequence[StageRecord]) -> str:
-    failed = sum(1 for s in stages if s.status == "fail")
-    partial = sum(1 for s in stages if s.status == "partial_success")
-    done = len(stages)
-    return f"Stages finished: {done} ({failed} failed, {partial} partial)."
+def _recent(stages: Sequence[StageRecord], graph: Graph, n: int) -> list[StageRecord]:
+    """The last ``n`` stages, oldest first, read from the end."""
+    found: list[StageRecord] = []
+    for stage in reversed(stages):
+        if len(found) >= n:
+            break
+        if counts_as_stage(stage, graph):
+            found.append(stage)
+    return found[::-1]
 
 
 def _stage_lines(stages: Sequence[StageRecord], shape: Shape) -> list[str]:

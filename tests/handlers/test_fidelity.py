@@ -82,6 +82,12 @@ class _Record:
     def response(self, node_id: str, limit: int) -> str:
         return (f"response of {node_id} " * 2000)[:limit]
 
+    def tally(self) -> tuple[int, int, int]:
+        counted = [s for s in self._stages if s.node != "start" and s.status != "skipped"]
+        fails = sum(s.status == "fail" for s in counted)
+        partial = sum(s.status == "partial_success" for s in counted)
+        return len(counted), fails, partial
+
 
 @pytest.mark.parametrize("mode", sorted(preamble.SHAPES))
 def test_every_preamble_stays_within_its_stated_size(mode: str) -> None:
