@@ -289,6 +289,13 @@ RECORDED = (
 RECORDED_SOURCE = "recorded with the run"
 
 
+def absolute_backend(backend: str) -> str:
+    """``backend`` with a scripted model's file made absolute (from this directory)."""
+    if backend.startswith("scripted:"):
+        return "scripted:" + str(Path(backend.removeprefix("scripted:")).resolve())
+    return backend
+
+
 def record_of(settings: Settings) -> dict[str, str]:
     """The settings a user chose (not defaults), as written, for the run's manifest.
 
@@ -302,8 +309,8 @@ def record_of(settings: Settings) -> dict[str, str]:
             continue
         if name == "workdir":
             text = str(Path(text).resolve())
-        elif name == "backend" and text.startswith("scripted:"):
-            text = "scripted:" + str(Path(text.removeprefix("scripted:")).resolve())
+        elif name == "backend":
+            text = absolute_backend(text)
         elif name == "base_url":
             text = re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", text, flags=re.IGNORECASE)
         recorded[name] = text

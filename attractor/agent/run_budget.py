@@ -77,6 +77,22 @@ class RunTurnBudget:
         self.used += 1
         return True
 
+    def reserve(self) -> tuple[bool, bool]:
+        """Take one model request for an agent that is counted in :attr:`active`.
+
+        Returns ``(granted, last)``. The request is refused when what is left is
+        already kept for the final requests of the other running agents; ``last``
+        says that it is this agent's final one (no more than that reserve is left).
+        One call decides both, so agents in other processes sharing one budget
+        (``engine/ray_budget.py``) cannot both take the last request.
+        """
+        remaining = self.remaining
+        if remaining is None:
+            return self.take(), False
+        if remaining < self.active or not self.take():
+            return False, False
+        return True, remaining <= self.active
+
     def spend(self, usage: Usage) -> None:
         """Count the tokens and cost of one answer."""
         self.spent += usage

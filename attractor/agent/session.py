@@ -245,7 +245,6 @@ class AgentSession:
         limit is never exceeded and no parallel agent is cut off without a summary.
         """
         budget = self.run_budget
-        remaining = budget.remaining
         # Tokens or cost used up: a running agent gets its final turn, a new one none.
         overspent = budget.overspent()
         if overspent is not None and self.turns_used == 0:
@@ -253,7 +252,8 @@ class AgentSession:
             self._unregister()
             self._warn(f"the {budget.name(overspent)} is used up; no request made")
             return None
-        if remaining is not None and (remaining < budget.active or not budget.take()):
+        granted, last = budget.reserve()
+        if not granted:
             self._run_budget_spent("turns")
             self._unregister()
             self._warn(
@@ -266,7 +266,7 @@ class AgentSession:
             self.turn_limit_reached = True
         if overspent is not None:
             self._run_budget_spent(overspent)
-        if remaining is not None and remaining <= budget.active:
+        if last:
             self._run_budget_spent("turns")
         if self.turn_limit_reached or self.run_budget_exhausted:
             self._unregister()  # its final request is taken: no reserve needed

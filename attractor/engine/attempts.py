@@ -16,7 +16,12 @@ import os
 import re
 from pathlib import Path
 
+from attractor.engine.executor import WORKER_FILE
+
 MARKER = ".attempt"
+#: Files of the node's folder that belong to no attempt: which cluster node runs
+#: the branch that starts here.
+_NOT_AN_ATTEMPTS = frozenset({WORKER_FILE})
 _ARCHIVE = re.compile(r"^v\d+-a\d+(-\d+)?$")
 
 
@@ -37,7 +42,11 @@ def begin_attempt(node_dir: Path, visit: int, attempt: int) -> str | None:
 
 
 def _archive(node_dir: Path) -> str | None:
-    entries = [e for e in os.scandir(node_dir) if not _ARCHIVE.match(e.name)]
+    entries = [
+        e
+        for e in os.scandir(node_dir)
+        if not _ARCHIVE.match(e.name) and e.name not in _NOT_AN_ATTEMPTS
+    ]
     if not [e for e in entries if e.name != MARKER]:
         return None
     name = _name_of_previous(node_dir)

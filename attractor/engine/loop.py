@@ -8,8 +8,10 @@ branch (with its own context clone, stopping at the fan-in node).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from attractor.dot.graph import Node
+from attractor.engine.branch_progress import BranchProgress
 from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
 from attractor.engine.state import Run, Walk, record_step
 from attractor.engine.step import execute_node, is_exhausted, over_limit, visits_reason
@@ -56,6 +58,8 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
         node_id = decision
         if state.branch is None:
             record_step(run, node_id)
+        elif state.on_step is not None:
+            state.on_step(state, node_id)
 
 
 def apply_outcome(state: Walk, node: Node, outcome: Outcome) -> None:
@@ -147,23 +151,52 @@ def _branch_runner(run: Run) -> BranchRunner:
 
 
 class BranchRunnerImpl:
-    """Runs one parallel branch as a sub-traversal with an isolated context."""
+    """Runs one parallel branch as a sub-traversal with an isolated context.
 
-    def __init__(self, run: Run) -> None:
+    With a progress file the branch continues where an earlier run of it
+    stopped (see branch_progress.py). ``durable`` and ``keep_rows`` are for a
+    branch that runs as a task of its own (the Ray executor): its progress
+    reaches the disk, and records its summary rows and its end.
+    """
+
+    def __init__(self, run: Run, *, durable: bool = False, keep_rows: bool = False) -> None:
         self.run = run
+        self.durable = durable
+        self.keep_rows = keep_rows
 
-    async def __call__(self, start: str, context: Context, stop_at: str | None) -> BranchResult:
-        state = Walk(context=context, branch=start)
-        end = await walk(self.run, state, start, stop_at)
-        last = end.last_outcome
-        status = last.status.value if last is not None else "fail"
-        if end.status == "fail":
-            status = StageStatus.FAIL.value
-        return BranchResult(
-            id=start,
-            status=status,
-            notes=last.notes if last is not None else "",
-            failure_reason=end.reason,
-            last_response=state.context.get_string("last_response"),
-            last_node=end.last_node or "",
-        )
+    async def __call__(
+        self, start: str, context: Context, stop_at: str | None, progress: Path | None = None
+    ) -> BranchResult:
+        store = None
+        if progress is not None:
+            rows = self.run.node_results if self.keep_rows else None
+            store = BranchProgress(progress, durable=self.durable, rows=rows)
+        saved = store.load(start) if store is not None else None
+        if saved is not None and self.keep_rows:
+            self.run.node_results[:0] = saved.rows
+        if saved is not None and saved.result is not None:
+            return saved.result
+        state = saved.walk if saved is not None else Walk(context=context, branch=start)
+        first = saved.next_node if saved is not None and saved.next_node else start
+        if store is not None:
+            state.on_step = store.save
+        end = await walk(self.run, state, first, stop_at)
+        result = _branch_result(start, end, state)
+        if store is not None:
+            store.finish(state, result)
+        return result
+
+
+def _branch_result(start: str, end: WalkEnd, state: Walk) -> BranchResult:
+    last = end.last_outcome
+    status = last.status.value if last is not None else "fail"
+    if end.status == "fail":
+        status = StageStatus.FAIL.value
+    return BranchResult(
+        id=start,
+        status=status,
+        notes=last.notes if last is not None else "",
+        failure_reason=end.reason,
+        last_response=state.context.get_string("last_response"),
+        last_node=end.last_node or "",
+    )

@@ -1,15 +1,22 @@
-"""A run's events, from the Ray worker that runs it to the driver's observers.
+"""A run's events and questions, between the Ray tasks that run it and the driver.
 
-One small actor per driver process (:class:`_EventHub`, no CPU) holds the
-events of each of its runs under the run's key until the driver takes them.
-The worker sends each event without waiting; an actor runs one caller's calls
-in the order they were sent, so :meth:`Outbox.flush` returning means every
-event sent before it is in the hub.
+One small actor per driver process (:class:`_EventHub`, no CPU, placed on the
+driver's node) keeps, under a key per run, the events the run's task sent and
+the questions its human gates asked, until the driver takes them; and the
+driver's answers until the task takes them. A branch task sends its events under
+a key of its own to its run task, which relays them into the run's event log
+(and so on to the driver) while the branch runs.
+
+A task sends each event without waiting; an actor runs one caller's calls in the
+order they were sent, so :meth:`Outbox.flush` returning means every event sent
+before it is in the hub.
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,21 +27,36 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from attractor.engine.eventbus import EventBus
 from attractor.events import Event
+from attractor.handlers.interviewer import Answer, Interviewer, Question
 
-#: How often the driver takes the events that arrived.
+#: How often the driver takes what arrived, and a gate looks for its answer.
 _POLL = 0.1
+
+#: A question for the driver: ("ask", id, question) or ("withdraw", id, None).
+Ask = tuple[str, str, Question | None]
 
 
 @ray.remote(num_cpus=0)
 class _EventHub:
     def __init__(self) -> None:
         self.waiting: dict[str, list[Event]] = {}
+        self.asks: dict[str, list[Ask]] = {}
+        self.answers: dict[tuple[str, str], Answer] = {}
 
     def put(self, key: str, event: Event) -> None:
         self.waiting.setdefault(key, []).append(event)
 
-    def take(self, key: str) -> list[Event]:
-        return self.waiting.pop(key, [])
+    def take(self, key: str) -> tuple[list[Event], list[Ask]]:
+        return self.waiting.pop(key, []), self.asks.pop(key, [])
+
+    def ask(self, key: str, ask: Ask) -> None:
+        self.asks.setdefault(key, []).append(ask)
+
+    def answer(self, key: str, question_id: str, answer: Answer) -> None:
+        self.answers[(key, question_id)] = answer
+
+    def answer_of(self, key: str, question_id: str) -> Answer | None:
+        return self.answers.pop((key, question_id), None)
 
     def flush(self) -> None:
         return None
@@ -57,7 +79,7 @@ def event_hub() -> Any:
 
 @dataclass(frozen=True)
 class Outbox:
-    """The worker's end: an observer that sends each event to the hub under ``key``."""
+    """The task's end: an observer that sends each event to the hub under ``key``."""
 
     hub: Any
     key: str
@@ -70,19 +92,79 @@ class Outbox:
         with contextlib.suppress(RayError):
             ray.get(self.hub.flush.remote())
 
-
-async def relay(outbox: Outbox, bus: EventBus) -> None:
-    """Emit the run's events on this side's bus as they arrive (until cancelled)."""
-    while True:
-        drain(outbox, bus)
-        await anyio.sleep(_POLL)
+    def sub(self, name: str) -> Outbox:
+        """A box of its own for a part of the run (a branch task) under this one."""
+        return Outbox(self.hub, f"{self.key}/{name}/{secrets.token_hex(4)}")
 
 
-def drain(outbox: Outbox, bus: EventBus) -> None:
+@dataclass(frozen=True)
+class RemoteInterviewer:
+    """A task's human gates, answered by the driver's interviewer (console, web page, file).
+
+    The question waits in the hub until the driver takes it; the task then looks
+    for the answer every tenth of a second. A gate that stops waiting (its
+    timeout, the run stopping) withdraws the question.
+    """
+
+    outbox: Outbox
+
+    async def ask(self, question: Question) -> Answer:
+        hub, key = self.outbox.hub, self.outbox.key
+        question_id = secrets.token_hex(6)
+        hub.ask.remote(key, ("ask", question_id, question))
+        try:
+            while True:
+                answer = ray.get(hub.answer_of.remote(key, question_id))
+                if answer is not None:
+                    return answer  # type: ignore[no-any-return]
+                await anyio.sleep(_POLL)
+        except BaseException:
+            with contextlib.suppress(RayError):
+                hub.ask.remote(key, ("withdraw", question_id, None))
+            raise
+
+
+class _Desk:
+    """The driver's side of the gates: each question asked of the real interviewer."""
+
+    def __init__(self, outbox: Outbox, interviewer: Interviewer, group: Any) -> None:
+        self.outbox, self.interviewer, self.group = outbox, interviewer, group
+        self.open: dict[str, anyio.CancelScope] = {}
+
+    def handle(self, ask: Ask) -> None:
+        kind, question_id, question = ask
+        if kind == "withdraw":
+            scope = self.open.pop(question_id, None)
+            if scope is not None:
+                scope.cancel()
+        elif question is not None:
+            self.open[question_id] = scope = anyio.CancelScope()
+            self.group.start_soon(self._answer, question_id, question, scope)
+
+    async def _answer(self, question_id: str, question: Question, scope: anyio.CancelScope) -> None:
+        with scope:
+            answer = await self.interviewer.ask(question)
+            self.outbox.hub.answer.remote(self.outbox.key, question_id, answer)
+        self.open.pop(question_id, None)
+
+
+async def relay(outbox: Outbox, bus: EventBus, interviewer: Interviewer | None = None) -> None:
+    """Emit the events that arrive on ``bus`` and answer the questions (until cancelled)."""
+    async with anyio.create_task_group() as group:
+        desk = _Desk(outbox, interviewer, group) if interviewer is not None else None
+        while True:
+            drain(outbox, bus, desk.handle if desk is not None else None)
+            await anyio.sleep(_POLL)
+
+
+def drain(outbox: Outbox, bus: EventBus, on_ask: Callable[[Ask], None] | None = None) -> None:
     """Emit the events that arrived since the last call (none if the hub is gone)."""
     try:
-        events = ray.get(outbox.hub.take.remote(outbox.key))
+        events, asks = ray.get(outbox.hub.take.remote(outbox.key))
     except RayError:
         return
     for event in events:
         bus.emit(event)
+    if on_ask is not None:
+        for ask in asks:
+            on_ask(ask)

@@ -104,9 +104,15 @@ async def _attempts(
         run.emit(StageRetrying(name=node.id, index=index, attempt=attempt + 1, delay=delay))
         walk.retries[node.id] = attempt
         walk.context.set(f"internal.retry_count.{node.id}", attempt)
+        # So a resume after a crash (SIGKILL) also counts these failures.
         if walk.branch is None:
-            # So a resume after a crash (SIGKILL) also counts these failures.
             record_step(run, node.id)
+        elif walk.on_step is not None:
+            # Saved as about to enter the node: a branch continued from here
+            # enters it again, and that entry must not count twice.
+            walk.visits[node.id] -= 1
+            walk.on_step(walk, node.id)
+            walk.visits[node.id] += 1
         await anyio.sleep(delay)
         attempt += 1
 

@@ -8,7 +8,7 @@ outcomes; cancellation always propagates.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -142,8 +142,16 @@ class ChildRunner(Protocol):
     async def __call__(self, child: ChildRun) -> ChildResult: ...
 
 
-#: Runs a sub-traversal from a node with a context until a fan-in or a dead end.
-BranchRunner = Callable[[str, Context, "str | None"], Awaitable[BranchResult]]
+class BranchRunner(Protocol):
+    """Runs a sub-traversal from a node with a context until a fan-in or a dead end.
+
+    ``progress`` names the branch's progress file: where the runner keeps the
+    branch's state after each node, and continues from when it finds one.
+    """
+
+    async def __call__(
+        self, start: str, context: Context, stop_at: str | None, progress: Path | None = None
+    ) -> BranchResult: ...
 
 
 @dataclass

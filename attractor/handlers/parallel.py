@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
+from pathlib import Path
 
 import anyio
 
@@ -23,7 +24,7 @@ from attractor.events import (
     ParallelCompleted,
     ParallelStarted,
 )
-from attractor.fileio import atomic_write_json
+from attractor.fileio import atomic_write_json, atomic_write_text
 from attractor.handlers.base import BranchResult, StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
@@ -31,6 +32,7 @@ from attractor.handlers.outcome import Outcome, StageStatus
 
 FAN_IN = "parallel.fan_in"
 BRANCHES = "branches"
+PROGRESS_SUFFIX = ".progress.json"
 
 
 def find_fan_in(graph: Graph, node: Node) -> str | None:
@@ -68,7 +70,8 @@ class ParallelHandler:
             async with limiter:
                 env.emit(ParallelBranchStarted(node=node.id, branch=target, index=index))
                 t0 = time.monotonic()
-                result = await env.run_branch(target, branch_context, fan_in)
+                progress = kept.progress_file(index)
+                result = await env.run_branch(target, branch_context, fan_in, progress)
             results[index] = result
             kept.save(index, result)
             ok = result.status in ("success", "partial_success")
@@ -100,7 +103,9 @@ class BranchStore:
     A run stopped during a parallel node runs that attempt again on resume; the
     attempt's earlier files (moved aside to ``vVISIT-aATTEMPT``, see
     :mod:`attractor.engine.attempts`) then say which branches had finished, and
-    only the others run. A later visit or retry runs every branch.
+    only the others run, each from where its progress file (``INDEX.progress.json``,
+    written by the branch runner) says it stopped. A later visit or retry runs
+    every branch from its start.
     """
 
     def __init__(self, env: StageEnv) -> None:
@@ -119,7 +124,24 @@ class BranchStore:
             if result.id == target:
                 found[index] = result
                 self.save(index, result)
+        for index in range(len(targets)):
+            if index not in found:
+                self._carry_progress(index)
         return found
+
+    def progress_file(self, index: int) -> Path:
+        """Where branch ``index`` keeps its progress (see engine/branch_progress.py)."""
+        return self.folder / f"{index}{PROGRESS_SUFFIX}"
+
+    def _carry_progress(self, index: int) -> None:
+        """The interrupted attempt's progress of an unfinished branch, for this attempt."""
+        name = f"{index}{PROGRESS_SUFFIX}"
+        try:
+            text = (self.earlier / name).read_text(encoding="utf-8")
+        except OSError:
+            return
+        self.folder.mkdir(exist_ok=True)
+        atomic_write_text(self.folder / name, text)
 
     def save(self, index: int, result: BranchResult) -> None:
         self.folder.mkdir(exist_ok=True)

@@ -49,3 +49,40 @@ def test_a_finished_branch_is_not_run_again_on_resume(workspace: Path, mark: str
     assert code == 0, err
     assert sorted(lines_of(workspace / "side.txt")) == ["fast", "slow", "slow"]
     assert "2 of 2 branches succeeded" in out
+
+
+def test_a_branch_killed_mid_way_continues_after_its_completed_nodes(
+    workspace: Path, mark: str
+) -> None:
+    slow = f"echo slow >> side.txt; test -f go || (touch holding; sleep {mark})"
+    write(
+        workspace / "p.dot",
+        f"""digraph fan {{
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    fan   [shape=component]
+    join  [shape=tripleoctagon]
+    fast  [shape=parallelogram, tool_command="echo fast >> side.txt"]
+    first [shape=parallelogram, tool_command="echo first >> side.txt"]
+    slow  [shape=parallelogram, tool_command="{slow}"]
+    last  [shape=parallelogram, tool_command="echo last >> side.txt"]
+    start -> fan
+    fan -> fast -> join
+    fan -> first -> slow -> last -> join
+    join -> exit
+}}
+""",
+    )
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/r"], workspace)
+    wait_for(lambda: (workspace / "holding").exists(), "the slow node to hold")
+    branches = workspace / "runs" / "r" / "fan" / "branches"
+    wait_for((branches / "0.json").exists, "the fast branch's result to be kept")
+    assert (branches / "1.progress.json").exists()  # saved after `first`
+    proc.kill()  # no chance to save anything more
+    finish(proc)
+    write(workspace / "go", "")
+    code, out, err = finish(spawn(["resume", str(only_run_dir(workspace / "runs"))], workspace))
+    assert code == 0, err
+    # `first` completed before the kill and does not run again; `slow` runs again once.
+    assert sorted(lines_of(workspace / "side.txt")) == ["fast", "first", "last", "slow", "slow"]
+    assert "2 of 2 branches succeeded" in out

@@ -35,7 +35,7 @@ def test_timeout_stops_remote_branches_and_exits_124(cluster: Cluster, tmp_path:
     (tmp_path / "p.dot").write_text(_sleepers("41.25", tmp_path / "m"), encoding="utf-8")
     run_dir = tmp_path / "run"
     done = run_cli(
-        ["run", "p.dot", "--executor", "ray", "--timeout", "4s", "--logs-dir", str(run_dir)],
+        ["run", "p.dot", "--executor", "ray", "--timeout", "12s", "--logs-dir", str(run_dir)],
         tmp_path,
         env={"ATTRACTOR_RAY_ADDRESS": cluster.address},
     )

@@ -12,7 +12,8 @@ from ray.cluster_utils import Cluster
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import RunJob
 from attractor.engine.ray_events import Outbox, event_hub
-from attractor.engine.ray_executor import _run_task, _RunSpec, _value
+from attractor.engine.ray_executor import _run_task, _RunSpec
+from attractor.engine.ray_tasks import value_of
 from attractor.errors import RunError
 from attractor.settings import resolve_settings
 from tests.ray.conftest import run_cli
@@ -81,9 +82,9 @@ def test_a_failing_remote_run_reports_one_line_not_a_traceback(
         job = RunJob("run", tmp_path / "g.dot", graph)
         settings = resolve_settings({}, env={}, cwd=tmp_path)
         outbox = Outbox(event_hub(), "token")
-        spec = _RunSpec(job, tmp_path / "elsewhere", "token", settings, {}, None, outbox)
+        spec = _RunSpec(job, tmp_path / "elsewhere", "token", settings, {}, outbox)
         with pytest.raises(RunError) as caught:
-            _value(_run_task.remote(spec))
+            value_of(_run_task.remote(spec))
     finally:
         ray.shutdown()
     message = str(caught.value)

@@ -8,7 +8,8 @@ import pytest
 
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import LocalExecutor, executor_for
-from attractor.engine.ray_executor import RayExecutor, branch_resources, check_shared
+from attractor.engine.ray_branches import branch_resources
+from attractor.engine.ray_executor import RayExecutor, check_shared
 from attractor.errors import RunError, SettingError
 from attractor.settings import resolve_settings
 

@@ -1,0 +1,233 @@
+"""The branches of a parallel node as Ray tasks, spread over the cluster's nodes.
+
+Each branch task walks its branch with the engine's own loop and writes its
+nodes' stage directories into the shared run directory. While it runs, its
+events reach the run task (and so ``events.jsonl`` and the driver) through the
+event hub, its human gates are answered by the driver, and its agents draw on
+the run's one budget (``ray_budget.py``). After each node it saves where it
+stands in the branch's progress file (``branch_progress.py``): a task retried
+because its worker died, or run again after the run resumed, continues from
+there. It hands its summary rows back to the run task when it ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import ray
+
+from attractor.dot.graph import Graph
+from attractor.dot.resources import RESOURCES_ATTR, parse_resources
+from attractor.engine.eventbus import EventBus
+from attractor.engine.executor import WORKER_FILE, Executor
+from attractor.engine.loop import BranchRunnerImpl
+from attractor.engine.ray_budget import BudgetTerms, SharedBudget, adopt, open_bank, terms_of
+from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, relay
+from attractor.engine.ray_tasks import (
+    STOP,
+    Failure,
+    cancel_on_request,
+    note_worker,
+    unseen,
+    unwrapped,
+    wait_for,
+)
+from attractor.engine.retry import BackoffConfig
+from attractor.engine.run import RunOptions, make_services, prepare_run_graph
+from attractor.engine.rundir import PROCESSES, RunDir
+from attractor.engine.state import NodeResult, Run, Walk
+from attractor.errors import AttractorError
+from attractor.handlers.base import BranchResult
+from attractor.handlers.builtin import default_registry
+from attractor.handlers.context import Context
+from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
+from attractor.proc.ledger import ProcessLedger, stop_survivors
+from attractor.settings import Settings
+
+
+def node_resources(text: str | None) -> dict[str, Any]:
+    """The Ray task options for a node's ``resources`` attribute."""
+    if not text:
+        return {}
+    asked = parse_resources(text)
+    options: dict[str, Any] = {}
+    if "cpu" in asked:
+        options["num_cpus"] = asked.pop("cpu")
+    if "gpu" in asked:
+        options["num_gpus"] = asked.pop("gpu")
+    if asked:
+        options["resources"] = asked
+    return options
+
+
+def branch_resources(graph: Graph, start: str, stop_at: str | None) -> dict[str, Any]:
+    """What a branch asks: for each resource, the most any of its nodes asks."""
+    most: dict[str, float] = {}
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        node_id = todo.pop()
+        if node_id in seen or node_id == stop_at:
+            continue
+        seen.add(node_id)
+        node = graph.node(node_id)
+        for name, amount in parse_resources(node.raw(RESOURCES_ATTR) or "").items():
+            most[name] = max(amount, most.get(name, 0.0))
+        todo.extend(e.target for e in node.outgoing())
+    return node_resources(",".join(f"{k}={v}" for k, v in most.items()))
+
+
+@dataclass(frozen=True)
+class _BranchSpec:
+    run_dir: Path
+    settings: Settings
+    start: str
+    context: Context
+    stop_at: str | None
+    first_index: int
+    progress: Path | None
+    #: Where the branch's events go (its run task relays them).
+    events: Outbox
+    #: The driver's interviewer, for the branch's human gates.
+    interviewer: RemoteInterviewer
+    #: The run's budget while its branches run.
+    bank: Any
+    terms: BudgetTerms
+    #: For parallel nodes inside the branch.
+    executor: Executor
+
+
+@dataclass
+class _BranchOutput:
+    result: BranchResult
+    rows: list[NodeResult] = field(default_factory=list)
+
+
+class RayBranches:
+    """The branch runner of one parallel node of a run on the cluster."""
+
+    def __init__(self, run: Run, executor: Executor, events: Outbox) -> None:
+        self.run = run
+        self.executor = executor
+        self.events = events
+        self._bank: Any = None
+
+    def bank(self) -> Any:
+        """The run budget's bank: the branch's own (nested) or one opened for this node."""
+        budget = self.run.services.run_budget
+        if isinstance(budget, SharedBudget):
+            return budget.bank
+        if self._bank is None:
+            self._bank = open_bank(budget)
+        return self._bank
+
+    async def __call__(
+        self, start: str, context: Context, stop_at: str | None, progress: Path | None = None
+    ) -> BranchResult:
+        run = self.run
+        outbox = self.events.sub(start)
+        spec = _BranchSpec(
+            run_dir=run.run_dir.path,
+            settings=run.services.settings,
+            start=start,
+            context=context,
+            stop_at=stop_at,
+            first_index=run.stage_index,
+            progress=progress,
+            events=outbox,
+            interviewer=RemoteInterviewer(self.events),
+            bank=self.bank(),
+            terms=terms_of(run.services.run_budget),
+            executor=self.executor,
+        )
+        asks = branch_resources(run.graph, start, stop_at)
+        ref = _branch_task.options(scheduling_strategy="SPREAD", **asks).remote(spec)
+        stop_file = run.run_dir.path / f"{STOP}-{start}"
+        stop_file.unlink(missing_ok=True)  # left by an earlier visit of this parallel node
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(relay, outbox, run.bus)
+                held = await unwrapped(wait_for(ref, stop_file, run.services.settings.kill_grace))
+                group.cancel_scope.cancel()
+        finally:  # no await: nothing here can be cancelled
+            drain(outbox, run.bus)
+            self._settle_budget()
+        output: _BranchOutput = held.value()
+        for row in output.rows:
+            run.add_result(row)
+        return output.result
+
+    def _settle_budget(self) -> None:
+        """What the branches spent, into the run's own budget."""
+        if self._bank is not None:
+            adopt(self.run.services.run_budget, ray.get(self._bank.state.remote()))
+
+
+@ray.remote(max_retries=3)
+def _branch_task(spec: _BranchSpec) -> _BranchOutput:
+    try:
+        return anyio.run(_branch_remote, spec)
+    except AttractorError as exc:
+        raise Failure(str(exc), exc.exit_code) from None
+
+
+async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
+    run_dir = RunDir(spec.run_dir)
+    if not run_dir.pipeline_path.is_file():
+        raise unseen(spec.run_dir)
+    graph = _run_graph(run_dir.pipeline_path)
+    note_worker(run_dir.stage_dir(spec.start) / WORKER_FILE)
+    bus = EventBus([spec.events])
+    options = RunOptions(settings=spec.settings, interviewer=spec.interviewer)
+    services, owned = make_services(options, graph, SharedBudget(spec.bank, spec.terms), bus)
+    run = Run(
+        graph=graph,
+        run_dir=run_dir,
+        services=services,
+        registry=default_registry(),
+        bus=bus,
+        backoff=BackoffConfig(),
+        main=Walk(spec.context),
+        stage_index=spec.first_index,
+        # This task may be a retry, or a branch of a resumed run: a node may find
+        # the files of an attempt cut short, which are moved aside, not overwritten.
+        manifest={"resumed_at": "branch"},
+        executor=spec.executor,
+    )
+    stop_file = spec.run_dir / f"{STOP}-{spec.start}"
+    # A retry after this branch's worker was lost: its commands may still run
+    # (on this machine; a machine that went away took them along).
+    ledger_path = spec.run_dir / f"{PROCESSES}-{spec.start}"
+    stop_survivors(ledger_path, spec.settings.kill_grace)
+    ledger = ProcessLedger(ledger_path)
+    token = CURRENT_LEDGER.set(ledger)
+    runner = BranchRunnerImpl(run, durable=True, keep_rows=True)
+    result = BranchResult(id=spec.start, status="fail", failure_reason="the branch was stopped")
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancel_on_request, stop_file, group.cancel_scope)
+            result = await runner(spec.start, spec.context, spec.stop_at, spec.progress)
+            group.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            if owned:
+                await services.backend.aclose()
+            ledger.close()
+            CURRENT_LEDGER.reset(token)
+            spec.events.flush()  # every event is in the hub before the run task drains it
+    return _BranchOutput(result, list(run.node_results))
+
+
+#: Parsed pipeline copies by path and change time: a worker runs many branches of a run.
+_GRAPHS: dict[tuple[Path, int], Graph] = {}
+
+
+def _run_graph(path: Path) -> Graph:
+    key = (path, path.stat().st_mtime_ns)
+    if key not in _GRAPHS:
+        _GRAPHS.clear()  # one run's at a time is enough to keep
+        _GRAPHS[key] = prepare_run_graph(path)
+    return _GRAPHS[key]

@@ -1,0 +1,183 @@
+"""One run-wide budget for a run whose parallel branches run as Ray tasks.
+
+A run's turn, token and cost budgets (``--max-total-turns``, ``--max-total-tokens``,
+``--max-cost``) bound the whole run, its branches included. When a parallel node
+sends its branches to the cluster, the run task puts its budget into a small
+actor (:class:`_Bank`, no CPU) for as long as the branches run; each branch task
+draws on it through a :class:`SharedBudget`, and every change goes through the
+actor, so two branches never both take the last request. The run task copies the
+bank's state back into its own budget as each branch ends. A branch's own
+parallel nodes use the same bank.
+
+Every request an agent makes costs a few round trips to the actor, a millisecond
+or so each: small next to a model request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from attractor.agent.run_budget import BudgetKind, RunTurnBudget
+from attractor.llm.types import Usage
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """The changing part of a run budget, as it travels between processes."""
+
+    used: int
+    spent: Usage
+    exhausted: bool
+    exhausted_by: BudgetKind | None
+    active: int
+
+
+@dataclass(frozen=True)
+class BudgetTerms:
+    """The fixed part: the limits and where they came from."""
+
+    limit: int | None
+    max_tokens: int | None
+    max_cost: float | None
+    sources: dict[str, str]
+
+
+def state_of(budget: RunTurnBudget) -> BudgetState:
+    return BudgetState(
+        budget.used, budget.spent, budget.exhausted, budget.exhausted_by, budget.active
+    )
+
+
+def terms_of(budget: RunTurnBudget) -> BudgetTerms:
+    return BudgetTerms(budget.limit, budget.max_tokens, budget.max_cost, dict(budget.sources))
+
+
+def adopt(budget: RunTurnBudget, state: BudgetState) -> None:
+    """Make ``budget`` say what ``state`` says."""
+    budget.used = state.used
+    budget.spent = state.spent
+    budget.exhausted = state.exhausted
+    budget.exhausted_by = state.exhausted_by
+    budget.active = state.active
+
+
+def _budget(terms: BudgetTerms, state: BudgetState) -> RunTurnBudget:
+    budget = RunTurnBudget(
+        terms.limit,
+        max_tokens=terms.max_tokens,
+        max_cost=terms.max_cost,
+        sources=terms.sources,
+    )
+    adopt(budget, state)
+    return budget
+
+
+@ray.remote(num_cpus=0)
+class _Bank:
+    """The run budget itself, while branches on the cluster draw on it."""
+
+    def __init__(self, terms: BudgetTerms, state: BudgetState) -> None:
+        self.budget = _budget(terms, state)
+
+    def take(self) -> tuple[bool, BudgetState]:
+        return self.budget.take(), state_of(self.budget)
+
+    def reserve(self) -> tuple[bool, bool, BudgetState]:
+        granted, last = self.budget.reserve()
+        return granted, last, state_of(self.budget)
+
+    def spend(self, usage: Usage) -> BudgetState:
+        self.budget.spend(usage)
+        return state_of(self.budget)
+
+    def mark_exhausted(self, kind: BudgetKind) -> BudgetState:
+        self.budget.mark_exhausted(kind)
+        return state_of(self.budget)
+
+    def register(self, change: int) -> BudgetState:
+        if change > 0:
+            self.budget.register()
+        else:
+            self.budget.unregister()
+        return state_of(self.budget)
+
+    def state(self) -> BudgetState:
+        return state_of(self.budget)
+
+
+def open_bank(budget: RunTurnBudget) -> Any:
+    """A bank holding ``budget`` as it is now (for the branches of one parallel node).
+
+    It lives on the run task's node: losing a branch's worker must not lose the
+    budget (and when the run's own worker goes, the run resumes from its checkpoint).
+    """
+    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+    bank = _Bank.options(scheduling_strategy=here)  # type: ignore[attr-defined]
+    return bank.remote(terms_of(budget), state_of(budget))
+
+
+class SharedBudget(RunTurnBudget):
+    """A branch task's view of its run's budget: every change goes through the bank."""
+
+    def __init__(self, bank: Any, terms: BudgetTerms) -> None:
+        super().__init__(
+            terms.limit, max_tokens=terms.max_tokens, max_cost=terms.max_cost, sources=terms.sources
+        )
+        self.bank = bank
+        self.terms = terms
+        self._refresh()
+
+    def _adopt(self, state: BudgetState) -> None:
+        # The base class keeps the fields as plain attributes; write them past
+        # the property below.
+        self.__dict__["exhausted"] = state.exhausted
+        self.used, self.spent = state.used, state.spent
+        self.exhausted_by, self.active = state.exhausted_by, state.active
+
+    def _refresh(self) -> None:
+        self._adopt(ray.get(self.bank.state.remote()))
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether any agent of the run (in any branch) ran the budget out."""
+        self._refresh()
+        return bool(self.__dict__["exhausted"])
+
+    @exhausted.setter
+    def exhausted(self, value: bool) -> None:
+        self.__dict__["exhausted"] = value
+
+    @property
+    def remaining(self) -> int | None:
+        self._refresh()
+        return None if self.limit is None else max(0, self.limit - self.used)
+
+    def take(self) -> bool:
+        ok, state = ray.get(self.bank.take.remote())
+        self._adopt(state)
+        return bool(ok)
+
+    def reserve(self) -> tuple[bool, bool]:
+        granted, last, state = ray.get(self.bank.reserve.remote())
+        self._adopt(state)
+        return bool(granted), bool(last)
+
+    def spend(self, usage: Usage) -> None:
+        self._adopt(ray.get(self.bank.spend.remote(usage)))
+
+    def overspent(self) -> BudgetKind | None:
+        self._refresh()
+        return super().overspent()
+
+    def mark_exhausted(self, kind: BudgetKind) -> None:
+        self._adopt(ray.get(self.bank.mark_exhausted.remote(kind)))
+
+    def register(self) -> None:
+        self._adopt(ray.get(self.bank.register.remote(1)))
+
+    def unregister(self) -> None:
+        self._adopt(ray.get(self.bank.register.remote(-1)))

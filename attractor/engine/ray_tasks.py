@@ -1,0 +1,149 @@
+"""What the Ray run task and the Ray branch tasks share: stop requests, waiting, errors, workers.
+
+Stopping goes through the run directory: the driver writes ``.stop`` (or
+``.stop-BRANCH`` for one branch) holding the status to stop as, and the task
+stops its run exactly as a signal would stop a local one, killing its tool
+processes. A task that does not end within the kill grace is force-cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import anyio
+import ray
+from ray.exceptions import RayTaskError
+
+from attractor.errors import AttractorError, RunError, UsageError
+from attractor.fileio import write_text
+
+STOP = ".stop"
+#: How often a task looks for a stop request, and the driver for a finished task.
+POLL = 0.1
+#: How long past the kill grace a stopped task may take to write its last checkpoint.
+_FINISH_GRACE = 10.0
+_STOP_STATUSES = ("timed_out", "interrupted", "terminated", "hangup")
+
+
+def connect(address: str | None) -> None:
+    """Join the cluster at ``address`` (or start a local one) unless already connected."""
+    if not ray.is_initialized():
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
+
+
+async def stop_requested(path: Path) -> Any:
+    """Return the status written to ``path`` once the driver writes it."""
+    while True:
+        text = _read_stop(path)
+        if text is not None:
+            return text if text in _STOP_STATUSES else "interrupted"
+        await anyio.sleep(POLL)
+
+
+def _read_stop(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+
+
+async def cancel_on_request(stop_file: Path, scope: anyio.CancelScope) -> None:
+    await stop_requested(stop_file)
+    scope.cancel()
+
+
+async def wait_for(ref: Any, stop_file: Path, grace: float) -> Any:
+    """The task's value; on cancellation, ask it to stop, then cancel it by force."""
+    try:
+        await _finished(ref)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            write_text(stop_file, "interrupted")
+            with anyio.move_on_after(grace + _FINISH_GRACE):
+                await _finished(ref)
+            ray.cancel(ref, force=True)
+        raise
+    return value_of(ref)
+
+
+async def _finished(ref: Any) -> None:
+    while True:
+        ready, _ = ray.wait([ref], timeout=0)
+        if ready:
+            return
+        await anyio.sleep(POLL)
+
+
+class Failure(Exception):
+    """An error of the engine on a worker, as plain values (every error pickles then)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message, exit_code)
+        self.message, self.exit_code = message, exit_code
+
+
+def value_of(ref: Any) -> Any:
+    """The task's value; its error as the one-line error the CLI prints."""
+    try:
+        return ray.get(ref)
+    except RayTaskError as exc:
+        cause = exc.cause
+        if isinstance(cause, Failure):
+            error = UsageError if cause.exit_code == UsageError.exit_code else RunError
+            raise error(cause.message) from None
+        first = str(cause).strip().splitlines()[-1:] or ["no message"]
+        raise RunError(f"the Ray task failed: {first[0]}") from None
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Held(Generic[T]):
+    """A task's value, or the error it ended with, carried out of a task group."""
+
+    result: T | None = None
+    error: AttractorError | None = None
+
+    def value(self) -> T:
+        if self.error is not None:
+            raise self.error
+        return self.result  # type: ignore[return-value]
+
+
+async def unwrapped(awaitable: Awaitable[T]) -> Held[T]:
+    """Await ``awaitable`` and hold its error for after the task group it runs in.
+
+    A task group wraps an error in an ExceptionGroup; the CLI prints an
+    AttractorError as one line, and so needs it as it was raised.
+    """
+    try:
+        return Held(await awaitable)
+    except AttractorError as exc:
+        return Held(error=exc)
+
+
+def note_worker(path: Path) -> None:
+    """Write which cluster node and host this task runs on."""
+    node = ray.get_runtime_context().get_node_id()
+    write_text(path, json.dumps({"node_id": node, "host": socket.gethostname()}) + "\n")
+
+
+def unseen(run_dir: Path) -> RunError:
+    """The error of a worker that does not see the run directory."""
+    host = socket.gethostname()
+    return RunError(
+        f"the Ray worker on {host} cannot see the run directory {run_dir}: "
+        "put the logs root (--logs-dir) on a filesystem every worker mounts (docs/ray.md)"
+    )
