@@ -59,3 +59,48 @@ def test_runs_go_to_the_cluster_and_cancel_reaches_them(cluster: Cluster, tmp_pa
             assert client.get(f"/pipelines/{slow}").json()["status"] == "interrupted"
     finally:
         server.stop()
+
+
+GATED = """digraph gated {
+    start [shape=Mdiamond]
+    done [shape=Msquare]
+    fan [shape=component]
+    join [shape=tripleoctagon]
+    ask [shape=hexagon, label="Ship it?"]
+    ship [shape=parallelogram, tool_command="echo ship >> side.txt"]
+    hold [shape=parallelogram, tool_command="echo hold >> side.txt"]
+    other [shape=parallelogram, tool_command="echo other >> side.txt"]
+    start -> fan
+    fan -> ask
+    ask -> ship [label="[S] Ship"]
+    ask -> hold [label="[H] Hold"]
+    ship -> join
+    hold -> join
+    fan -> other -> join
+    join -> done
+}
+"""
+
+
+def test_a_gate_of_a_branch_on_the_cluster_is_answered_through_the_api(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "gated.dot").write_text(GATED)
+    server = start_server(root, ["--executor", "ray", "--ray-address", cluster.address])
+    try:
+        with server.client() as client:
+            run_id = client.post("/pipelines", json={"path": "gated.dot"}).json()["id"]
+            with client.stream("GET", f"/pipelines/{run_id}/events") as response:
+                events = sse_events(response)
+                read_until(events, "interview_started")
+                questions = client.get(f"/pipelines/{run_id}/questions").json()["questions"]
+                assert [(q["stage"], q["text"]) for q in questions] == [("ask", "Ship it?")]
+                answer = {"answer": "hold", "comment": "not this week"}
+                url = f"/pipelines/{run_id}/questions/{questions[0]['id']}/answer"
+                assert client.post(url, json=answer).json()["answer"] == "H"
+                read_until(events, "pipeline_completed")
+            assert sorted((root / "side.txt").read_text().split()) == ["hold", "other"]
+    finally:
+        server.stop()
