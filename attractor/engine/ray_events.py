@@ -148,13 +148,24 @@ class _Desk:
         self.open.pop(question_id, None)
 
 
+#: How many relays run in this process. Together they ask the hub at most about
+#: _CALLS_PER_SECOND times a second: a run task with a hundred branches must not
+#: spend its time asking for events.
+_RELAYS = [0]
+_CALLS_PER_SECOND = 50
+
+
 async def relay(outbox: Outbox, bus: EventBus, interviewer: Interviewer | None = None) -> None:
     """Emit the events that arrive on ``bus`` and answer the questions (until cancelled)."""
-    async with anyio.create_task_group() as group:
-        desk = _Desk(outbox, interviewer, group) if interviewer is not None else None
-        while True:
-            drain(outbox, bus, desk.handle if desk is not None else None)
-            await anyio.sleep(_POLL)
+    _RELAYS[0] += 1
+    try:
+        async with anyio.create_task_group() as group:
+            desk = _Desk(outbox, interviewer, group) if interviewer is not None else None
+            while True:
+                drain(outbox, bus, desk.handle if desk is not None else None)
+                await anyio.sleep(max(_POLL, _RELAYS[0] / _CALLS_PER_SECOND))
+    finally:
+        _RELAYS[0] -= 1
 
 
 def drain(outbox: Outbox, bus: EventBus, on_ask: Callable[[Ask], None] | None = None) -> None:
