@@ -1,6 +1,6 @@
 """Ray executor against the local executor, in the same process and on the same machine.
 
-Run: ``python benchmarks/bench_ray.py [--branches 100] [--runs 50] [--cpus 2]``.
+Run: ``python benchmarks/bench_ray.py [--branches 100] [--runs 50] [--cpus 2] [--json]``.
 Prints the start-up cost of a local Ray cluster on its own line, then for each
 workload the wall time of the local executor and of the Ray executor:
 
@@ -15,6 +15,7 @@ Needs the ``attractor[ray]`` extra. Figures are in docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -79,15 +80,35 @@ async def run_many(dot: str, count: int, root: Path, executor: Executor) -> floa
     return elapsed
 
 
-def compare(name: str, work: Callable[[Path, Executor], Awaitable[float]]) -> None:
+def compare(work: Callable[[Path, Executor], Awaitable[float]]) -> dict[str, float]:
+    """Wall seconds of ``work`` with the local executor, then with the Ray executor."""
     times = {}
     for executor in (LocalExecutor(), RayExecutor()):
         with tempfile.TemporaryDirectory() as tmp:
             times[executor.name] = anyio.run(work, Path(tmp), executor)
-    print(
-        f"{name}: local {times['local']:.2f}s, ray {times['ray']:.2f}s "
-        f"(ray/local {times['ray'] / times['local']:.2f})"
-    )
+    return times
+
+
+def measure(branches: int, branch_cpus: float, runs: int, cpus: int) -> dict[str, object]:
+    """Every figure of this benchmark, on a local cluster of ``cpus`` CPUs started here."""
+    started = time.perf_counter()
+    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+    startup = time.perf_counter() - started
+    fan = fan_out_dot(branches, branch_cpus)
+    try:
+        fan_out = compare(lambda root, executor: run_many(fan, 1, root, executor))
+        queue = compare(lambda root, executor: run_many(SMALL, runs, root, executor))
+    finally:
+        ray.shutdown()
+    return {
+        "cpus": cpus,
+        "startup": startup,
+        "branches": branches,
+        "branch_cpus": branch_cpus,
+        "runs": runs,
+        "fan_out": fan_out,
+        "queue": queue,
+    }
 
 
 def main() -> None:
@@ -96,20 +117,23 @@ def main() -> None:
     parser.add_argument("--branch-cpus", type=float, default=0.05)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     args = parser.parse_args()
-    started = time.perf_counter()
-    ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
-    print(f"local Ray cluster start-up ({args.cpus} CPUs): {time.perf_counter() - started:.2f}s")
-    fan = fan_out_dot(args.branches, args.branch_cpus)
-    compare(
-        f"fan-out of {args.branches} x sleep 1",
-        lambda root, executor: run_many(fan, 1, root, executor),
-    )
-    compare(
-        f"queue of {args.runs} small runs (3 tool nodes each)",
-        lambda root, executor: run_many(SMALL, args.runs, root, executor),
-    )
-    ray.shutdown()
+    figures = measure(args.branches, args.branch_cpus, args.runs, args.cpus)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(f"local Ray cluster start-up ({args.cpus} CPUs): {figures['startup']:.2f}s")
+    for name, key in (
+        (f"fan-out of {args.branches} x sleep 1", "fan_out"),
+        (f"queue of {args.runs} small runs (3 tool nodes each)", "queue"),
+    ):
+        times = figures[key]
+        assert isinstance(times, dict)
+        print(
+            f"{name}: local {times['local']:.2f}s, ray {times['ray']:.2f}s "
+            f"(ray/local {times['ray'] / times['local']:.2f})"
+        )
 
 
 if __name__ == "__main__":
