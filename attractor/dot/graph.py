@@ -11,60 +11,92 @@ over these lists; no graph library is loaded.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Iterator, KeysView
+from typing import Any
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
+from attractor.dot.source import Source, SourcePos
 
-
-class SourcePos(NamedTuple):
-    """Where something was written: file, 1-based line and column.
-
-    A named tuple: a big pipeline holds one per attribute, and a tuple is built
-    faster and takes less memory than a dataclass instance.
-    """
-
-    file: str
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+__all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 
 
 class _Item:
-    """Storage shared by nodes, edges and the graph itself."""
+    """Attributes shared by nodes, edges and the graph itself.
 
-    __slots__ = ("attrs", "attr_pos")
+    Positions may wait: a parsed item keeps the shared positions of the defaults
+    in force (never modified: the parser replaces, not updates, a scope's
+    defaults) and the offset of its own attribute list, and resolves them into
+    a dict the first time somebody reads or writes one.
+    """
+
+    __slots__ = ("attrs", "_pos", "_defaults", "_block")
 
     def __init__(
-        self, attrs: dict[str, str] | None = None, attr_pos: dict[str, SourcePos] | None = None
+        self,
+        attrs: dict[str, str] | None = None,
+        attr_pos: dict[str, SourcePos] | None = None,
+        defaults: dict[str, SourcePos] | None = None,
+        block: int = -1,
     ) -> None:
         self.attrs: dict[str, str] = {} if attrs is None else attrs
-        self.attr_pos: dict[str, SourcePos] = {} if attr_pos is None else attr_pos
+        lazy = attr_pos is None and (defaults is not None or block >= 0)
+        self._pos: dict[str, SourcePos] | None = None if lazy else attr_pos or {}
+        self._defaults = defaults
+        self._block = block
 
-    def set(self, key: str, value: str, pos: SourcePos | None) -> None:
+    def positions(self, source: Source | None) -> dict[str, SourcePos]:
+        pos = self._pos
+        if pos is None:
+            pos = dict(self._defaults or {})
+            if self._block >= 0 and source is not None:
+                pos.update(source.block_positions(self._block))
+            self._pos, self._defaults = pos, None
+        return pos
+
+    def set(self, key: str, value: str, pos: SourcePos | None, source: Source | None) -> None:
         self.attrs[key] = value
         if pos is not None:
-            self.attr_pos[key] = pos
+            self.positions(source)[key] = pos
 
 
-class _NodeData:
-    __slots__ = ("item", "pos", "declared", "out", "into")
+#: A position as stored: resolved, or the offset of a parsed token.
+_Pos = SourcePos | int
 
-    def __init__(self, item: _Item, pos: SourcePos, declared: bool) -> None:
-        self.item = item
+
+class _NodeData(_Item):
+    __slots__ = ("pos", "declared", "out", "into")
+
+    def __init__(
+        self,
+        attrs: dict[str, str],
+        pos: _Pos,
+        declared: bool,
+        attr_pos: dict[str, SourcePos] | None = None,
+        defaults: dict[str, SourcePos] | None = None,
+        block: int = -1,
+    ) -> None:
+        # _Item.__init__ inlined: the parser builds one of these per node.
+        self.attrs = attrs
+        lazy = attr_pos is None and (defaults is not None or block >= 0)
+        self._pos = None if lazy else attr_pos or {}
+        self._defaults = defaults
+        self._block = block
         self.pos = pos
         self.declared = declared
-        #: Outgoing and incoming edges, each list in declaration order.
-        self.out: list[_EdgeData] = []
-        self.into: list[_EdgeData] = []
+        #: Outgoing and incoming edges in declaration order, once the graph's
+        #: adjacency is built (see :meth:`Graph._adjacency`).
+        self.out: list[_EdgeData] = _NO_EDGES
+        self.into: list[_EdgeData] = _NO_EDGES
+
+
+#: The adjacency of a node without edges (shared; replaced, never appended to).
+_NO_EDGES: list[_EdgeData] = []
 
 
 class _EdgeData:
     __slots__ = ("source", "target", "item", "pos", "order")
 
-    def __init__(self, source: str, target: str, item: _Item, pos: SourcePos, order: int) -> None:
+    def __init__(self, source: str, target: str, item: _Item, pos: _Pos, order: int) -> None:
         self.source = source
         self.target = target
         self.item = item
@@ -75,7 +107,9 @@ class _EdgeData:
 class _View:
     """Typed attribute access over an _Item."""
 
+    __slots__ = ()
     scope: Scope
+    graph: Graph
     _item: _Item
 
     @property
@@ -86,7 +120,8 @@ class _View:
 
     @property
     def attr_pos(self) -> dict[str, SourcePos]:
-        return self._item.attr_pos
+        """Where each attribute was written (for an inherited one: in the default)."""
+        return self._item.positions(self._where())
 
     def raw(self, key: str) -> str | None:
         return self._item.attrs.get(key)
@@ -99,21 +134,24 @@ class _View:
         return key in self._item.attrs
 
     def set(self, key: str, value: str, pos: SourcePos | None = None) -> None:
-        self._item.set(key, value, pos)
+        self._item.set(key, value, pos, self._where())
+
+    def _where(self) -> Source | None:
+        """What resolves this item's positions."""
+        return self.graph._source
 
 
 class Node(_View):
     """A typed view of one node."""
 
+    __slots__ = ("graph", "id", "_item")
     scope: Scope = "node"
+    _item: _NodeData
 
     def __init__(self, graph: Graph, node_id: str) -> None:
         self.graph = graph
         self.id = node_id
-        data = graph._nodes[node_id]
-        self._item = data.item
-        self.pos: SourcePos = data.pos
-        self.declared: bool = data.declared
+        self._item = graph._nodes[node_id]
 
     def __repr__(self) -> str:
         return f"Node({self.id!r})"
@@ -123,6 +161,16 @@ class Node(_View):
 
     def __hash__(self) -> int:
         return hash(self.id)
+
+    @property
+    def pos(self) -> SourcePos:
+        """Where the node was declared (else first mentioned, in an edge)."""
+        return self.graph._resolve(self._item.pos)
+
+    @property
+    def declared(self) -> bool:
+        """False for a node only ever mentioned in edges."""
+        return self._item.declared
 
     @property
     def label(self) -> str:
@@ -163,20 +211,34 @@ class Node(_View):
 class Edge(_View):
     """A typed view of one edge."""
 
+    __slots__ = ("graph", "_data", "_item")
     scope: Scope = "edge"
 
     def __init__(self, graph: Graph, data: _EdgeData) -> None:
         self.graph = graph
         self._data = data
-        self.source = data.source
-        self.target = data.target
         self._item = data.item
-        self.pos: SourcePos = data.pos
-        #: Declaration order among all edges of the graph.
-        self.order: int = data.order
 
     def __repr__(self) -> str:
         return f"Edge({self.source!r} -> {self.target!r})"
+
+    @property
+    def source(self) -> str:
+        return self._data.source
+
+    @property
+    def target(self) -> str:
+        return self._data.target
+
+    @property
+    def pos(self) -> SourcePos:
+        """Where the edge's source id is written in its edge statement."""
+        return self.graph._resolve(self._data.pos)
+
+    @property
+    def order(self) -> int:
+        """Declaration order among all edges of the graph."""
+        return self._data.order
 
     @property
     def label(self) -> str:
@@ -196,9 +258,10 @@ class Edge(_View):
         The edges of one chain statement (``a -> b -> c [weight=2]``) share
         their attribute dicts until one of them is set: ``attrs`` is for reading.
         """
-        own = _Item(dict(self._item.attrs), dict(self._item.attr_pos))
+        positions = self._item.positions(self._where())
+        own = _Item(dict(self._item.attrs), dict(positions))
         self._item = self._data.item = own
-        own.set(key, value, pos)
+        own.set(key, value, pos, None)
 
 
 class Graph(_View):
@@ -206,19 +269,33 @@ class Graph(_View):
 
     scope: Scope = "graph"
 
-    def __init__(self, name: str, *, file: str = "<string>", source: str = "") -> None:
+    def __init__(self, name: str, *, file: str = "<string>", source: str | Source = "") -> None:
         self.name = name
         self.file = file
-        self.source = source
+        #: Where positions stored as offsets are resolved (set by the parser).
+        self._source = source if isinstance(source, Source) else None
+        self.source = source.text if isinstance(source, Source) else source
         self.pos = SourcePos(file, 1, 1)
         self._nodes: dict[str, _NodeData] = {}
         self._edges: list[_EdgeData] = []
         self._item = _Item()
+        #: Whether the nodes' ``out`` and ``into`` lists are built.
+        self._indexed = False
         #: (node id, first declaration, repeated declaration) for duplicate_node.
         self.duplicates: list[tuple[str, SourcePos, SourcePos]] = []
 
+    def _where(self) -> Source | None:
+        return self._source
+
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, {len(self._nodes)} nodes)"
+
+    def _resolve(self, pos: _Pos) -> SourcePos:
+        if isinstance(pos, int):
+            if self._source is None:  # cannot happen: offsets come with a source
+                return SourcePos(self.file, 1, 1)
+            return self._source.at(pos)
+        return pos
 
     # -- building -------------------------------------------------------------
 
@@ -234,17 +311,15 @@ class Graph(_View):
         """Add or merge a node. A second declaration merges (later wins) and is recorded."""
         data = self._nodes.get(node_id)
         if data is None:
-            item = _Item(dict(attrs), dict(attr_pos or {}))
-            self._nodes[node_id] = _NodeData(item, pos, declared)
+            self._nodes[node_id] = _NodeData(dict(attrs), pos, declared, dict(attr_pos or {}))
         else:
-            item = data.item
             if declared and data.declared:
-                self.duplicates.append((node_id, data.pos, pos))
+                self.duplicates.append((node_id, self._resolve(data.pos), pos))
             if declared and not data.declared:
                 data.declared = True
                 data.pos = pos
-            item.attrs.update(attrs)
-            item.attr_pos.update(attr_pos or {})
+            data.attrs.update(attrs)
+            data.positions(self._source).update(attr_pos or {})
         return Node(self, node_id)
 
     def add_edge(
@@ -258,47 +333,78 @@ class Graph(_View):
         """Add an edge; endpoints not yet seen are created as undeclared nodes."""
         for end in (source, target):
             if end not in self._nodes:
-                self._nodes[end] = _NodeData(_Item(), pos, False)
+                self._nodes[end] = _NodeData({}, pos, False)
         data = self._link(source, target, _Item(dict(attrs), dict(attr_pos or {})), pos)
         return Edge(self, data)
 
-    def _link(self, source: str, target: str, item: _Item, pos: SourcePos) -> _EdgeData:
+    def _link(self, source: str, target: str, item: _Item, pos: _Pos) -> _EdgeData:
         data = _EdgeData(source, target, item, pos, len(self._edges))
         self._edges.append(data)
-        self._nodes[source].out.append(data)
-        self._nodes[target].into.append(data)
+        if self._indexed:
+            self._index(data)
         return data
 
-    def add_new_node(
+    def _index(self, data: _EdgeData) -> None:
+        tail, head = self._nodes[data.source], self._nodes[data.target]
+        if tail.out is _NO_EDGES:
+            tail.out = [data]
+        else:
+            tail.out.append(data)
+        if head.into is _NO_EDGES:
+            head.into = [data]
+        else:
+            head.into.append(data)
+
+    def _adjacency(self) -> dict[str, _NodeData]:
+        """The nodes, with their ``out`` and ``into`` lists built (once, on first use)."""
+        if not self._indexed:
+            self._indexed = True
+            for data in self._edges:
+                self._index(data)
+        return self._nodes
+
+    def add_parsed_node(
         self,
         node_id: str,
         attrs: dict[str, str],
-        pos: SourcePos,
-        attr_pos: dict[str, SourcePos],
+        offset: int,
+        defaults: dict[str, SourcePos] | None,
+        block: int | dict[str, SourcePos],
         *,
         declared: bool = True,
     ) -> None:
-        """Add a node that is not in the graph yet, keeping ``attrs`` and ``attr_pos``.
+        """Add a node that is not in the graph yet, as the parser found it.
 
-        The parser's fast path: no copies, no merge check, no view returned.
+        The node keeps ``attrs``; its position is the offset ``offset`` and its
+        attribute positions those of ``defaults`` (shared, never modified)
+        updated with those of the attribute list at offset ``block`` (or with
+        the positions ``block``), worked out when first read.
         """
-        self._nodes[node_id] = _NodeData(_Item(attrs, attr_pos), pos, declared)
+        if isinstance(block, int):
+            data = _NodeData(attrs, offset, declared, None, defaults, block)
+        else:
+            data = _NodeData(attrs, offset, declared, {**(defaults or {}), **block})
+        self._nodes[node_id] = data
 
-    def add_edges(
+    def add_parsed_edges(
         self,
-        edges: Iterable[tuple[str, str, SourcePos]],
+        ends: list[tuple[str, int]],
         attrs: dict[str, str],
-        attr_pos: dict[str, SourcePos],
+        defaults: dict[str, SourcePos] | None,
+        block: int | dict[str, SourcePos],
     ) -> None:
-        """Add edges (endpoints must exist) that share one attribute list, such as a chain.
+        """Add the edges of one chain of ``(node id, offset)`` (endpoints must exist).
 
-        The edges share one copy of the attributes (a big pipeline has many
-        chains; :meth:`Edge.set` unshares); no views are returned.
+        The edges share one attribute dict (a big pipeline has many chains;
+        :meth:`Edge.set` unshares); positions as for :meth:`add_parsed_node`.
         """
+        if isinstance(block, int):
+            item = _Item(attrs, None, defaults, block)
+        else:
+            item = _Item(attrs, {**(defaults or {}), **block})
         link = self._link
-        item = _Item(dict(attrs), dict(attr_pos))
-        for source, target, pos in edges:
-            link(source, target, item, pos)
+        for (source, offset), (target, _) in zip(ends, ends[1:], strict=False):
+            link(source, target, item, offset)
 
     # -- reading --------------------------------------------------------------
 
@@ -319,6 +425,10 @@ class Graph(_View):
             raise KeyError(node_id)
         return Node(self, node_id)
 
+    def id_view(self) -> KeysView[str]:
+        """The node ids as a live view (no copy; for fast membership tests)."""
+        return self._nodes.keys()
+
     def node_ids(self) -> list[str]:
         """Every node id, in the order first mentioned."""
         return list(self._nodes)
@@ -333,14 +443,14 @@ class Graph(_View):
 
     def outgoing(self, node_id: str) -> list[Edge]:
         """Outgoing edges of ``node_id`` in declaration order."""
-        return [Edge(self, e) for e in self._nodes[node_id].out]
+        return [Edge(self, e) for e in self._adjacency()[node_id].out]
 
     def incoming(self, node_id: str) -> list[Edge]:
-        return [Edge(self, e) for e in self._nodes[node_id].into]
+        return [Edge(self, e) for e in self._adjacency()[node_id].into]
 
     def successors(self, node_id: str) -> Iterator[str]:
         """Targets of the outgoing edges of ``node_id`` (repeated for parallel edges)."""
-        return (e.target for e in self._nodes[node_id].out)
+        return (e.target for e in self._adjacency()[node_id].out)
 
     def descendants(self, node_id: str) -> set[str]:
         """Ids reachable from ``node_id`` by one or more edges, never ``node_id`` itself."""
@@ -351,7 +461,7 @@ class Graph(_View):
         return self._reach(node_id, "into", "source")
 
     def _reach(self, node_id: str, side: str, end: str) -> set[str]:
-        nodes = self._nodes
+        nodes = self._adjacency()
         seen: set[str] = set()
         stack = [node_id]
         while stack:

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import gc
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attractor.dot.graph import Graph, SourcePos
+from attractor.dot.graph import Graph, Source, SourcePos
 from attractor.dot.lexer import (
     ARROW,
-    ATTR,
     ATTRS,
+    CHAIN,
+    CHAIN_IDS,
     EOF,
+    PAIRS,
     STRING,
     WORD,
     Token,
@@ -44,14 +45,16 @@ _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"}
 #: An attribute list as parsed: key -> value, and key -> position of the key.
 Attrs = tuple[dict[str, str], dict[str, SourcePos]]
 
+#: The attribute list of a node or edge statement: key -> value, and either the
+#: positions or the offset of a well-formed list whose positions wait until read
+#: (-1: no list).
+Own = tuple[dict[str, str], dict[str, SourcePos] | int]
 
-def _no_attrs() -> Attrs:
-    return {}, {}
+_NO_ATTRS: Attrs = ({}, {})  # never modified: defaults are replaced, not updated
 
 
-def _update(attrs: Attrs, more: Attrs) -> None:
-    attrs[0].update(more[0])
-    attrs[1].update(more[1])
+def _merged(attrs: Attrs, more: Attrs) -> Attrs:
+    return {**attrs[0], **more[0]}, {**attrs[1], **more[1]}
 
 
 def derive_class(label: str) -> str:
@@ -65,32 +68,48 @@ MAX_SUBGRAPH_DEPTH = 100
 
 @dataclass
 class _Scope:
-    """Defaults and membership of the graph body or one subgraph."""
+    """Defaults and membership of the graph body or one subgraph.
 
-    node_defaults: Attrs = field(default_factory=_no_attrs)
-    edge_defaults: Attrs = field(default_factory=_no_attrs)
-    members: list[str] = field(default_factory=list)
+    The defaults are shared with nested scopes and with the nodes and edges
+    created under them, so they are replaced by a ``node [...]`` or ``edge [...]``
+    statement, never updated in place.
+    """
+
+    node_defaults: Attrs = _NO_ATTRS
+    edge_defaults: Attrs = _NO_ATTRS
+    #: The attribute dicts of the nodes declared or first created here.
+    members: list[dict[str, str]] = field(default_factory=list)
     label: str | None = None
 
 
 class _Parser:
-    """Walks the scanner's parallel lists; ``i`` is the index of the next token."""
+    """Walks the scanner's parallel lists; ``i`` is the index of the next token.
 
-    def __init__(self, text: str, file: str) -> None:
+    With ``fast``, the scanner's ``ATTRS`` and ``CHAIN`` tokens are used. Both
+    stand for tokens the plain scanner would give, so the parser takes the same
+    decisions on them, with one exception: an error found at a ``CHAIN`` token
+    (one that is not where an edge statement may start) would name the chain,
+    not the token the plain parser stops at. :func:`parse_dot` then parses
+    again without ``fast`` for the exact message.
+    """
+
+    def __init__(self, text: str, file: str, *, fast: bool) -> None:
         self.file = file
-        tokens = scan(text, file=file, blocks=True)
+        tokens = scan(text, file=file, fast=fast)
         self.text = text
-        self.blocks = tokens.blocks
+        self.ends = tokens.ends
         self.kinds = tokens.kinds
         self.values = tokens.values
         self.offsets = tokens.offsets
         self.lines = tokens.lines
         self.last = len(self.kinds) - 1
         self.i = 0
-        self.graph = Graph("", file=file, source=text)
-        #: node id -> its attribute dict in the graph (shared, not a copy).
-        self.node_attrs: dict[str, dict[str, str]] = {}
+        self.source = Source(file, text, tokens.lines)
+        self.graph = Graph("", file=file, source=self.source)
+        self.known = self.graph.id_view()
         self.depth = 0
+        #: Whether the error raised was found at a ``CHAIN`` token.
+        self.failed_at_chain = False
 
     # -- token helpers -------------------------------------------------------
 
@@ -106,10 +125,10 @@ class _Parser:
         return i
 
     def pos(self, i: int) -> SourcePos:
-        line, column = self.lines.locate(self.offsets[i])
-        return SourcePos(self.file, line, column)
+        return self.source.at(self.offsets[i])
 
     def fail(self, i: int, message: str) -> PipelineSyntaxError:
+        self.failed_at_chain = self.kinds[i] == CHAIN
         line, column = self.lines.locate(self.offsets[i])
         return PipelineSyntaxError(message, file=self.file, line=line, column=column)
 
@@ -191,6 +210,10 @@ class _Parser:
             self.subgraph(scope)
         elif kind == WORD:
             self.id_statement(scope)
+        elif kind == CHAIN:
+            self.advance()
+            ids = CHAIN_IDS.finditer(self.text, self.offsets[i], self.ends[i])
+            self.edge_statement([(m.group(), m.start()) for m in ids], scope)
         elif kind == STRING:
             raise self.fail(
                 i, "node ids are bare identifiers like review_code; put display text in label"
@@ -208,11 +231,11 @@ class _Parser:
             self.expect("{", "'{' to open the subgraph")
             self.subgraph(scope)
         elif word == "graph":
-            self.graph_attrs(self.attr_block(), scope)
+            self.graph_attrs(self.resolved(self.attr_block()), scope)
         elif word == "node":
-            _update(scope.node_defaults, self.attr_block())
+            scope.node_defaults = _merged(scope.node_defaults, self.resolved(self.attr_block()))
         elif word == "edge":
-            _update(scope.edge_defaults, self.attr_block())
+            scope.edge_defaults = _merged(scope.edge_defaults, self.resolved(self.attr_block()))
         else:
             raise self.fail(i, "a file holds exactly one digraph; move this one to its own file")
 
@@ -225,26 +248,15 @@ class _Parser:
                 self.i - 1,
                 f"subgraphs nest more than {MAX_SUBGRAPH_DEPTH} deep; flatten the structure",
             )
-        nodes, edges = parent.node_defaults, parent.edge_defaults
-        scope = _Scope((dict(nodes[0]), dict(nodes[1])), (dict(edges[0]), dict(edges[1])))
-        scope.label = ""  # a subgraph, not the top-level body
+        # A subgraph, not the top-level body: label "".
+        scope = _Scope(parent.node_defaults, parent.edge_defaults, label="")
         self.body(scope)
         cls = derive_class(scope.label or "")
         if cls:
-            for node_id in scope.members:
-                self.add_class(node_id, cls)
+            for attrs in scope.members:
+                _add_class(attrs, cls)
         parent.members.extend(scope.members)
         self.depth -= 1
-
-    def add_class(self, node_id: str, cls: str) -> None:
-        attrs = self.node_attrs[node_id]
-        text = attrs.get("class", "")
-        if not text:
-            attrs["class"] = cls  # one string shared by the whole subgraph
-            return
-        current = [c.strip() for c in text.split(",") if c.strip()]
-        if cls not in current:
-            attrs["class"] = ",".join([*current, cls])
 
     def graph_attrs(self, attrs: Attrs, scope: _Scope) -> None:
         values, positions = attrs
@@ -266,54 +278,57 @@ class _Parser:
             return
         node_id = self.check_node_id(first)
         if nxt == ARROW:
-            self.edge_statement(first, node_id, scope)
+            self.edge_statement([(node_id, self.offsets[first])], scope)
         else:
-            attrs = self.attr_block() if nxt == "[" or nxt == ATTRS else _no_attrs()
-            self.node_statement(node_id, self.pos(first), attrs, scope)
+            own = self.attr_block() if nxt == "[" or nxt == ATTRS else ({}, -1)
+            self.node_statement(node_id, self.offsets[first], own, scope)
 
     def node_statement(
-        self, node_id: str, pos: SourcePos, attrs: Attrs, scope: _Scope, declared: bool = True
+        self, node_id: str, offset: int, own: Own, scope: _Scope, declared: bool = True
     ) -> None:
         """Declare ``node_id`` (or create it from an edge: ``declared=False``).
 
-        ``attrs`` must be fresh dicts: a new node keeps them.
+        ``own`` must hold a fresh dict: a new node keeps it.
         """
-        values, positions = attrs
-        if node_id in self.node_attrs:
-            self.graph.add_node(node_id, values, pos, positions)
+        values, where = own
+        if node_id in self.known:
+            self.graph.add_node(node_id, values, self.source.at(offset), self.resolved(own)[1])
             return
         default_values, default_positions = scope.node_defaults
         if default_values:
             values = {**default_values, **values}
-            positions = {**default_positions, **positions}
-        scope.members.append(node_id)
-        self.node_attrs[node_id] = values
-        self.graph.add_new_node(node_id, values, pos, positions, declared=declared)
+        scope.members.append(values)
+        self.graph.add_parsed_node(
+            node_id, values, offset, default_positions or None, where, declared=declared
+        )
 
-    def edge_statement(self, first: int, first_id: str, scope: _Scope) -> None:
-        ends: list[tuple[str, SourcePos]] = [(first_id, self.pos(first))]
+    def edge_statement(self, ends: list[tuple[str, int]], scope: _Scope) -> None:
+        """The rest of an edge statement whose first ends (id, offset) are read."""
         kinds = self.kinds
         while kinds[self.i] == ARROW:
             self.advance()
             i = self.advance()
             if kinds[i] != WORD or self.keyword(i) is not None:
                 raise self.fail(i, f"expected a node id after '->', found {self.found(i)}")
-            ends.append((self.check_node_id(i), self.pos(i)))
+            ends.append((self.check_node_id(i), self.offsets[i]))
         values, positions = scope.edge_defaults
+        where: dict[str, SourcePos] | int = -1
         if kinds[self.i] == "[" or kinds[self.i] == ATTRS:
-            own_values, own_positions = self.attr_block()
+            own_values, where = self.attr_block()
             values = {**values, **own_values}
-            positions = {**positions, **own_positions}
-        for node_id, pos in ends:
-            if node_id not in self.node_attrs:
-                self.node_statement(node_id, pos, _no_attrs(), scope, declared=False)
-        pairs = zip(ends, ends[1:], strict=False)
-        self.graph.add_edges(((s, t, pos) for (s, pos), (t, _) in pairs), values, positions)
+        else:
+            values = dict(values)
+        known = self.known
+        for node_id, offset in ends:
+            if node_id not in known:
+                self.node_statement(node_id, offset, ({}, -1), scope, declared=False)
+        self.graph.add_parsed_edges(ends, values, positions or None, where)
 
-    def attr_block(self) -> Attrs:
+    def attr_block(self) -> Own:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
         if self.kinds[self.i] == ATTRS:
-            return self.scanned_block(self.advance())
+            i = self.advance()
+            return self.block_values(i), self.offsets[i]
         self.expect("[", "'[' to start an attribute list")
         kinds = self.kinds
         values: dict[str, str] = {}
@@ -340,20 +355,24 @@ class _Parser:
         self.advance()
         return values, positions
 
-    def scanned_block(self, i: int) -> Attrs:
-        """The items of an ``ATTRS`` token (well formed: the scanner checked)."""
-        starts = self.lines.starts
-        file = self.file
-        new = tuple.__new__  # SourcePos(...) without its Python-level __new__
-        values: dict[str, str] = {}
-        positions: dict[str, SourcePos] = {}
-        for match in ATTR.finditer(self.text, self.offsets[i] + 1, self.blocks[i]):
-            key, word, quoted = match.groups()
-            values[key] = unescape(quoted) if word is None else word
-            at = match.start()
-            line = bisect_right(starts, at)
-            positions[key] = new(SourcePos, (file, line, at - starts[line - 1] + 1))
-        return values, positions
+    def block_values(self, i: int) -> dict[str, str]:
+        """The values of an ``ATTRS`` token (well formed: the scanner checked)."""
+        text, start, end = self.text, self.offsets[i] + 1, self.ends[i]
+        pairs = PAIRS.findall(text, start, end)
+        values = dict(pairs)
+        if text.find("\\", start, end) >= 0:
+            for key, value in pairs:
+                # Only the value that won (the last one written for its key).
+                if "\\" in value and values[key] is value:
+                    values[key] = unescape(value)
+        return values
+
+    def resolved(self, own: Own) -> Attrs:
+        """``own`` with its positions worked out now."""
+        values, where = own
+        if isinstance(where, int):
+            return values, self.source.block_positions(where) if where >= 0 else {}
+        return values, where
 
     def value(self) -> str:
         i = self.advance()
@@ -380,6 +399,16 @@ class _Parser:
         return value
 
 
+def _add_class(attrs: dict[str, str], cls: str) -> None:
+    text = attrs.get("class", "")
+    if not text:
+        attrs["class"] = cls  # one string shared by the whole subgraph
+        return
+    current = [c.strip() for c in text.split(",") if c.strip()]
+    if cls not in current:
+        attrs["class"] = ",".join([*current, cls])
+
+
 def parse_dot(text: str, *, file: str = "<string>") -> Graph:
     """Parse DOT ``text`` into a :class:`Graph` (no transforms, no validation).
 
@@ -391,10 +420,20 @@ def parse_dot(text: str, *, file: str = "<string>") -> Graph:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Parser(text, file).parse()
+        return _parse(text, file)
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _parse(text: str, file: str) -> Graph:
+    parser = _Parser(text, file, fast=True)  # the scanner's errors are those of both modes
+    try:
+        return parser.parse()
+    except PipelineSyntaxError:
+        if not parser.failed_at_chain:
+            raise
+    return _Parser(text, file, fast=False).parse()
 
 
 def read_source(path: str | Path) -> str:
