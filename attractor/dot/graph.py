@@ -25,7 +25,8 @@ class _Item:
 
     Positions may wait: a parsed item keeps the shared positions of the defaults
     in force (never modified: the parser replaces, not updates, a scope's
-    defaults) and the offset of its own attribute list, and resolves them into
+    defaults) and the span of its own attribute list (a
+    :func:`~attractor.dot.source.block_span`, -1 for none), and resolves them into
     a dict the first time somebody reads or writes one.
     """
 
@@ -52,6 +53,19 @@ class _Item:
                 pos.update(source.block_positions(self._block))
             self._pos, self._defaults = pos, None
         return pos
+
+    def position(self, key: str, source: Source | None) -> SourcePos | None:
+        """Where ``key`` was written, without working out the others' positions."""
+        pos = self._pos
+        if pos is not None:
+            return pos.get(key)
+        if key not in self.attrs:  # (parsed positions and values have the same keys)
+            return None
+        if self._block >= 0 and source is not None:
+            found = source.key_position(self._block, key)
+            if found is not None:
+                return found
+        return self._defaults.get(key) if self._defaults else None
 
     def set(self, key: str, value: str, pos: SourcePos | None, source: Source | None) -> None:
         self.attrs[key] = value
@@ -122,6 +136,10 @@ class _View:
     def attr_pos(self) -> dict[str, SourcePos]:
         """Where each attribute was written (for an inherited one: in the default)."""
         return self._item.positions(self._where())
+
+    def pos_of(self, key: str) -> SourcePos | None:
+        """Where attribute ``key`` was written; cheaper than ``attr_pos`` for one key."""
+        return self._item.position(key, self._where())
 
     def raw(self, key: str) -> str | None:
         return self._item.attrs.get(key)
@@ -377,8 +395,9 @@ class Graph(_View):
 
         The node keeps ``attrs``; its position is the offset ``offset`` and its
         attribute positions those of ``defaults`` (shared, never modified)
-        updated with those of the attribute list at offset ``block`` (or with
-        the positions ``block``), worked out when first read.
+        updated with those of the attribute list ``block`` (a
+        :func:`~attractor.dot.source.block_span`, -1 for none; or the positions
+        themselves), worked out when first read.
         """
         if isinstance(block, int):
             data = _NodeData(attrs, offset, declared, None, defaults, block)

@@ -34,6 +34,7 @@ from attractor.dot.lexer import (
     scan,
     unescape,
 )
+from attractor.dot.source import block_span
 from attractor.errors import InputFileError, PipelineError, PipelineSyntaxError
 from attractor.fileio import TEXT_LIMIT, read_bounded
 
@@ -46,8 +47,8 @@ _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"}
 Attrs = tuple[dict[str, str], dict[str, SourcePos]]
 
 #: The attribute list of a node or edge statement: key -> value, and either the
-#: positions or the offset of a well-formed list whose positions wait until read
-#: (-1: no list).
+#: positions or the :func:`~attractor.dot.source.block_span` of a well-formed list
+#: whose positions wait until read (-1: no list).
 Own = tuple[dict[str, str], dict[str, SourcePos] | int]
 
 _NO_ATTRS: Attrs = ({}, {})  # never modified: defaults are replaced, not updated
@@ -328,7 +329,7 @@ class _Parser:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
         if self.kinds[self.i] == ATTRS:
             i = self.advance()
-            return self.block_values(i), self.offsets[i]
+            return self.block_values(i), block_span(self.offsets[i], self.ends[i])
         self.expect("[", "'[' to start an attribute list")
         kinds = self.kinds
         values: dict[str, str] = {}

@@ -124,7 +124,7 @@ def at(
     """
     pos: SourcePos = where.pos
     if key is not None:
-        pos = where.attr_pos.get(key, pos)
+        pos = where.pos_of(key) or pos
     node = where.id if isinstance(where, Node) else None
     edge = (where.source, where.target) if isinstance(where, Edge) else None
     return Diagnostic(rule, severity, message, pos.file, pos.line, pos.column, node, edge, fix)
@@ -146,7 +146,7 @@ def at_value(
     on the same line (written across lines, or with escapes before ``offset``).
     """
     found = at(rule, severity, where, message, key=key, fix=fix)
-    pos = where.attr_pos.get(key)
+    pos = where.pos_of(key)
     graph = where if isinstance(where, Graph) else where.graph
     if pos is None or not graph.source:
         return found

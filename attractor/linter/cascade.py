@@ -39,7 +39,7 @@ def repaired(graph: Graph, aliases: dict[str, str]) -> Graph:
     """A copy of ``graph`` whose edges use the meant node ids instead of the typos."""
     copy = Graph(graph.name, file=graph.file, source=graph.source)
     for key, value in graph.attrs.items():
-        copy.set(key, value, graph.attr_pos.get(key))
+        copy.set(key, value, graph.pos_of(key))
     for node in facts(graph).nodes:
         if node.id not in aliases:
             copy.add_node(node.id, node.attrs, node.pos, node.attr_pos, declared=node.declared)
