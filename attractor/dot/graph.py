@@ -23,11 +23,11 @@ __all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 class _Item:
     """Attributes shared by nodes, edges and the graph itself.
 
-    Positions may wait: a parsed item keeps the shared positions of the defaults
-    in force (never modified: the parser replaces, not updates, a scope's
+    Positions may wait: a parsed item keeps the offsets of the defaults in force
+    (shared, never modified: the parser replaces, not updates, a scope's
     defaults) and the span of its own attribute list (a
-    :func:`~attractor.dot.source.block_span`, -1 for none), and resolves them into
-    a dict the first time somebody reads or writes one.
+    :func:`~attractor.dot.source.block_span`, -1 for none), and works out the
+    positions the first time somebody reads or writes them.
     """
 
     __slots__ = ("attrs", "_pos", "_defaults", "_block")
@@ -36,7 +36,7 @@ class _Item:
         self,
         attrs: dict[str, str] | None = None,
         attr_pos: dict[str, SourcePos] | None = None,
-        defaults: dict[str, SourcePos] | None = None,
+        defaults: dict[str, int] | None = None,
         block: int = -1,
     ) -> None:
         self.attrs: dict[str, str] = {} if attrs is None else attrs
@@ -48,9 +48,11 @@ class _Item:
     def positions(self, source: Source | None) -> dict[str, SourcePos]:
         pos = self._pos
         if pos is None:
-            pos = dict(self._defaults or {})
-            if self._block >= 0 and source is not None:
-                pos.update(source.block_positions(self._block))
+            pos = {}
+            if source is not None:
+                pos = {key: source.at(offset) for key, offset in (self._defaults or {}).items()}
+                if self._block >= 0:
+                    pos.update(source.block_positions(self._block))
             self._pos, self._defaults = pos, None
         return pos
 
@@ -59,13 +61,14 @@ class _Item:
         pos = self._pos
         if pos is not None:
             return pos.get(key)
-        if key not in self.attrs:  # (parsed positions and values have the same keys)
+        if key not in self.attrs or source is None:  # (parsed: values and positions alike)
             return None
-        if self._block >= 0 and source is not None:
+        if self._block >= 0:
             found = source.key_position(self._block, key)
             if found is not None:
                 return found
-        return self._defaults.get(key) if self._defaults else None
+        offset = self._defaults.get(key) if self._defaults else None
+        return None if offset is None else source.at(offset)
 
     def set(self, key: str, value: str, pos: SourcePos | None, source: Source | None) -> None:
         self.attrs[key] = value
@@ -86,7 +89,7 @@ class _NodeData(_Item):
         pos: _Pos,
         declared: bool,
         attr_pos: dict[str, SourcePos] | None = None,
-        defaults: dict[str, SourcePos] | None = None,
+        defaults: dict[str, int] | None = None,
         block: int = -1,
     ) -> None:
         # _Item.__init__ inlined: the parser builds one of these per node.
@@ -293,10 +296,11 @@ class Graph(_View):
         #: Where positions stored as offsets are resolved (set by the parser).
         self._source = source if isinstance(source, Source) else None
         self.source = source.text if isinstance(source, Source) else source
-        self.pos = SourcePos(file, 1, 1)
+        self._at: _Pos = SourcePos(file, 1, 1)
         self._nodes: dict[str, _NodeData] = {}
         self._edges: list[_EdgeData] = []
-        self._item = _Item()
+        #: A parsed graph's attribute positions are offsets until read.
+        self._item = _Item() if self._source is None else _Item({}, None, {})
         #: Whether the nodes' ``out`` and ``into`` lists are built.
         self._indexed = False
         #: (node id, first declaration, repeated declaration) for duplicate_node.
@@ -304,6 +308,15 @@ class Graph(_View):
 
     def _where(self) -> Source | None:
         return self._source
+
+    @property
+    def pos(self) -> SourcePos:
+        """Where the graph starts (its ``digraph``); graph-level diagnostics point there."""
+        return self._resolve(self._at)
+
+    @pos.setter
+    def pos(self, pos: SourcePos) -> None:
+        self._at = pos
 
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, {len(self._nodes)} nodes)"
@@ -381,46 +394,56 @@ class Graph(_View):
                 self._index(data)
         return self._nodes
 
+    def set_parsed(self, key: str, value: str, offset: int) -> None:
+        """Set a graph attribute the parser found, its key at ``offset``."""
+        item = self._item
+        item.attrs[key] = value
+        if item._pos is None and item._defaults is not None:
+            item._defaults[key] = offset  # the graph's own dict, not a shared default
+        else:
+            item.set(key, value, self._resolve(offset), self._source)
+
+    def parsed_at(self, offset: int) -> None:
+        """The parser found the graph's ``digraph`` at ``offset``."""
+        self._at = offset
+
     def add_parsed_node(
         self,
         node_id: str,
         attrs: dict[str, str],
         offset: int,
-        defaults: dict[str, SourcePos] | None,
-        block: int | dict[str, SourcePos],
+        defaults: dict[str, int] | None,
+        block: int | dict[str, int],
         *,
         declared: bool = True,
     ) -> None:
         """Add a node that is not in the graph yet, as the parser found it.
 
         The node keeps ``attrs``; its position is the offset ``offset`` and its
-        attribute positions those of ``defaults`` (shared, never modified)
-        updated with those of the attribute list ``block`` (a
-        :func:`~attractor.dot.source.block_span`, -1 for none; or the positions
-        themselves), worked out when first read.
+        attribute positions those at the offsets ``defaults`` (shared, never
+        modified) updated with those of the attribute list ``block`` (a
+        :func:`~attractor.dot.source.block_span`, -1 for none; or key -> offset),
+        worked out when first read.
         """
-        if isinstance(block, int):
-            data = _NodeData(attrs, offset, declared, None, defaults, block)
-        else:
-            data = _NodeData(attrs, offset, declared, {**(defaults or {}), **block})
-        self._nodes[node_id] = data
+        if isinstance(block, dict):
+            defaults, block = {**(defaults or {}), **block}, -1
+        self._nodes[node_id] = _NodeData(attrs, offset, declared, None, defaults, block)
 
     def add_parsed_edges(
         self,
         ends: list[tuple[str, int]],
         attrs: dict[str, str],
-        defaults: dict[str, SourcePos] | None,
-        block: int | dict[str, SourcePos],
+        defaults: dict[str, int] | None,
+        block: int | dict[str, int],
     ) -> None:
         """Add the edges of one chain of ``(node id, offset)`` (endpoints must exist).
 
         The edges share one attribute dict (a big pipeline has many chains;
         :meth:`Edge.set` unshares); positions as for :meth:`add_parsed_node`.
         """
-        if isinstance(block, int):
-            item = _Item(attrs, None, defaults, block)
-        else:
-            item = _Item(attrs, {**(defaults or {}), **block})
+        if isinstance(block, dict):
+            defaults, block = {**(defaults or {}), **block}, -1
+        item = _Item(attrs, None, defaults, block)
         link = self._link
         for (source, offset), (target, _) in zip(ends, ends[1:], strict=False):
             link(source, target, item, offset)

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import accumulate, count
-from operator import add
 from typing import NamedTuple
 
 from attractor.errors import PipelineSyntaxError
@@ -155,17 +153,31 @@ def describe(token: Token) -> str:
 
 
 class LineIndex:
-    """Maps character offsets to 1-based (line, column) with a binary search."""
+    """Maps character offsets to 1-based (line, column) with a binary search.
+
+    The index of line starts is built on the first question: parsing keeps
+    offsets, and many parses never need a line number.
+    """
 
     def __init__(self, text: str) -> None:
-        # Line k starts after the k lines before it and their newlines.
-        lengths = accumulate(map(len, text.split("\n")))
-        self.starts = [0, *map(add, lengths, count(1))]
-        self.starts.pop()  # the last "line" has no newline after it
+        self.text = text
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        """The offset of each line's first character."""
+        if self._starts is None:
+            # map() over the matches: no Python code per line, no copy of the lines.
+            self._starts = [0, *map(re.Match.end, _NEWLINE.finditer(self.text))]
+        return self._starts
 
     def locate(self, offset: int) -> tuple[int, int]:
-        line = bisect_right(self.starts, offset)
-        return line, offset - self.starts[line - 1] + 1
+        starts = self.starts
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+
+_NEWLINE = re.compile("\n")
 
 
 class Scan(NamedTuple):

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attractor.dot.graph import Graph, Source, SourcePos
+from attractor.dot.graph import Graph, Source
 from attractor.dot.lexer import (
     ARROW,
     ATTRS,
@@ -43,13 +43,14 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CLASS_DROP = re.compile(r"[^a-z0-9-]")
 _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"})
 
-#: An attribute list as parsed: key -> value, and key -> position of the key.
-Attrs = tuple[dict[str, str], dict[str, SourcePos]]
+#: An attribute list as parsed: key -> value, and key -> offset of the key (the
+#: graph works out positions from offsets when they are read).
+Attrs = tuple[dict[str, str], dict[str, int]]
 
 #: The attribute list of a node or edge statement: key -> value, and either the
 #: positions or the :func:`~attractor.dot.source.block_span` of a well-formed list
 #: whose positions wait until read (-1: no list).
-Own = tuple[dict[str, str], dict[str, SourcePos] | int]
+Own = tuple[dict[str, str], dict[str, int] | int]
 
 _NO_ATTRS: Attrs = ({}, {})  # never modified: defaults are replaced, not updated
 
@@ -125,9 +126,6 @@ class _Parser:
             self.i = i + 1
         return i
 
-    def pos(self, i: int) -> SourcePos:
-        return self.source.at(self.offsets[i])
-
     def fail(self, i: int, message: str) -> PipelineSyntaxError:
         self.failed_at_chain = self.kinds[i] == CHAIN
         line, column = self.lines.locate(self.offsets[i])
@@ -174,7 +172,7 @@ class _Parser:
             raise self.fail(i, "undirected 'graph' is not supported; use 'digraph'")
         if word != "digraph":
             raise self.fail(i, f"expected 'digraph', found {self.found(i)}")
-        self.graph.pos = self.pos(i)  # graph-level diagnostics point at 'digraph'
+        self.graph.parsed_at(self.offsets[i])  # graph-level diagnostics point at 'digraph'
         name = self.i
         if self.kinds[name] in (WORD, STRING) and self.values[name] != "{":
             if self.kinds[name] == WORD and not _NODE_ID.fullmatch(self.values[name]):
@@ -232,11 +230,11 @@ class _Parser:
             self.expect("{", "'{' to open the subgraph")
             self.subgraph(scope)
         elif word == "graph":
-            self.graph_attrs(self.resolved(self.attr_block()), scope)
+            self.graph_attrs(self.offsets_of(self.attr_block()), scope)
         elif word == "node":
-            scope.node_defaults = _merged(scope.node_defaults, self.resolved(self.attr_block()))
+            scope.node_defaults = _merged(scope.node_defaults, self.offsets_of(self.attr_block()))
         elif word == "edge":
-            scope.edge_defaults = _merged(scope.edge_defaults, self.resolved(self.attr_block()))
+            scope.edge_defaults = _merged(scope.edge_defaults, self.offsets_of(self.attr_block()))
         else:
             raise self.fail(i, "a file holds exactly one digraph; move this one to its own file")
 
@@ -266,7 +264,7 @@ class _Parser:
                 scope.label = values["label"]
             return
         for key, value in values.items():
-            self.graph.set(key, value, positions[key])
+            self.graph.set_parsed(key, value, positions[key])
 
     def id_statement(self, scope: _Scope) -> None:
         first = self.advance()
@@ -275,7 +273,7 @@ class _Parser:
             self.advance()
             key = self.check_key(first)
             value = self.value()
-            self.graph_attrs(({key: value}, {key: self.pos(first)}), scope)
+            self.graph_attrs(({key: value}, {key: self.offsets[first]}), scope)
             return
         node_id = self.check_node_id(first)
         if nxt == ARROW:
@@ -293,7 +291,9 @@ class _Parser:
         """
         values, where = own
         if node_id in self.known:
-            self.graph.add_node(node_id, values, self.source.at(offset), self.resolved(own)[1])
+            at = self.source.at
+            positions = {key: at(where) for key, where in self.offsets_of(own)[1].items()}
+            self.graph.add_node(node_id, values, at(offset), positions)
             return
         default_values, default_positions = scope.node_defaults
         if default_values:
@@ -313,7 +313,7 @@ class _Parser:
                 raise self.fail(i, f"expected a node id after '->', found {self.found(i)}")
             ends.append((self.check_node_id(i), self.offsets[i]))
         values, positions = scope.edge_defaults
-        where: dict[str, SourcePos] | int = -1
+        where: dict[str, int] | int = -1
         if kinds[self.i] == "[" or kinds[self.i] == ATTRS:
             own_values, where = self.attr_block()
             values = {**values, **own_values}
@@ -333,7 +333,7 @@ class _Parser:
         self.expect("[", "'[' to start an attribute list")
         kinds = self.kinds
         values: dict[str, str] = {}
-        positions: dict[str, SourcePos] = {}
+        positions: dict[str, int] = {}
         while kinds[self.i] != "]":
             key_i = self.advance()
             if kinds[key_i] != WORD:
@@ -343,7 +343,7 @@ class _Parser:
             key = self.check_key(key_i)
             self.expect("=", f"'=' after attribute name '{key}'")
             values[key] = self.value()
-            positions[key] = self.pos(key_i)
+            positions[key] = self.offsets[key_i]
             sep = kinds[self.i]
             if sep == ",":
                 self.advance()
@@ -368,11 +368,11 @@ class _Parser:
                     values[key] = unescape(value)
         return values
 
-    def resolved(self, own: Own) -> Attrs:
-        """``own`` with its positions worked out now."""
+    def offsets_of(self, own: Own) -> Attrs:
+        """``own`` with the offsets of its keys (found now in a well-formed list)."""
         values, where = own
         if isinstance(where, int):
-            return values, self.source.block_positions(where) if where >= 0 else {}
+            return values, self.source.block_offsets(where) if where >= 0 else {}
         return values, where
 
     def value(self) -> str:

@@ -57,8 +57,13 @@ class Source:
         """Key -> position of each item of the list ``span`` (a key written twice: its
         last place)."""
         at = self.at
+        return {key: at(offset) for key, offset in self.block_offsets(span).items()}
+
+    def block_offsets(self, span: int) -> dict[str, int]:
+        """Key -> offset of each item of the list ``span`` (a key written twice: its
+        last place)."""
         items = ATTR.finditer(self.text, (span >> 32) + 1, span & _LOW)
-        return {m.group(1): at(m.start()) for m in items}
+        return {m.group(1): m.start() for m in items}
 
 
 _LOW = (1 << 32) - 1
