@@ -11,9 +11,10 @@ double-quoted string), ``ARROW`` (``->``), the punctuation ``{ } [ ] , ; =``
 :class:`~attractor.errors.PipelineSyntaxError` with its position.
 
 For the parser, :func:`scan` can also work in its fast mode (``fast=True``):
-each well-formed attribute list is then a single ``ATTRS`` token and each edge
+each well-formed attribute list is then a single ``ATTRS`` token, a node
+statement of a plain id and such a list a single ``NODE`` token, and each edge
 chain of plain node ids (``a -> b -> c``, only whitespace between) a single
-``CHAIN`` token. A 10,000-node file then scans into about a fifth as many
+``CHAIN`` token. A 10,000-node file then scans into about a ninth as many
 tokens; the parser reads the items of a list with one ``findall``.
 """
 
@@ -31,6 +32,7 @@ ARROW = "ARROW"
 EOF = "EOF"
 ATTRS = "ATTRS"
 CHAIN = "CHAIN"
+NODE = "NODE"
 
 #: Whitespace and comments before a token. Possessive (``*+``, ``++``): the
 #: regex never backtracks into it, so trailing blank lines cost linear time
@@ -97,13 +99,15 @@ _CHAIN_ID = (
 #: The node ids of a ``CHAIN`` token.
 CHAIN_IDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: Like :data:`_MASTER`, plus ``ATTRS`` (a whole well-formed attribute list)
-#: and ``CHAIN`` (``a -> b -> c`` of valid ids with only whitespace between) as
-#: single tokens. Anything else scans as before, so lists with comments and
-#: mistakes start with a ``[`` token and the parser reports them as usual.
+#: Like :data:`_MASTER`, plus ``NODE`` (a valid id, then a well-formed
+#: attribute list), ``ATTRS`` (such a list alone) and ``CHAIN`` (``a -> b -> c``
+#: of valid ids with only whitespace between) as single tokens. Anything else
+#: scans as before, so lists with comments and mistakes start with a ``[`` token
+#: and the parser reports them as usual.
 _FAST = re.compile(
     rf"""{_SKIP}(?:
-        (?P<ATTRS>{_BLOCK})
+        (?P<NODE>{_CHAIN_ID}{_SPACE}{_BLOCK})
+      | (?P<ATTRS>{_BLOCK})
       | (?P<CHAIN>{_CHAIN_ID}(?:{_SPACE}->{_SPACE}{_CHAIN_ID})++)
       | {_TOKENS})""",
     re.VERBOSE,
@@ -187,7 +191,7 @@ class Scan(NamedTuple):
     values: list[str]
     offsets: list[int]
     lines: LineIndex
-    #: token index -> end offset, for each ``ATTRS`` and ``CHAIN`` token.
+    #: token index -> end offset, for each ``NODE``, ``ATTRS`` and ``CHAIN`` token.
     ends: dict[int, int] = {}
 
 
@@ -195,8 +199,9 @@ def scan(text: str, *, file: str = "<string>", fast: bool = False) -> Scan:
     """Tokenize ``text`` into parallel lists of kinds, values and offsets.
 
     With ``fast``, each well-formed attribute list is one ``ATTRS`` token (value
-    ``"["``) and each chain of plain ids one ``CHAIN`` token (value ``"->"``);
-    the text between its offset and its end holds the items or the ids.
+    ``"["``), a plain id with such a list one ``NODE`` token and each chain of
+    plain ids one ``CHAIN`` token (value ``"->"`` for both); the text between
+    its offset and its end holds the items, the id and items, or the ids.
 
     Raises:
         PipelineSyntaxError: on a character or construct outside the subset.
@@ -209,17 +214,17 @@ def scan(text: str, *, file: str = "<string>", fast: bool = False) -> Scan:
     for match in (_FAST if fast else _MASTER).finditer(text):
         kind = match.lastgroup
         start, end = match.span(kind)  # type: ignore[arg-type]
-        if kind == "WORD":
+        if kind == "NODE" or kind == "ATTRS" or kind == "CHAIN":
+            ends[len(kinds)] = end
+            add_kind(kind)
+            add_value("[" if kind == "ATTRS" else "->")
+        elif kind == "WORD":
             add_kind(kind)
             add_value(text[start:end])
         elif kind == "punct":
             value = text[start]
             add_kind(value)
             add_value(value)
-        elif kind == "ATTRS" or kind == "CHAIN":
-            ends[len(kinds)] = end
-            add_kind(kind)
-            add_value("[" if kind == "ATTRS" else "->")
         elif kind == "ARROW":
             add_kind(kind)
             add_value("->")

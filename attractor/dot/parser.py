@@ -26,6 +26,7 @@ from attractor.dot.lexer import (
     CHAIN,
     CHAIN_IDS,
     EOF,
+    NODE,
     PAIRS,
     STRING,
     WORD,
@@ -41,6 +42,7 @@ from attractor.fileio import TEXT_LIMIT, read_bounded
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CLASS_DROP = re.compile(r"[^a-z0-9-]")
+_SPACE = " \t\r\n\f\v"  # what the scanner skips as whitespace
 _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"})
 
 #: An attribute list as parsed: key -> value, and key -> offset of the key (the
@@ -87,12 +89,12 @@ class _Scope:
 class _Parser:
     """Walks the scanner's parallel lists; ``i`` is the index of the next token.
 
-    With ``fast``, the scanner's ``ATTRS`` and ``CHAIN`` tokens are used. Both
-    stand for tokens the plain scanner would give, so the parser takes the same
-    decisions on them, with one exception: an error found at a ``CHAIN`` token
-    (one that is not where an edge statement may start) would name the chain,
-    not the token the plain parser stops at. :func:`parse_dot` then parses
-    again without ``fast`` for the exact message.
+    With ``fast``, the scanner's ``NODE``, ``ATTRS`` and ``CHAIN`` tokens are
+    used. They stand for tokens the plain scanner would give, so the parser
+    takes the same decisions on them, with one exception: an error found at a
+    ``NODE`` or ``CHAIN`` token (one that is not where a statement may start)
+    would name it, not the token the plain parser stops at. :func:`parse_dot`
+    then parses again without ``fast`` for the exact message.
     """
 
     def __init__(self, text: str, file: str, *, fast: bool) -> None:
@@ -110,8 +112,8 @@ class _Parser:
         self.graph = Graph("", file=file, source=self.source)
         self.known = self.graph.id_view()
         self.depth = 0
-        #: Whether the error raised was found at a ``CHAIN`` token.
-        self.failed_at_chain = False
+        #: Whether the error raised was found at a ``NODE`` or ``CHAIN`` token.
+        self.failed_at_fused = False
 
     # -- token helpers -------------------------------------------------------
 
@@ -127,7 +129,7 @@ class _Parser:
         return i
 
     def fail(self, i: int, message: str) -> PipelineSyntaxError:
-        self.failed_at_chain = self.kinds[i] == CHAIN
+        self.failed_at_fused = self.kinds[i] in (NODE, CHAIN)
         line, column = self.lines.locate(self.offsets[i])
         return PipelineSyntaxError(message, file=self.file, line=line, column=column)
 
@@ -188,10 +190,12 @@ class _Parser:
         kinds = self.kinds
         while True:
             kind = kinds[self.i]
-            if kind == "}":
+            if kind == NODE:
+                self.node_token(scope)
+            elif kind == "}":
                 self.advance()
                 return
-            if kind == ";":
+            elif kind == ";":
                 self.advance()
             elif kind == EOF:
                 raise self.fail(self.i, "expected '}' to close the graph body, found end of file")
@@ -221,6 +225,15 @@ class _Parser:
             raise self.fail(
                 i, f"expected a statement (node, edge, attribute), found {self.found(i)}"
             )
+
+    def node_token(self, scope: _Scope) -> None:
+        """A ``NODE`` token: a node statement of a valid id and a well-formed list."""
+        i = self.advance()
+        text, start, end = self.text, self.offsets[i], self.ends[i]
+        bracket = text.find("[", start)
+        values = self.block_values(bracket + 1, end)
+        node_id = text[start:bracket].rstrip(_SPACE)
+        self.node_statement(node_id, start, (values, block_span(bracket, end)), scope)
 
     def keyword_statement(self, word: str, scope: _Scope) -> None:
         i = self.advance()
@@ -329,7 +342,8 @@ class _Parser:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
         if self.kinds[self.i] == ATTRS:
             i = self.advance()
-            return self.block_values(i), block_span(self.offsets[i], self.ends[i])
+            start, end = self.offsets[i], self.ends[i]
+            return self.block_values(start + 1, end), block_span(start, end)
         self.expect("[", "'[' to start an attribute list")
         kinds = self.kinds
         values: dict[str, str] = {}
@@ -356,9 +370,9 @@ class _Parser:
         self.advance()
         return values, positions
 
-    def block_values(self, i: int) -> dict[str, str]:
-        """The values of an ``ATTRS`` token (well formed: the scanner checked)."""
-        text, start, end = self.text, self.offsets[i] + 1, self.ends[i]
+    def block_values(self, start: int, end: int) -> dict[str, str]:
+        """The values of the items between ``start`` and ``end`` of a well-formed list."""
+        text = self.text
         pairs = PAIRS.findall(text, start, end)
         values = dict(pairs)
         if text.find("\\", start, end) >= 0:
@@ -432,7 +446,7 @@ def _parse(text: str, file: str) -> Graph:
     try:
         return parser.parse()
     except PipelineSyntaxError:
-        if not parser.failed_at_chain:
+        if not parser.failed_at_fused:
             raise
     return _Parser(text, file, fast=False).parse()
 
