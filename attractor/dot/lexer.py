@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import cache
 from typing import NamedTuple
 
 from attractor.errors import PipelineSyntaxError
@@ -57,9 +58,16 @@ _TOKENS = rf"""
       | (?P<END>\Z)
 """
 
-#: Each match is optional whitespace/comments, then one token group.
-#: ``bad_*`` groups raise; whitespace never reaches ``bad_char`` (it is \S).
-_MASTER = re.compile(rf"{_SKIP}(?:{_TOKENS})", re.VERBOSE)
+
+@cache
+def _master() -> re.Pattern[str]:
+    """The plain scanner: each match is optional whitespace/comments, then one token
+    group. ``bad_*`` groups raise; whitespace never reaches ``bad_char`` (it is \\S).
+
+    Compiled on first use: most parses only need :data:`_FAST`.
+    """
+    return re.compile(rf"{_SKIP}(?:{_TOKENS})", re.VERBOSE)
+
 
 _SPACE = r"[ \t\r\n\f\v]*"
 
@@ -73,18 +81,21 @@ def _attr_item(group: str) -> str:
     )
 
 
-#: The items (key, bare value, quoted value's body) of a block ``ATTRS`` matched.
-ATTR = re.compile(_attr_item("("))
+@cache
+def attr_items() -> re.Pattern[str]:
+    """The items (key, bare value, quoted value's body) of a well-formed list.
+
+    Compiled on first use: only positions asked for need it.
+    """
+    return re.compile(_attr_item("("))
+
 
 _BLOCK = rf"\[{_SPACE}(?>{_attr_item('(?:')}{_SPACE}(?:,{_SPACE}|(?=\])))*\]"
 
-#: One whole well-formed attribute list: only whitespace between items, each
-#: followed by ``,`` or the closing ``]``.
-ATTR_BLOCK = re.compile(_BLOCK)
-
-#: ``(key, value)`` of each item of a well-formed list, for ``findall``: a quoted
-#: value gives its body (still escaped), a bare one itself. Only correct on text
-#: :data:`ATTR_BLOCK` matched.
+#: ``(key, value)`` of each item of a well-formed list (only whitespace between
+#: items, each followed by ``,`` or the closing ``]``), for ``findall``: a quoted
+#: value gives its body (still escaped), a bare one itself. Only correct on such
+#: a list.
 PAIRS = re.compile(
     rf'([A-Za-z_][A-Za-z0-9_.]*+){_SPACE}={_SPACE}"?((?<=")[^"\\]*+(?:\\[\s\S][^"\\]*+)*+|{_WORD})'
 )
@@ -99,15 +110,14 @@ _CHAIN_ID = (
 #: The node ids of a ``CHAIN`` token.
 CHAIN_IDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: Like :data:`_MASTER`, plus ``NODE`` (a valid id, then a well-formed
+#: Like :func:`_master`, plus ``NODE`` (a valid id, then a well-formed
 #: attribute list), ``ATTRS`` (such a list alone) and ``CHAIN`` (``a -> b -> c``
 #: of valid ids with only whitespace between) as single tokens. Anything else
 #: scans as before, so lists with comments and mistakes start with a ``[`` token
 #: and the parser reports them as usual.
 _FAST = re.compile(
     rf"""{_SKIP}(?:
-        (?P<NODE>{_CHAIN_ID}{_SPACE}{_BLOCK})
-      | (?P<ATTRS>{_BLOCK})
+        (?:(?P<NODE>{_CHAIN_ID}){_SPACE})?(?P<ATTRS>{_BLOCK})
       | (?P<CHAIN>{_CHAIN_ID}(?:{_SPACE}->{_SPACE}{_CHAIN_ID})++)
       | {_TOKENS})""",
     re.VERBOSE,
@@ -211,10 +221,13 @@ def scan(text: str, *, file: str = "<string>", fast: bool = False) -> Scan:
     offsets: list[int] = []
     ends: dict[int, int] = {}
     add_kind, add_value, add_offset = kinds.append, values.append, offsets.append
-    for match in (_FAST if fast else _MASTER).finditer(text):
+    for match in (_FAST if fast else _master()).finditer(text):
         kind = match.lastgroup
         start, end = match.span(kind)  # type: ignore[arg-type]
-        if kind == "NODE" or kind == "ATTRS" or kind == "CHAIN":
+        if kind == "ATTRS" or kind == "CHAIN":
+            node = match.start("NODE")  # -1 unless a node id opens the list
+            if node >= 0:
+                kind, start = NODE, node
             ends[len(kinds)] = end
             add_kind(kind)
             add_value("[" if kind == "ATTRS" else "->")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from attractor.dot.lexer import ATTR, LineIndex
+from attractor.dot.lexer import LineIndex, attr_items
 
 
 class SourcePos(NamedTuple):
@@ -48,7 +48,7 @@ class Source:
         if text.find(key, start, end) < 0:
             return None
         found = None
-        for match in ATTR.finditer(text, start + 1, end):
+        for match in attr_items().finditer(text, start + 1, end):
             if match.group(1) == key:
                 found = match.start()
         return None if found is None else self.at(found)
@@ -62,7 +62,7 @@ class Source:
     def block_offsets(self, span: int) -> dict[str, int]:
         """Key -> offset of each item of the list ``span`` (a key written twice: its
         last place)."""
-        items = ATTR.finditer(self.text, (span >> 32) + 1, span & _LOW)
+        items = attr_items().finditer(self.text, (span >> 32) + 1, span & _LOW)
         return {m.group(1): m.start() for m in items}
 
 
