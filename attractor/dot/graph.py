@@ -26,7 +26,7 @@ class _Item:
     Positions may wait: a parsed item keeps the offsets of the defaults in force
     (shared, never modified: the parser replaces, not updates, a scope's
     defaults) and the span of its own attribute list (a
-    :func:`~attractor.dot.source.block_span`, -1 for none), and works out the
+    :func:`~attractor.dot.lexer.block_span`, -1 for none), and works out the
     positions the first time somebody reads or writes them.
     """
 
@@ -422,7 +422,7 @@ class Graph(_View):
         The node keeps ``attrs``; its position is the offset ``offset`` and its
         attribute positions those at the offsets ``defaults`` (shared, never
         modified) updated with those of the attribute list ``block`` (a
-        :func:`~attractor.dot.source.block_span`, -1 for none; or key -> offset),
+        :func:`~attractor.dot.lexer.block_span`, -1 for none; or key -> offset),
         worked out when first read.
         """
         if isinstance(block, dict):

@@ -194,6 +194,23 @@ class LineIndex:
 _NEWLINE = re.compile("\n")
 
 
+_LOW = (1 << 32) - 1
+
+
+def block_span(start: int, end: int) -> int:
+    """One int for a well-formed attribute list from its ``[`` at ``start`` to ``end``.
+
+    A big pipeline keeps one per node and edge statement; one int is half the
+    memory of two (a file is at most 16 MiB, far below 2**32 characters).
+    """
+    return start << 32 | end
+
+
+def span_bounds(span: int) -> tuple[int, int]:
+    """``(start, end)`` of a :func:`block_span`."""
+    return span >> 32, span & _LOW
+
+
 class Scan(NamedTuple):
     """Tokens as parallel lists (fast to build and to walk); ends with EOF."""
 
@@ -201,7 +218,8 @@ class Scan(NamedTuple):
     values: list[str]
     offsets: list[int]
     lines: LineIndex
-    #: token index -> end offset, for each ``NODE``, ``ATTRS`` and ``CHAIN`` token.
+    #: token index -> the list's :func:`block_span` for each ``NODE`` and ``ATTRS``
+    #: token, the end offset for each ``CHAIN`` token.
     ends: dict[int, int] = {}
 
 
@@ -209,9 +227,10 @@ def scan(text: str, *, file: str = "<string>", fast: bool = False) -> Scan:
     """Tokenize ``text`` into parallel lists of kinds, values and offsets.
 
     With ``fast``, each well-formed attribute list is one ``ATTRS`` token (value
-    ``"["``), a plain id with such a list one ``NODE`` token and each chain of
-    plain ids one ``CHAIN`` token (value ``"->"`` for both); the text between
-    its offset and its end holds the items, the id and items, or the ids.
+    ``"["``), a plain id with such a list one ``NODE`` token (value: the id) and
+    each chain of plain ids one ``CHAIN`` token (value ``"->"``). ``ends`` holds
+    the :func:`block_span` of the list of an ``ATTRS`` or ``NODE`` token, and
+    the end offset of a ``CHAIN``.
 
     Raises:
         PipelineSyntaxError: on a character or construct outside the subset.
@@ -224,13 +243,16 @@ def scan(text: str, *, file: str = "<string>", fast: bool = False) -> Scan:
     for match in (_FAST if fast else _master()).finditer(text):
         kind = match.lastgroup
         start, end = match.span(kind)  # type: ignore[arg-type]
-        if kind == "ATTRS" or kind == "CHAIN":
-            node = match.start("NODE")  # -1 unless a node id opens the list
+        if kind == "ATTRS":
+            ends[len(kinds)] = start << 32 | end  # block_span(start, end), inlined
+            node, node_end = match.span("NODE")  # -1, -1 unless a node id opens the list
             if node >= 0:
-                kind, start = NODE, node
-            ends[len(kinds)] = end
-            add_kind(kind)
-            add_value("[" if kind == "ATTRS" else "->")
+                add_kind(NODE)
+                add_value(text[node:node_end])
+                start = node
+            else:
+                add_kind(kind)
+                add_value("[")
         elif kind == "WORD":
             add_kind(kind)
             add_value(text[start:end])
@@ -238,7 +260,9 @@ def scan(text: str, *, file: str = "<string>", fast: bool = False) -> Scan:
             value = text[start]
             add_kind(value)
             add_value(value)
-        elif kind == "ARROW":
+        elif kind == "ARROW" or kind == "CHAIN":
+            if kind == "CHAIN":
+                ends[len(kinds)] = end
             add_kind(kind)
             add_value("->")
         elif kind == "STRING":

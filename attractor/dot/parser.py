@@ -35,14 +35,13 @@ from attractor.dot.lexer import (
     scan,
     unescape,
 )
-from attractor.dot.source import block_span
 from attractor.errors import InputFileError, PipelineError, PipelineSyntaxError
 from attractor.fileio import TEXT_LIMIT, read_bounded
 
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CLASS_DROP = re.compile(r"[^a-z0-9-]")
-_SPACE = " \t\r\n\f\v"  # what the scanner skips as whitespace
+_LOW = (1 << 32) - 1  # see span_bounds
 _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"})
 
 #: An attribute list as parsed: key -> value, and key -> offset of the key (the
@@ -50,7 +49,7 @@ _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"}
 Attrs = tuple[dict[str, str], dict[str, int]]
 
 #: The attribute list of a node or edge statement: key -> value, and either the
-#: positions or the :func:`~attractor.dot.source.block_span` of a well-formed list
+#: positions or the :func:`~attractor.dot.lexer.block_span` of a well-formed list
 #: whose positions wait until read (-1: no list).
 Own = tuple[dict[str, str], dict[str, int] | int]
 
@@ -229,11 +228,8 @@ class _Parser:
     def node_token(self, scope: _Scope) -> None:
         """A ``NODE`` token: a node statement of a valid id and a well-formed list."""
         i = self.advance()
-        text, start, end = self.text, self.offsets[i], self.ends[i]
-        bracket = text.find("[", start)
-        values = self.block_values(bracket + 1, end)
-        node_id = text[start:bracket].rstrip(_SPACE)
-        self.node_statement(node_id, start, (values, block_span(bracket, end)), scope)
+        span = self.ends[i]
+        self.node_statement(self.values[i], self.offsets[i], (self.block_values(span), span), scope)
 
     def keyword_statement(self, word: str, scope: _Scope) -> None:
         i = self.advance()
@@ -341,9 +337,8 @@ class _Parser:
     def attr_block(self) -> Own:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
         if self.kinds[self.i] == ATTRS:
-            i = self.advance()
-            start, end = self.offsets[i], self.ends[i]
-            return self.block_values(start + 1, end), block_span(start, end)
+            span = self.ends[self.advance()]
+            return self.block_values(span), span
         self.expect("[", "'[' to start an attribute list")
         kinds = self.kinds
         values: dict[str, str] = {}
@@ -370,9 +365,11 @@ class _Parser:
         self.advance()
         return values, positions
 
-    def block_values(self, start: int, end: int) -> dict[str, str]:
-        """The values of the items between ``start`` and ``end`` of a well-formed list."""
+    def block_values(self, span: int) -> dict[str, str]:
+        """The values of the items of the well-formed list ``span``."""
         text = self.text
+        start, end = span >> 32, span & _LOW  # span_bounds(span), inlined
+        start += 1  # after the "["
         pairs = PAIRS.findall(text, start, end)
         values = dict(pairs)
         if text.find("\\", start, end) >= 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from attractor.dot.lexer import LineIndex, attr_items
+from attractor.dot.lexer import LineIndex, attr_items, span_bounds
 
 
 class SourcePos(NamedTuple):
@@ -44,7 +44,8 @@ class Source:
 
     def key_position(self, span: int, key: str) -> SourcePos | None:
         """Where the list ``span`` writes ``key`` (its last place), None if it does not."""
-        text, start, end = self.text, span >> 32, span & _LOW
+        text = self.text
+        start, end = span_bounds(span)
         if text.find(key, start, end) < 0:
             return None
         found = None
@@ -62,17 +63,6 @@ class Source:
     def block_offsets(self, span: int) -> dict[str, int]:
         """Key -> offset of each item of the list ``span`` (a key written twice: its
         last place)."""
-        items = attr_items().finditer(self.text, (span >> 32) + 1, span & _LOW)
+        start, end = span_bounds(span)
+        items = attr_items().finditer(self.text, start + 1, end)
         return {m.group(1): m.start() for m in items}
-
-
-_LOW = (1 << 32) - 1
-
-
-def block_span(start: int, end: int) -> int:
-    """One int for a well-formed attribute list from its ``[`` at ``start`` to ``end``.
-
-    A big pipeline keeps one per node and edge statement; one int is half the
-    memory of two (a file is at most 16 MiB, far below 2**32 characters).
-    """
-    return start << 32 | end
