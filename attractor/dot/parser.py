@@ -374,12 +374,11 @@ class _Parser:
         pairs = PAIRS.findall(text, start, end)
         # One string per distinct key, not one per item: a 100,000-node file
         # writes ~300,000 keys (17 MB as separate strings).
-        values = {intern(key): value for key, value in pairs}
-        if text.find("\\", start, end) >= 0:
-            for key, value in pairs:
-                # Only the value that won (the last one written for its key).
-                if "\\" in value and values[key] is value:
-                    values[key] = unescape(value)
+        if text.find("\\", start, end) < 0:
+            return {intern(key): value for key, value in pairs}
+        values = {}
+        for key, value in pairs:  # a bare value has no backslash
+            values[intern(key)] = unescape(value) if "\\" in value else value
         return values
 
     def offsets_of(self, own: Own) -> Attrs:
