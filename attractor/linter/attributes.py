@@ -13,7 +13,6 @@ from attractor.dot.schema import (
     known_names,
     spec_for,
 )
-from attractor.dot.stylesheet import parse_stylesheet
 from attractor.errors import ConditionError, Diagnostic, StylesheetError
 from attractor.linter.base import at, at_value, did_you_mean, facts, known_types, rule_list
 
@@ -253,6 +252,8 @@ def stylesheet_syntax(graph: Graph) -> list[Diagnostic]:
     text = graph.attrs.get("model_stylesheet")
     if not text:
         return []
+    from attractor.dot.stylesheet import parse_stylesheet  # off the path of most lints
+
     try:
         parse_stylesheet(text)
     except StylesheetError as error:

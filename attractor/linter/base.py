@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -170,7 +169,9 @@ def _lines(source: str) -> list[str]:
 
 def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.75) -> str | None:
     """The closest choice to ``word`` when it looks like a typo of it."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    from difflib import get_close_matches  # rarely needed: off the import path
+
+    found = get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return found[0] if found else None
 
 
