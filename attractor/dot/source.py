@@ -30,17 +30,23 @@ class SourcePos(NamedTuple):
 class Source:
     """The text of one pipeline file, with the offset -> line index of the parser."""
 
-    __slots__ = ("file", "text", "lines")
+    __slots__ = ("file", "text", "lines", "_known")
 
     def __init__(self, file: str, text: str, lines: LineIndex) -> None:
         self.file = file
         self.text = text
         self.lines = lines
+        #: offset -> position, for offsets asked about again (a default's attribute
+        #: is asked about once per node it reaches).
+        self._known: dict[int, SourcePos] = {}
 
     def at(self, offset: int) -> SourcePos:
         """The position of character ``offset``."""
-        line, column = self.lines.locate(offset)
-        return SourcePos(self.file, line, column)
+        pos = self._known.get(offset)
+        if pos is None:
+            line, column = self.lines.locate(offset)
+            pos = self._known[offset] = SourcePos(self.file, line, column)
+        return pos
 
     def key_position(self, span: int, key: str) -> SourcePos | None:
         """Where the list ``span`` writes ``key`` (its last place), None if it does not."""
