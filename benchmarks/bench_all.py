@@ -488,6 +488,24 @@ BEFORE = """Before this work (same kind of machine, quiet):
 """
 
 
+PARSER = """The parser is pure Python (libcgraph is only the reference). Its Python code
+runs per statement, not per character or per token: one regular expression scans the
+file, and returns a node statement with a well-formed attribute list (`a [x=1, y="z"]`)
+as one token and an edge chain of plain ids (`a -> b -> c`) as another; one `findall`
+reads a list's items. Anything else (comments inside a list, a mistake) scans token by
+token as before, and an error met at such a token is worded by the plain parser, so
+messages and positions do not change. Positions are kept as character offsets and
+worked out into `file:line:column` only when read (the line index itself is built on
+the first question), and attribute keys are interned: that is most of the memory saved.
+The floor row is what no parser written in Python over that scanner can beat: the
+scanner's expression alone, with no Python per match. What is left above it is a
+second regex pass over each attribute list and the Python that builds each node.
+Cold `attractor lint` figures include compiling every module when the environment sets
+PYTHONDONTWRITEBYTECODE; the row below them runs with the bytecode cache an install
+writes.
+"""
+
+
 def write_doc(table: str, setting: str) -> None:
     DOC.write_text(
         "# Performance\n\n"
@@ -507,7 +525,7 @@ def write_doc(table: str, setting: str) -> None:
         + BEFORE
         + "Where the time goes and what was done about it: see docs/engine.md (journal and "
         "group commit, `max_parallel`) and the commit history of `attractor/dot/` (plain "
-        "adjacency lists instead of networkx).\n",
+        "adjacency lists instead of networkx).\n\n" + PARSER,
         encoding="utf-8",
     )
 
