@@ -448,6 +448,30 @@ class Graph(_View):
         for (source, offset), (target, _) in zip(ends, ends[1:], strict=False):
             link(source, target, item, offset)
 
+    def renamed(self, aliases: dict[str, str]) -> Graph:
+        """A graph for reading: this one with the nodes ``aliases`` names left out
+        and every edge endpoint renamed by it.
+
+        It shares this graph's attribute dicts and positions instead of copying
+        them (a 100,000-node graph would double in memory); write to neither.
+        """
+        copy = Graph(self.name, file=self.file, source=self._source or self.source)
+        copy._item = self._item
+        nodes = copy._nodes
+        for node_id, data in self._nodes.items():
+            if node_id not in aliases:
+                nodes[node_id] = _NodeData(
+                    data.attrs, data.pos, data.declared, data._pos, data._defaults, data._block
+                )
+        for edge in self._edges:
+            source = aliases.get(edge.source, edge.source)
+            target = aliases.get(edge.target, edge.target)
+            for end in (source, target):
+                if end not in nodes:
+                    nodes[end] = _NodeData({}, edge.pos, False)
+            copy._link(source, target, edge.item, edge.pos)
+        return copy
+
     # -- reading --------------------------------------------------------------
 
     @property
