@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from sys import intern
 
@@ -70,20 +69,29 @@ def derive_class(label: str) -> str:
 MAX_SUBGRAPH_DEPTH = 100
 
 
-@dataclass
 class _Scope:
     """Defaults and membership of the graph body or one subgraph.
 
     The defaults are shared with nested scopes and with the nodes and edges
     created under them, so they are replaced by a ``node [...]`` or ``edge [...]``
-    statement, never updated in place.
+    statement, never updated in place. (A plain class: a dataclass costs a cold
+    ``attractor lint`` a millisecond to create.)
     """
 
-    node_defaults: Attrs = _NO_ATTRS
-    edge_defaults: Attrs = _NO_ATTRS
-    #: The attribute dicts of the nodes declared or first created here.
-    members: list[dict[str, str]] = field(default_factory=list)
-    label: str | None = None
+    __slots__ = ("node_defaults", "edge_defaults", "members", "label")
+
+    def __init__(
+        self,
+        node_defaults: Attrs = _NO_ATTRS,
+        edge_defaults: Attrs = _NO_ATTRS,
+        label: str | None = None,
+    ) -> None:
+        self.node_defaults = node_defaults
+        self.edge_defaults = edge_defaults
+        #: The attribute dicts of the nodes declared or first created here.
+        self.members: list[dict[str, str]] = []
+        #: None for the graph body; a subgraph's label ("" until one is written).
+        self.label = label
 
 
 class _Parser:
