@@ -500,9 +500,9 @@ the first question), and attribute keys are interned: that is most of the memory
 The floor row is what no parser written in Python over that scanner can beat: the
 scanner's expression alone, with no Python per match. What is left above it is a
 second regex pass over each attribute list and the Python that builds each node.
-Cold `attractor lint` figures include compiling every module when the environment sets
-PYTHONDONTWRITEBYTECODE; the row below them runs with the bytecode cache an install
-writes.
+Cold `attractor lint` figures include compiling every module it imports when the
+environment sets PYTHONDONTWRITEBYTECODE (the line above the table says); the row under
+the 10-node one runs the same command with the bytecode cache an install writes.
 """
 
 
