@@ -449,7 +449,9 @@ def parse_dot(text: str, *, file: str = "<string>") -> Graph:
 
 
 def _parse(text: str, file: str) -> Graph:
-    parser = _Parser(text, file, fast=True)  # the scanner's errors are those of both modes
+    # The scanner's errors are those of both modes. A list's span packs two offsets
+    # in one int (lexer.block_span), for texts under 4 Gi characters.
+    parser = _Parser(text, file, fast=len(text) < 1 << 32)
     try:
         return parser.parse()
     except PipelineSyntaxError:
