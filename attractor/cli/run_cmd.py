@@ -187,7 +187,9 @@ def _plan_run(path: Path, options: CommonOptions) -> _Plan:
     return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
-def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> _Plan:
+def _plan_resume(
+    run_dir: Path, options: CommonOptions, how: Continuation | None = None
+) -> _Plan:
     copy = RunDir(run_dir).pipeline_path
     if not os.path.lexists(copy):  # anything else there is read, or refused, by prepare
         raise UsageError(
