@@ -2,7 +2,8 @@
 
 Attribute values are stored as the (unescaped) text the author wrote, with the
 source position of every node, edge and attribute, so any diagnostic can point
-at the file. Typed access goes through :mod:`attractor.dot.schema`. Reachability
+at the file (kept as character offsets until read: see :mod:`attractor.dot.store`).
+Typed access goes through :mod:`attractor.dot.schema`. Reachability
 (:meth:`Graph.descendants`, :meth:`Graph.ancestors`) and strongly connected
 components (:func:`attractor.dot.scc.strongly_connected`) are small functions
 over these lists; no graph library is loaded.
@@ -16,118 +17,18 @@ from typing import Any
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
 from attractor.dot.source import Source, SourcePos
+from attractor.dot.store import NO_EDGES, EdgeData, Item, NodeData, Pos
 
 __all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 
 
-class _Item:
-    """Attributes shared by nodes, edges and the graph itself.
-
-    Positions may wait: a parsed item keeps the offsets of the defaults in force
-    (shared, never modified: the parser replaces, not updates, a scope's
-    defaults) and the span of its own attribute list (a
-    :func:`~attractor.dot.lexer.block_span`, -1 for none), and works out the
-    positions the first time somebody reads or writes them.
-    """
-
-    __slots__ = ("attrs", "_pos", "_defaults", "_block")
-
-    def __init__(
-        self,
-        attrs: dict[str, str] | None = None,
-        attr_pos: dict[str, SourcePos] | None = None,
-        defaults: dict[str, int] | None = None,
-        block: int = -1,
-    ) -> None:
-        self.attrs: dict[str, str] = {} if attrs is None else attrs
-        lazy = attr_pos is None and (defaults is not None or block >= 0)
-        self._pos: dict[str, SourcePos] | None = None if lazy else attr_pos or {}
-        self._defaults = defaults
-        self._block = block
-
-    def positions(self, source: Source | None) -> dict[str, SourcePos]:
-        pos = self._pos
-        if pos is None:
-            pos = {}
-            if source is not None:
-                pos = {key: source.at(offset) for key, offset in (self._defaults or {}).items()}
-                if self._block >= 0:
-                    pos.update(source.block_positions(self._block))
-            self._pos, self._defaults = pos, None
-        return pos
-
-    def position(self, key: str, source: Source | None) -> SourcePos | None:
-        """Where ``key`` was written, without working out the others' positions."""
-        pos = self._pos
-        if pos is not None:
-            return pos.get(key)
-        if key not in self.attrs or source is None:  # (parsed: values and positions alike)
-            return None
-        if self._block >= 0:
-            found = source.key_position(self._block, key)
-            if found is not None:
-                return found
-        offset = self._defaults.get(key) if self._defaults else None
-        return None if offset is None else source.at(offset)
-
-    def set(self, key: str, value: str, pos: SourcePos | None, source: Source | None) -> None:
-        self.attrs[key] = value
-        if pos is not None:
-            self.positions(source)[key] = pos
-
-
-#: A position as stored: resolved, or the offset of a parsed token.
-_Pos = SourcePos | int
-
-
-class _NodeData(_Item):
-    __slots__ = ("pos", "declared", "out", "into")
-
-    def __init__(
-        self,
-        attrs: dict[str, str],
-        pos: _Pos,
-        declared: bool,
-        attr_pos: dict[str, SourcePos] | None = None,
-        defaults: dict[str, int] | None = None,
-        block: int = -1,
-    ) -> None:
-        # _Item.__init__ inlined: the parser builds one of these per node.
-        self.attrs = attrs
-        lazy = attr_pos is None and (defaults is not None or block >= 0)
-        self._pos = None if lazy else attr_pos or {}
-        self._defaults = defaults
-        self._block = block
-        self.pos = pos
-        self.declared = declared
-        #: Outgoing and incoming edges in declaration order, once the graph's
-        #: adjacency is built (see :meth:`Graph._adjacency`).
-        self.out: list[_EdgeData] = _NO_EDGES
-        self.into: list[_EdgeData] = _NO_EDGES
-
-
-#: The adjacency of a node without edges (shared; replaced, never appended to).
-_NO_EDGES: list[_EdgeData] = []
-
-
-class _EdgeData:
-    __slots__ = ("source", "target", "item", "pos", "order")
-
-    def __init__(self, source: str, target: str, item: _Item, pos: _Pos, order: int) -> None:
-        self.source = source
-        self.target = target
-        self.item = item
-        self.pos = pos
-        self.order = order
-
-
 class _View:
-    """Typed attribute access over an _Item."""
+    """Typed attribute access over an Item."""
 
     __slots__ = ()
     scope: Scope
     graph: Graph
-    _item: _Item
+    _item: Item
 
     @property
     def attrs(self) -> dict[str, str]:
@@ -167,7 +68,7 @@ class Node(_View):
 
     __slots__ = ("graph", "id", "_item")
     scope: Scope = "node"
-    _item: _NodeData
+    _item: NodeData
 
     def __init__(self, graph: Graph, node_id: str) -> None:
         self.graph = graph
@@ -235,7 +136,7 @@ class Edge(_View):
     __slots__ = ("graph", "_data", "_item")
     scope: Scope = "edge"
 
-    def __init__(self, graph: Graph, data: _EdgeData) -> None:
+    def __init__(self, graph: Graph, data: EdgeData) -> None:
         self.graph = graph
         self._data = data
         self._item = data.item
@@ -280,7 +181,7 @@ class Edge(_View):
         their attribute dicts until one of them is set: ``attrs`` is for reading.
         """
         positions = self._item.positions(self._where())
-        own = _Item(dict(self._item.attrs), dict(positions))
+        own = Item(dict(self._item.attrs), dict(positions))
         self._item = self._data.item = own
         own.set(key, value, pos, None)
 
@@ -296,11 +197,11 @@ class Graph(_View):
         #: Where positions stored as offsets are resolved (set by the parser).
         self._source = source if isinstance(source, Source) else None
         self.source = source.text if isinstance(source, Source) else source
-        self._at: _Pos = SourcePos(file, 1, 1)
-        self._nodes: dict[str, _NodeData] = {}
-        self._edges: list[_EdgeData] = []
+        self._at: Pos = SourcePos(file, 1, 1)
+        self._nodes: dict[str, NodeData] = {}
+        self._edges: list[EdgeData] = []
         #: A parsed graph's attribute positions are offsets until read.
-        self._item = _Item() if self._source is None else _Item({}, None, {})
+        self._item = Item() if self._source is None else Item({}, None, {})
         #: Whether the nodes' ``out`` and ``into`` lists are built.
         self._indexed = False
         #: (node id, first declaration, repeated declaration) for duplicate_node.
@@ -321,7 +222,7 @@ class Graph(_View):
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, {len(self._nodes)} nodes)"
 
-    def _resolve(self, pos: _Pos) -> SourcePos:
+    def _resolve(self, pos: Pos) -> SourcePos:
         if isinstance(pos, int):
             if self._source is None:  # cannot happen: offsets come with a source
                 return SourcePos(self.file, 1, 1)
@@ -342,7 +243,7 @@ class Graph(_View):
         """Add or merge a node. A second declaration merges (later wins) and is recorded."""
         data = self._nodes.get(node_id)
         if data is None:
-            self._nodes[node_id] = _NodeData(dict(attrs), pos, declared, dict(attr_pos or {}))
+            self._nodes[node_id] = NodeData(dict(attrs), pos, declared, dict(attr_pos or {}))
         else:
             if declared and data.declared:
                 self.duplicates.append((node_id, self._resolve(data.pos), pos))
@@ -364,29 +265,29 @@ class Graph(_View):
         """Add an edge; endpoints not yet seen are created as undeclared nodes."""
         for end in (source, target):
             if end not in self._nodes:
-                self._nodes[end] = _NodeData({}, pos, False)
-        data = self._link(source, target, _Item(dict(attrs), dict(attr_pos or {})), pos)
+                self._nodes[end] = NodeData({}, pos, False)
+        data = self._link(source, target, Item(dict(attrs), dict(attr_pos or {})), pos)
         return Edge(self, data)
 
-    def _link(self, source: str, target: str, item: _Item, pos: _Pos) -> _EdgeData:
-        data = _EdgeData(source, target, item, pos, len(self._edges))
+    def _link(self, source: str, target: str, item: Item, pos: Pos) -> EdgeData:
+        data = EdgeData(source, target, item, pos, len(self._edges))
         self._edges.append(data)
         if self._indexed:
             self._index(data)
         return data
 
-    def _index(self, data: _EdgeData) -> None:
+    def _index(self, data: EdgeData) -> None:
         tail, head = self._nodes[data.source], self._nodes[data.target]
-        if tail.out is _NO_EDGES:
+        if tail.out is NO_EDGES:
             tail.out = [data]
         else:
             tail.out.append(data)
-        if head.into is _NO_EDGES:
+        if head.into is NO_EDGES:
             head.into = [data]
         else:
             head.into.append(data)
 
-    def _adjacency(self) -> dict[str, _NodeData]:
+    def _adjacency(self) -> dict[str, NodeData]:
         """The nodes, with their ``out`` and ``into`` lists built (once, on first use)."""
         if not self._indexed:
             self._indexed = True
@@ -396,12 +297,7 @@ class Graph(_View):
 
     def set_parsed(self, key: str, value: str, offset: int) -> None:
         """Set a graph attribute the parser found, its key at ``offset``."""
-        item = self._item
-        item.attrs[key] = value
-        if item._pos is None and item._defaults is not None:
-            item._defaults[key] = offset  # the graph's own dict, not a shared default
-        else:
-            item.set(key, value, self._resolve(offset), self._source)
+        self._item.set_at(key, value, offset, self._source)
 
     def parsed_at(self, offset: int) -> None:
         """The parser found the graph's ``digraph`` at ``offset``."""
@@ -427,7 +323,7 @@ class Graph(_View):
         """
         if isinstance(block, dict):
             defaults, block = {**(defaults or {}), **block}, -1
-        self._nodes[node_id] = _NodeData(attrs, offset, declared, None, defaults, block)
+        self._nodes[node_id] = NodeData(attrs, offset, declared, None, defaults, block)
 
     def add_parsed_edges(
         self,
@@ -443,7 +339,7 @@ class Graph(_View):
         """
         if isinstance(block, dict):
             defaults, block = {**(defaults or {}), **block}, -1
-        item = _Item(attrs, None, defaults, block)
+        item = Item(attrs, None, defaults, block)
         link = self._link
         for (source, offset), (target, _) in zip(ends, ends[1:], strict=False):
             link(source, target, item, offset)
@@ -460,15 +356,13 @@ class Graph(_View):
         nodes = copy._nodes
         for node_id, data in self._nodes.items():
             if node_id not in aliases:
-                nodes[node_id] = _NodeData(
-                    data.attrs, data.pos, data.declared, data._pos, data._defaults, data._block
-                )
+                nodes[node_id] = data.sharing()
         for edge in self._edges:
             source = aliases.get(edge.source, edge.source)
             target = aliases.get(edge.target, edge.target)
             for end in (source, target):
                 if end not in nodes:
-                    nodes[end] = _NodeData({}, edge.pos, False)
+                    nodes[end] = NodeData({}, edge.pos, False)
             copy._link(source, target, edge.item, edge.pos)
         return copy
 
