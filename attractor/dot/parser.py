@@ -48,9 +48,9 @@ _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"}
 #: graph works out positions from offsets when they are read).
 Attrs = tuple[dict[str, str], dict[str, int]]
 
-#: The attribute list of a node or edge statement: key -> value, and either the
-#: positions or the :func:`~attractor.dot.lexer.block_span` of a well-formed list
-#: whose positions wait until read (-1: no list).
+#: The attribute list of a node or edge statement: key -> value, and either
+#: key -> offset or the :func:`~attractor.dot.lexer.block_span` of a well-formed
+#: list whose items are found again when a position is read (-1: no list).
 Own = tuple[dict[str, str], dict[str, int] | int]
 
 _NO_ATTRS: Attrs = ({}, {})  # never modified: defaults are replaced, not updated
@@ -310,7 +310,7 @@ class _Parser:
         values, where = own
         if node_id in self.known:
             at = self.source.at
-            positions = {key: at(where) for key, where in self.offsets_of(own)[1].items()}
+            positions = {key: at(written) for key, written in self.offsets_of(own)[1].items()}
             self.graph.add_node(node_id, values, at(offset), positions)
             return
         default_values, default_positions = scope.node_defaults
