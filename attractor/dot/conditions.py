@@ -33,7 +33,6 @@ Choices where the reference is loose (documented here because users see them):
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -162,7 +161,9 @@ class _Scanner:
 def _check_outcome(value: str, scanner: _Scanner, start: int) -> None:
     if value in OUTCOME_VALUES:
         return
-    close = difflib.get_close_matches(value.lower(), OUTCOME_VALUES, n=1, cutoff=0.6)
+    from difflib import get_close_matches  # rarely needed: off the import path
+
+    close = get_close_matches(value.lower(), OUTCOME_VALUES, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}? " if close else ""
     raise scanner.fail(
         f"outcome is never '{value}': {hint}use one of " + ", ".join(OUTCOME_VALUES), start
@@ -208,7 +209,9 @@ def special_key_typo(key: str) -> str | None:
     """
     if key in SPECIAL_KEYS or "." in key:
         return None
-    close = difflib.get_close_matches(key.lower(), SPECIAL_KEYS, n=1, cutoff=0.75)
+    from difflib import get_close_matches  # rarely needed: off the import path
+
+    close = get_close_matches(key.lower(), SPECIAL_KEYS, n=1, cutoff=0.75)
     return close[0] if close else None
 
 

@@ -2,7 +2,8 @@
 
 Attribute values are stored as the (unescaped) text the author wrote, with the
 source position of every node, edge and attribute, so any diagnostic can point
-at the file. Typed access goes through :mod:`attractor.dot.schema`. Reachability
+at the file (kept as character offsets until read: see :mod:`attractor.dot.store`).
+Typed access goes through :mod:`attractor.dot.schema`. Reachability
 (:meth:`Graph.descendants`, :meth:`Graph.ancestors`) and strongly connected
 components (:func:`attractor.dot.scc.strongly_connected`) are small functions
 over these lists; no graph library is loaded.
@@ -11,72 +12,23 @@ over these lists; no graph library is loaded.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Iterator, KeysView
+from typing import Any
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
+from attractor.dot.source import Source, SourcePos
+from attractor.dot.store import NO_EDGES, EdgeData, Item, NodeData, Pos
 
-
-class SourcePos(NamedTuple):
-    """Where something was written: file, 1-based line and column.
-
-    A named tuple: a big pipeline holds one per attribute, and a tuple is built
-    faster and takes less memory than a dataclass instance.
-    """
-
-    file: str
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
-
-
-class _Item:
-    """Storage shared by nodes, edges and the graph itself."""
-
-    __slots__ = ("attrs", "attr_pos")
-
-    def __init__(
-        self, attrs: dict[str, str] | None = None, attr_pos: dict[str, SourcePos] | None = None
-    ) -> None:
-        self.attrs: dict[str, str] = {} if attrs is None else attrs
-        self.attr_pos: dict[str, SourcePos] = {} if attr_pos is None else attr_pos
-
-    def set(self, key: str, value: str, pos: SourcePos | None) -> None:
-        self.attrs[key] = value
-        if pos is not None:
-            self.attr_pos[key] = pos
-
-
-class _NodeData:
-    __slots__ = ("item", "pos", "declared", "out", "into")
-
-    def __init__(self, item: _Item, pos: SourcePos, declared: bool) -> None:
-        self.item = item
-        self.pos = pos
-        self.declared = declared
-        #: Outgoing and incoming edges, each list in declaration order.
-        self.out: list[_EdgeData] = []
-        self.into: list[_EdgeData] = []
-
-
-class _EdgeData:
-    __slots__ = ("source", "target", "item", "pos", "order")
-
-    def __init__(self, source: str, target: str, item: _Item, pos: SourcePos, order: int) -> None:
-        self.source = source
-        self.target = target
-        self.item = item
-        self.pos = pos
-        self.order = order
+__all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 
 
 class _View:
-    """Typed attribute access over an _Item."""
+    """Typed attribute access over an Item."""
 
+    __slots__ = ()
     scope: Scope
-    _item: _Item
+    graph: Graph
+    _item: Item
 
     @property
     def attrs(self) -> dict[str, str]:
@@ -86,7 +38,12 @@ class _View:
 
     @property
     def attr_pos(self) -> dict[str, SourcePos]:
-        return self._item.attr_pos
+        """Where each attribute was written (for an inherited one: in the default)."""
+        return self._item.positions(self._where())
+
+    def pos_of(self, key: str) -> SourcePos | None:
+        """Where attribute ``key`` was written; cheaper than ``attr_pos`` for one key."""
+        return self._item.position(key, self._where())
 
     def raw(self, key: str) -> str | None:
         return self._item.attrs.get(key)
@@ -99,21 +56,24 @@ class _View:
         return key in self._item.attrs
 
     def set(self, key: str, value: str, pos: SourcePos | None = None) -> None:
-        self._item.set(key, value, pos)
+        self._item.set(key, value, pos, self._where())
+
+    def _where(self) -> Source | None:
+        """What resolves this item's positions."""
+        return self.graph._source
 
 
 class Node(_View):
     """A typed view of one node."""
 
+    __slots__ = ("graph", "id", "_item")
     scope: Scope = "node"
+    _item: NodeData
 
     def __init__(self, graph: Graph, node_id: str) -> None:
         self.graph = graph
         self.id = node_id
-        data = graph._nodes[node_id]
-        self._item = data.item
-        self.pos: SourcePos = data.pos
-        self.declared: bool = data.declared
+        self._item = graph._nodes[node_id]
 
     def __repr__(self) -> str:
         return f"Node({self.id!r})"
@@ -123,6 +83,16 @@ class Node(_View):
 
     def __hash__(self) -> int:
         return hash(self.id)
+
+    @property
+    def pos(self) -> SourcePos:
+        """Where the node was declared (else first mentioned, in an edge)."""
+        return self.graph._resolve(self._item.pos)
+
+    @property
+    def declared(self) -> bool:
+        """False for a node only ever mentioned in edges."""
+        return self._item.declared
 
     @property
     def label(self) -> str:
@@ -163,20 +133,34 @@ class Node(_View):
 class Edge(_View):
     """A typed view of one edge."""
 
+    __slots__ = ("graph", "_data", "_item")
     scope: Scope = "edge"
 
-    def __init__(self, graph: Graph, data: _EdgeData) -> None:
+    def __init__(self, graph: Graph, data: EdgeData) -> None:
         self.graph = graph
         self._data = data
-        self.source = data.source
-        self.target = data.target
         self._item = data.item
-        self.pos: SourcePos = data.pos
-        #: Declaration order among all edges of the graph.
-        self.order: int = data.order
 
     def __repr__(self) -> str:
         return f"Edge({self.source!r} -> {self.target!r})"
+
+    @property
+    def source(self) -> str:
+        return self._data.source
+
+    @property
+    def target(self) -> str:
+        return self._data.target
+
+    @property
+    def pos(self) -> SourcePos:
+        """Where the edge's source id is written in its edge statement."""
+        return self.graph._resolve(self._data.pos)
+
+    @property
+    def order(self) -> int:
+        """Declaration order among all edges of the graph."""
+        return self._data.order
 
     @property
     def label(self) -> str:
@@ -196,9 +180,10 @@ class Edge(_View):
         The edges of one chain statement (``a -> b -> c [weight=2]``) share
         their attribute dicts until one of them is set: ``attrs`` is for reading.
         """
-        own = _Item(dict(self._item.attrs), dict(self._item.attr_pos))
+        positions = self._item.positions(self._where())
+        own = Item(dict(self._item.attrs), dict(positions))
         self._item = self._data.item = own
-        own.set(key, value, pos)
+        own.set(key, value, pos, None)
 
 
 class Graph(_View):
@@ -206,19 +191,43 @@ class Graph(_View):
 
     scope: Scope = "graph"
 
-    def __init__(self, name: str, *, file: str = "<string>", source: str = "") -> None:
+    def __init__(self, name: str, *, file: str = "<string>", source: str | Source = "") -> None:
         self.name = name
         self.file = file
-        self.source = source
-        self.pos = SourcePos(file, 1, 1)
-        self._nodes: dict[str, _NodeData] = {}
-        self._edges: list[_EdgeData] = []
-        self._item = _Item()
+        #: Where positions stored as offsets are resolved (set by the parser).
+        self._source = source if isinstance(source, Source) else None
+        self.source = source.text if isinstance(source, Source) else source
+        self._at: Pos = SourcePos(file, 1, 1)
+        self._nodes: dict[str, NodeData] = {}
+        self._edges: list[EdgeData] = []
+        #: A parsed graph's attribute positions are offsets until read.
+        self._item = Item() if self._source is None else Item({}, None, {})
+        #: Whether the nodes' ``out`` and ``into`` lists are built.
+        self._indexed = False
         #: (node id, first declaration, repeated declaration) for duplicate_node.
         self.duplicates: list[tuple[str, SourcePos, SourcePos]] = []
 
+    def _where(self) -> Source | None:
+        return self._source
+
+    @property
+    def pos(self) -> SourcePos:
+        """Where the graph starts (its ``digraph``); graph-level diagnostics point there."""
+        return self._resolve(self._at)
+
+    @pos.setter
+    def pos(self, pos: SourcePos) -> None:
+        self._at = pos
+
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, {len(self._nodes)} nodes)"
+
+    def _resolve(self, pos: Pos) -> SourcePos:
+        if isinstance(pos, int):
+            if self._source is None:  # cannot happen: offsets come with a source
+                return SourcePos(self.file, 1, 1)
+            return self._source.at(pos)
+        return pos
 
     # -- building -------------------------------------------------------------
 
@@ -234,17 +243,15 @@ class Graph(_View):
         """Add or merge a node. A second declaration merges (later wins) and is recorded."""
         data = self._nodes.get(node_id)
         if data is None:
-            item = _Item(dict(attrs), dict(attr_pos or {}))
-            self._nodes[node_id] = _NodeData(item, pos, declared)
+            self._nodes[node_id] = NodeData(dict(attrs), pos, declared, dict(attr_pos or {}))
         else:
-            item = data.item
             if declared and data.declared:
-                self.duplicates.append((node_id, data.pos, pos))
+                self.duplicates.append((node_id, self._resolve(data.pos), pos))
             if declared and not data.declared:
                 data.declared = True
                 data.pos = pos
-            item.attrs.update(attrs)
-            item.attr_pos.update(attr_pos or {})
+            data.attrs.update(attrs)
+            data.positions(self._source).update(attr_pos or {})
         return Node(self, node_id)
 
     def add_edge(
@@ -258,47 +265,106 @@ class Graph(_View):
         """Add an edge; endpoints not yet seen are created as undeclared nodes."""
         for end in (source, target):
             if end not in self._nodes:
-                self._nodes[end] = _NodeData(_Item(), pos, False)
-        data = self._link(source, target, _Item(dict(attrs), dict(attr_pos or {})), pos)
+                self._nodes[end] = NodeData({}, pos, False)
+        data = self._link(source, target, Item(dict(attrs), dict(attr_pos or {})), pos)
         return Edge(self, data)
 
-    def _link(self, source: str, target: str, item: _Item, pos: SourcePos) -> _EdgeData:
-        data = _EdgeData(source, target, item, pos, len(self._edges))
+    def _link(self, source: str, target: str, item: Item, pos: Pos) -> EdgeData:
+        data = EdgeData(source, target, item, pos, len(self._edges))
         self._edges.append(data)
-        self._nodes[source].out.append(data)
-        self._nodes[target].into.append(data)
+        if self._indexed:
+            self._index(data)
         return data
 
-    def add_new_node(
+    def _index(self, data: EdgeData) -> None:
+        tail, head = self._nodes[data.source], self._nodes[data.target]
+        if tail.out is NO_EDGES:
+            tail.out = [data]
+        else:
+            tail.out.append(data)
+        if head.into is NO_EDGES:
+            head.into = [data]
+        else:
+            head.into.append(data)
+
+    def _adjacency(self) -> dict[str, NodeData]:
+        """The nodes, with their ``out`` and ``into`` lists built (once, on first use)."""
+        if not self._indexed:
+            self._indexed = True
+            for data in self._edges:
+                self._index(data)
+        return self._nodes
+
+    def set_parsed(self, key: str, value: str, offset: int) -> None:
+        """Set a graph attribute the parser found, its key at ``offset``."""
+        self._item.set_at(key, value, offset, self._source)
+
+    def parsed_at(self, offset: int) -> None:
+        """The parser found the graph's ``digraph`` at ``offset``."""
+        self._at = offset
+
+    def add_parsed_node(
         self,
         node_id: str,
         attrs: dict[str, str],
-        pos: SourcePos,
-        attr_pos: dict[str, SourcePos],
+        offset: int,
+        defaults: dict[str, int] | None,
+        block: int | dict[str, int],
         *,
         declared: bool = True,
     ) -> None:
-        """Add a node that is not in the graph yet, keeping ``attrs`` and ``attr_pos``.
+        """Add a node that is not in the graph yet, as the parser found it.
 
-        The parser's fast path: no copies, no merge check, no view returned.
+        The node keeps ``attrs``; its position is the offset ``offset`` and its
+        attribute positions those at the offsets ``defaults`` (shared, never
+        modified) updated with those of the attribute list ``block`` (a
+        :func:`~attractor.dot.lexer.block_span`, -1 for none; or key -> offset),
+        worked out when first read.
         """
-        self._nodes[node_id] = _NodeData(_Item(attrs, attr_pos), pos, declared)
+        if isinstance(block, dict):
+            defaults, block = {**(defaults or {}), **block}, -1
+        self._nodes[node_id] = NodeData(attrs, offset, declared, None, defaults, block)
 
-    def add_edges(
+    def add_parsed_edges(
         self,
-        edges: Iterable[tuple[str, str, SourcePos]],
+        ends: list[tuple[str, int]],
         attrs: dict[str, str],
-        attr_pos: dict[str, SourcePos],
+        defaults: dict[str, int] | None,
+        block: int | dict[str, int],
     ) -> None:
-        """Add edges (endpoints must exist) that share one attribute list, such as a chain.
+        """Add the edges of one chain of ``(node id, offset)`` (endpoints must exist).
 
-        The edges share one copy of the attributes (a big pipeline has many
-        chains; :meth:`Edge.set` unshares); no views are returned.
+        The edges share one attribute dict (a big pipeline has many chains;
+        :meth:`Edge.set` unshares); positions as for :meth:`add_parsed_node`.
         """
+        if isinstance(block, dict):
+            defaults, block = {**(defaults or {}), **block}, -1
+        item = Item(attrs, None, defaults, block)
         link = self._link
-        item = _Item(dict(attrs), dict(attr_pos))
-        for source, target, pos in edges:
-            link(source, target, item, pos)
+        for (source, offset), (target, _) in zip(ends, ends[1:], strict=False):
+            link(source, target, item, offset)
+
+    def renamed(self, aliases: dict[str, str]) -> Graph:
+        """A graph for reading: this one with the nodes ``aliases`` names left out
+        and every edge endpoint renamed by it.
+
+        It shares this graph's attribute dicts and positions instead of copying
+        them (a 100,000-node graph would double in memory); write to neither.
+        """
+        copy = Graph(self.name, file=self.file, source=self._source or self.source)
+        copy._item = self._item
+        nodes = copy._nodes
+        for node_id, data in self._nodes.items():
+            if node_id not in aliases:
+                nodes[node_id] = data.sharing()
+        for edge in self._edges:
+            source = aliases.get(edge.source, edge.source)
+            target = aliases.get(edge.target, edge.target)
+            for end in (source, target):
+                if end not in nodes:
+                    nodes[end] = NodeData({}, edge.pos, False)
+            copy._link(source, target, edge.item, edge.pos)
+        return copy
 
     # -- reading --------------------------------------------------------------
 
@@ -319,6 +385,10 @@ class Graph(_View):
             raise KeyError(node_id)
         return Node(self, node_id)
 
+    def id_view(self) -> KeysView[str]:
+        """The node ids as a live view (no copy; for fast membership tests)."""
+        return self._nodes.keys()
+
     def node_ids(self) -> list[str]:
         """Every node id, in the order first mentioned."""
         return list(self._nodes)
@@ -333,14 +403,14 @@ class Graph(_View):
 
     def outgoing(self, node_id: str) -> list[Edge]:
         """Outgoing edges of ``node_id`` in declaration order."""
-        return [Edge(self, e) for e in self._nodes[node_id].out]
+        return [Edge(self, e) for e in self._adjacency()[node_id].out]
 
     def incoming(self, node_id: str) -> list[Edge]:
-        return [Edge(self, e) for e in self._nodes[node_id].into]
+        return [Edge(self, e) for e in self._adjacency()[node_id].into]
 
     def successors(self, node_id: str) -> Iterator[str]:
         """Targets of the outgoing edges of ``node_id`` (repeated for parallel edges)."""
-        return (e.target for e in self._nodes[node_id].out)
+        return (e.target for e in self._adjacency()[node_id].out)
 
     def descendants(self, node_id: str) -> set[str]:
         """Ids reachable from ``node_id`` by one or more edges, never ``node_id`` itself."""
@@ -351,7 +421,7 @@ class Graph(_View):
         return self._reach(node_id, "into", "source")
 
     def _reach(self, node_id: str, side: str, end: str) -> set[str]:
-        nodes = self._nodes
+        nodes = self._adjacency()
         seen: set[str] = set()
         stack = [node_id]
         while stack:

@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import gc
 import re
-from bisect import bisect_right
-from dataclasses import dataclass, field
 from pathlib import Path
+from sys import intern
 
-from attractor.dot.graph import Graph, SourcePos
+from attractor.dot.graph import Graph, Source
 from attractor.dot.lexer import (
     ARROW,
-    ATTR,
     ATTRS,
+    CHAIN,
+    CHAIN_IDS,
     EOF,
+    NODE,
+    PAIRS,
     STRING,
     WORD,
     Token,
@@ -39,19 +41,23 @@ from attractor.fileio import TEXT_LIMIT, read_bounded
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CLASS_DROP = re.compile(r"[^a-z0-9-]")
+_LOW = (1 << 32) - 1  # see span_bounds
 _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"})
 
-#: An attribute list as parsed: key -> value, and key -> position of the key.
-Attrs = tuple[dict[str, str], dict[str, SourcePos]]
+#: An attribute list as parsed: key -> value, and key -> offset of the key (the
+#: graph works out positions from offsets when they are read).
+Attrs = tuple[dict[str, str], dict[str, int]]
+
+#: The attribute list of a node or edge statement: key -> value, and either
+#: key -> offset or the :func:`~attractor.dot.lexer.block_span` of a well-formed
+#: list whose items are found again when a position is read (-1: no list).
+Own = tuple[dict[str, str], dict[str, int] | int]
+
+_NO_ATTRS: Attrs = ({}, {})  # never modified: defaults are replaced, not updated
 
 
-def _no_attrs() -> Attrs:
-    return {}, {}
-
-
-def _update(attrs: Attrs, more: Attrs) -> None:
-    attrs[0].update(more[0])
-    attrs[1].update(more[1])
+def _merged(attrs: Attrs, more: Attrs) -> Attrs:
+    return {**attrs[0], **more[0]}, {**attrs[1], **more[1]}
 
 
 def derive_class(label: str) -> str:
@@ -63,34 +69,59 @@ def derive_class(label: str) -> str:
 MAX_SUBGRAPH_DEPTH = 100
 
 
-@dataclass
 class _Scope:
-    """Defaults and membership of the graph body or one subgraph."""
+    """Defaults and membership of the graph body or one subgraph.
 
-    node_defaults: Attrs = field(default_factory=_no_attrs)
-    edge_defaults: Attrs = field(default_factory=_no_attrs)
-    members: list[str] = field(default_factory=list)
-    label: str | None = None
+    The defaults are shared with nested scopes and with the nodes and edges
+    created under them, so they are replaced by a ``node [...]`` or ``edge [...]``
+    statement, never updated in place. (A plain class: a dataclass costs a cold
+    ``attractor lint`` a millisecond to create.)
+    """
+
+    __slots__ = ("node_defaults", "edge_defaults", "members", "label")
+
+    def __init__(
+        self,
+        node_defaults: Attrs = _NO_ATTRS,
+        edge_defaults: Attrs = _NO_ATTRS,
+        label: str | None = None,
+    ) -> None:
+        self.node_defaults = node_defaults
+        self.edge_defaults = edge_defaults
+        #: The attribute dicts of the nodes declared or first created here.
+        self.members: list[dict[str, str]] = []
+        #: None for the graph body; a subgraph's label ("" until one is written).
+        self.label = label
 
 
 class _Parser:
-    """Walks the scanner's parallel lists; ``i`` is the index of the next token."""
+    """Walks the scanner's parallel lists; ``i`` is the index of the next token.
 
-    def __init__(self, text: str, file: str) -> None:
+    With ``fast``, the scanner's ``NODE``, ``ATTRS`` and ``CHAIN`` tokens are
+    used. They stand for tokens the plain scanner would give, so the parser
+    takes the same decisions on them, with one exception: an error found at a
+    ``NODE`` or ``CHAIN`` token (one that is not where a statement may start)
+    would name it, not the token the plain parser stops at. :func:`parse_dot`
+    then parses again without ``fast`` for the exact message.
+    """
+
+    def __init__(self, text: str, file: str, *, fast: bool) -> None:
         self.file = file
-        tokens = scan(text, file=file, blocks=True)
+        tokens = scan(text, file=file, fast=fast)
         self.text = text
-        self.blocks = tokens.blocks
+        self.ends = tokens.ends
         self.kinds = tokens.kinds
         self.values = tokens.values
         self.offsets = tokens.offsets
         self.lines = tokens.lines
         self.last = len(self.kinds) - 1
         self.i = 0
-        self.graph = Graph("", file=file, source=text)
-        #: node id -> its attribute dict in the graph (shared, not a copy).
-        self.node_attrs: dict[str, dict[str, str]] = {}
+        self.source = Source(file, text, tokens.lines)
+        self.graph = Graph("", file=file, source=self.source)
+        self.known = self.graph.id_view()
         self.depth = 0
+        #: Whether the error raised was found at a ``NODE`` or ``CHAIN`` token.
+        self.failed_at_fused = False
 
     # -- token helpers -------------------------------------------------------
 
@@ -105,11 +136,8 @@ class _Parser:
             self.i = i + 1
         return i
 
-    def pos(self, i: int) -> SourcePos:
-        line, column = self.lines.locate(self.offsets[i])
-        return SourcePos(self.file, line, column)
-
     def fail(self, i: int, message: str) -> PipelineSyntaxError:
+        self.failed_at_fused = self.kinds[i] in (NODE, CHAIN)
         line, column = self.lines.locate(self.offsets[i])
         return PipelineSyntaxError(message, file=self.file, line=line, column=column)
 
@@ -154,7 +182,7 @@ class _Parser:
             raise self.fail(i, "undirected 'graph' is not supported; use 'digraph'")
         if word != "digraph":
             raise self.fail(i, f"expected 'digraph', found {self.found(i)}")
-        self.graph.pos = self.pos(i)  # graph-level diagnostics point at 'digraph'
+        self.graph.parsed_at(self.offsets[i])  # graph-level diagnostics point at 'digraph'
         name = self.i
         if self.kinds[name] in (WORD, STRING) and self.values[name] != "{":
             if self.kinds[name] == WORD and not _NODE_ID.fullmatch(self.values[name]):
@@ -170,10 +198,12 @@ class _Parser:
         kinds = self.kinds
         while True:
             kind = kinds[self.i]
-            if kind == "}":
+            if kind == NODE:
+                self.node_token(scope)
+            elif kind == "}":
                 self.advance()
                 return
-            if kind == ";":
+            elif kind == ";":
                 self.advance()
             elif kind == EOF:
                 raise self.fail(self.i, "expected '}' to close the graph body, found end of file")
@@ -191,6 +221,10 @@ class _Parser:
             self.subgraph(scope)
         elif kind == WORD:
             self.id_statement(scope)
+        elif kind == CHAIN:
+            self.advance()
+            ids = CHAIN_IDS.finditer(self.text, self.offsets[i], self.ends[i])
+            self.edge_statement([(m.group(), m.start()) for m in ids], scope)
         elif kind == STRING:
             raise self.fail(
                 i, "node ids are bare identifiers like review_code; put display text in label"
@@ -200,6 +234,12 @@ class _Parser:
                 i, f"expected a statement (node, edge, attribute), found {self.found(i)}"
             )
 
+    def node_token(self, scope: _Scope) -> None:
+        """A ``NODE`` token: a node statement of a valid id and a well-formed list."""
+        i = self.advance()
+        span = self.ends[i]
+        self.node_statement(self.values[i], self.offsets[i], (self.block_values(span), span), scope)
+
     def keyword_statement(self, word: str, scope: _Scope) -> None:
         i = self.advance()
         if word == "subgraph":
@@ -208,11 +248,11 @@ class _Parser:
             self.expect("{", "'{' to open the subgraph")
             self.subgraph(scope)
         elif word == "graph":
-            self.graph_attrs(self.attr_block(), scope)
+            self.graph_attrs(self.offsets_of(self.attr_block()), scope)
         elif word == "node":
-            _update(scope.node_defaults, self.attr_block())
+            scope.node_defaults = _merged(scope.node_defaults, self.offsets_of(self.attr_block()))
         elif word == "edge":
-            _update(scope.edge_defaults, self.attr_block())
+            scope.edge_defaults = _merged(scope.edge_defaults, self.offsets_of(self.attr_block()))
         else:
             raise self.fail(i, "a file holds exactly one digraph; move this one to its own file")
 
@@ -225,26 +265,15 @@ class _Parser:
                 self.i - 1,
                 f"subgraphs nest more than {MAX_SUBGRAPH_DEPTH} deep; flatten the structure",
             )
-        nodes, edges = parent.node_defaults, parent.edge_defaults
-        scope = _Scope((dict(nodes[0]), dict(nodes[1])), (dict(edges[0]), dict(edges[1])))
-        scope.label = ""  # a subgraph, not the top-level body
+        # A subgraph, not the top-level body: label "".
+        scope = _Scope(parent.node_defaults, parent.edge_defaults, label="")
         self.body(scope)
         cls = derive_class(scope.label or "")
         if cls:
-            for node_id in scope.members:
-                self.add_class(node_id, cls)
+            for attrs in scope.members:
+                _add_class(attrs, cls)
         parent.members.extend(scope.members)
         self.depth -= 1
-
-    def add_class(self, node_id: str, cls: str) -> None:
-        attrs = self.node_attrs[node_id]
-        text = attrs.get("class", "")
-        if not text:
-            attrs["class"] = cls  # one string shared by the whole subgraph
-            return
-        current = [c.strip() for c in text.split(",") if c.strip()]
-        if cls not in current:
-            attrs["class"] = ",".join([*current, cls])
 
     def graph_attrs(self, attrs: Attrs, scope: _Scope) -> None:
         values, positions = attrs
@@ -253,7 +282,7 @@ class _Parser:
                 scope.label = values["label"]
             return
         for key, value in values.items():
-            self.graph.set(key, value, positions[key])
+            self.graph.set_parsed(key, value, positions[key])
 
     def id_statement(self, scope: _Scope) -> None:
         first = self.advance()
@@ -262,62 +291,67 @@ class _Parser:
             self.advance()
             key = self.check_key(first)
             value = self.value()
-            self.graph_attrs(({key: value}, {key: self.pos(first)}), scope)
+            self.graph_attrs(({key: value}, {key: self.offsets[first]}), scope)
             return
         node_id = self.check_node_id(first)
         if nxt == ARROW:
-            self.edge_statement(first, node_id, scope)
+            self.edge_statement([(node_id, self.offsets[first])], scope)
         else:
-            attrs = self.attr_block() if nxt == "[" or nxt == ATTRS else _no_attrs()
-            self.node_statement(node_id, self.pos(first), attrs, scope)
+            own = self.attr_block() if nxt == "[" or nxt == ATTRS else ({}, -1)
+            self.node_statement(node_id, self.offsets[first], own, scope)
 
     def node_statement(
-        self, node_id: str, pos: SourcePos, attrs: Attrs, scope: _Scope, declared: bool = True
+        self, node_id: str, offset: int, own: Own, scope: _Scope, declared: bool = True
     ) -> None:
         """Declare ``node_id`` (or create it from an edge: ``declared=False``).
 
-        ``attrs`` must be fresh dicts: a new node keeps them.
+        ``own`` must hold a fresh dict: a new node keeps it.
         """
-        values, positions = attrs
-        if node_id in self.node_attrs:
-            self.graph.add_node(node_id, values, pos, positions)
+        values, where = own
+        if node_id in self.known:
+            at = self.source.at
+            positions = {key: at(written) for key, written in self.offsets_of(own)[1].items()}
+            self.graph.add_node(node_id, values, at(offset), positions)
             return
         default_values, default_positions = scope.node_defaults
         if default_values:
             values = {**default_values, **values}
-            positions = {**default_positions, **positions}
-        scope.members.append(node_id)
-        self.node_attrs[node_id] = values
-        self.graph.add_new_node(node_id, values, pos, positions, declared=declared)
+        scope.members.append(values)
+        self.graph.add_parsed_node(
+            node_id, values, offset, default_positions or None, where, declared=declared
+        )
 
-    def edge_statement(self, first: int, first_id: str, scope: _Scope) -> None:
-        ends: list[tuple[str, SourcePos]] = [(first_id, self.pos(first))]
+    def edge_statement(self, ends: list[tuple[str, int]], scope: _Scope) -> None:
+        """The rest of an edge statement whose first ends (id, offset) are read."""
         kinds = self.kinds
         while kinds[self.i] == ARROW:
             self.advance()
             i = self.advance()
             if kinds[i] != WORD or self.keyword(i) is not None:
                 raise self.fail(i, f"expected a node id after '->', found {self.found(i)}")
-            ends.append((self.check_node_id(i), self.pos(i)))
+            ends.append((self.check_node_id(i), self.offsets[i]))
         values, positions = scope.edge_defaults
+        where: dict[str, int] | int = -1
         if kinds[self.i] == "[" or kinds[self.i] == ATTRS:
-            own_values, own_positions = self.attr_block()
+            own_values, where = self.attr_block()
             values = {**values, **own_values}
-            positions = {**positions, **own_positions}
-        for node_id, pos in ends:
-            if node_id not in self.node_attrs:
-                self.node_statement(node_id, pos, _no_attrs(), scope, declared=False)
-        pairs = zip(ends, ends[1:], strict=False)
-        self.graph.add_edges(((s, t, pos) for (s, pos), (t, _) in pairs), values, positions)
+        else:
+            values = dict(values)
+        known = self.known
+        for node_id, offset in ends:
+            if node_id not in known:
+                self.node_statement(node_id, offset, ({}, -1), scope, declared=False)
+        self.graph.add_parsed_edges(ends, values, positions or None, where)
 
-    def attr_block(self) -> Attrs:
+    def attr_block(self) -> Own:
         """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
         if self.kinds[self.i] == ATTRS:
-            return self.scanned_block(self.advance())
+            span = self.ends[self.advance()]
+            return self.block_values(span), span
         self.expect("[", "'[' to start an attribute list")
         kinds = self.kinds
         values: dict[str, str] = {}
-        positions: dict[str, SourcePos] = {}
+        positions: dict[str, int] = {}
         while kinds[self.i] != "]":
             key_i = self.advance()
             if kinds[key_i] != WORD:
@@ -327,7 +361,7 @@ class _Parser:
             key = self.check_key(key_i)
             self.expect("=", f"'=' after attribute name '{key}'")
             values[key] = self.value()
-            positions[key] = self.pos(key_i)
+            positions[key] = self.offsets[key_i]
             sep = kinds[self.i]
             if sep == ",":
                 self.advance()
@@ -340,20 +374,27 @@ class _Parser:
         self.advance()
         return values, positions
 
-    def scanned_block(self, i: int) -> Attrs:
-        """The items of an ``ATTRS`` token (well formed: the scanner checked)."""
-        starts = self.lines.starts
-        file = self.file
-        new = tuple.__new__  # SourcePos(...) without its Python-level __new__
-        values: dict[str, str] = {}
-        positions: dict[str, SourcePos] = {}
-        for match in ATTR.finditer(self.text, self.offsets[i] + 1, self.blocks[i]):
-            key, word, quoted = match.groups()
-            values[key] = unescape(quoted) if word is None else word
-            at = match.start()
-            line = bisect_right(starts, at)
-            positions[key] = new(SourcePos, (file, line, at - starts[line - 1] + 1))
-        return values, positions
+    def block_values(self, span: int) -> dict[str, str]:
+        """The values of the items of the well-formed list ``span``."""
+        text = self.text
+        start, end = span >> 32, span & _LOW  # span_bounds(span), inlined
+        start += 1  # after the "["
+        pairs = PAIRS.findall(text, start, end)
+        # One string per distinct key, not one per item: a 100,000-node file
+        # writes ~300,000 keys (17 MB as separate strings).
+        if text.find("\\", start, end) < 0:
+            return {intern(key): value for key, value in pairs}
+        values = {}
+        for key, value in pairs:  # a bare value has no backslash
+            values[intern(key)] = unescape(value) if "\\" in value else value
+        return values
+
+    def offsets_of(self, own: Own) -> Attrs:
+        """``own`` with the offsets of its keys (found now in a well-formed list)."""
+        values, where = own
+        if isinstance(where, int):
+            return values, self.source.block_offsets(where) if where >= 0 else {}
+        return values, where
 
     def value(self) -> str:
         i = self.advance()
@@ -380,6 +421,16 @@ class _Parser:
         return value
 
 
+def _add_class(attrs: dict[str, str], cls: str) -> None:
+    text = attrs.get("class", "")
+    if not text:
+        attrs["class"] = cls  # one string shared by the whole subgraph
+        return
+    current = [c.strip() for c in text.split(",") if c.strip()]
+    if cls not in current:
+        attrs["class"] = ",".join([*current, cls])
+
+
 def parse_dot(text: str, *, file: str = "<string>") -> Graph:
     """Parse DOT ``text`` into a :class:`Graph` (no transforms, no validation).
 
@@ -391,10 +442,22 @@ def parse_dot(text: str, *, file: str = "<string>") -> Graph:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Parser(text, file).parse()
+        return _parse(text, file)
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _parse(text: str, file: str) -> Graph:
+    # The scanner's errors are those of both modes. A list's span packs two offsets
+    # in one int (lexer.block_span), for texts under 4 Gi characters.
+    parser = _Parser(text, file, fast=len(text) < 1 << 32)
+    try:
+        return parser.parse()
+    except PipelineSyntaxError:
+        if not parser.failed_at_fused:
+            raise
+    return _Parser(text, file, fast=False).parse()
 
 
 def read_source(path: str | Path) -> str:

@@ -14,7 +14,6 @@ over an earlier one of equal specificity. ``/* */`` comments are allowed.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -141,7 +140,9 @@ def _selector(tokens: _Tokens) -> tuple[SelectorKind, str]:
 def _declaration(tokens: _Tokens) -> tuple[str, str]:
     kind, prop, offset = tokens.next()
     if kind != "word" or prop not in PROPERTIES:
-        close = difflib.get_close_matches(prop, PROPERTIES, n=1, cutoff=0.6)
+        from difflib import get_close_matches  # rarely needed: off the import path
+
+        close = get_close_matches(prop, PROPERTIES, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]}? " if close else ""
         raise tokens.error(
             f"unknown property {_describe(kind, prop)}: {hint}use " + ", ".join(PROPERTIES),

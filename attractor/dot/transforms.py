@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from attractor.dot.graph import Graph
-from attractor.dot.stylesheet import PROPERTIES, parse_stylesheet
 from attractor.errors import StylesheetError
 
 
@@ -45,6 +44,10 @@ class StylesheetApplication:
         text = graph.attrs.get("model_stylesheet", "")
         if not text.strip():
             return graph
+        # Imported here: most pipelines have no stylesheet, and a cold
+        # `attractor lint` compiles every module it imports.
+        from attractor.dot.stylesheet import PROPERTIES, parse_stylesheet
+
         try:
             sheet = parse_stylesheet(text)
         except StylesheetError:

@@ -13,7 +13,6 @@ from attractor.dot.schema import (
     known_names,
     spec_for,
 )
-from attractor.dot.stylesheet import parse_stylesheet
 from attractor.errors import ConditionError, Diagnostic, StylesheetError
 from attractor.linter.base import at, at_value, did_you_mean, facts, known_types, rule_list
 
@@ -38,7 +37,7 @@ def _once(seen: set[tuple[str, SourcePos | None]], key: str, item: Item) -> bool
     A bad value in a ``node [...]`` default is inherited by every node after
     it; it is reported once, at the default.
     """
-    mark = (key, item.attr_pos.get(key))
+    mark = (key, item.pos_of(key))
     if mark[1] is not None and mark in seen:
         return False
     seen.add(mark)
@@ -253,6 +252,8 @@ def stylesheet_syntax(graph: Graph) -> list[Diagnostic]:
     text = graph.attrs.get("model_stylesheet")
     if not text:
         return []
+    from attractor.dot.stylesheet import parse_stylesheet  # off the path of most lints
+
     try:
         parse_stylesheet(text)
     except StylesheetError as error:
@@ -295,7 +296,7 @@ def tool_hooks(graph: Graph) -> list[Diagnostic]:
 def _node_hooks(graph: Graph, key: str, *, graph_has_hook: bool) -> list[Diagnostic]:
     known = facts(graph)
     carriers = [node for node in known.nodes if key in node.attrs]
-    on_llm = {node.attr_pos.get(key) for node in carriers if known.types[node.id] == "codergen"}
+    on_llm = {node.pos_of(key) for node in carriers if known.types[node.id] == "codergen"}
     found: list[Diagnostic] = []
     seen: set[tuple[str, SourcePos | None]] = set()
     for node in carriers:
@@ -304,7 +305,7 @@ def _node_hooks(graph: Graph, key: str, *, graph_has_hook: bool) -> list[Diagnos
             message = f'{key}="" on {node.id} turns off nothing: the graph sets no {key}'
             fix = f"remove {key} from {node.id}, or give it a shell command"
             found.append(at("tool_hooks", "warning", node, message, key=key, fix=fix))
-        pos = node.attr_pos.get(key)
+        pos = node.pos_of(key)
         llm = known.types[node.id] == "codergen" or (pos is not None and pos in on_llm)
         if not blank and not llm and _once(seen, key, node):
             kind = known.types[node.id]

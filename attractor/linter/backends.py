@@ -45,10 +45,10 @@ def backend(graph: Graph) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     llm = [node for node in known.nodes if known.types[node.id] == "codergen"]
     # A ``node [backend=...]`` default that also reaches LLM nodes is fine.
-    reported: set[SourcePos | None] = {node.attr_pos.get("backend") for node in llm}
+    reported: set[SourcePos | None] = {node.pos_of("backend") for node in llm}
     llm_ids = {node.id for node in llm}
     for node in known.nodes:
-        pos = node.attr_pos.get("backend")
+        pos = node.pos_of("backend")
         if node.id not in llm_ids and "backend" in node.attrs and pos not in reported:
             reported.add(pos)
             kind = known.types[node.id]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -124,7 +123,7 @@ def at(
     """
     pos: SourcePos = where.pos
     if key is not None:
-        pos = where.attr_pos.get(key, pos)
+        pos = where.pos_of(key) or pos
     node = where.id if isinstance(where, Node) else None
     edge = (where.source, where.target) if isinstance(where, Edge) else None
     return Diagnostic(rule, severity, message, pos.file, pos.line, pos.column, node, edge, fix)
@@ -146,7 +145,7 @@ def at_value(
     on the same line (written across lines, or with escapes before ``offset``).
     """
     found = at(rule, severity, where, message, key=key, fix=fix)
-    pos = where.attr_pos.get(key)
+    pos = where.pos_of(key)
     graph = where if isinstance(where, Graph) else where.graph
     if pos is None or not graph.source:
         return found
@@ -170,7 +169,9 @@ def _lines(source: str) -> list[str]:
 
 def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.75) -> str | None:
     """The closest choice to ``word`` when it looks like a typo of it."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    from difflib import get_close_matches  # rarely needed: off the import path
+
+    found = get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return found[0] if found else None
 
 

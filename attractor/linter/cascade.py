@@ -36,18 +36,9 @@ def typo_aliases(graph: Graph) -> dict[str, str]:
 
 
 def repaired(graph: Graph, aliases: dict[str, str]) -> Graph:
-    """A copy of ``graph`` whose edges use the meant node ids instead of the typos."""
-    copy = Graph(graph.name, file=graph.file, source=graph.source)
-    for key, value in graph.attrs.items():
-        copy.set(key, value, graph.attr_pos.get(key))
-    for node in facts(graph).nodes:
-        if node.id not in aliases:
-            copy.add_node(node.id, node.attrs, node.pos, node.attr_pos, declared=node.declared)
-    for edge in facts(graph).edges:
-        source = aliases.get(edge.source, edge.source)
-        target = aliases.get(edge.target, edge.target)
-        copy.add_edge(source, target, edge.attrs, edge.pos, edge.attr_pos)
-    return copy
+    """``graph`` as the flow rules read it: its edges use the meant node ids instead of
+    the typos (attributes and positions shared, not copied)."""
+    return graph.renamed(aliases)
 
 
 def _element(d: Diagnostic) -> tuple[str | None, tuple[str, str] | None, int, int]:

@@ -41,7 +41,7 @@ def shape_known(graph: Graph) -> list[Diagnostic]:
         explicit = bool(node.attrs.get("type", "").strip())
         if explicit and shape in GRAPHVIZ_SHAPES:
             continue
-        pos = node.attr_pos.get("shape")
+        pos = node.pos_of("shape")
         if pos is not None and pos in seen:
             continue  # a node [shape=...] default, reported once
         seen.add(pos)

@@ -31,7 +31,7 @@ def thread_without_full(graph: Graph) -> list[Diagnostic]:
             continue
         if _may_run_full(node, graph):
             continue
-        pos = node.attr_pos.get("thread_id")
+        pos = node.pos_of("thread_id")
         if pos in seen:
             continue  # a node [thread_id=...] default: reported once
         seen.add(pos)

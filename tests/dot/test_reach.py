@@ -86,3 +86,17 @@ def test_setting_one_edge_of_a_chain_leaves_the_others_alone() -> None:
     first.set("weight", "5")
     assert (first.weight, second.weight) == (5, 2)
     assert graph.outgoing("a")[0].weight == 5
+
+
+def test_renamed_points_edges_at_the_meant_nodes_and_keeps_positions() -> None:
+    text = "digraph g {\n  a [x=1]\n  b\n  a -> bb [w=2]\n  bb -> a\n}"
+    graph = parse_dot(text, file="r.dot")
+    meant = graph.renamed({"bb": "b"})
+    assert meant.node_ids() == ["a", "b"]
+    assert [(e.source, e.target) for e in meant.edges()] == [("a", "b"), ("b", "a")]
+    assert list(meant.successors("b")) == ["a"]
+    assert meant.node("a").attr_pos == graph.node("a").attr_pos
+    assert str(meant.node("a").pos_of("x")) == "r.dot:2:6"
+    assert [str(e.pos) for e in meant.edges()] == ["r.dot:4:3", "r.dot:5:3"]
+    assert str(meant.edges()[0].pos_of("w")) == "r.dot:4:12"
+    assert graph.has_node("bb") and list(graph.successors("a")) == ["bb"]  # unchanged
