@@ -4,7 +4,11 @@ After each step the engine calls :meth:`Progress.record`, which appends what
 changed since the previous record to ``journal.jsonl`` (O(1) bytes a node, no
 fsync). :meth:`Progress.snapshot` writes the whole ``checkpoint.json``: when
 the run opens, every :data:`SNAPSHOT_SECONDS` while it goes (so a reader has
-little journal to apply) and when it stops. :meth:`Progress.sync` is the
+little journal to apply) and when it stops. A checkpoint costs time in
+proportion to the run so far, so a long run spaces them out further: the next
+one waits at least :data:`SNAPSHOT_SHARE` times as long as the last one took,
+which keeps their share of the run's time, and so the cost per node, bounded
+however many nodes ran. :meth:`Progress.sync` is the
 fdatasync the engine calls before a node with side effects starts. See
 :mod:`attractor.engine.journal` for the format and the guarantees.
 """
@@ -25,6 +29,8 @@ if TYPE_CHECKING:
 
 #: How often (seconds) a running run rewrites the whole checkpoint.json.
 SNAPSHOT_SECONDS = 2.0
+#: A running run spends at most about 1/SNAPSHOT_SHARE of its time writing checkpoints.
+SNAPSHOT_SHARE = 50
 #: Handler types that change nothing outside the run directory.
 PURE_HANDLERS = frozenset({"start", "exit", "conditional", "parallel.fan_in"})
 
@@ -75,6 +81,8 @@ class Progress:
         self.encoder = CheckpointEncoder()
         self._shadow = _Shadow(run.main, run.services.run_budget.used, run.results_written)
         self._snapshot_at = time.monotonic()
+        #: Seconds until the next periodic checkpoint (grows with the checkpoint's cost).
+        self._interval = SNAPSHOT_SECONDS
 
     def record(self, run: Run, next_node: str | None) -> None:
         """Append the changes of the main traversal since the previous record."""
@@ -85,7 +93,7 @@ class Progress:
         self.journal.append(record)
         last = main.completed[-1] if main.completed else None
         run.emit(CheckpointSaved(node_id=last, phase="after"))
-        if time.monotonic() - self._snapshot_at >= SNAPSHOT_SECONDS:
+        if time.monotonic() - self._snapshot_at >= self._interval:
             self.snapshot(run, next_node)
 
     def _delta(self, run: Run, main: Walk) -> dict[str, Any]:
@@ -127,6 +135,7 @@ class Progress:
         """Write the whole checkpoint.json (after syncing the journal it points into)."""
         from attractor.engine.state import make_checkpoint
 
+        started = time.monotonic()
         # The checkpoint holds everything recorded so far: the next record starts a new delta.
         self._delta(run, run.main)
         self.journal.sync()
@@ -136,6 +145,7 @@ class Progress:
         checkpoint.journal_offset = self.journal.offset
         checkpoint.save(run.run_dir.checkpoint_path, self.encoder)
         self._snapshot_at = time.monotonic()
+        self._interval = max(SNAPSHOT_SECONDS, (self._snapshot_at - started) * SNAPSHOT_SHARE)
 
     def sync(self) -> None:
         """Make every record so far durable: called before a node with side effects starts."""
