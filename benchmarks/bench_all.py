@@ -1,6 +1,6 @@
 """Every performance goal of the project with its reference, measured in one run.
 
-Usage: ``python benchmarks/bench_all.py [--quick] [--no-write] [--dir DIR]``
+Usage: ``python benchmarks/bench_all.py [--quick] [--no-write] [--dir DIR] [--only GROUPS]``
 
 Prints one table row per goal: attractor's figure, a reference measured by
 this script in the same run (a process start, ``anyio.run_process``, pygraphviz
@@ -9,6 +9,13 @@ writes the table into ``docs/performance.md`` (unless ``--no-write``). Figures
 are medians of several repetitions. Engine runs put their run directory under
 ``--dir`` (default: a temporary directory on the disk of the current
 directory, so the figures are for a real disk, not tmpfs).
+
+Nothing the benchmark writes is deleted before the end. On ext4 without a
+journal (this machine's disk), creating a file skips, one by one, the inodes
+of its block group freed in the last minute or more, so deleting one
+repetition's 40,000 files would make the next repetition pay for it. The
+floors a node cannot go below (a node folder and its files, an fdatasync) are
+measured in the same directory, between the runs they are compared with.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -100,13 +108,22 @@ def pygraphviz_argv(path: Path) -> list[str]:
 # -- engine ----------------------------------------------------------------------
 
 
-def engine_per_node(n: int, tool: bool, reps: int, base: Path) -> float:
-    """Median milliseconds per node of an ``n``-node linear run with its run dir under ``base``."""
+def engine_per_node(
+    n: int, tool: bool, reps: int, base: Path, between: Callable[[Path], None] | None = None
+) -> float:
+    """Median milliseconds per node of an ``n``-node linear run with its run dir under ``base``.
+
+    ``between`` runs after each repetition with the run directory (a floor
+    measured there: files of one directory share the disk's block group).
+    """
     text = linear_dot(n, tool)
 
     def once() -> float:
-        with tempfile.TemporaryDirectory(dir=base) as tmp:
-            return anyio.run(timed_run, parse_dot(text), Path(tmp)) / (n + 2) * 1e3
+        tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
+        per_node = anyio.run(timed_run, parse_dot(text), Path(tmp)) / (n + 2) * 1e3
+        if between is not None:
+            between(next(Path(tmp).iterdir()))
+        return per_node
 
     return median(reps, once)
 
@@ -124,33 +141,39 @@ def noop_step_ms(n: int = 20000) -> float:
     return anyio.run(steps)
 
 
-def disk_files_ms(base: Path, n: int = 300) -> float:
-    """A node folder and three small files, as a simulate node writes them (ms each)."""
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        started = time.perf_counter()
-        for i in range(n):
-            folder = Path(tmp) / f"n{i}"
-            folder.mkdir()
-            for name in ("prompt.md", "response.md", "status.json"):
-                (folder / name).write_bytes(b"x\n")
-        return (time.perf_counter() - started) / n * 1e3
+#: The files a node writes besides its folder: a simulate node, a tool node.
+SIMULATE_FILES = ("prompt.md", "response.md", "status.json")
+TOOL_FILES = ("stdout.txt", "stderr.txt", "status.json")
 
 
-def fdatasync_ms(base: Path, n: int = 50) -> float:
-    """What a journal sync costs here: append a line, create a node's files, fdatasync."""
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        fd = os.open(Path(tmp) / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            spent = 0.0
-            for i in range(n):
-                os.write(fd, b'{"seq":1,"done":[["n1",1]],"next":"n2"}\n')
-                (Path(tmp) / f"f{i}").write_bytes(b"x")
-                started = time.perf_counter()
-                os.fdatasync(fd)
-                spent += time.perf_counter() - started
-            return spent / n * 1e3
-        finally:
+def disk_files_ms(where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int = 300) -> float:
+    """Folders in ``where`` with small files ``names`` in each, as nodes write them (ms each)."""
+    started = time.perf_counter()
+    for i in range(n):
+        folder = f"{where}/floor-{time.monotonic_ns()}-{i}"
+        os.mkdir(folder)
+        for name in names:
+            fd = os.open(f"{folder}/{name}", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            os.write(fd, b"x\n")
             os.close(fd)
+    return (time.perf_counter() - started) / n * 1e3
+
+
+def fdatasync_ms(where: Path, n: int = 50) -> float:
+    """What a journal sync costs here: append a line, create a node's files, fdatasync."""
+    tmp = tempfile.mkdtemp(dir=where)
+    fd = os.open(Path(tmp) / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        spent = 0.0
+        for i in range(n):
+            os.write(fd, b'{"seq":1,"done":[["n1",1]],"next":"n2"}\n')
+            (Path(tmp) / f"f{i}").write_bytes(b"x")
+            started = time.perf_counter()
+            os.fdatasync(fd)
+            spent += time.perf_counter() - started
+        return spent / n * 1e3
+    finally:
+        os.close(fd)
 
 
 def spawn_floor_ms(reps: int, n: int = 200) -> tuple[float, float]:
@@ -188,10 +211,29 @@ def fan_out_s(branches: int, max_parallel: int | None, reps: int, base: Path) ->
     text = fan_out_dot(branches, max_parallel)
 
     def once() -> float:
-        with tempfile.TemporaryDirectory(dir=base) as tmp:
-            return anyio.run(timed_run, parse_dot(text), Path(tmp))
+        tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
+        return anyio.run(timed_run, parse_dot(text), Path(tmp))
 
     return median(reps, once)
+
+
+def bare_sleeps_s(branches: int, reps: int) -> float:
+    """``branches`` ``sleep 0.2`` started at once with ``subprocess.Popen``, then awaited.
+
+    The least a fan-out of that many commands costs from Python: every start is
+    a fork and exec made one after the other, and they share the machine's cores.
+    """
+
+    def together() -> float:
+        started = time.perf_counter()
+        children = [
+            subprocess.Popen(["sleep", "0.2"], start_new_session=True) for _ in range(branches)
+        ]
+        for child in children:
+            child.wait()
+        return time.perf_counter() - started
+
+    return median(reps, together)
 
 
 def sleeps_floor_s(branches: int, reps: int) -> float:
@@ -210,12 +252,15 @@ def sleeps_floor_s(branches: int, reps: int) -> float:
 # -- the table -------------------------------------------------------------------
 
 
-def engine_rows(reps: int, base: Path, sizes: tuple[int, ...]) -> list[Row]:
+def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None) -> list[Row]:
     noop = noop_step_ms()
-    disk = median(reps, lambda: disk_files_ms(base))
+    floors: list[float] = []
     rows = []
+    per_size: dict[int, float] = {}
     for n in sizes:
-        per_node = engine_per_node(n, tool=False, reps=reps, base=base)
+        per_node = per_size[n] = engine_per_node(
+            n, tool=False, reps=reps, base=base, between=lambda d: floors.append(disk_files_ms(d))
+        )
         rows.append(
             Row(
                 f"engine, {n}-node linear pipeline, simulate backend, run dir on disk",
@@ -227,8 +272,22 @@ def engine_rows(reps: int, base: Path, sizes: tuple[int, ...]) -> list[Row]:
                 per_node <= 0.5,
             )
         )
-    if SHM.is_dir():
-        in_memory = engine_per_node(1000, tool=False, reps=reps, base=SHM)
+    if len(sizes) > 1:
+        small, large = per_size[sizes[0]], per_size[sizes[-1]]
+        rows.append(
+            Row(
+                f"  (cost per node, {sizes[-1]} against {sizes[0]} nodes: flat is 1x)",
+                large,
+                "ms/node",
+                f"{sizes[0]} nodes",
+                small,
+                "<= 1.25x",
+                large <= 1.25 * small,
+            )
+        )
+    disk = statistics.median(floors)
+    if mem is not None:
+        in_memory = engine_per_node(1000, tool=False, reps=reps, base=mem)
         rows.append(
             Row(
                 "  (the same 1000 nodes with the run dir on tmpfs: the engine's own cost)",
@@ -254,13 +313,20 @@ def engine_rows(reps: int, base: Path, sizes: tuple[int, ...]) -> list[Row]:
     return rows
 
 
-def tool_rows(reps: int, base: Path, nodes: int) -> list[Row]:
-    per_node = engine_per_node(nodes, tool=True, reps=reps, base=base)
+def tool_rows(reps: int, base: Path, nodes: int, mem: Path | None) -> list[Row]:
+    syncs: list[float] = []
+    files: list[float] = []
+
+    def floors(run_dir: Path) -> None:
+        syncs.append(fdatasync_ms(run_dir))
+        files.append(disk_files_ms(run_dir, TOOL_FILES))
+
+    per_node = engine_per_node(nodes, tool=True, reps=reps, base=base, between=floors)
     anyio_floor, subprocess_floor = spawn_floor_ms(reps)
-    sync = median(reps, lambda: fdatasync_ms(base))
+    sync, disk = statistics.median(syncs), statistics.median(files)
     rows = []
-    if SHM.is_dir():
-        in_memory = engine_per_node(nodes, tool=True, reps=reps, base=SHM)
+    if mem is not None:
+        in_memory = engine_per_node(nodes, tool=True, reps=reps, base=mem)
         rows.append(
             Row(
                 "  (the same tool nodes with the run dir on tmpfs)",
@@ -272,7 +338,7 @@ def tool_rows(reps: int, base: Path, nodes: int) -> list[Row]:
                 True,
             )
         )
-    rows.append(
+    rows += [
         Row(
             "  (for scale: fdatasync of an appended line, amid file creation, this disk)",
             sync,
@@ -281,8 +347,26 @@ def tool_rows(reps: int, base: Path, nodes: int) -> list[Row]:
             anyio_floor,
             "-",
             True,
-        )
-    )
+        ),
+        Row(
+            "  (for scale: a node folder, `stdout.txt`, `stderr.txt`, `status.json`, this disk)",
+            disk,
+            "ms",
+            "`anyio.run_process`",
+            anyio_floor,
+            "-",
+            True,
+        ),
+        Row(
+            "  (the tool nodes against `anyio.run_process` plus the two disk floors above)",
+            per_node,
+            "ms/node",
+            "`anyio.run_process` + fdatasync + files",
+            anyio_floor + sync + disk,
+            "-",
+            True,
+        ),
+    ]
     return [
         Row(
             f"engine, {nodes} tool nodes `/bin/true`, run dir on disk",
@@ -386,6 +470,7 @@ def parse_row(reps: int, text: str) -> Row:
 
 def fan_rows(reps: int, base: Path) -> list[Row]:
     floor = sleeps_floor_s(500, reps)
+    bare = bare_sleeps_s(500, reps)
     wide = fan_out_s(500, 500, reps, base)
     default = fan_out_s(100, None, reps, base)
     return [
@@ -407,9 +492,20 @@ def fan_rows(reps: int, base: Path) -> list[Row]:
             "(was 5.8 s with max_parallel=4)",
             True,
         ),
+        Row(
+            "  (the 500 branches against the least 500 such commands cost from Python)",
+            wide,
+            "s",
+            "500 `subprocess.Popen` of `sleep 0.2` at once",
+            bare,
+            "-",
+            True,
+        ),
     ]
 
 
+#: The row groups, in the order of the table.
+GROUPS = ("engine", "tool", "lint", "fan")
 HEAD = ["work", "attractor", "reference (same run)", "ratio", "goal", "verdict"]
 
 
@@ -464,29 +560,45 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and nodes")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--dir", type=Path, default=Path.cwd(), help="where run dirs go")
+    parser.add_argument(
+        "--only",
+        default=",".join(GROUPS),
+        help=f"comma-separated groups among {', '.join(GROUPS)} (implies --no-write)",
+    )
     args = parser.parse_args()
+    only = [g.strip() for g in args.only.split(",") if g.strip()]
+    if unknown := set(only) - set(GROUPS):
+        parser.error(f"--only: unknown group(s) {', '.join(sorted(unknown))}")
     reps = 3 if args.quick else 5
-    base = args.dir.resolve()
     rows: list[Row] = []
     print(" | ".join(HEAD))
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        for group in (
-            lambda: engine_rows(max(1, reps - 2), base, (1000, 10_000)),
-            lambda: tool_rows(max(1, reps - 2), base, 300 if args.quick else 1000),
-            lambda: lint_rows(reps, Path(tmp)),
-            lambda: fan_rows(reps, base),
-        ):
-            for row in group():
+    # Everything written goes under these and is deleted at the very end.
+    base = Path(tempfile.mkdtemp(dir=args.dir.resolve(), prefix="bench-"))
+    mem = Path(tempfile.mkdtemp(dir=SHM, prefix="bench-")) if SHM.is_dir() else None
+    groups = {
+        "engine": lambda: engine_rows(max(1, reps - 2), base, (1000, 10_000), mem),
+        "tool": lambda: tool_rows(max(1, reps - 2), base, 300 if args.quick else 1000, mem),
+        "lint": lambda: lint_rows(reps, base),
+        "fan": lambda: fan_rows(reps, base),
+    }
+    try:
+        for name in only:
+            for row in groups[name]():
                 rows.append(row)
                 print(" | ".join(row.cells()), flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+        if mem is not None:
+            shutil.rmtree(mem, ignore_errors=True)
     load = os.getloadavg()
+    disk = _filesystem(args.dir.resolve())
     setting = (
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, run directories on "
-        f"`{_filesystem(base)}`; 1-minute load average when it finished {load[0]:.1f} "
+        f"`{disk}`; 1-minute load average when it finished {load[0]:.1f} "
         "(other work shared the machine: compare ratios, not absolute figures)."
     )
-    if not args.no_write:
+    if not args.no_write and only == list(GROUPS):
         write_doc(render(rows), setting)
         print(f"wrote {DOC}")
 

@@ -21,6 +21,7 @@ task of the run inherits.
 from __future__ import annotations
 
 import contextvars
+import fcntl
 import json
 import os
 import signal
@@ -39,13 +40,18 @@ CURRENT: contextvars.ContextVar[ProcessLedger | None] = contextvars.ContextVar(
 _GUARD = Path(__file__).with_name("guard.py")
 #: More than any run writes (two short lines per command); a bound for damaged files.
 _LEDGER_LIMIT = 64 * 1024 * 1024
+#: The guard's pipe: room for tens of thousands of notes between two of its reads.
+_PIPE_BYTES = 1024 * 1024
 
 
 def _stat(pid: int | str) -> list[bytes] | None:
     """Fields 3 onwards of ``/proc/PID/stat`` (state, ppid, pgrp, ...), None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
+    try:  # plain os calls: this runs for every command the run starts
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            stat = os.read(fd, 4096)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     # Field 2 (the command name) may hold spaces and parentheses: split after the last ')'.
@@ -119,7 +125,7 @@ class ProcessLedger:
 
 def _start_guard() -> subprocess.Popen[bytes] | None:
     try:
-        return subprocess.Popen(
+        guard = subprocess.Popen(
             [sys.executable, "-I", "-S", str(_GUARD)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -129,6 +135,11 @@ def _start_guard() -> subprocess.Popen[bytes] | None:
         )
     except OSError:
         return None
+    if guard.stdin is not None:
+        # The guard reads only now and then (see guard.py): room for a burst of notes.
+        with suppress(OSError):
+            fcntl.fcntl(guard.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    return guard
 
 
 def _group_members(pgid: int) -> list[int]:
