@@ -15,8 +15,10 @@ fdatasync the engine calls before a node with side effects starts. See
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attractor.engine.checkpoint import RUNNING, CheckpointEncoder
@@ -83,6 +85,8 @@ class Progress:
         self._snapshot_at = time.monotonic()
         #: Seconds until the next periodic checkpoint (grows with the checkpoint's cost).
         self._interval = SNAPSHOT_SECONDS
+        #: Files written since the last barrier that it must make durable (see sync_later).
+        self._unsynced: dict[Path, None] = {}
 
     def record(self, run: Run, next_node: str | None) -> None:
         """Append the changes of the main traversal since the previous record."""
@@ -91,6 +95,9 @@ class Progress:
         record["next"] = next_node
         record["current"] = next_node if next_node is not None else main.current
         self.journal.append(record)
+        # What the files stood for (a finished branch of the node that just ended) is
+        # now in the journal, which the next barrier syncs.
+        self._unsynced.clear()
         last = main.completed[-1] if main.completed else None
         run.emit(CheckpointSaved(node_id=last, phase="after"))
         if time.monotonic() - self._snapshot_at >= self._interval:
@@ -138,7 +145,7 @@ class Progress:
         started = time.monotonic()
         # The checkpoint holds everything recorded so far: the next record starts a new delta.
         self._delta(run, run.main)
-        self.journal.sync()
+        self.sync()
         checkpoint = make_checkpoint(run, next_node, status, live=True)
         checkpoint.failure_reason = reason
         checkpoint.journal_seq = self.journal.seq
@@ -149,10 +156,34 @@ class Progress:
 
     def sync(self) -> None:
         """Make every record so far durable: called before a node with side effects starts."""
+        if self._unsynced:
+            _sync_files(list(self._unsynced))
+            self._unsynced.clear()
         self.journal.sync()
+
+    def sync_later(self, path: Path) -> None:
+        """Make ``path`` durable at the next barrier, unless a record supersedes it first.
+
+        For files such as a parallel node's finished branches: fsyncing each as it
+        is written would stop the event loop once per branch.
+        """
+        self._unsynced[path] = None
 
     def close(self) -> None:
         self.journal.close()
+
+
+def _sync_files(paths: list[Path]) -> None:
+    """fdatasync each file, then fsync each folder once (for the renames that made them)."""
+    for path in [*paths, *dict.fromkeys(p.parent for p in paths)]:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue  # moved aside since (a later attempt): nothing left to keep
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
 
 
 def _context_delta(context: Context) -> dict[str, Any]:
