@@ -108,6 +108,10 @@ def pygraphviz_argv(path: Path) -> list[str]:
 # -- engine ----------------------------------------------------------------------
 
 
+#: (tool, base) pairs already run once in this process.
+_WARMED: set[tuple[bool, Path]] = set()
+
+
 def engine_per_node(
     n: int, tool: bool, reps: int, base: Path, between: Callable[[Path], None] | None = None
 ) -> float:
@@ -117,6 +121,9 @@ def engine_per_node(
     measured there: files of one directory share the disk's block group).
     """
     text = linear_dot(n, tool)
+    if (tool, base) not in _WARMED:  # imports and first-use caches are not a per-node cost
+        anyio.run(timed_run, parse_dot(linear_dot(20, tool)), Path(tempfile.mkdtemp(dir=base)))
+        _WARMED.add((tool, base))
 
     def once() -> float:
         tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
