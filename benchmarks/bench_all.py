@@ -214,12 +214,21 @@ def fan_out_dot(branches: int, max_parallel: int | None) -> str:
     )
 
 
-def fan_out_s(branches: int, max_parallel: int | None, reps: int, base: Path) -> float:
+def fan_out_s(
+    branches: int,
+    max_parallel: int | None,
+    reps: int,
+    base: Path,
+    between: Callable[[Path], None] | None = None,
+) -> float:
     text = fan_out_dot(branches, max_parallel)
 
     def once() -> float:
         tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
-        return anyio.run(timed_run, parse_dot(text), Path(tmp))
+        took = anyio.run(timed_run, parse_dot(text), Path(tmp))
+        if between is not None:
+            between(next(Path(tmp).iterdir()))
+        return took
 
     return median(reps, once)
 
@@ -475,10 +484,18 @@ def parse_row(reps: int, text: str) -> Row:
     )
 
 
+#: The files of one branch of the fan-out: its node's folder and files, its result.
+BRANCH_FILES = (*TOOL_FILES, "result.json")
+
+
 def fan_rows(reps: int, base: Path) -> list[Row]:
     floor = sleeps_floor_s(500, reps)
     bare = bare_sleeps_s(500, reps)
-    wide = fan_out_s(500, 500, reps, base)
+    files: list[float] = []
+    wide = fan_out_s(
+        500, 500, reps, base, between=lambda d: files.append(disk_files_ms(d, BRANCH_FILES, 500))
+    )
+    disk = statistics.median(files) * 500 / 1e3
     default = fan_out_s(100, None, reps, base)
     return [
         Row(
@@ -505,6 +522,24 @@ def fan_rows(reps: int, base: Path) -> list[Row]:
             "s",
             "500 `subprocess.Popen` of `sleep 0.2` at once",
             bare,
+            "-",
+            True,
+        ),
+        Row(
+            "  (for scale: the 500 branches' folders and files on this disk)",
+            disk,
+            "s",
+            "500 `subprocess.Popen` of `sleep 0.2` at once",
+            bare,
+            "-",
+            True,
+        ),
+        Row(
+            "  (the 500 branches against those commands plus their files)",
+            wide,
+            "s",
+            "`subprocess.Popen` + files",
+            bare + disk,
             "-",
             True,
         ),
