@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -268,46 +269,37 @@ def sleeps_floor_s(branches: int, reps: int) -> float:
 # -- the table -------------------------------------------------------------------
 
 
+def _note_floor(floors: list[float], run_dir: Path) -> None:
+    floors.append(disk_files_ms(run_dir))
+
+
 def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None) -> list[Row]:
     noop = noop_step_ms()
-    floors: list[float] = []
     rows = []
-    per_size: dict[int, float] = {}
     for n in sizes:
-        per_node = per_size[n] = engine_per_node(
-            n, tool=False, reps=reps, base=base, between=lambda d: floors.append(disk_files_ms(d))
+        floors: list[float] = []
+        per_node = engine_per_node(
+            n, tool=False, reps=reps, base=base, between=partial(_note_floor, floors)
         )
         rows.append(
             Row(
                 f"engine, {n}-node linear pipeline, simulate backend, run dir on disk",
                 per_node,
                 "ms/node",
-                "in-process no-op step",
-                noop,
+                "a node folder and 3 small files, same run dirs",
+                statistics.median(floors),
                 "<= 0.5 ms/node, flat 1k -> 10k",
                 per_node <= 0.5,
             )
         )
-    if len(sizes) > 1:
-        small, large = per_size[sizes[0]], per_size[sizes[-1]]
+    if mem is None:
+        return rows
+    own = {n: engine_per_node(n, tool=False, reps=reps, base=mem) for n in sizes}
+    for n in sizes:
         rows.append(
             Row(
-                f"  (cost per node, {sizes[-1]} against {sizes[0]} nodes: flat is 1x)",
-                large,
-                "ms/node",
-                f"{sizes[0]} nodes",
-                small,
-                "<= 1.25x",
-                large <= 1.25 * small,
-            )
-        )
-    disk = statistics.median(floors)
-    if mem is not None:
-        in_memory = engine_per_node(1000, tool=False, reps=reps, base=mem)
-        rows.append(
-            Row(
-                "  (the same 1000 nodes with the run dir on tmpfs: the engine's own cost)",
-                in_memory,
+                f"  (the same {n} nodes with the run dir on tmpfs: the engine's own cost)",
+                own[n],
                 "ms/node",
                 "in-process no-op step",
                 noop,
@@ -315,15 +307,16 @@ def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None)
                 True,
             )
         )
+    small, large = sizes[0], sizes[-1]
     rows.append(
         Row(
-            "  (for scale: a node folder and 3 small files on this disk)",
-            disk,
+            f"  (the engine's own cost per node, {large} against {small} nodes: flat is 1x)",
+            own[large],
             "ms/node",
-            "in-process no-op step",
-            noop,
-            "-",
-            True,
+            f"{small} nodes",
+            own[small],
+            "<= 1.25x",
+            own[large] <= 1.25 * own[small],
         )
     )
     return rows
@@ -374,7 +367,7 @@ def tool_rows(reps: int, base: Path, nodes: int, mem: Path | None) -> list[Row]:
             True,
         ),
         Row(
-            "  (the tool nodes against `anyio.run_process` plus the two disk floors above)",
+            "  (+ the tool nodes against `anyio.run_process` plus the two disk floors above)",
             per_node,
             "ms/node",
             "`anyio.run_process` + fdatasync + files",
@@ -535,7 +528,7 @@ def fan_rows(reps: int, base: Path) -> list[Row]:
             True,
         ),
         Row(
-            "  (the 500 branches against those commands plus their files)",
+            "  (+ the 500 branches against those commands plus their files)",
             wide,
             "s",
             "`subprocess.Popen` + files",
@@ -586,9 +579,21 @@ def write_doc(table: str, setting: str) -> None:
         "figures are whole processes (interpreter start-up included); RSS is the peak "
         "resident set of the process. The 100,000-node file uses the compact generator "
         "(`gen_dot.generate(n, compact=True)`, three attributes a node) so that it stays "
-        "under the 16 MiB limit of a pipeline file. The node-folder row shows what this "
-        "disk charges for the files every simulate node writes (a folder, `prompt.md`, "
-        "`response.md`, `status.json`); the engine cannot go below it.\n\n"
+        "under the 16 MiB limit of a pipeline file.\n\n"
+        "Floors: a node cannot cost less than what the disk charges for its files (a "
+        "folder and three files: `prompt.md`, `response.md`, `status.json` for a simulate "
+        "node, `stdout.txt`, `stderr.txt`, `status.json` for a tool node, plus the branch's "
+        "result for a fan-out branch) and, before a node with side effects, one fdatasync "
+        "of the journal; nor less than starting its command. The script measures these "
+        "floors in the run directories it just used, between the runs, because on this "
+        "machine they vary tenfold from minute to minute: the disk is ext4 without a "
+        "journal, whose inode allocator skips, one by one, the inodes of the block group "
+        "freed in the last minute or more, so creating a file costs 0.05 ms in a quiet "
+        "group and over 1 ms where many files were just deleted (by anyone). The script "
+        "deletes nothing before the end so that its own runs do not slow each other; "
+        "running it again right after it finished measures a disk slowed by that cleanup. "
+        "A goal below the sum of its floors cannot be met on this machine; the rows "
+        "marked `+` compare the engine with that sum.\n\n"
         + BEFORE
         + "Where the time goes and what was done about it: see docs/engine.md (journal and "
         "group commit, `max_parallel`) and the commit history of `attractor/dot/` (plain "
