@@ -15,7 +15,9 @@ journal (this machine's disk), creating a file skips, one by one, the inodes
 of its block group freed in the last minute or more, so deleting one
 repetition's 40,000 files would make the next repetition pay for it. The
 floors a node cannot go below (a node folder and its files, an fdatasync) are
-measured in the same directory, between the runs they are compared with.
+measured in the same directories just before and just after the runs they are
+compared with (a run can use up such slow inodes and leave the disk faster
+than it found it).
 """
 
 from __future__ import annotations
@@ -109,6 +111,11 @@ def pygraphviz_argv(path: Path) -> list[str]:
 # -- engine ----------------------------------------------------------------------
 
 
+def _run_dir_in(folder: Path) -> Path:
+    """The run directory a run made in ``folder`` (beside the floors measured there)."""
+    return next(p for p in folder.iterdir() if (p / "journal.jsonl").exists())
+
+
 #: (tool, base) pairs already run once in this process.
 _WARMED: set[tuple[bool, Path]] = set()
 
@@ -118,8 +125,11 @@ def engine_per_node(
 ) -> float:
     """Median milliseconds per node of an ``n``-node linear run with its run dir under ``base``.
 
-    ``between`` runs after each repetition with the run directory (a floor
-    measured there: files of one directory share the disk's block group).
+    ``between`` runs before each repetition with the folder the run directory
+    will be made in, and after it with the run directory: a floor measured
+    there (files of one directory share the disk's block group). Both, because
+    a run can use up the slow inodes of a block group (see the module docstring)
+    and leave the floor after it cheaper than what the run paid.
     """
     text = linear_dot(n, tool)
     if (tool, base) not in _WARMED:  # imports and first-use caches are not a per-node cost
@@ -128,9 +138,11 @@ def engine_per_node(
 
     def once() -> float:
         tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
+        if between is not None:
+            between(Path(tmp))
         per_node = anyio.run(timed_run, parse_dot(text), Path(tmp)) / (n + 2) * 1e3
         if between is not None:
-            between(next(Path(tmp).iterdir()))
+            between(_run_dir_in(Path(tmp)))
         return per_node
 
     return median(reps, once)
@@ -226,9 +238,11 @@ def fan_out_s(
 
     def once() -> float:
         tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
+        if between is not None:  # before and after, as in engine_per_node
+            between(Path(tmp))
         took = anyio.run(timed_run, parse_dot(text), Path(tmp))
         if between is not None:
-            between(next(Path(tmp).iterdir()))
+            between(_run_dir_in(Path(tmp)))
         return took
 
     return median(reps, once)
@@ -269,6 +283,22 @@ def sleeps_floor_s(branches: int, reps: int) -> float:
 # -- the table -------------------------------------------------------------------
 
 
+def sizes_per_node(
+    sizes: tuple[int, ...], reps: int, base: Path, floors: dict[int, list[float]] | None = None
+) -> dict[int, float]:
+    """Median ms per node of simulate runs of each size, repetitions taken in turn.
+
+    Taking the sizes in turn keeps a change in the machine's load from passing
+    for a difference between them. ``floors``: a node folder measured after each run.
+    """
+    runs: dict[int, list[float]] = {n: [] for n in sizes}
+    for _ in range(reps):
+        for n in sizes:
+            between = None if floors is None else partial(_note_floor, floors.setdefault(n, []))
+            runs[n].append(engine_per_node(n, tool=False, reps=1, base=base, between=between))
+    return {n: statistics.median(values) for n, values in runs.items()}
+
+
 def _note_floor(floors: list[float], run_dir: Path) -> None:
     floors.append(disk_files_ms(run_dir))
 
@@ -276,25 +306,23 @@ def _note_floor(floors: list[float], run_dir: Path) -> None:
 def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None) -> list[Row]:
     noop = noop_step_ms()
     rows = []
+    floors: dict[int, list[float]] = {}
+    on_disk = sizes_per_node(sizes, reps, base, floors)
     for n in sizes:
-        floors: list[float] = []
-        per_node = engine_per_node(
-            n, tool=False, reps=reps, base=base, between=partial(_note_floor, floors)
-        )
         rows.append(
             Row(
                 f"engine, {n}-node linear pipeline, simulate backend, run dir on disk",
-                per_node,
+                on_disk[n],
                 "ms/node",
                 "a node folder and 3 small files, same run dirs",
-                statistics.median(floors),
+                statistics.median(floors[n]),
                 "<= 0.5 ms/node, flat 1k -> 10k",
-                per_node <= 0.5,
+                on_disk[n] <= 0.5,
             )
         )
     if mem is None:
         return rows
-    own = {n: engine_per_node(n, tool=False, reps=reps, base=mem) for n in sizes}
+    own = sizes_per_node(sizes, reps, mem)
     for n in sizes:
         rows.append(
             Row(
@@ -330,12 +358,23 @@ def tool_rows(reps: int, base: Path, nodes: int, mem: Path | None) -> list[Row]:
         syncs.append(fdatasync_ms(run_dir))
         files.append(disk_files_ms(run_dir, TOOL_FILES))
 
-    per_node = engine_per_node(nodes, tool=True, reps=reps, base=base, between=floors)
-    anyio_floor, subprocess_floor = spawn_floor_ms(reps)
+    # Each repetition takes every measurement in turn, so that a change in the
+    # machine's load does not pass for a difference between them.
+    runs: dict[str, list[float]] = {"disk": [], "anyio": [], "subprocess": [], "tmpfs": []}
+    for _ in range(reps):
+        runs["disk"].append(engine_per_node(nodes, tool=True, reps=1, base=base, between=floors))
+        spawns = spawn_floor_ms(1)
+        runs["anyio"].append(spawns[0])
+        runs["subprocess"].append(spawns[1])
+        if mem is not None:
+            runs["tmpfs"].append(engine_per_node(nodes, tool=True, reps=1, base=mem))
+    per_node, anyio_floor, subprocess_floor = (
+        statistics.median(runs[k]) for k in ("disk", "anyio", "subprocess")
+    )
     sync, disk = statistics.median(syncs), statistics.median(files)
     rows = []
     if mem is not None:
-        in_memory = engine_per_node(nodes, tool=True, reps=reps, base=mem)
+        in_memory = statistics.median(runs["tmpfs"])
         rows.append(
             Row(
                 "  (the same tool nodes with the run dir on tmpfs)",
@@ -481,14 +520,19 @@ def parse_row(reps: int, text: str) -> Row:
 BRANCH_FILES = (*TOOL_FILES, "result.json")
 
 
+def _branch_files(runs: dict[str, list[float]], run_dir: Path) -> None:
+    """Seconds the 500 branches' folders and files take in ``run_dir``."""
+    runs["files"].append(disk_files_ms(run_dir, BRANCH_FILES, 500) * 500 / 1e3)
+
+
 def fan_rows(reps: int, base: Path) -> list[Row]:
-    floor = sleeps_floor_s(500, reps)
-    bare = bare_sleeps_s(500, reps)
-    files: list[float] = []
-    wide = fan_out_s(
-        500, 500, reps, base, between=lambda d: files.append(disk_files_ms(d, BRANCH_FILES, 500))
-    )
-    disk = statistics.median(files) * 500 / 1e3
+    runs: dict[str, list[float]] = {"anyio": [], "bare": [], "wide": [], "files": []}
+    for _ in range(reps):  # in turn, as in tool_rows
+        runs["anyio"].append(sleeps_floor_s(500, 1))
+        runs["bare"].append(bare_sleeps_s(500, 1))
+        runs["wide"].append(fan_out_s(500, 500, 1, base, between=partial(_branch_files, runs)))
+    floor, bare, wide = (statistics.median(runs[k]) for k in ("anyio", "bare", "wide"))
+    disk = statistics.median(runs["files"])
     default = fan_out_s(100, None, reps, base)
     return [
         Row(
@@ -585,7 +629,7 @@ def write_doc(table: str, setting: str) -> None:
         "node, `stdout.txt`, `stderr.txt`, `status.json` for a tool node, plus the branch's "
         "result for a fan-out branch) and, before a node with side effects, one fdatasync "
         "of the journal; nor less than starting its command. The script measures these "
-        "floors in the run directories it just used, between the runs, because on this "
+        "floors where the runs go, just before and just after each run, because on this "
         "machine they vary tenfold from minute to minute: the disk is ext4 without a "
         "journal, whose inode allocator skips, one by one, the inodes of the block group "
         "freed in the last minute or more, so creating a file costs 0.05 ms in a quiet "
