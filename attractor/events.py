@@ -22,9 +22,17 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type}
-        for f in dataclasses.fields(self):
-            data[f.name] = _jsonable(getattr(self, f.name))
+        names = _FIELD_NAMES.get(type(self))
+        if names is None:  # dataclasses.fields() per event costs more than the rest
+            names = _FIELD_NAMES[type(self)] = tuple(f.name for f in dataclasses.fields(self))
+        for name in names:
+            value = getattr(self, name)
+            data[name] = value if type(value) in _PLAIN else _jsonable(value)
         return data
+
+
+_FIELD_NAMES: dict[type[Event], tuple[str, ...]] = {}
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _jsonable(value: Any) -> Any:

@@ -83,6 +83,21 @@ def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync)
 
 
+#: The values of :func:`json_lines`: JSON with spaces, from the C encoder (indent has none).
+_LINE_ENCODER = json.JSONEncoder(default=str, separators=(", ", ": "))
+
+
+def json_lines(data: dict[str, Any]) -> str:
+    """``data`` as JSON with one top-level field per line, each value on its line.
+
+    As readable as ``indent=2`` for a record of a few fields (status.json), at
+    half its cost: ``json.dumps`` with ``indent`` takes the pure-Python encoder.
+    """
+    encode = _LINE_ENCODER.encode
+    fields = ",\n".join(f"  {encode(str(k))}: {encode(v)}" for k, v in data.items())
+    return f"{{\n{fields}\n}}\n" if fields else "{}\n"
+
+
 def write_text(path: Path, text: str) -> None:
     """Plain write for stage files whose loss a resume tolerates (re-created on rerun).
 

@@ -1,6 +1,6 @@
 """Every performance goal of the project with its reference, measured in one run.
 
-Usage: ``python benchmarks/bench_all.py [--quick] [--no-write] [--dir DIR]``
+Usage: ``python benchmarks/bench_all.py [--quick] [--no-write] [--dir DIR] [--only GROUPS]``
 
 Prints one table row per goal: attractor's figure, a reference measured by
 this script in the same run (a process start, ``anyio.run_process``, pygraphviz
@@ -9,6 +9,15 @@ writes the table into ``docs/performance.md`` (unless ``--no-write``). Figures
 are medians of several repetitions. Engine runs put their run directory under
 ``--dir`` (default: a temporary directory on the disk of the current
 directory, so the figures are for a real disk, not tmpfs).
+
+Nothing the benchmark writes is deleted before the end. On ext4 without a
+journal (this machine's disk), creating a file skips, one by one, the inodes
+of its block group freed in the last minute or more, so deleting one
+repetition's 40,000 files would make the next repetition pay for it. The
+floors a node cannot go below (a node folder and its files, an fdatasync) are
+measured in the same directories just before and just after the runs they are
+compared with (a run can use up such slow inodes and leave the disk faster
+than it found it).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,6 +34,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -115,13 +126,39 @@ def pygraphviz_argv(path: Path) -> list[str]:
 # -- engine ----------------------------------------------------------------------
 
 
-def engine_per_node(n: int, tool: bool, reps: int, base: Path) -> float:
-    """Median milliseconds per node of an ``n``-node linear run with its run dir under ``base``."""
+def _run_dir_in(folder: Path) -> Path:
+    """The run directory a run made in ``folder`` (beside the floors measured there)."""
+    return next(p for p in folder.iterdir() if (p / "journal.jsonl").exists())
+
+
+#: (tool, base) pairs already run once in this process.
+_WARMED: set[tuple[bool, Path]] = set()
+
+
+def engine_per_node(
+    n: int, tool: bool, reps: int, base: Path, between: Callable[[Path], None] | None = None
+) -> float:
+    """Median milliseconds per node of an ``n``-node linear run with its run dir under ``base``.
+
+    ``between`` runs before each repetition with the folder the run directory
+    will be made in, and after it with the run directory: a floor measured
+    there (files of one directory share the disk's block group). Both, because
+    a run can use up the slow inodes of a block group (see the module docstring)
+    and leave the floor after it cheaper than what the run paid.
+    """
     text = linear_dot(n, tool)
+    if (tool, base) not in _WARMED:  # imports and first-use caches are not a per-node cost
+        anyio.run(timed_run, parse_dot(linear_dot(20, tool)), Path(tempfile.mkdtemp(dir=base)))
+        _WARMED.add((tool, base))
 
     def once() -> float:
-        with tempfile.TemporaryDirectory(dir=base) as tmp:
-            return anyio.run(timed_run, parse_dot(text), Path(tmp)) / (n + 2) * 1e3
+        tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
+        if between is not None:
+            between(Path(tmp))
+        per_node = anyio.run(timed_run, parse_dot(text), Path(tmp)) / (n + 2) * 1e3
+        if between is not None:
+            between(_run_dir_in(Path(tmp)))
+        return per_node
 
     return median(reps, once)
 
@@ -139,33 +176,39 @@ def noop_step_ms(n: int = 20000) -> float:
     return anyio.run(steps)
 
 
-def disk_files_ms(base: Path, n: int = 300) -> float:
-    """A node folder and three small files, as a simulate node writes them (ms each)."""
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        started = time.perf_counter()
-        for i in range(n):
-            folder = Path(tmp) / f"n{i}"
-            folder.mkdir()
-            for name in ("prompt.md", "response.md", "status.json"):
-                (folder / name).write_bytes(b"x\n")
-        return (time.perf_counter() - started) / n * 1e3
+#: The files a node writes besides its folder: a simulate node, a tool node.
+SIMULATE_FILES = ("prompt.md", "response.md", "status.json")
+TOOL_FILES = ("stdout.txt", "stderr.txt", "status.json")
 
 
-def fdatasync_ms(base: Path, n: int = 50) -> float:
-    """What a journal sync costs here: append a line, create a node's files, fdatasync."""
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        fd = os.open(Path(tmp) / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            spent = 0.0
-            for i in range(n):
-                os.write(fd, b'{"seq":1,"done":[["n1",1]],"next":"n2"}\n')
-                (Path(tmp) / f"f{i}").write_bytes(b"x")
-                started = time.perf_counter()
-                os.fdatasync(fd)
-                spent += time.perf_counter() - started
-            return spent / n * 1e3
-        finally:
+def disk_files_ms(where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int = 300) -> float:
+    """Folders in ``where`` with small files ``names`` in each, as nodes write them (ms each)."""
+    started = time.perf_counter()
+    for i in range(n):
+        folder = f"{where}/floor-{time.monotonic_ns()}-{i}"
+        os.mkdir(folder)
+        for name in names:
+            fd = os.open(f"{folder}/{name}", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            os.write(fd, b"x\n")
             os.close(fd)
+    return (time.perf_counter() - started) / n * 1e3
+
+
+def fdatasync_ms(where: Path, n: int = 50) -> float:
+    """What a journal sync costs here: append a line, create a node's files, fdatasync."""
+    tmp = tempfile.mkdtemp(dir=where)
+    fd = os.open(Path(tmp) / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        spent = 0.0
+        for i in range(n):
+            os.write(fd, b'{"seq":1,"done":[["n1",1]],"next":"n2"}\n')
+            (Path(tmp) / f"f{i}").write_bytes(b"x")
+            started = time.perf_counter()
+            os.fdatasync(fd)
+            spent += time.perf_counter() - started
+        return spent / n * 1e3
+    finally:
+        os.close(fd)
 
 
 def spawn_floor_ms(reps: int, n: int = 200) -> tuple[float, float]:
@@ -199,14 +242,44 @@ def fan_out_dot(branches: int, max_parallel: int | None) -> str:
     )
 
 
-def fan_out_s(branches: int, max_parallel: int | None, reps: int, base: Path) -> float:
+def fan_out_s(
+    branches: int,
+    max_parallel: int | None,
+    reps: int,
+    base: Path,
+    between: Callable[[Path], None] | None = None,
+) -> float:
     text = fan_out_dot(branches, max_parallel)
 
     def once() -> float:
-        with tempfile.TemporaryDirectory(dir=base) as tmp:
-            return anyio.run(timed_run, parse_dot(text), Path(tmp))
+        tmp = tempfile.mkdtemp(dir=base)  # kept until the end (see the module docstring)
+        if between is not None:  # before and after, as in engine_per_node
+            between(Path(tmp))
+        took = anyio.run(timed_run, parse_dot(text), Path(tmp))
+        if between is not None:
+            between(_run_dir_in(Path(tmp)))
+        return took
 
     return median(reps, once)
+
+
+def bare_sleeps_s(branches: int, reps: int) -> float:
+    """``branches`` ``sleep 0.2`` started at once with ``subprocess.Popen``, then awaited.
+
+    The least a fan-out of that many commands costs from Python: every start is
+    a fork and exec made one after the other, and they share the machine's cores.
+    """
+
+    def together() -> float:
+        started = time.perf_counter()
+        children = [
+            subprocess.Popen(["sleep", "0.2"], start_new_session=True) for _ in range(branches)
+        ]
+        for child in children:
+            child.wait()
+        return time.perf_counter() - started
+
+    return median(reps, together)
 
 
 def sleeps_floor_s(branches: int, reps: int) -> float:
@@ -225,29 +298,51 @@ def sleeps_floor_s(branches: int, reps: int) -> float:
 # -- the table -------------------------------------------------------------------
 
 
-def engine_rows(reps: int, base: Path, sizes: tuple[int, ...]) -> list[Row]:
+def sizes_per_node(
+    sizes: tuple[int, ...], reps: int, base: Path, floors: dict[int, list[float]] | None = None
+) -> dict[int, float]:
+    """Median ms per node of simulate runs of each size, repetitions taken in turn.
+
+    Taking the sizes in turn keeps a change in the machine's load from passing
+    for a difference between them. ``floors``: a node folder measured after each run.
+    """
+    runs: dict[int, list[float]] = {n: [] for n in sizes}
+    for _ in range(reps):
+        for n in sizes:
+            between = None if floors is None else partial(_note_floor, floors.setdefault(n, []))
+            runs[n].append(engine_per_node(n, tool=False, reps=1, base=base, between=between))
+    return {n: statistics.median(values) for n, values in runs.items()}
+
+
+def _note_floor(floors: list[float], run_dir: Path) -> None:
+    floors.append(disk_files_ms(run_dir))
+
+
+def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None) -> list[Row]:
     noop = noop_step_ms()
-    disk = median(reps, lambda: disk_files_ms(base))
     rows = []
+    floors: dict[int, list[float]] = {}
+    on_disk = sizes_per_node(sizes, reps, base, floors)
     for n in sizes:
-        per_node = engine_per_node(n, tool=False, reps=reps, base=base)
         rows.append(
             Row(
                 f"engine, {n}-node linear pipeline, simulate backend, run dir on disk",
-                per_node,
+                on_disk[n],
                 "ms/node",
-                "in-process no-op step",
-                noop,
+                "a node folder and 3 small files, same run dirs",
+                statistics.median(floors[n]),
                 "<= 0.5 ms/node, flat 1k -> 10k",
-                per_node <= 0.5,
+                on_disk[n] <= 0.5,
             )
         )
-    if SHM.is_dir():
-        in_memory = engine_per_node(1000, tool=False, reps=reps, base=SHM)
+    if mem is None:
+        return rows
+    own = sizes_per_node(sizes, reps, mem)
+    for n in sizes:
         rows.append(
             Row(
-                "  (the same 1000 nodes with the run dir on tmpfs: the engine's own cost)",
-                in_memory,
+                f"  (the same {n} nodes with the run dir on tmpfs: the engine's own cost)",
+                own[n],
                 "ms/node",
                 "in-process no-op step",
                 noop,
@@ -255,27 +350,46 @@ def engine_rows(reps: int, base: Path, sizes: tuple[int, ...]) -> list[Row]:
                 True,
             )
         )
+    small, large = sizes[0], sizes[-1]
     rows.append(
         Row(
-            "  (for scale: a node folder and 3 small files on this disk)",
-            disk,
+            f"  (the engine's own cost per node, {large} against {small} nodes: flat is 1x)",
+            own[large],
             "ms/node",
-            "in-process no-op step",
-            noop,
-            "-",
-            True,
+            f"{small} nodes",
+            own[small],
+            "<= 1.25x",
+            own[large] <= 1.25 * own[small],
         )
     )
     return rows
 
 
-def tool_rows(reps: int, base: Path, nodes: int) -> list[Row]:
-    per_node = engine_per_node(nodes, tool=True, reps=reps, base=base)
-    anyio_floor, subprocess_floor = spawn_floor_ms(reps)
-    sync = median(reps, lambda: fdatasync_ms(base))
+def tool_rows(reps: int, base: Path, nodes: int, mem: Path | None) -> list[Row]:
+    syncs: list[float] = []
+    files: list[float] = []
+
+    def floors(run_dir: Path) -> None:
+        syncs.append(fdatasync_ms(run_dir))
+        files.append(disk_files_ms(run_dir, TOOL_FILES))
+
+    # Each repetition takes every measurement in turn, so that a change in the
+    # machine's load does not pass for a difference between them.
+    runs: dict[str, list[float]] = {"disk": [], "anyio": [], "subprocess": [], "tmpfs": []}
+    for _ in range(reps):
+        runs["disk"].append(engine_per_node(nodes, tool=True, reps=1, base=base, between=floors))
+        spawns = spawn_floor_ms(1)
+        runs["anyio"].append(spawns[0])
+        runs["subprocess"].append(spawns[1])
+        if mem is not None:
+            runs["tmpfs"].append(engine_per_node(nodes, tool=True, reps=1, base=mem))
+    per_node, anyio_floor, subprocess_floor = (
+        statistics.median(runs[k]) for k in ("disk", "anyio", "subprocess")
+    )
+    sync, disk = statistics.median(syncs), statistics.median(files)
     rows = []
-    if SHM.is_dir():
-        in_memory = engine_per_node(nodes, tool=True, reps=reps, base=SHM)
+    if mem is not None:
+        in_memory = statistics.median(runs["tmpfs"])
         rows.append(
             Row(
                 "  (the same tool nodes with the run dir on tmpfs)",
@@ -287,7 +401,7 @@ def tool_rows(reps: int, base: Path, nodes: int) -> list[Row]:
                 True,
             )
         )
-    rows.append(
+    rows += [
         Row(
             "  (for scale: fdatasync of an appended line, amid file creation, this disk)",
             sync,
@@ -296,8 +410,26 @@ def tool_rows(reps: int, base: Path, nodes: int) -> list[Row]:
             anyio_floor,
             "-",
             True,
-        )
-    )
+        ),
+        Row(
+            "  (for scale: a node folder, `stdout.txt`, `stderr.txt`, `status.json`, this disk)",
+            disk,
+            "ms",
+            "`anyio.run_process`",
+            anyio_floor,
+            "-",
+            True,
+        ),
+        Row(
+            "  (+ the tool nodes against `anyio.run_process` plus the two disk floors above)",
+            per_node,
+            "ms/node",
+            "`anyio.run_process` + fdatasync + files",
+            anyio_floor + sync + disk,
+            "-",
+            True,
+        ),
+    ]
     return [
         Row(
             f"engine, {nodes} tool nodes `/bin/true`, run dir on disk",
@@ -437,9 +569,23 @@ def parse_rows(reps: int, text: str) -> list[Row]:
     ]
 
 
+#: The files of one branch of the fan-out: its node's folder and files, its result.
+BRANCH_FILES = (*TOOL_FILES, "result.json")
+
+
+def _branch_files(runs: dict[str, list[float]], run_dir: Path) -> None:
+    """Seconds the 500 branches' folders and files take in ``run_dir``."""
+    runs["files"].append(disk_files_ms(run_dir, BRANCH_FILES, 500) * 500 / 1e3)
+
+
 def fan_rows(reps: int, base: Path) -> list[Row]:
-    floor = sleeps_floor_s(500, reps)
-    wide = fan_out_s(500, 500, reps, base)
+    runs: dict[str, list[float]] = {"anyio": [], "bare": [], "wide": [], "files": []}
+    for _ in range(reps):  # in turn, as in tool_rows
+        runs["anyio"].append(sleeps_floor_s(500, 1))
+        runs["bare"].append(bare_sleeps_s(500, 1))
+        runs["wide"].append(fan_out_s(500, 500, 1, base, between=partial(_branch_files, runs)))
+    floor, bare, wide = (statistics.median(runs[k]) for k in ("anyio", "bare", "wide"))
+    disk = statistics.median(runs["files"])
     default = fan_out_s(100, None, reps, base)
     return [
         Row(
@@ -460,9 +606,38 @@ def fan_rows(reps: int, base: Path) -> list[Row]:
             "(was 5.8 s with max_parallel=4)",
             True,
         ),
+        Row(
+            "  (the 500 branches against the least 500 such commands cost from Python)",
+            wide,
+            "s",
+            "500 `subprocess.Popen` of `sleep 0.2` at once",
+            bare,
+            "-",
+            True,
+        ),
+        Row(
+            "  (for scale: the 500 branches' folders and files on this disk)",
+            disk,
+            "s",
+            "500 `subprocess.Popen` of `sleep 0.2` at once",
+            bare,
+            "-",
+            True,
+        ),
+        Row(
+            "  (+ the 500 branches against those commands plus their files)",
+            wide,
+            "s",
+            "`subprocess.Popen` + files",
+            bare + disk,
+            "-",
+            True,
+        ),
     ]
 
 
+#: The row groups, in the order of the table.
+GROUPS = ("engine", "tool", "lint", "fan")
 HEAD = ["work", "attractor", "reference (same run)", "ratio", "goal", "verdict"]
 
 
@@ -519,9 +694,21 @@ def write_doc(table: str, setting: str) -> None:
         "figures are whole processes (interpreter start-up included); RSS is the peak "
         "resident set of the process. The 100,000-node file uses the compact generator "
         "(`gen_dot.generate(n, compact=True)`, three attributes a node) so that it stays "
-        "under the 16 MiB limit of a pipeline file. The node-folder row shows what this "
-        "disk charges for the files every simulate node writes (a folder, `prompt.md`, "
-        "`response.md`, `status.json`); the engine cannot go below it.\n\n"
+        "under the 16 MiB limit of a pipeline file.\n\n"
+        "Floors: a node cannot cost less than what the disk charges for its files (a "
+        "folder and three files: `prompt.md`, `response.md`, `status.json` for a simulate "
+        "node, `stdout.txt`, `stderr.txt`, `status.json` for a tool node, plus the branch's "
+        "result for a fan-out branch) and, before a node with side effects, one fdatasync "
+        "of the journal; nor less than starting its command. The script measures these "
+        "floors where the runs go, just before and just after each run, because on this "
+        "machine they vary tenfold from minute to minute: the disk is ext4 without a "
+        "journal, whose inode allocator skips, one by one, the inodes of the block group "
+        "freed in the last minute or more, so creating a file costs 0.05 ms in a quiet "
+        "group and over 1 ms where many files were just deleted (by anyone). The script "
+        "deletes nothing before the end so that its own runs do not slow each other; "
+        "running it again right after it finished measures a disk slowed by that cleanup. "
+        "A goal below the sum of its floors cannot be met on this machine; the rows "
+        "marked `+` compare the engine with that sum.\n\n"
         + BEFORE
         + "Where the time goes and what was done about it: see docs/engine.md (journal and "
         "group commit, `max_parallel`) and the commit history of `attractor/dot/` (plain "
@@ -535,25 +722,42 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and nodes")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--dir", type=Path, default=Path.cwd(), help="where run dirs go")
+    parser.add_argument(
+        "--only",
+        default=",".join(GROUPS),
+        help=f"comma-separated groups among {', '.join(GROUPS)} (implies --no-write)",
+    )
     args = parser.parse_args()
+    only = [g.strip() for g in args.only.split(",") if g.strip()]
+    if unknown := set(only) - set(GROUPS):
+        parser.error(f"--only: unknown group(s) {', '.join(sorted(unknown))}")
     reps = 3 if args.quick else 5
-    base = args.dir.resolve()
     rows: list[Row] = []
     print(" | ".join(HEAD))
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        for group in (
-            lambda: engine_rows(max(1, reps - 2), base, (1000, 10_000)),
-            lambda: tool_rows(max(1, reps - 2), base, 300 if args.quick else 1000),
-            lambda: lint_rows(reps, Path(tmp)),
-            lambda: fan_rows(reps, base),
-        ):
-            for row in group():
+    # Everything written goes under these and is deleted at the very end.
+    base = Path(tempfile.mkdtemp(dir=args.dir.resolve(), prefix="bench-"))
+    mem = Path(tempfile.mkdtemp(dir=SHM, prefix="bench-")) if SHM.is_dir() else None
+    groups = {
+        "engine": lambda: engine_rows(max(1, reps - 2), base, (1000, 10_000), mem),
+        "tool": lambda: tool_rows(max(1, reps - 2), base, 300 if args.quick else 1000, mem),
+        "lint": lambda: lint_rows(reps, base),
+        "fan": lambda: fan_rows(reps, base),
+    }
+    try:
+        for name in only:
+            for row in groups[name]():
                 rows.append(row)
                 print(" | ".join(row.cells()), flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+        if mem is not None:
+            shutil.rmtree(mem, ignore_errors=True)
     load = os.getloadavg()
+    disk = _filesystem(args.dir.resolve())
     setting = (
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, run directories on "
+<<<<<<< HEAD
         f"`{_filesystem(base)}`; 1-minute load average when it finished {load[0]:.1f} "
         "(other work shared the machine: compare ratios, not absolute figures). "
         + (
@@ -561,8 +765,12 @@ def main() -> None:
             if os.environ.get("PYTHONDONTWRITEBYTECODE")
             else "Cold processes use the bytecode cache."
         )
+=======
+        f"`{disk}`; 1-minute load average when it finished {load[0]:.1f} "
+        "(other work shared the machine: compare ratios, not absolute figures)."
+>>>>>>> perf-engine
     )
-    if not args.no_write:
+    if not args.no_write and only == list(GROUPS):
         write_doc(render(rows), setting)
         print(f"wrote {DOC}")
 

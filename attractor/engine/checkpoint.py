@@ -209,8 +209,12 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+#: One encoder for every record: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
 
 
 class _ListCache:
@@ -265,14 +269,12 @@ class _MapCache:
                 appended.append(key)
             prev[key] = value
             parts[key] = _dumps(key) + ":" + _dumps(value)
-        if len(appended) > 1 or len(prev) != len(values) or prev != values:
-            return self._rebuild(values)
-        if not self._same_order(values):
+        if len(prev) != len(values) or prev != values or not self._same_order(values):
             return self._rebuild(values)
         if rewritten:
             self.body = ",".join(parts.values())
         elif appended:
-            new = parts[appended[0]]
+            new = ",".join(parts[key] for key in appended)
             self.body = f"{self.body},{new}" if self.body else new
         return f"{{{self.body}}}"
 

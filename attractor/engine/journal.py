@@ -33,8 +33,12 @@ from attractor.errors import CheckpointError
 JOURNAL = "journal.jsonl"
 
 
+#: One encoder for every record: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
 
 
 class Journal:

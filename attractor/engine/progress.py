@@ -4,15 +4,21 @@ After each step the engine calls :meth:`Progress.record`, which appends what
 changed since the previous record to ``journal.jsonl`` (O(1) bytes a node, no
 fsync). :meth:`Progress.snapshot` writes the whole ``checkpoint.json``: when
 the run opens, every :data:`SNAPSHOT_SECONDS` while it goes (so a reader has
-little journal to apply) and when it stops. :meth:`Progress.sync` is the
+little journal to apply) and when it stops. A checkpoint costs time in
+proportion to the run so far, so a long run spaces them out further: the next
+one waits at least :data:`SNAPSHOT_SHARE` times as long as the last one took,
+which keeps their share of the run's time, and so the cost per node, bounded
+however many nodes ran. :meth:`Progress.sync` is the
 fdatasync the engine calls before a node with side effects starts. See
 :mod:`attractor.engine.journal` for the format and the guarantees.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attractor.engine.checkpoint import RUNNING, CheckpointEncoder
@@ -25,6 +31,8 @@ if TYPE_CHECKING:
 
 #: How often (seconds) a running run rewrites the whole checkpoint.json.
 SNAPSHOT_SECONDS = 2.0
+#: A running run spends at most about 1/SNAPSHOT_SHARE of its time writing checkpoints.
+SNAPSHOT_SHARE = 50
 #: Handler types that change nothing outside the run directory.
 PURE_HANDLERS = frozenset({"start", "exit", "conditional", "parallel.fan_in"})
 
@@ -75,6 +83,10 @@ class Progress:
         self.encoder = CheckpointEncoder()
         self._shadow = _Shadow(run.main, run.services.run_budget.used, run.results_written)
         self._snapshot_at = time.monotonic()
+        #: Seconds until the next periodic checkpoint (grows with the checkpoint's cost).
+        self._interval = SNAPSHOT_SECONDS
+        #: Files written since the last barrier that it must make durable (see sync_later).
+        self._unsynced: dict[Path, None] = {}
 
     def record(self, run: Run, next_node: str | None) -> None:
         """Append the changes of the main traversal since the previous record."""
@@ -83,9 +95,12 @@ class Progress:
         record["next"] = next_node
         record["current"] = next_node if next_node is not None else main.current
         self.journal.append(record)
+        # What the files stood for (a finished branch of the node that just ended) is
+        # now in the journal, which the next barrier syncs.
+        self._unsynced.clear()
         last = main.completed[-1] if main.completed else None
         run.emit(CheckpointSaved(node_id=last, phase="after"))
-        if time.monotonic() - self._snapshot_at >= SNAPSHOT_SECONDS:
+        if time.monotonic() - self._snapshot_at >= self._interval:
             self.snapshot(run, next_node)
 
     def _delta(self, run: Run, main: Walk) -> dict[str, Any]:
@@ -127,22 +142,48 @@ class Progress:
         """Write the whole checkpoint.json (after syncing the journal it points into)."""
         from attractor.engine.state import make_checkpoint
 
+        started = time.monotonic()
         # The checkpoint holds everything recorded so far: the next record starts a new delta.
         self._delta(run, run.main)
-        self.journal.sync()
+        self.sync()
         checkpoint = make_checkpoint(run, next_node, status, live=True)
         checkpoint.failure_reason = reason
         checkpoint.journal_seq = self.journal.seq
         checkpoint.journal_offset = self.journal.offset
         checkpoint.save(run.run_dir.checkpoint_path, self.encoder)
         self._snapshot_at = time.monotonic()
+        self._interval = max(SNAPSHOT_SECONDS, (self._snapshot_at - started) * SNAPSHOT_SHARE)
 
     def sync(self) -> None:
         """Make every record so far durable: called before a node with side effects starts."""
+        if self._unsynced:
+            _sync_files(list(self._unsynced))
+            self._unsynced.clear()
         self.journal.sync()
+
+    def sync_later(self, path: Path) -> None:
+        """Make ``path`` durable at the next barrier, unless a record supersedes it first.
+
+        For files such as a parallel node's finished branches: fsyncing each as it
+        is written would stop the event loop once per branch.
+        """
+        self._unsynced[path] = None
 
     def close(self) -> None:
         self.journal.close()
+
+
+def _sync_files(paths: list[Path]) -> None:
+    """fdatasync each file, then fsync each folder once (for the renames that made them)."""
+    for path in [*paths, *dict.fromkeys(p.parent for p in paths)]:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue  # moved aside since (a later attempt): nothing left to keep
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
 
 
 def _context_delta(context: Context) -> dict[str, Any]:

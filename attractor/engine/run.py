@@ -217,6 +217,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     ledger_token = CURRENT_LEDGER.set(ledger)
     run = open_run(setup, services, registry, bus, options)
     services.record = EngineRecord(lambda: run)
+    services.sync_later = lambda path: _sync_later(run, path)
     try:
         with anyio.CancelScope() as scope:
             if options.settings.timeout is not None:
@@ -269,6 +270,11 @@ def make_services(
         child_options, run_pipeline, resume_pipeline, prepare_run_graph
     )
     return services, owned
+
+
+def _sync_later(run: Run, path: Path) -> None:
+    if run.progress is not None:
+        run.progress.sync_later(path)
 
 
 async def _guarded_walk(run: Run, start: str) -> WalkEnd:

@@ -153,7 +153,8 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._stage_dirs: set[str] = set()
+        #: Node id -> its folder, once this process has made sure the folder exists.
+        self._stage_dirs: dict[str, Path] = {}
         self._lock_fd: int | None = None
 
     def lock(self) -> None:
@@ -247,11 +248,24 @@ class RunDir:
 
     def stage_dir(self, node_id: str) -> Path:
         """The folder of node ``node_id``, created on first use."""
+        return self.open_stage_dir(node_id)[0]
+
+    def open_stage_dir(self, node_id: str) -> tuple[Path, bool]:
+        """The folder of node ``node_id``, and whether this call created it (so it is empty)."""
+        path = self._stage_dirs.get(node_id)
+        if path is not None:
+            return path, False
         path = self.path / _safe_name(node_id)
-        if node_id not in self._stage_dirs:
+        try:
+            os.mkdir(path)
+            created = True
+        except FileExistsError:
+            created = False
+        except FileNotFoundError:  # the run directory itself went away: say where
             path.mkdir(parents=True, exist_ok=True)
-            self._stage_dirs.add(node_id)
-        return path
+            created = True
+        self._stage_dirs[node_id] = path
+        return path, created
 
     def copy_source(self, text: str) -> None:
         atomic_write_text(self.pipeline_path, text)
@@ -285,6 +299,10 @@ def damaged_run_file(exc: InputFileError) -> CheckpointError:
     )
 
 
+#: json.dumps with options builds a new encoder per call; events come several per node.
+_EVENT_ENCODER = json.JSONEncoder(default=str)
+
+
 class EventLog:
     """Observer appending each event to ``events.jsonl``: buffered, flushed, not fsynced."""
 
@@ -295,7 +313,7 @@ class EventLog:
     def __call__(self, event: Event) -> None:
         if self._fh is None:
             return
-        self._fh.write(json.dumps(event.to_json(), default=str) + "\n")
+        self._fh.write(_EVENT_ENCODER.encode(event.to_json()) + "\n")
         self._fh.flush()
 
     def close(self) -> None:

@@ -8,7 +8,6 @@ always propagates.
 
 from __future__ import annotations
 
-import json
 import time
 
 import anyio
@@ -22,7 +21,7 @@ from attractor.engine.retry import policy_for
 from attractor.engine.state import NodeResult, Run, Walk, record_step
 from attractor.errors import RunError
 from attractor.events import StageCompleted, StageFailed, StageRetrying, StageStarted
-from attractor.fileio import write_text
+from attractor.fileio import json_lines, write_text
 from attractor.handlers.base import BranchRunner, StageEnv
 from attractor.handlers.outcome import Outcome, StageStatus
 
@@ -136,7 +135,7 @@ async def _attempt(
     run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner, handler_type: str
 ) -> Outcome:
     """One handler call under the node's own timeout; errors become FAIL."""
-    stage_dir = run.run_dir.stage_dir(node.id)
+    stage_dir, created = run.run_dir.open_stage_dir(node.id)
     # A fresh run's first attempt finds an empty folder; anything else may find the
     # files of an earlier attempt (a retry, a loop, the attempt a resume runs again).
     if attempt > 1 or walk.visits[node.id] > 1 or "resumed_at" in run.manifest:
@@ -151,7 +150,8 @@ async def _attempt(
         branch=walk.branch,
     )
     timeout = _attempt_timeout(node, handler_type)
-    before = status_file.signature(env.stage_dir)
+    # A folder made just now holds no status.json: no need to look.
+    before = None if created else status_file.signature(env.stage_dir)
     try:
         handler = run.registry.resolve(node)
         with anyio.move_on_after(timeout) as scope:
@@ -252,4 +252,4 @@ def _write_status(run: Run, node: Node, outcome: Outcome) -> None:
     if outcome.details.get("status_file") == status_file.BY_NODE:
         name = status_file.ENGINE_RECORD  # the node's own file stays as it wrote it
     path = run.run_dir.stage_dir(node.id) / name
-    write_text(path, json.dumps(outcome.to_json(), indent=2, default=str) + "\n")
+    write_text(path, json_lines(outcome.to_json()))

@@ -170,6 +170,11 @@ class Services:
     run_child: ChildRunner | None = None
     #: Messages a supervisor queued for this run's agents.
     steering: Steering = field(default_factory=Steering)
+    #: Takes a file just written without fsync that must survive a machine crash once
+    #: a later node acts: the engine syncs it before the next node with side effects
+    #: starts (or drops it once the main traversal records the step it belongs to).
+    #: None: the writer fsyncs such files itself.
+    sync_later: Callable[[Path], None] | None = None
 
 
 @dataclass

@@ -111,6 +111,7 @@ class BranchStore:
     def __init__(self, env: StageEnv) -> None:
         self.folder = env.stage_dir / BRANCHES
         self.earlier = env.stage_dir / f"v{env.visit}-a{env.attempt}" / BRANCHES
+        self.sync_later = env.services.sync_later
 
     def finished(self, targets: list[str]) -> dict[int, BranchResult]:
         found: dict[int, BranchResult] = {}
@@ -145,7 +146,10 @@ class BranchStore:
 
     def save(self, index: int, result: BranchResult) -> None:
         self.folder.mkdir(exist_ok=True)
-        atomic_write_json(self.folder / f"{index}.json", result.to_json())
+        path = self.folder / f"{index}.json"
+        atomic_write_json(path, result.to_json(), fsync=self.sync_later is None)
+        if self.sync_later is not None:  # synced before the next node that acts
+            self.sync_later(path)
 
 
 def _branch_context(context: Context, edge: Edge) -> Context:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from attractor.dot.graph import Graph
 from attractor.handlers.base import RunRecord, StageRecord
@@ -76,18 +77,30 @@ def build(mode: str, *, graph: Graph, context: Context, record: RunRecord) -> st
 
 def counts_as_stage(stage: StageRecord, graph: Graph) -> bool:
     """Whether a finished node execution is a stage of the run (not start, not skipped)."""
-    if stage.status == "skipped":
-        return False
-    return not graph.has_node(stage.node) or graph.node(stage.node).handler_type != "start"
+    return stage.status != "skipped" and stage.node not in _start_ids(graph)
+
+
+#: The start nodes of each graph a run asked about: the question comes for every
+#: row of the record at every stage, and a node's handler type takes a schema lookup.
+_STARTS: WeakKeyDictionary[Graph, frozenset[str]] = WeakKeyDictionary()
+
+
+def _start_ids(graph: Graph) -> frozenset[str]:
+    starts = _STARTS.get(graph)
+    if starts is None:
+        starts = frozenset(n.id for n in graph.nodes() if n.handler_type == "start")
+        _STARTS[graph] = starts
+    return starts
 
 
 def _recent(stages: Sequence[StageRecord], graph: Graph, n: int) -> list[StageRecord]:
     """The last ``n`` stages, oldest first, read from the end."""
     found: list[StageRecord] = []
+    starts = _start_ids(graph)
     for stage in reversed(stages):
         if len(found) >= n:
             break
-        if counts_as_stage(stage, graph):
+        if stage.status != "skipped" and stage.node not in starts:
             found.append(stage)
     return found[::-1]
 

@@ -7,6 +7,12 @@ stdin. When stdin reaches end of file - the engine closed it, or the kernel did
 because the engine died, SIGKILL included - it sends SIGTERM to every group
 still listed, SIGKILL a moment later, and exits.
 
+It sleeps until the engine is gone and reads what the engine wrote only then,
+and once every :data:`DRAIN_SECONDS` so the pipe never fills: a line left in
+the pipe is as safe as a line read (the kernel keeps it after the writer dies),
+and waking up for every command would cost each one two context switches on a
+machine whose cores the commands need.
+
 This file imports nothing of attractor's and nothing outside the standard
 library: it runs with ``-S`` so that it starts in a few milliseconds.
 """
@@ -15,12 +21,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import sys
 import time
 
 #: Seconds between SIGTERM and SIGKILL once the engine is gone.
 GRACE = 2.0
+#: Seconds between two reads of the pipe while the engine lives.
+DRAIN_SECONDS = 1.0
 
 
 def _alive(pgid: int) -> bool:
@@ -39,15 +48,43 @@ def _signal(groups: set[int], sig: int) -> None:
 
 def _read_groups() -> set[int]:
     """Follow the engine's notes until end of file; the groups still running then."""
+    fd = sys.stdin.fileno()
+    os.set_blocking(fd, False)
+    hangup = select.poll()
+    hangup.register(fd, 0)  # no POLLIN: a write does not wake us, the writer's end does
     groups: set[int] = set()
-    for line in sys.stdin:
-        sign, _, number = line.strip().partition(" ")
+    rest = b""
+    while True:
+        hangup.poll(DRAIN_SECONDS * 1000)
+        data, ended = _drain(fd)
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        _apply(groups, lines)
+        if ended:
+            return groups
+
+
+def _drain(fd: int) -> tuple[bytes, bool]:
+    """What the pipe holds now, and whether the engine has closed it."""
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return b"".join(chunks), False
+        if not chunk:
+            return b"".join(chunks), True
+        chunks.append(chunk)
+
+
+def _apply(groups: set[int], lines: list[bytes]) -> None:
+    for line in lines:
+        sign, _, number = line.strip().partition(b" ")
         if number.isdigit():
-            if sign == "+":
+            if sign == b"+":
                 groups.add(int(number))
-            elif sign == "-":
+            elif sign == b"-":
                 groups.discard(int(number))
-    return groups
 
 
 def main() -> None:

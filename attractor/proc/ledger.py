@@ -13,6 +13,12 @@ Three layers make sure that no command outlives the run that started it:
    before it re-runs the interrupted node, so even a group the guard could not
    stop never runs concurrently with its own re-run. A group is recognised by
    its id *and* its leader's start time, so a reused pid is never signalled.
+   The start time is not read back from ``/proc`` (a read that waits on the
+   command's own start-up): the caller gives the moments just before and just
+   after it started the command, and the ledger writes that window in clock
+   ticks (``start``, ``start_max``). A process with that id that started in the
+   window can only be the one started then: its id was not free for anyone else
+   until the engine reaped it, after the window.
 
 The ledger of the current run is found through a context variable, which every
 task of the run inherits.
@@ -21,7 +27,9 @@ task of the run inherits.
 from __future__ import annotations
 
 import contextvars
+import fcntl
 import json
+import math
 import os
 import signal
 import subprocess
@@ -39,17 +47,31 @@ CURRENT: contextvars.ContextVar[ProcessLedger | None] = contextvars.ContextVar(
 _GUARD = Path(__file__).with_name("guard.py")
 #: More than any run writes (two short lines per command); a bound for damaged files.
 _LEDGER_LIMIT = 64 * 1024 * 1024
+#: The guard's pipe: room for tens of thousands of notes between two of its reads.
+_PIPE_BYTES = 1024 * 1024
 
 
 def _stat(pid: int | str) -> list[bytes] | None:
     """Fields 3 onwards of ``/proc/PID/stat`` (state, ppid, pgrp, ...), None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
+    try:  # plain os calls: this runs for every command the run starts
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            stat = os.read(fd, 4096)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     # Field 2 (the command name) may hold spaces and parentheses: split after the last ')'.
     return stat[stat.rfind(b")") + 2 :].split()
+
+
+#: Clock ticks per second of the start times in ``/proc/PID/stat``.
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def boot_clock() -> float:
+    """Seconds since boot, the clock of the start times in ``/proc/PID/stat``."""
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
 def start_time(pid: int) -> int | None:
@@ -70,15 +92,24 @@ class ProcessLedger:
         self._guard: subprocess.Popen[bytes] | None = None
         self.running: set[int] = set()
 
-    def started(self, pgid: int) -> None:
+    def started(self, pgid: int, between: tuple[float, float] | None = None) -> None:
         """Note a new group (its leader is ``pgid``) before anything else happens.
 
-        The guard hears of it first: once processes.jsonl names a group, the guard
-        already watches it.
+        ``between``: :func:`boot_clock` just before and just after the leader was
+        started (else its start time is read from ``/proc``). The guard hears of
+        the group first: once processes.jsonl names a group, the guard already
+        watches it.
         """
         self.running.add(pgid)
         self._tell_guard(f"+ {pgid}\n")
-        self._note({"pgid": pgid, "start": start_time(pgid), "at": time.time()})
+        entry: dict[str, object] = {"pgid": pgid}
+        if between is None:
+            entry["start"] = start_time(pgid)
+        else:
+            entry["start"] = math.floor(between[0] * _TICKS)
+            entry["start_max"] = math.ceil(between[1] * _TICKS)
+        entry["at"] = time.time()
+        self._note(entry)
 
     def ended(self, pgid: int) -> None:
         """The group is stopped and reaped."""
@@ -119,7 +150,7 @@ class ProcessLedger:
 
 def _start_guard() -> subprocess.Popen[bytes] | None:
     try:
-        return subprocess.Popen(
+        guard = subprocess.Popen(
             [sys.executable, "-I", "-S", str(_GUARD)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -129,6 +160,11 @@ def _start_guard() -> subprocess.Popen[bytes] | None:
         )
     except OSError:
         return None
+    if guard.stdin is not None:
+        # The guard reads only now and then (see guard.py): room for a burst of notes.
+        with suppress(OSError):
+            fcntl.fcntl(guard.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    return guard
 
 
 def _group_members(pgid: int) -> list[int]:
@@ -142,22 +178,25 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
-def _is_ours(pgid: int, leader_start: int | None) -> bool:
+def _is_ours(pgid: int, start: int | None, start_max: int | None) -> bool:
     """Whether group ``pgid`` still holds processes of the group the ledger recorded.
 
     While a group has a member its id cannot be handed to a new process. So: if a
     process with pid ``pgid`` exists, it is our leader only with the recorded
-    start time; if none exists, any member left is one of ours.
+    start time (or one in the recorded window); if none exists, any member left
+    is one of ours.
     """
     now = start_time(pgid)
     if now is not None:
-        return leader_start is not None and now == leader_start
+        if start is None:
+            return False
+        return start <= now <= start_max if start_max is not None else now == start
     return bool(_group_members(pgid))
 
 
 def survivors(path: Path) -> list[int]:
     """Groups recorded in ``path`` that were never seen to end and still run."""
-    started: dict[int, int | None] = {}
+    started: dict[int, tuple[int | None, int | None]] = {}
     try:
         with path.open("rb") as fh:  # resume has checked it is a regular file
             lines = fh.read(_LEDGER_LIMIT).decode("utf-8", "replace").splitlines()
@@ -170,8 +209,12 @@ def survivors(path: Path) -> list[int]:
             if entry.get("ended"):
                 started.pop(pgid, None)
             else:
-                started[pgid] = entry.get("start")
-    return [pgid for pgid, start in started.items() if _is_ours(pgid, start)]
+                started[pgid] = (_count(entry.get("start")), _count(entry.get("start_max")))
+    return [pgid for pgid, (start, end) in started.items() if _is_ours(pgid, start, end)]
+
+
+def _count(value: object) -> int | None:
+    return value if type(value) is int else None
 
 
 def stop_survivors(path: Path, grace: float = 2.0) -> list[int]:

@@ -30,15 +30,16 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from attractor.proc.ledger import CURRENT as ledger_of_run
+from attractor.proc.ledger import boot_clock
 from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, Streams, direct_argv
 
 #: Captured output kept in memory per stream; beyond it, bytes are counted, not kept.
@@ -89,31 +90,22 @@ async def run_process(
     Cancellation of the caller terminates the group (shielded) and re-raises.
     """
     started = time.monotonic()
-    with ExitStack() as files:
-        out = _target(files, stdout_path)
-        err = _target(files, stderr_path)
-        inp = files.enter_context(stdin_path.open("rb")) if stdin_path else subprocess.DEVNULL
+    opened: list[int] = []  # plain descriptors: file objects cost more than the command
+    try:
+        out = _target(opened, stdout_path)
+        err = _target(opened, stderr_path)
+        inp = _source(opened, stdin_path)
+        before = boot_clock()
         process, direct = await _start(command, (inp, out, err), cwd, env)
-        ledger = ledger_of_run.get()
-        if ledger is not None:
-            ledger.started(process.pid)
+        spawned = (before, boot_clock())
         buffers = (_Capture(), _Capture())
-        timed_out = False
-        try:
-            timed_out = await _supervise(process, buffers, timeout, kill_grace)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await _terminate(process, kill_grace)
-                await process.aclose()
-            raise
-        finally:
-            if ledger is not None:
-                ledger.ended(process.pid)
-        with anyio.CancelScope(shield=True):
-            await process.aclose()
+        timed_out = await _watch(process, spawned, buffers, timeout, kill_grace)
         returncode = None if timed_out else _exit_code(process, direct, err)
         stdout = _read_tail(out) if stdout_path else buffers[0].text()
         stderr = _read_tail(err) if stderr_path else buffers[1].text()
+    finally:
+        for fd in opened:
+            os.close(fd)
     return ProcessResult(
         returncode=returncode,
         stdout=stdout,
@@ -122,6 +114,35 @@ async def run_process(
         duration=time.monotonic() - started,
         dropped_bytes=buffers[0].dropped + buffers[1].dropped,
     )
+
+
+async def _watch(
+    process: Process,
+    spawned: tuple[float, float],
+    buffers: tuple[_Capture, _Capture],
+    timeout: float | None,
+    kill_grace: float,
+) -> bool:
+    """Supervise ``process`` (noted in the run's ledger meanwhile); True when it timed out.
+
+    ``spawned``: the boot clock just before and just after it was started.
+    """
+    ledger = ledger_of_run.get()
+    if ledger is not None:
+        ledger.started(process.pid, spawned)
+    try:
+        timed_out = await _supervise(process, buffers, timeout, kill_grace)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await _terminate(process, kill_grace)
+            await process.aclose()
+        raise
+    finally:
+        if ledger is not None:
+            ledger.ended(process.pid)
+    with anyio.CancelScope(shield=True):
+        await process.aclose()
+    return timed_out
 
 
 async def _start(
@@ -160,7 +181,7 @@ async def _open(
     )
 
 
-def _exit_code(process: Process, direct: bool, err: IO[bytes] | int) -> int | None:
+def _exit_code(process: Process, direct: bool, err: int) -> int | None:
     """The exit code and stderr line the shell would give for a command killed by a signal.
 
     dash reports ``128 + N`` and prints the signal's name (``Segmentation fault
@@ -170,16 +191,19 @@ def _exit_code(process: Process, direct: bool, err: IO[bytes] | int) -> int | No
     if not direct or code is None or code >= 0:
         return code
     sig = -code
-    if sig not in (signal.SIGINT, signal.SIGPIPE) and not isinstance(err, int):
+    if sig not in (signal.SIGINT, signal.SIGPIPE) and err >= 0:  # a file, not a pipe
         name = signal.strsignal(sig) or f"Signal {sig}"
         dumped = isinstance(process, PidfdProcess) and process.core_dumped
-        err.write(f"{name}{' (core dumped)' if dumped else ''}\n".encode())
-        err.flush()
+        with suppress(OSError):
+            os.write(err, f"{name}{' (core dumped)' if dumped else ''}\n".encode())
     return 128 + sig
 
 
-def _target(files: ExitStack, path: Path | None) -> IO[bytes] | int:
-    """PIPE, or ``path`` opened unbuffered for writing and reading back its tail.
+_OUTPUT_FLAGS = os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+
+
+def _target(opened: list[int], path: Path | None) -> int:
+    """PIPE, or a descriptor of ``path`` opened for writing and reading back its tail.
 
     The child shares the file's offset, so anything written here after it
     exited lands after its output. The stage directory normally exists: the
@@ -188,11 +212,21 @@ def _target(files: ExitStack, path: Path | None) -> IO[bytes] | int:
     if path is None:
         return subprocess.PIPE
     try:
-        handle = open(path, "w+b", buffering=0)  # noqa: SIM115 (closed by the ExitStack)
+        fd = os.open(path, _OUTPUT_FLAGS, 0o666)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "w+b", buffering=0)  # noqa: SIM115
-    return files.enter_context(handle)
+        fd = os.open(path, _OUTPUT_FLAGS, 0o666)
+    opened.append(fd)
+    return fd
+
+
+def _source(opened: list[int], path: Path | None) -> int:
+    """A descriptor of ``path`` to read as stdin, else DEVNULL."""
+    if path is None:
+        return subprocess.DEVNULL
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    opened.append(fd)
+    return fd
 
 
 class _Capture:
@@ -216,6 +250,8 @@ async def _supervise(
     kill_grace: float,
 ) -> bool:
     """Wait for exit (or the timeout) while draining pipes; True when timed out."""
+    if process.stdout is None and process.stderr is None:
+        return await _wait(process, timeout, kill_grace)
     timed_out = False
     async with anyio.create_task_group() as tg:
         for stream, capture in zip((process.stdout, process.stderr), buffers, strict=True):
@@ -229,6 +265,16 @@ async def _supervise(
         # Leftover background children would keep the pipes open forever.
         _signal_group(process.pid, signal.SIGKILL)
     return timed_out
+
+
+async def _wait(process: Process, timeout: float | None, kill_grace: float) -> bool:
+    """:func:`_supervise` for a command without pipes: no task group needed."""
+    with anyio.move_on_after(timeout) as scope:
+        await process.wait()
+    if scope.cancelled_caught:
+        await _terminate(process, kill_grace)
+    _signal_group(process.pid, signal.SIGKILL)  # whatever it left in its group
+    return scope.cancelled_caught
 
 
 async def _drain(stream: ByteReceiveStream, capture: _Capture) -> None:
@@ -250,12 +296,11 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _read_tail(stream: IO[bytes] | int) -> str:
+def _read_tail(fd: int) -> str:
     """The last :data:`FILE_TAIL` bytes of an output file still open (read in place)."""
-    if isinstance(stream, int):
+    if fd < 0:
         return ""
     try:
-        fd = stream.fileno()
         size = os.fstat(fd).st_size
         return os.pread(fd, FILE_TAIL, max(0, size - FILE_TAIL)).decode("utf-8", errors="replace")
     except OSError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Iterator
 
 from attractor.engine.checkpoint import Checkpoint, CheckpointEncoder
 
@@ -13,11 +14,9 @@ def _full(checkpoint: Checkpoint) -> str:
     return json.dumps(checkpoint.to_json(), separators=(",", ":"), default=str)
 
 
-def test_successive_checkpoints_match_a_full_encoding() -> None:
-    rng = random.Random(7)
-    encoder = CheckpointEncoder()
-    checkpoint = Checkpoint(node_visits=Counter())
-    for step in range(2000):
+def _random_steps(rng: random.Random, checkpoint: Checkpoint, steps: int) -> Iterator[int]:
+    """Change ``checkpoint`` as a run does, yielding after each step."""
+    for step in range(steps):
         node = f"n{rng.randrange(60)}"
         checkpoint.current_node = node if rng.random() < 0.5 else None
         roll = rng.random()
@@ -40,7 +39,27 @@ def test_successive_checkpoints_match_a_full_encoding() -> None:
         elif roll < 0.68:
             checkpoint.node_visits[f"other{step}"] = 1  # a key the engine did not name
         checkpoint.context = {"step": step, "nested": {"a": [1, 2]}}
+        yield step
+
+
+def test_successive_checkpoints_match_a_full_encoding() -> None:
+    encoder = CheckpointEncoder()
+    checkpoint = Checkpoint(node_visits=Counter())
+    for _ in _random_steps(random.Random(7), checkpoint, 2000):
         assert encoder.encode(checkpoint) == _full(checkpoint)
+
+
+def test_checkpoints_many_steps_apart_match_a_full_encoding() -> None:
+    # A running run writes a checkpoint every few seconds: many nodes in between.
+    rng = random.Random(11)
+    encoder = CheckpointEncoder()
+    checkpoint = Checkpoint(node_visits=Counter())
+    for step in _random_steps(rng, checkpoint, 4000):
+        if step % rng.choice([1, 7, 40, 300]) == 0:
+            encoded = json.loads(encoder.encode(checkpoint))
+            assert encoded == json.loads(_full(checkpoint))
+            # Statuses keep the order the run gave them (goal gates are checked in it).
+            assert list(encoded["node_outcomes"]) == list(checkpoint.node_outcomes)
 
 
 def test_non_string_keys_fall_back_to_a_full_encoding() -> None:
