@@ -23,6 +23,7 @@ than it found it).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -637,7 +638,47 @@ def fan_rows(reps: int, base: Path) -> list[Row]:
 
 
 #: The row groups, in the order of the table.
-GROUPS = ("engine", "tool", "lint", "fan")
+def ray_rows(quick: bool) -> list[Row]:
+    """The Ray executor against the local one (bench_ray.py, a local cluster of 2 CPUs)."""
+    branches, runs = (20, 10) if quick else (100, 50)
+    argv = [sys.executable, str(Path(__file__).with_name("bench_ray.py")), "--json"]
+    argv += ["--branches", str(branches), "--branch-cpus", "0.25", "--runs", str(runs)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    fan, queue = figures["fan_out"], figures["queue"]
+    no_goal = "(a figure; the issue sets no goal)"
+    return [
+        Row(
+            f"Ray executor: fan-out of {branches} branches of `sleep 1`, local 2-CPU cluster",
+            fan["ray"],
+            "s",
+            "local executor",
+            fan["local"],
+            no_goal,
+            True,
+        ),
+        Row(
+            f"Ray executor: queue of {runs} small runs (3 `true` tool nodes each) at once",
+            queue["ray"],
+            "s",
+            "local executor",
+            queue["local"],
+            no_goal,
+            True,
+        ),
+        Row(
+            "  (Ray: starting the local cluster, not in the rows above)",
+            figures["startup"],
+            "s",
+            "local executor, the fan-out",
+            fan["local"],
+            "-",
+            True,
+        ),
+    ]
+
+
+GROUPS = ("engine", "tool", "lint", "fan", "ray")
 HEAD = ["work", "attractor", "reference (same run)", "ratio", "goal", "verdict"]
 
 
@@ -681,6 +722,15 @@ the 10-node one runs the same command with the bytecode cache an install writes.
 """
 
 
+RAY = """
+The Ray rows come from `benchmarks/bench_ray.py` (run here as a subprocess): the same work
+with the local executor and with the Ray executor on a local cluster of 2 CPUs started by
+the script, whose start-up is its own row. On one small machine Ray is slower, as expected:
+every run and branch is a task that needs a Python worker process; docs/ray.md says where
+the executor pays off.
+"""
+
+
 def write_doc(table: str, setting: str) -> None:
     DOC.write_text(
         "# Performance\n\n"
@@ -712,7 +762,7 @@ def write_doc(table: str, setting: str) -> None:
         + BEFORE
         + "Where the time goes and what was done about it: see docs/engine.md (journal and "
         "group commit, `max_parallel`) and the commit history of `attractor/dot/` (plain "
-        "adjacency lists instead of networkx).\n\n" + PARSER,
+        "adjacency lists instead of networkx).\n\n" + PARSER + RAY,
         encoding="utf-8",
     )
 
@@ -742,6 +792,7 @@ def main() -> None:
         "tool": lambda: tool_rows(max(1, reps - 2), base, 300 if args.quick else 1000, mem),
         "lint": lambda: lint_rows(reps, base),
         "fan": lambda: fan_rows(reps, base),
+        "ray": lambda: ray_rows(args.quick),
     }
     try:
         for name in only:
@@ -757,18 +808,13 @@ def main() -> None:
     setting = (
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, run directories on "
-<<<<<<< HEAD
-        f"`{_filesystem(base)}`; 1-minute load average when it finished {load[0]:.1f} "
+        f"`{disk}`; 1-minute load average when it finished {load[0]:.1f} "
         "(other work shared the machine: compare ratios, not absolute figures). "
         + (
             "PYTHONDONTWRITEBYTECODE was set: cold processes compile every module they import."
             if os.environ.get("PYTHONDONTWRITEBYTECODE")
             else "Cold processes use the bytecode cache."
         )
-=======
-        f"`{disk}`; 1-minute load average when it finished {load[0]:.1f} "
-        "(other work shared the machine: compare ratios, not absolute figures)."
->>>>>>> perf-engine
     )
     if not args.no_write and only == list(GROUPS):
         write_doc(render(rows), setting)

@@ -74,14 +74,18 @@ def main() -> None:
         root = Path(folder)
         run = fake_run(root, args.events)
         graph = prepare(run / "pipeline.dot")[0]
-        print(f"run_state of {args.events} events:          "
-              f"{median_ms(lambda: run_state(run, graph)):.1f} ms")
+        print(
+            f"run_state of {args.events} events:          "
+            f"{median_ms(lambda: run_state(run, graph)):.1f} ms"
+        )
         server = start_server(root)
         try:
             with server.client() as client:
                 url = f"/pipelines/{run.name}"
-                print(f"GET /pipelines/ID ({args.events} events):   "
-                      f"{median_ms(lambda: client.get(url)):.1f} ms")
+                print(
+                    f"GET /pipelines/ID ({args.events} events):   "
+                    f"{median_ms(lambda: client.get(url)):.1f} ms"
+                )
 
                 def replay() -> int:
                     with client.stream("GET", url + "/events") as response:
@@ -89,8 +93,10 @@ def main() -> None:
 
                 took = median_ms(replay, 3)
                 count = replay()
-                print(f"SSE replay of {count} events:          {took:.0f} ms "
-                      f"({count / took * 1000:,.0f} events/s)")
+                print(
+                    f"SSE replay of {count} events:          {took:.0f} ms "
+                    f"({count / took * 1000:,.0f} events/s)"
+                )
         finally:
             server.stop()
 

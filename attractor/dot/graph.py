@@ -17,7 +17,7 @@ from typing import Any
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
 from attractor.dot.source import Source, SourcePos
-from attractor.dot.store import NO_EDGES, EdgeData, Item, NodeData, Pos
+from attractor.dot.store import EdgeData, Item, NodeData, Pos
 
 __all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 
@@ -278,14 +278,16 @@ class Graph(_View):
 
     def _index(self, data: EdgeData) -> None:
         tail, head = self._nodes[data.source], self._nodes[data.target]
-        if tail.out is NO_EDGES:
-            tail.out = [data]
-        else:
+        # An empty list is replaced, never appended to: it may be NO_EDGES, or the
+        # one empty list every node of an unpickled graph shares (a Ray task's copy).
+        if tail.out:
             tail.out.append(data)
-        if head.into is NO_EDGES:
-            head.into = [data]
         else:
+            tail.out = [data]
+        if head.into:
             head.into.append(data)
+        else:
+            head.into = [data]
 
     def _adjacency(self) -> dict[str, NodeData]:
         """The nodes, with their ``out`` and ``into`` lists built (once, on first use)."""
