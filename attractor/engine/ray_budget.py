@@ -109,14 +109,14 @@ class _Bank:
         return state_of(self.budget)
 
 
-def open_bank(budget: RunTurnBudget) -> Any:
+def open_bank(budget: RunTurnBudget, node: str) -> Any:
     """A bank holding ``budget`` as it is now (for the branches of one parallel node).
 
-    It lives on the run task's node: losing a branch's worker must not lose the
-    budget (and when the run's own worker goes, the run resumes from its checkpoint).
+    It lives on ``node``, the driver's (with the event hub): losing any worker,
+    the run's own included, must not lose the budget while tasks still use it.
     """
-    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
-    bank = _Bank.options(scheduling_strategy=here)  # type: ignore[attr-defined]
+    there = NodeAffinitySchedulingStrategy(node, soft=False) if node else "DEFAULT"
+    bank = _Bank.options(scheduling_strategy=there)  # type: ignore[attr-defined]
     return bank.remote(terms_of(budget), state_of(budget))
 
 

@@ -72,7 +72,7 @@ def event_hub() -> Any:
     job = context.get_job_id()
     if job not in _HUBS:
         # On the driver's own node: losing another node must not lose the events.
-        here = NodeAffinitySchedulingStrategy(context.get_node_id(), soft=True)
+        here = NodeAffinitySchedulingStrategy(context.get_node_id(), soft=False)
         _HUBS[job] = _EventHub.options(scheduling_strategy=here).remote()  # type: ignore[attr-defined]
     return _HUBS[job]
 
@@ -83,6 +83,8 @@ class Outbox:
 
     hub: Any
     key: str
+    #: The driver's cluster node, where the hub lives (set by the driver).
+    node: str = ""
 
     def __call__(self, event: Event) -> None:
         self.hub.put.remote(self.key, event)
@@ -94,7 +96,7 @@ class Outbox:
 
     def sub(self, name: str) -> Outbox:
         """A box of its own for a part of the run (a branch task) under this one."""
-        return Outbox(self.hub, f"{self.key}/{name}/{secrets.token_hex(4)}")
+        return Outbox(self.hub, f"{self.key}/{name}/{secrets.token_hex(4)}", self.node)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ class RayExecutor:
         connect(self.address)
         settings, run_dir, token = _claim(job, options.settings)
         job = replace(job, path=job.path.resolve())  # the worker's cwd is not ours
-        events = Outbox(event_hub(), token)
+        events = Outbox(event_hub(), token, ray.get_runtime_context().get_node_id())
         spec = _RunSpec(job, run_dir, token, settings, options.context_seed, events)
         ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
         bus = options.bus or EventBus()

@@ -159,10 +159,17 @@ async def _attempt(
         if scope.cancelled_caught and timeout is not None:
             return Outcome.fail(f"timed out after {_as_written(node, timeout)}")
     except Exception as exc:  # the handler contract: any error is a FAIL
-        return Outcome.fail(str(exc) or type(exc).__name__)
+        return Outcome.fail(_error_text(exc))
     if status_file.written_by_node(env.stage_dir, before):
         return status_file.apply(env.stage_dir, result)
     return _status_or_auto(node, result)
+
+
+def _error_text(exc: BaseException) -> str:
+    """What went wrong, from the first error inside any task groups that wrapped it."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return str(exc) or type(exc).__name__
 
 
 def _as_written(node: Node, timeout: float) -> str:
