@@ -28,9 +28,9 @@ from attractor.engine.ray_budget import BudgetTerms, SharedBudget, adopt, open_b
 from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, relay
 from attractor.engine.ray_tasks import (
     STOP,
-    Failure,
     cancel_on_request,
     note_worker,
+    run_remote,
     unseen,
     unwrapped,
     wait_for,
@@ -39,7 +39,6 @@ from attractor.engine.retry import BackoffConfig
 from attractor.engine.run import RunOptions, make_services, prepare_run_graph
 from attractor.engine.rundir import PROCESSES, RunDir
 from attractor.engine.state import NodeResult, Run, Walk
-from attractor.errors import AttractorError
 from attractor.handlers.base import BranchResult
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
@@ -168,10 +167,7 @@ class RayBranches:
 
 @ray.remote(max_retries=3)
 def _branch_task(spec: _BranchSpec) -> _BranchOutput:
-    try:
-        return anyio.run(_branch_remote, spec)
-    except AttractorError as exc:
-        raise Failure(str(exc), exc.exit_code) from None
+    return run_remote(_branch_remote, spec)
 
 
 async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:

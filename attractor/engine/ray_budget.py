@@ -154,7 +154,7 @@ class SharedBudget(RunTurnBudget):
     @property
     def remaining(self) -> int | None:
         self._refresh()
-        return None if self.limit is None else max(0, self.limit - self.used)
+        return super().remaining
 
     def take(self) -> bool:
         ok, state = ray.get(self.bank.take.remote())

@@ -31,10 +31,10 @@ from attractor.engine.ray_branches import RayBranches
 from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, event_hub, relay
 from attractor.engine.ray_tasks import (
     STOP,
-    Failure,
     Held,
     connect,
     note_worker,
+    run_remote,
     stop_requested,
     unseen,
     unwrapped,
@@ -43,7 +43,7 @@ from attractor.engine.ray_tasks import (
 from attractor.engine.run import RunOptions, RunResult, Stop, drive_job, watch_signals
 from attractor.engine.rundir import CHECKPOINT, new_run_dir
 from attractor.engine.state import Run
-from attractor.errors import AttractorError, RunError
+from attractor.errors import RunError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import write_text
 from attractor.handlers.base import BranchRunner
@@ -138,10 +138,7 @@ def _claim(job: RunJob, settings: Settings) -> tuple[Settings, Path, str]:
 
 @ray.remote(max_retries=3)
 def _run_task(spec: _RunSpec) -> RunResult:
-    try:
-        return anyio.run(_drive_remote, spec)
-    except AttractorError as exc:
-        raise Failure(str(exc), exc.exit_code) from None
+    return run_remote(_drive_remote, spec)
 
 
 async def _drive_remote(spec: _RunSpec) -> RunResult:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -91,6 +91,19 @@ class Failure(Exception):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message, exit_code)
         self.message, self.exit_code = message, exit_code
+
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+def run_remote(main: Callable[[S], Awaitable[R]], spec: S) -> R:
+    """The body of a Ray task: ``main(spec)`` on its own event loop; an engine
+    error travels back as plain values, for :func:`value_of` to raise again."""
+    try:
+        return anyio.run(main, spec)
+    except AttractorError as exc:
+        raise Failure(str(exc), exc.exit_code) from None
 
 
 def value_of(ref: Any) -> Any:

@@ -95,3 +95,40 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def spawn_cli(
+    args: list[str], cwd: Path, cluster: Cluster, stdin: int | None = None
+) -> subprocess.Popen[str]:
+    """``attractor ARGS --executor ray`` on ``cluster``, running in the background."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "attractor", *args, "--executor", "ray"],
+        cwd=cwd,
+        env=clean_env({"ATTRACTOR_RAY_ADDRESS": cluster.address}),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+#: A gate inside one branch of a fan-out; each route notes itself in side.txt.
+GATED = """digraph gated {
+    start [shape=Mdiamond]
+    done [shape=Msquare]
+    fan [shape=component]
+    join [shape=tripleoctagon]
+    ask [shape=hexagon, label="Ship it?"]
+    ship [shape=parallelogram, tool_command="echo ship >> side.txt"]
+    hold [shape=parallelogram, tool_command="echo hold >> side.txt"]
+    other [shape=parallelogram, tool_command="echo other >> side.txt"]
+    start -> fan
+    fan -> ask
+    ask -> ship [label="[S] Ship"]
+    ask -> hold [label="[H] Hold"]
+    ship -> join
+    hold -> join
+    fan -> other -> join
+    join -> done
+}
+"""

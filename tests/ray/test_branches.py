@@ -4,27 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 from ray.cluster_utils import Cluster
 
-from tests.ray.conftest import clean_env, run_cli, wait_until
-
-
-def _spawn(
-    tmp_path: Path, args: list[str], cluster: Cluster, stdin: int | None = None
-) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "attractor", *args, "--executor", "ray"],
-        cwd=tmp_path,
-        env=clean_env({"ATTRACTOR_RAY_ADDRESS": cluster.address}),
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+from tests.ray.conftest import GATED, run_cli, spawn_cli, wait_until
 
 
 def _collect(stream: object, into: list[str]) -> threading.Thread:
@@ -57,7 +42,7 @@ def test_a_branchs_events_reach_the_driver_while_it_runs(cluster: Cluster, tmp_p
         encoding="utf-8",
     )
     run_dir = tmp_path / "run"
-    proc = _spawn(tmp_path, ["run", "p.dot", "--logs-dir", str(run_dir), "--json"], cluster)
+    proc = spawn_cli(["run", "p.dot", "--logs-dir", str(run_dir), "--json"], tmp_path, cluster)
     lines: list[str] = []
     reader = _collect(proc.stdout, lines)
     try:
@@ -96,30 +81,11 @@ def test_a_gate_in_a_remote_branch_is_answered_on_the_drivers_terminal(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     side = tmp_path / "side.txt"
-    (tmp_path / "p.dot").write_text(
-        f"""digraph gated {{
-    start [shape=Mdiamond]
-    done [shape=Msquare]
-    fan [shape=component]
-    join [shape=tripleoctagon]
-    ask [shape=hexagon, label="Ship it?"]
-    ship [shape=parallelogram, tool_command="echo ship >> {side}"]
-    hold [shape=parallelogram, tool_command="echo hold >> {side}"]
-    other [shape=parallelogram, tool_command="echo other >> {side}"]
-    start -> fan
-    fan -> ask
-    ask -> ship [label="[S] Ship"]
-    ask -> hold [label="[H] Hold"]
-    ship -> join
-    hold -> join
-    fan -> other -> join
-    join -> done
-}}
-""",
-        encoding="utf-8",
-    )
+    (tmp_path / "p.dot").write_text(GATED, encoding="utf-8")
     run_dir = tmp_path / "run"
-    proc = _spawn(tmp_path, ["run", "p.dot", "--logs-dir", str(run_dir)], cluster, subprocess.PIPE)
+    proc = spawn_cli(
+        ["run", "p.dot", "--logs-dir", str(run_dir)], tmp_path, cluster, subprocess.PIPE
+    )
     try:
         out, err = proc.communicate("H\n", timeout=120)
     finally:

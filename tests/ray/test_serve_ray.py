@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ray.cluster_utils import Cluster
 
-from tests.ray.conftest import survivors, wait_until
+from tests.ray.conftest import GATED, survivors, wait_until
 from tests.server.serverkit import read_until, sse_events, start_server
 
 FAN = """digraph fan {
@@ -59,27 +59,6 @@ def test_runs_go_to_the_cluster_and_cancel_reaches_them(cluster: Cluster, tmp_pa
             assert client.get(f"/pipelines/{slow}").json()["status"] == "interrupted"
     finally:
         server.stop()
-
-
-GATED = """digraph gated {
-    start [shape=Mdiamond]
-    done [shape=Msquare]
-    fan [shape=component]
-    join [shape=tripleoctagon]
-    ask [shape=hexagon, label="Ship it?"]
-    ship [shape=parallelogram, tool_command="echo ship >> side.txt"]
-    hold [shape=parallelogram, tool_command="echo hold >> side.txt"]
-    other [shape=parallelogram, tool_command="echo other >> side.txt"]
-    start -> fan
-    fan -> ask
-    ask -> ship [label="[S] Ship"]
-    ask -> hold [label="[H] Hold"]
-    ship -> join
-    hold -> join
-    fan -> other -> join
-    join -> done
-}
-"""
 
 
 def test_a_gate_of_a_branch_on_the_cluster_is_answered_through_the_api(

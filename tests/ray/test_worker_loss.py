@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from ray.cluster_utils import Cluster
 
-from tests.ray.conftest import clean_env, survivors, wait_until
+from tests.ray.conftest import spawn_cli, survivors, wait_until
 
 
 def _pipeline(side: Path, flag: Path) -> str:
@@ -32,15 +30,7 @@ def test_run_continues_on_another_worker_after_its_worker_dies(
     side, flag = tmp_path / "side.txt", tmp_path / "slow-started"
     (tmp_path / "loss.dot").write_text(_pipeline(side, flag), encoding="utf-8")
     run_dir = tmp_path / "run"
-    args = ["run", "loss.dot", "--executor", "ray", "--logs-dir", str(run_dir), "-q"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "attractor", *args],
-        cwd=tmp_path,
-        env=clean_env({"ATTRACTOR_RAY_ADDRESS": cluster.address}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn_cli(["run", "loss.dot", "--logs-dir", str(run_dir), "-q"], tmp_path, cluster)
     try:
         wait_until(flag.exists, proc)
         running_on = json.loads((run_dir / "worker.json").read_text())["node_id"]
@@ -56,18 +46,6 @@ def test_run_continues_on_another_worker_after_its_worker_dies(
     wait_until(lambda: not survivors("sleep 119.5"))
     moved_to = json.loads((run_dir / "worker.json").read_text())["node_id"]
     assert moved_to != running_on
-
-
-def _spawn(tmp_path: Path, name: str, run_dir: Path, cluster: Cluster) -> subprocess.Popen[str]:
-    args = ["run", name, "--executor", "ray", "--logs-dir", str(run_dir), "-q"]
-    return subprocess.Popen(
-        [sys.executable, "-m", "attractor", *args],
-        cwd=tmp_path,
-        env=clean_env({"ATTRACTOR_RAY_ADDRESS": cluster.address}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def _holding(side: Path, flag: Path, name: str, seconds: str) -> str:
@@ -102,7 +80,7 @@ def test_a_branch_whose_worker_dies_continues_elsewhere(cluster: Cluster, tmp_pa
         encoding="utf-8",
     )
     run_dir = tmp_path / "run"
-    proc = _spawn(tmp_path, "fan.dot", run_dir, cluster)
+    proc = spawn_cli(["run", "fan.dot", "--logs-dir", str(run_dir), "-q"], tmp_path, cluster)
     try:
         wait_until(lambda: flag.exists() and (run_dir / "first" / "worker.json").exists(), proc)
         running_on = json.loads((run_dir / "first" / "worker.json").read_text())["node_id"]
@@ -154,7 +132,7 @@ def test_the_run_continues_when_its_worker_dies_while_branches_run_elsewhere(
         encoding="utf-8",
     )
     run_dir = tmp_path / "run"
-    proc = _spawn(tmp_path, "wide.dot", run_dir, cluster)
+    proc = spawn_cli(["run", "wide.dot", "--logs-dir", str(run_dir), "-q"], tmp_path, cluster)
     try:
         wait_until(lambda: all(f.exists() for f in flags), proc)
         run_node = json.loads((run_dir / "worker.json").read_text())["node_id"]
