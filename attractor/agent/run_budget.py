@@ -110,9 +110,18 @@ class RunTurnBudget:
         self.exhausted = True
         self.exhausted_by = self.exhausted_by or kind
 
-    def register(self) -> None:
-        """Count one more running agent that may still need a final request."""
+    def register(self) -> bool:
+        """Count one more running agent and keep its final request in reserve.
+
+        False when what is left is already kept for the agents running now: the
+        new agent makes no request, so an agent that started earlier is never
+        refused the final request it was promised.
+        """
+        remaining = self.remaining
+        if remaining is not None and remaining <= self.active:
+            return False
         self.active += 1
+        return True
 
     def unregister(self) -> None:
         """The agent has taken its final request, or ended."""

@@ -179,8 +179,7 @@ class AgentSession:
     async def run(self) -> SessionResult:
         """Loop until the model answers without tools or the budget ends the session."""
         text = ""
-        self.run_budget.register()
-        self._registered = True
+        self._registered = self.run_budget.register()
         try:
             while (kind := self._next_kind()) is not None:
                 response = await self._request(kind)
@@ -252,7 +251,7 @@ class AgentSession:
             self._unregister()
             self._warn(f"the {budget.name(overspent)} is used up; no request made")
             return None
-        granted, last = budget.reserve()
+        granted, last = budget.reserve() if self._registered else (False, False)
         if not granted:
             self._run_budget_spent("turns")
             self._unregister()

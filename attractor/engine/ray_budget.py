@@ -98,11 +98,11 @@ class _Bank:
         self.budget.mark_exhausted(kind)
         return state_of(self.budget)
 
-    def register(self, change: int) -> BudgetState:
-        if change > 0:
-            self.budget.register()
-        else:
-            self.budget.unregister()
+    def register(self) -> tuple[bool, BudgetState]:
+        return self.budget.register(), state_of(self.budget)
+
+    def unregister(self) -> BudgetState:
+        self.budget.unregister()
         return state_of(self.budget)
 
     def state(self) -> BudgetState:
@@ -176,8 +176,10 @@ class SharedBudget(RunTurnBudget):
     def mark_exhausted(self, kind: BudgetKind) -> None:
         self._adopt(ray.get(self.bank.mark_exhausted.remote(kind)))
 
-    def register(self) -> None:
-        self._adopt(ray.get(self.bank.register.remote(1)))
+    def register(self) -> bool:
+        admitted, state = ray.get(self.bank.register.remote())
+        self._adopt(state)
+        return bool(admitted)
 
     def unregister(self) -> None:
-        self._adopt(ray.get(self.bank.register.remote(-1)))
+        self._adopt(ray.get(self.bank.unregister.remote()))

@@ -37,3 +37,23 @@ def test_the_turn_budget_reads_as_before() -> None:
         "run turn budget exhausted: 2 of 2 model requests (ATTRACTOR_MAX_TOTAL_TURNS)"
     )
     assert budget.overspent() is None  # no token or cost limit set
+
+
+def test_an_agent_that_starts_late_cannot_take_the_final_turns_kept_for_others() -> None:
+    budget = RunTurnBudget(4)
+    assert budget.register() and budget.register()  # a and b start
+    assert budget.reserve() == (True, False)  # a works
+    assert budget.reserve() == (True, False)  # b works: 2 left, one final each
+    assert not budget.register()  # c starts now: nothing left for it
+    assert budget.active == 2
+    assert budget.reserve() == (True, True)  # a still gets its final request
+    budget.unregister()
+    assert budget.reserve() == (True, True)  # and so does b
+    budget.unregister()
+    assert budget.used == 4 and budget.active == 0
+
+
+def test_without_a_turn_limit_every_agent_is_admitted() -> None:
+    budget = RunTurnBudget(None)
+    assert all(budget.register() for _ in range(100))
+    assert budget.reserve() == (True, False)
