@@ -98,10 +98,35 @@ def json_lines(data: dict[str, Any]) -> str:
     return f"{{\n{fields}\n}}\n" if fields else "{}\n"
 
 
-def write_text(path: Path, text: str) -> None:
+class AppendFile:
+    """A file lines are appended to, each with one ``write`` call (no Python buffer).
+
+    What a line says is in the file when :meth:`write` returns (not fsynced), so a
+    reader tailing it, or a run killed right after, sees every line whole.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666
+        )
+
+    def write(self, text: str) -> None:
+        """Append ``text`` (ignored once closed: a late event after the run ended)."""
+        if self._fd is not None:
+            _write_all(self._fd, text.encode("utf-8"))
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def write_text(path: str | Path, text: str) -> None:
     """Plain write for stage files whose loss a resume tolerates (re-created on rerun).
 
-    One open, one write, one close (Path.write_text builds a TextIOWrapper).
+    One open, one write, one close (Path.write_text builds a TextIOWrapper). The
+    engine passes a ``str`` per node: building a Path costs about what the write does.
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import TaskStatus
@@ -55,6 +55,7 @@ from attractor.events import (
     PipelineStarted,
     PipelineTimedOut,
 )
+from attractor.fileio import AppendFile
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import Services, Steering
 from attractor.handlers.builtin import default_registry
@@ -404,13 +405,13 @@ def open_run(
     return run
 
 
-def _open_results(setup: RunSetup) -> IO[str]:
+def _open_results(setup: RunSetup) -> AppendFile:
     """results.jsonl, cut back to the rows the checkpoint covers when resuming."""
     path = setup.run_dir.results_path
     if setup.resumed:
         rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results]
         path.write_text("".join(rows), encoding="utf-8")
-    return path.open("a", encoding="utf-8")
+    return AppendFile(path)
 
 
 def finish_run(

@@ -23,12 +23,13 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from attractor.errors import CheckpointError, InputFileError, SettingError, UsageError
 from attractor.events import Event
 from attractor.fileio import (
     STATE_LIMIT,
+    AppendFile,
     atomic_write_json,
     atomic_write_text,
     loads_json,
@@ -304,19 +305,14 @@ _EVENT_ENCODER = json.JSONEncoder(default=str)
 
 
 class EventLog:
-    """Observer appending each event to ``events.jsonl``: buffered, flushed, not fsynced."""
+    """Observer appending each event to ``events.jsonl``: one write per event, not fsynced."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+        self._file = AppendFile(path)
 
     def __call__(self, event: Event) -> None:
-        if self._fh is None:
-            return
-        self._fh.write(_EVENT_ENCODER.encode(event.to_json()) + "\n")
-        self._fh.flush()
+        self._file.write(_EVENT_ENCODER.encode(event.to_json()) + "\n")
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._file.close()

@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
@@ -16,6 +16,7 @@ from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import RunDir
 from attractor.events import CheckpointSaved, Event
+from attractor.fileio import AppendFile
 from attractor.handlers.base import Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
@@ -24,6 +25,9 @@ from attractor.llm.types import Usage
 
 if TYPE_CHECKING:
     from attractor.engine.progress import Progress
+
+#: One encoder for every results.jsonl row (json.dumps builds one per call).
+_ROW_ENCODER = json.JSONEncoder()
 
 
 @dataclass
@@ -105,7 +109,7 @@ class Run:
     finished: bool = False
     #: Summary rows appended to this run directory's results.jsonl.
     results_written: int = 0
-    results_file: IO[str] | None = None
+    results_file: AppendFile | None = None
     #: Closed when the run finishes (the events.jsonl observer).
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: The journal and checkpoint writer (set when the run directory is opened).
@@ -127,8 +131,7 @@ class Run:
         """Keep a summary row in memory and in results.jsonl (flushed, not fsynced)."""
         self.node_results.append(result)
         if self.results_file is not None:
-            self.results_file.write(json.dumps(result.to_json()) + "\n")
-            self.results_file.flush()
+            self.results_file.write(_ROW_ENCODER.encode(result.to_json()) + "\n")
             self.results_written += 1
 
     def next_index(self) -> int:

@@ -258,5 +258,4 @@ def _write_status(run: Run, node: Node, outcome: Outcome) -> None:
     name = status_file.STATUS
     if outcome.details.get("status_file") == status_file.BY_NODE:
         name = status_file.ENGINE_RECORD  # the node's own file stays as it wrote it
-    path = run.run_dir.stage_dir(node.id) / name
-    write_text(path, json_lines(outcome.to_json()))
+    write_text(f"{run.run_dir.stage_dir(node.id)}/{name}", json_lines(outcome.to_json()))

@@ -41,7 +41,7 @@ class CodergenHandler:
         except AttractorError as error:
             return Outcome.fail(str(error))
         prompt = _with_preamble(build_prompt(node, graph), plan, node, graph, context, env)
-        write_text(env.stage_dir / "prompt.md", prompt)
+        write_text(f"{env.stage_dir}/prompt.md", prompt)
         request = env.request(
             node, prompt, context, graph, history=history, steering=env.services.steering.take
         )
@@ -77,7 +77,7 @@ def _as_outcome(result: str | Outcome, node: Node, env: StageEnv) -> Outcome:
     if isinstance(result, Outcome):
         _keep_response(env, result)
         return result
-    write_text(env.stage_dir / "response.md", result)
+    write_text(f"{env.stage_dir}/response.md", result)
     return Outcome(
         StageStatus.SUCCESS,
         notes=f"Stage completed: {node.id}",

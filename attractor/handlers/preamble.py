@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from weakref import WeakKeyDictionary
 
 from attractor.dot.graph import Graph
@@ -111,14 +112,20 @@ def _stage_lines(stages: Sequence[StageRecord], shape: Shape) -> list[str]:
     recent = stages[-shape.stages :]
     lines = ["", "Recent stages, oldest first:"]
     for stage in recent:
-        line = f"- {stage.node}: {stage.status}"
-        if shape.details:
-            tokens = sum((stage.usage or {}).values())
-            line += f" ({stage.attempts} attempt(s), {stage.duration:.1f}s, {tokens} tokens)"
-        if stage.note:
-            line += f" - {_clip(stage.note, _NOTE_CHARS)}"
-        lines.append(line)
+        if not shape.details:
+            lines.append(_brief_line(stage.node, stage.status, stage.note))
+            continue
+        tokens = sum((stage.usage or {}).values())
+        details = f" ({stage.attempts} attempt(s), {stage.duration:.1f}s, {tokens} tokens)"
+        lines.append(_brief_line(stage.node, stage.status, stage.note, details))
     return lines
+
+
+@lru_cache(maxsize=1024)
+def _brief_line(node: str, status: str, note: str, details: str = "") -> str:
+    """One stage's line (each stays in view for the next 20 or 30 stages: built once)."""
+    line = f"- {node}: {status}{details}"
+    return f"{line} - {_clip(note, _NOTE_CHARS)}" if note else line
 
 
 def _context_lines(context: Context, shape: Shape) -> list[str]:
