@@ -21,6 +21,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,31 @@ def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync)
 
 
+def json_encoder(separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
+    """A reusable ``json.dumps`` for records the engine writes per node or event.
+
+    Values that are not JSON become strings; there is no check for circular
+    references (records are built fresh and never refer to themselves).
+    ``JSONEncoder.encode`` builds a new C encoder on every call, which costs about
+    what encoding an event does; this one is built once.
+    """
+    item, key = separators
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without the C accelerator
+        return json.JSONEncoder(separators=separators, default=str).encode
+    encode_str = json.encoder.encode_basestring_ascii
+    chunks = make(None, str, encode_str, None, key, item, False, False, True)
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            return str(encode_str(value))
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
 #: The values of :func:`json_lines`: JSON with spaces, from the C encoder (indent has none).
-_LINE_ENCODER = json.JSONEncoder(default=str, separators=(", ", ": "))
+_LINE_ENCODER = json_encoder()
 
 
 def json_lines(data: dict[str, Any]) -> str:
@@ -93,7 +117,7 @@ def json_lines(data: dict[str, Any]) -> str:
     As readable as ``indent=2`` for a record of a few fields (status.json), at
     half its cost: ``json.dumps`` with ``indent`` takes the pure-Python encoder.
     """
-    encode = _LINE_ENCODER.encode
+    encode = _LINE_ENCODER
     fields = ",\n".join(f"  {encode(str(k))}: {encode(v)}" for k, v in data.items())
     return f"{{\n{fields}\n}}\n" if fields else "{}\n"
 

@@ -275,23 +275,31 @@ def known_names(scope: Scope) -> list[str]:
 
 #: Typed values already parsed, by (name, scope, raw text): the same few texts
 #: (``max_visits=3``, ``timeout="5m"``) recur on thousands of nodes.
-_TYPED: dict[tuple[str, str, str], Any] = {}
+_TYPED: dict[tuple[str, str, str | None], Any] = {}
 _TYPED_LIMIT = 1 << 16
 
 
 def typed_value(name: str, scope: Scope, raw: str | None) -> Any:
     """The typed value of ``raw`` (default when absent or invalid; raw text if unknown)."""
-    spec = spec_for(name, scope)
-    if spec is None:
-        return raw
-    if raw is None:
-        return spec.default
-    if spec.parse is _string:
-        return raw
     key = (name, scope, raw)
     value = _TYPED.get(key, _TYPED)
     if value is not _TYPED:
         return value
+    spec = spec_for(name, scope)
+    if raw is not None and (spec is None or spec.parse is _string):
+        return raw  # not kept: the text itself is the value
+    if spec is None:
+        value = None
+    elif raw is None:
+        value = spec.default
+    else:
+        try:
+            value = spec.coerce(raw)
+        except ValueError:
+            value = spec.default
+    if len(_TYPED) < _TYPED_LIMIT:  # every default and parsed value is an immutable scalar
+        _TYPED[key] = value
+    return value
     try:
         value = spec.coerce(raw)
     except ValueError:

@@ -15,7 +15,6 @@ a run directory without a journal (written by an older attractor) loads as it is
 from __future__ import annotations
 
 import errno
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,13 @@ from typing import Any
 
 from attractor.engine.journal import JOURNAL, read_records
 from attractor.errors import CheckpointError, InputFileError
-from attractor.fileio import STATE_LIMIT, atomic_write_text, loads_json, read_bounded
+from attractor.fileio import (
+    STATE_LIMIT,
+    atomic_write_text,
+    json_encoder,
+    loads_json,
+    read_bounded,
+)
 from attractor.handlers.outcome import StageStatus
 
 VERSION = 1
@@ -210,11 +215,11 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 
 #: One encoder for every record: json.dumps with options builds a new one per call.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+_ENCODER = json_encoder((",", ":"))
 
 
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    return _ENCODER(value)
 
 
 class _ListCache:

@@ -29,16 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import CheckpointError
+from attractor.fileio import json_encoder
 
 JOURNAL = "journal.jsonl"
 
 
 #: One encoder for every record: json.dumps with options builds a new one per call.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+_ENCODER = json_encoder((",", ":"))
 
 
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    return _ENCODER(value)
 
 
 class Journal:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ from attractor.fileio import (
     AppendFile,
     atomic_write_json,
     atomic_write_text,
+    json_encoder,
     loads_json,
     read_bounded,
 )
@@ -301,7 +301,7 @@ def damaged_run_file(exc: InputFileError) -> CheckpointError:
 
 
 #: json.dumps with options builds a new encoder per call; events come several per node.
-_EVENT_ENCODER = json.JSONEncoder(default=str)
+_EVENT_ENCODER = json_encoder()
 
 
 class EventLog:
@@ -312,7 +312,7 @@ class EventLog:
         self._file = AppendFile(path)
 
     def __call__(self, event: Event) -> None:
-        self._file.write(_EVENT_ENCODER.encode(event.to_json()) + "\n")
+        self._file.write(_EVENT_ENCODER(event.to_json()) + "\n")
 
     def close(self) -> None:
         self._file.close()

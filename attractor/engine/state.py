@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -16,7 +15,7 @@ from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import RunDir
 from attractor.events import CheckpointSaved, Event
-from attractor.fileio import AppendFile
+from attractor.fileio import AppendFile, json_encoder
 from attractor.handlers.base import Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from attractor.engine.progress import Progress
 
 #: One encoder for every results.jsonl row (json.dumps builds one per call).
-_ROW_ENCODER = json.JSONEncoder()
+_ROW_ENCODER = json_encoder()
 
 
 @dataclass
@@ -131,7 +130,7 @@ class Run:
         """Keep a summary row in memory and in results.jsonl (flushed, not fsynced)."""
         self.node_results.append(result)
         if self.results_file is not None:
-            self.results_file.write(_ROW_ENCODER.encode(result.to_json()) + "\n")
+            self.results_file.write(_ROW_ENCODER(result.to_json()) + "\n")
             self.results_written += 1
 
     def next_index(self) -> int:

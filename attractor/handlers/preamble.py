@@ -99,10 +99,10 @@ def _recent(stages: Sequence[StageRecord], graph: Graph, n: int) -> list[StageRe
     found: list[StageRecord] = []
     starts = _start_ids(graph)
     for stage in reversed(stages):
-        if len(found) >= n:
-            break
         if stage.status != "skipped" and stage.node not in starts:
             found.append(stage)
+            if len(found) >= n:
+                break
     return found[::-1]
 
 
