@@ -146,7 +146,8 @@ def sum_usage(results: list[NodeResult]) -> dict[str, Any]:
     """
     total: Usage = Usage()
     for result in results:
-        total += Usage.from_json(result.usage or {})
+        if result.usage:  # most nodes ask no model
+            total += Usage.from_json(result.usage)
     return total.to_json()
 
 
