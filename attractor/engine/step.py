@@ -154,10 +154,13 @@ async def _attempt(
     before = None if created else status_file.signature(env.stage_dir)
     try:
         handler = run.registry.resolve(node)
-        with anyio.move_on_after(timeout) as scope:
+        if timeout is None:  # no cancel scope to enter and leave for nothing
             result = await handler.execute(node, walk.context, run.graph, env)
-        if scope.cancelled_caught and timeout is not None:
-            return Outcome.fail(f"timed out after {_as_written(node, timeout)}")
+        else:
+            with anyio.move_on_after(timeout) as scope:
+                result = await handler.execute(node, walk.context, run.graph, env)
+            if scope.cancelled_caught:
+                return Outcome.fail(f"timed out after {_as_written(node, timeout)}")
     except Exception as exc:  # the handler contract: any error is a FAIL
         return Outcome.fail(_error_text(exc))
     if status_file.written_by_node(env.stage_dir, before):
