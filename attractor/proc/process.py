@@ -140,8 +140,11 @@ async def _watch(
     finally:
         if ledger is not None:
             ledger.ended(process.pid)
-    with anyio.CancelScope(shield=True):
-        await process.aclose()
+    if isinstance(process, PidfdProcess):
+        process.close()  # nothing to await: no scope needed
+    else:
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
     return timed_out
 
 
@@ -269,12 +272,17 @@ async def _supervise(
 
 async def _wait(process: Process, timeout: float | None, kill_grace: float) -> bool:
     """:func:`_supervise` for a command without pipes: no task group needed."""
-    with anyio.move_on_after(timeout) as scope:
+    timed_out = False
+    if timeout is None:  # a cancel scope per command is a measurable part of a fan-out
         await process.wait()
-    if scope.cancelled_caught:
+    else:
+        with anyio.move_on_after(timeout) as scope:
+            await process.wait()
+        timed_out = scope.cancelled_caught
+    if timed_out:
         await _terminate(process, kill_grace)
     _signal_group(process.pid, signal.SIGKILL)  # whatever it left in its group
-    return scope.cancelled_caught
+    return timed_out
 
 
 async def _drain(stream: ByteReceiveStream, capture: _Capture) -> None:
