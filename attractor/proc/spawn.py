@@ -65,7 +65,7 @@ class _DevNull:
 
 def _devnull() -> int:
     if _DevNull.fd is None:
-        _DevNull.fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        _DevNull.fd = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)  # as Popen opens it
     return _DevNull.fd
 
 
