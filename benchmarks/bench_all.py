@@ -595,6 +595,7 @@ def _branch_files(runs: dict[str, list[float]], run_dir: Path) -> None:
 
 
 def fan_rows(reps: int, base: Path) -> list[Row]:
+    fan_out_s(20, 20, 1, base)  # first-use costs (imports, caches) are not the fan-out's
     runs: dict[str, list[float]] = {"anyio": [], "bare": [], "wide": [], "files": []}
     for _ in range(reps):  # in turn, as in tool_rows
         runs["anyio"].append(sleeps_floor_s(500, 1))

@@ -112,9 +112,12 @@ class BranchStore:
         self.folder = env.stage_dir / BRANCHES
         self.earlier = env.stage_dir / f"v{env.visit}-a{env.attempt}" / BRANCHES
         self.sync_later = env.services.sync_later
+        self._folder_made = False
 
     def finished(self, targets: list[str]) -> dict[int, BranchResult]:
         found: dict[int, BranchResult] = {}
+        if not self.earlier.is_dir():  # no interrupted attempt: nothing to look for per branch
+            return found
         for index, target in enumerate(targets):
             path = self.earlier / f"{index}.json"
             try:
@@ -141,15 +144,21 @@ class BranchStore:
             text = (self.earlier / name).read_text(encoding="utf-8")
         except OSError:
             return
-        self.folder.mkdir(exist_ok=True)
+        self._make_folder()
         atomic_write_text(self.folder / name, text)
 
     def save(self, index: int, result: BranchResult) -> None:
-        self.folder.mkdir(exist_ok=True)
+        self._make_folder()
         path = self.folder / f"{index}.json"
         atomic_write_json(path, result.to_json(), fsync=self.sync_later is None)
         if self.sync_later is not None:  # synced before the next node that acts
             self.sync_later(path)
+
+
+    def _make_folder(self) -> None:
+        if not self._folder_made:
+            self.folder.mkdir(exist_ok=True)
+            self._folder_made = True
 
 
 def _branch_context(context: Context, edge: Edge) -> Context:

@@ -37,7 +37,6 @@ import sys
 import time
 from contextlib import suppress
 from pathlib import Path
-from typing import IO
 
 #: The ledger of the run this task belongs to (None outside a run).
 CURRENT: contextvars.ContextVar[ProcessLedger | None] = contextvars.ContextVar(
@@ -47,6 +46,7 @@ CURRENT: contextvars.ContextVar[ProcessLedger | None] = contextvars.ContextVar(
 _GUARD = Path(__file__).with_name("guard.py")
 #: More than any run writes (two short lines per command); a bound for damaged files.
 _LEDGER_LIMIT = 64 * 1024 * 1024
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
 #: The guard's pipe: room for tens of thousands of notes between two of its reads.
 _PIPE_BYTES = 1024 * 1024
 
@@ -88,7 +88,7 @@ class ProcessLedger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: IO[str] | None = None
+        self._fd: int | None = None
         self._guard: subprocess.Popen[bytes] | None = None
         self.running: set[int] = set()
 
@@ -101,21 +101,20 @@ class ProcessLedger:
         watches it.
         """
         self.running.add(pgid)
-        self._tell_guard(f"+ {pgid}\n")
-        entry: dict[str, object] = {"pgid": pgid}
+        self._tell_guard(b"+ %d\n" % pgid)
         if between is None:
-            entry["start"] = start_time(pgid)
+            start = json.dumps(start_time(pgid))
+            window = ""
         else:
-            entry["start"] = math.floor(between[0] * _TICKS)
-            entry["start_max"] = math.ceil(between[1] * _TICKS)
-        entry["at"] = time.time()
-        self._note(entry)
+            start = str(math.floor(between[0] * _TICKS))
+            window = f', "start_max": {math.ceil(between[1] * _TICKS)}'
+        self._note(f'{{"pgid": {pgid}, "start": {start}{window}, "at": {time.time()!r}}}\n')
 
     def ended(self, pgid: int) -> None:
         """The group is stopped and reaped."""
         self.running.discard(pgid)
-        self._note({"pgid": pgid, "ended": True})
-        self._tell_guard(f"- {pgid}\n")
+        self._note(f'{{"pgid": {pgid}, "ended": true}}\n')
+        self._tell_guard(b"- %d\n" % pgid)
 
     def close(self) -> None:
         """Stop the guard (nothing left for it to do) and close the file."""
@@ -126,26 +125,27 @@ class ProcessLedger:
                     guard.stdin.close()
             with suppress(subprocess.TimeoutExpired):
                 guard.wait(timeout=5)
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with suppress(OSError):
+                os.close(fd)
 
-    def _note(self, entry: dict[str, object]) -> None:
+    def _note(self, line: str) -> None:
+        """Append one JSON line (one unbuffered write: on disk as soon as the engine
+        could be killed)."""
         try:
-            if self._file is None:
-                self._file = self.path.open("a", encoding="utf-8")
-            self._file.write(json.dumps(entry) + "\n")
-            self._file.flush()
+            if self._fd is None:
+                self._fd = os.open(self.path, _APPEND, 0o666)
+            os.write(self._fd, line.encode())
         except OSError:
             pass  # the guard and the step's own cleanup still stand
 
-    def _tell_guard(self, line: str) -> None:
+    def _tell_guard(self, line: bytes) -> None:
         if self._guard is None:
             self._guard = _start_guard()
         if self._guard is not None and self._guard.stdin is not None:
-            with suppress(OSError):
-                self._guard.stdin.write(line.encode())
-                self._guard.stdin.flush()
+            with suppress(OSError, ValueError):  # ValueError: the pipe is closed already
+                os.write(self._guard.stdin.fileno(), line)  # nothing is ever buffered on it
 
 
 def _start_guard() -> subprocess.Popen[bytes] | None:

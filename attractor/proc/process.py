@@ -140,8 +140,11 @@ async def _watch(
     finally:
         if ledger is not None:
             ledger.ended(process.pid)
-    with anyio.CancelScope(shield=True):
-        await process.aclose()
+    if isinstance(process, PidfdProcess):
+        process.close()  # nothing to await: no scope needed
+    else:
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
     return timed_out
 
 
@@ -152,7 +155,7 @@ async def _start(
     env: Mapping[str, str] | None,
 ) -> tuple[Process, bool]:
     """The started process, and whether it runs without the shell."""
-    full_env = dict(env) if env is not None else None
+    full_env = env if isinstance(env, dict) or env is None else dict(env)  # Popen only reads it
     shell = ["/bin/sh", "-c", command]
     if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
         return await _open(shell, streams, cwd, full_env), False
@@ -269,12 +272,17 @@ async def _supervise(
 
 async def _wait(process: Process, timeout: float | None, kill_grace: float) -> bool:
     """:func:`_supervise` for a command without pipes: no task group needed."""
-    with anyio.move_on_after(timeout) as scope:
+    timed_out = False
+    if timeout is None:  # a cancel scope per command is a measurable part of a fan-out
         await process.wait()
-    if scope.cancelled_caught:
+    else:
+        with anyio.move_on_after(timeout) as scope:
+            await process.wait()
+        timed_out = scope.cancelled_caught
+    if timed_out:
         await _terminate(process, kill_grace)
     _signal_group(process.pid, signal.SIGKILL)  # whatever it left in its group
-    return scope.cancelled_caught
+    return timed_out
 
 
 async def _drain(stream: ByteReceiveStream, capture: _Capture) -> None:
@@ -309,7 +317,32 @@ def _read_tail(fd: int) -> str:
 
 def process_env(extra: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The current environment plus ``extra`` values rendered as strings."""
-    env = dict(os.environ)
+    env = _ENVIRON.current()
     for key, value in (extra or {}).items():
         env[key] = str(value)
     return env
+
+
+class _DecodedEnviron:
+    """``os.environ`` as a new plain dict, decoded again only when it changed.
+
+    Decoding every variable is a good part of a short command's start-up from
+    Python, and a fan-out starts hundreds at once. A change is seen by comparing
+    the raw (bytes) mapping behind ``os.environ`` with the one last decoded.
+    """
+
+    def __init__(self) -> None:
+        self._raw: dict[bytes, bytes] | None = None
+        self._decoded: dict[str, str] = {}
+
+    def current(self) -> dict[str, str]:
+        raw = getattr(os.environ, "_data", None)
+        if not isinstance(raw, dict):  # not CPython's os._Environ: decode every time
+            return dict(os.environ)
+        if raw != self._raw:
+            self._decoded = dict(os.environ)
+            self._raw = dict(raw)
+        return dict(self._decoded)
+
+
+_ENVIRON = _DecodedEnviron()

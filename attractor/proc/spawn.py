@@ -57,6 +57,18 @@ def _pidfd_works() -> bool:
 HAS_PIDFD = _pidfd_works()
 
 
+class _DevNull:
+    """One descriptor of /dev/null for every child's stdin (Popen opens one per child)."""
+
+    fd: int | None = None
+
+
+def _devnull() -> int:
+    if _DevNull.fd is None:
+        _DevNull.fd = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)  # as Popen opens it
+    return _DevNull.fd
+
+
 class PidfdProcess(Process):
     """A child started with Popen and awaited on its pidfd: no pipes, no watcher thread.
 
@@ -81,7 +93,7 @@ class PidfdProcess(Process):
         inp, out, err = streams
         popen = subprocess.Popen(
             argv,
-            stdin=inp,
+            stdin=_devnull() if inp == subprocess.DEVNULL else inp,
             stdout=out,
             stderr=err,
             cwd=cwd,
@@ -119,6 +131,10 @@ class PidfdProcess(Process):
         return self._popen.returncode
 
     async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the pidfd (the child is reaped by :meth:`wait`): nothing to await."""
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None

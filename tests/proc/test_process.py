@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from attractor.proc.process import run_process
+from attractor.proc.process import process_env, run_process
 
 
 def _alive(marker: str) -> list[str]:
@@ -83,3 +83,35 @@ async def test_streams_to_files(tmp_path: Path) -> None:
     )
     assert out.read_text() == "to-file\n" and err.read_text() == "oops\n"
     assert result.stdout == "to-file\n" and result.stderr == "oops\n"
+
+
+@pytest.mark.anyio
+async def test_each_command_sees_the_environment_as_it_is_when_it_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = []
+    for value in ("first", "second", None):
+        if value is None:
+            monkeypatch.delenv("ATTRACTOR_TEST_VALUE")
+        else:
+            monkeypatch.setenv("ATTRACTOR_TEST_VALUE", value)
+        out = tmp_path / f"{value}.txt"
+        await run_process(
+            "printenv ATTRACTOR_TEST_VALUE ATTRACTOR_NODE",
+            cwd=tmp_path,
+            env=process_env({"ATTRACTOR_NODE": value}),
+            stdout_path=out,
+            stderr_path=tmp_path / "err.txt",
+        )
+        seen.append(out.read_text())
+    assert seen == ["first\nfirst\n", "second\nsecond\n", "None\n"]
+
+
+@pytest.mark.anyio
+async def test_commands_read_an_empty_stdin_one_after_another(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.txt"
+        result = await run_process(
+            "wc -c", cwd=tmp_path, stdout_path=out, stderr_path=tmp_path / "err.txt"
+        )
+        assert result.returncode == 0 and out.read_text().strip() == "0"
