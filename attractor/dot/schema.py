@@ -300,13 +300,6 @@ def typed_value(name: str, scope: Scope, raw: str | None) -> Any:
     if len(_TYPED) < _TYPED_LIMIT:  # every default and parsed value is an immutable scalar
         _TYPED[key] = value
     return value
-    try:
-        value = spec.coerce(raw)
-    except ValueError:
-        value = spec.default
-    if len(_TYPED) < _TYPED_LIMIT:  # every parsed value is an immutable scalar
-        _TYPED[key] = value
-    return value
 
 
 SHAPE_TO_TYPE: dict[str, str] = {
