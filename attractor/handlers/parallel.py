@@ -154,7 +154,6 @@ class BranchStore:
         if self.sync_later is not None:  # synced before the next node that acts
             self.sync_later(path)
 
-
     def _make_folder(self) -> None:
         if not self._folder_made:
             self.folder.mkdir(exist_ok=True)
