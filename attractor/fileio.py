@@ -84,7 +84,7 @@ def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync)
 
 
-def json_encoder(separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
+def _json_encoder(separators: tuple[str, str]) -> Callable[[Any], str]:
     """A reusable ``json.dumps`` for records the engine writes per node or event.
 
     Values that are not JSON become strings; there is no check for circular
@@ -107,8 +107,10 @@ def json_encoder(separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], 
     return encode
 
 
-#: The values of :func:`json_lines`: JSON with spaces, from the C encoder (indent has none).
-_LINE_ENCODER = json_encoder()
+#: ``json.dumps(value, default=str)``, built once: events, results rows, status.json values.
+dumps = _json_encoder((", ", ": "))
+#: The same without spaces (``separators=(",", ":")``): journal records, checkpoints.
+dumps_compact = _json_encoder((",", ":"))
 
 
 def json_lines(data: dict[str, Any]) -> str:
@@ -117,7 +119,7 @@ def json_lines(data: dict[str, Any]) -> str:
     As readable as ``indent=2`` for a record of a few fields (status.json), at
     half its cost: ``json.dumps`` with ``indent`` takes the pure-Python encoder.
     """
-    encode = _LINE_ENCODER
+    encode = dumps
     fields = ",\n".join(f"  {encode(str(k))}: {encode(v)}" for k, v in data.items())
     return f"{{\n{fields}\n}}\n" if fields else "{}\n"
 

@@ -26,7 +26,7 @@ from attractor.errors import CheckpointError, InputFileError
 from attractor.fileio import (
     STATE_LIMIT,
     atomic_write_text,
-    json_encoder,
+    dumps_compact,
     loads_json,
     read_bounded,
 )
@@ -75,7 +75,7 @@ class Checkpoint:
         encodes what changed since the previous one.
         """
         self.timestamp = time.time()
-        text = _dumps(self.to_json()) if encoder is None else encoder.encode(self)
+        text = dumps_compact(self.to_json()) if encoder is None else encoder.encode(self)
         atomic_write_text(path, text + "\n")
 
     @classmethod
@@ -128,7 +128,7 @@ class Checkpoint:
             if not check(value):
                 raise CheckpointError(
                     f"{path}: checkpoint field {name!r} must be {expected}, "
-                    f"found {_dumps(value)[:60]}; the file is damaged, start a new run"
+                    f"found {dumps_compact(value)[:60]}; the file is damaged, start a new run"
                 )
         return cls(**values)
 
@@ -214,14 +214,6 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-#: One encoder for every record: json.dumps with options builds a new one per call.
-_ENCODER = json_encoder((",", ":"))
-
-
-def _dumps(value: Any) -> str:
-    return _ENCODER(value)
-
-
 class _ListCache:
     """The JSON of a list that only grows (completed nodes): new items are encoded once."""
 
@@ -236,7 +228,7 @@ class _ListCache:
         if len(values) > n:
             added = values[n:]
             self.items += added
-            tail = _dumps(added)[1:-1]
+            tail = dumps_compact(added)[1:-1]
             self.body = f"{self.body},{tail}" if self.body else tail
         return f"[{self.body}]"
 
@@ -273,7 +265,7 @@ class _MapCache:
             else:
                 appended.append(key)
             prev[key] = value
-            parts[key] = _dumps(key) + ":" + _dumps(value)
+            parts[key] = dumps_compact(key) + ":" + dumps_compact(value)
         if len(prev) != len(values) or prev != values or not self._same_order(values):
             return self._rebuild(values)
         if rewritten:
@@ -291,9 +283,9 @@ class _MapCache:
     def _rebuild(self, values: Mapping[Any, Any]) -> str:
         if not all(type(key) is str for key in values):  # json.dumps converts other keys
             self.prev, self.parts, self.body = {}, {}, ""
-            return _dumps(dict(values))
+            return dumps_compact(dict(values))
         self.prev = dict(values)
-        self.parts = {k: _dumps(k) + ":" + _dumps(v) for k, v in values.items()}
+        self.parts = {k: dumps_compact(k) + ":" + dumps_compact(v) for k, v in values.items()}
         self.body = ",".join(self.parts.values())
         return f"{{{self.body}}}"
 
@@ -326,6 +318,6 @@ class CheckpointEncoder:
             elif name in self._maps:
                 text = self._maps[name].encode(value, candidates)
             else:
-                text = _dumps(value)
+                text = dumps_compact(value)
             parts.append(f'"{name}":{text}')
         return "{" + ",".join(parts) + "}"

@@ -29,17 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import CheckpointError
-from attractor.fileio import json_encoder
+from attractor.fileio import dumps_compact
 
 JOURNAL = "journal.jsonl"
-
-
-#: One encoder for every record: json.dumps with options builds a new one per call.
-_ENCODER = json_encoder((",", ":"))
-
-
-def _dumps(value: Any) -> str:
-    return _ENCODER(value)
 
 
 class Journal:
@@ -61,7 +53,7 @@ class Journal:
     def append(self, record: dict[str, Any]) -> None:
         """Write one record (``seq`` is added) with a single write call."""
         self.seq += 1
-        self._write((f'{{"seq":{self.seq},' + _dumps(record)[1:] + "\n").encode())
+        self._write((f'{{"seq":{self.seq},' + dumps_compact(record)[1:] + "\n").encode())
 
     def _write(self, data: bytes) -> None:
         if self._fd is None:

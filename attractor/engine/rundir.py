@@ -31,7 +31,7 @@ from attractor.fileio import (
     AppendFile,
     atomic_write_json,
     atomic_write_text,
-    json_encoder,
+    dumps,
     loads_json,
     read_bounded,
 )
@@ -300,10 +300,6 @@ def damaged_run_file(exc: InputFileError) -> CheckpointError:
     )
 
 
-#: json.dumps with options builds a new encoder per call; events come several per node.
-_EVENT_ENCODER = json_encoder()
-
-
 class EventLog:
     """Observer appending each event to ``events.jsonl``: one write per event, not fsynced."""
 
@@ -312,7 +308,7 @@ class EventLog:
         self._file = AppendFile(path)
 
     def __call__(self, event: Event) -> None:
-        self._file.write(_EVENT_ENCODER(event.to_json()) + "\n")
+        self._file.write(dumps(event.to_json()) + "\n")
 
     def close(self) -> None:
         self._file.close()

@@ -15,7 +15,7 @@ from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import RunDir
 from attractor.events import CheckpointSaved, Event
-from attractor.fileio import AppendFile, json_encoder
+from attractor.fileio import AppendFile, dumps
 from attractor.handlers.base import Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
@@ -24,9 +24,6 @@ from attractor.llm.types import Usage
 
 if TYPE_CHECKING:
     from attractor.engine.progress import Progress
-
-#: One encoder for every results.jsonl row (json.dumps builds one per call).
-_ROW_ENCODER = json_encoder()
 
 
 @dataclass
@@ -130,7 +127,7 @@ class Run:
         """Keep a summary row in memory and in results.jsonl (flushed, not fsynced)."""
         self.node_results.append(result)
         if self.results_file is not None:
-            self.results_file.write(_ROW_ENCODER(result.to_json()) + "\n")
+            self.results_file.write(dumps(result.to_json()) + "\n")
             self.results_written += 1
 
     def next_index(self) -> int:

@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 from contextlib import suppress
+from functools import cache
 from pathlib import Path
 from typing import IO
 
@@ -57,16 +58,10 @@ def _pidfd_works() -> bool:
 HAS_PIDFD = _pidfd_works()
 
 
-class _DevNull:
-    """One descriptor of /dev/null for every child's stdin (Popen opens one per child)."""
-
-    fd: int | None = None
-
-
+@cache
 def _devnull() -> int:
-    if _DevNull.fd is None:
-        _DevNull.fd = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)  # as Popen opens it
-    return _DevNull.fd
+    """One descriptor of /dev/null for every child's stdin (Popen opens one per child)."""
+    return os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)  # as Popen opens it
 
 
 class PidfdProcess(Process):
