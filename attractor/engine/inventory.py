@@ -75,8 +75,10 @@ class RunInfo:
     failure_reason: str
     #: Node executions finished so far (rows of results.jsonl).
     nodes_done: int = 0
-    #: Input plus output tokens of the run so far (the manifest's usage).
+    #: Input plus output tokens of the run so far, every attempt counted.
     tokens: int = 0
+    #: US dollars spent so far, None when no model used had a price.
+    cost: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -143,8 +145,15 @@ def run_info(path: Path) -> RunInfo:
     except AttractorError:
         manifest = {}
     status = str(manifest.get("status") or "unknown")
-    if status == RUNNING and not driver_alive(path):
-        status = "stopped"
+    usage = manifest.get("usage")
+    if status == RUNNING:
+        # The manifest is written when a run starts and ends: a run still going,
+        # or one whose driver died, has its spending so far in the checkpoint.
+        checkpoint = load_checkpoint(path)
+        if checkpoint is not None and checkpoint.run_usage is not None:
+            usage = checkpoint.run_usage
+        if not driver_alive(path):
+            status = "stopped"
     return RunInfo(
         id=path.name,
         path=path,
@@ -157,7 +166,8 @@ def run_info(path: Path) -> RunInfo:
         current_node=_text_or_none(manifest.get("current_node")),
         failure_reason=str(manifest.get("failure_reason") or ""),
         nodes_done=_line_count(path / RESULTS),
-        tokens=_tokens(manifest.get("usage")),
+        tokens=_tokens(usage),
+        cost=_cost(usage),
     )
 
 
@@ -174,6 +184,10 @@ def _tokens(usage: object) -> int:
         return 0
     counts = (usage.get("input_tokens"), usage.get("output_tokens"))
     return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
+
+
+def _cost(usage: object) -> float | None:
+    return _number(usage.get("cost")) if isinstance(usage, dict) else None
 
 
 def driver_alive(path: Path) -> bool:

@@ -64,6 +64,8 @@ class _Shadow:
         self.logs = len(walk.context.logs)
         self.turns = turns
         self.results = results
+        #: The run budget's ``spent`` as last recorded (a new object at each spend).
+        self.spent: object = None
 
 
 def _changed(now: Mapping[str, Any], seen: dict[str, Any], keys: list[str]) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class Progress:
         self.journal = Journal(run.run_dir.path / JOURNAL, seq)
         self.encoder = CheckpointEncoder()
         self._shadow = _Shadow(run.main, run.services.run_budget.used, run.results_written)
+        self._shadow.spent = run.services.run_budget.spent
         self._snapshot_at = time.monotonic()
         #: Seconds until the next periodic checkpoint (grows with the checkpoint's cost).
         self._interval = SNAPSHOT_SECONDS
@@ -135,6 +138,12 @@ class Progress:
             record["turns"] = shadow.turns = run.services.run_budget.used
         if run.results_written != shadow.results:
             record["results"] = shadow.results = run.results_written
+        spent = run.services.run_budget.spent
+        if spent is not shadow.spent:
+            from attractor.engine.state import run_usage
+
+            shadow.spent = spent
+            record["usage"] = run_usage(run).to_json()
 
     def snapshot(
         self, run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""

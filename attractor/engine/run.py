@@ -45,7 +45,7 @@ from attractor.engine.setup import (
     start_setup,
     utc_text,
 )
-from attractor.engine.state import NodeResult, Run, save_checkpoint, sum_usage
+from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint
 from attractor.errors import AttractorError, RunError
 from attractor.events import (
     Event,
@@ -325,7 +325,7 @@ def _result(
         failure_reason=run.failure_reason,
         current_node=run.main.current,
         node_results=list(run.node_results),
-        usage=sum_usage(run.node_results),
+        usage=run_usage(run).to_json(),
         timeout=timeout,
         warnings=setup.warnings + run.bus.errors,
     )
@@ -374,6 +374,8 @@ def open_run(
         node_results=setup.node_results,
         manifest=setup.manifest,
         executor=options.executor,
+        usage_before=setup.usage_before,
+        spent_at_open=services.run_budget.spent,
     )
     log = EventLog(setup.run_dir.events_path)
     bus.add_observer(log)
@@ -470,7 +472,7 @@ def _update_manifest(run: Run, status: str, duration: float, restarted_into: str
         finished_at_utc=utc_text(finished),
         duration=round(duration, 3),
         active_seconds=round(float(manifest.get("active_seconds_before", 0.0)) + duration, 3),
-        usage=sum_usage(run.node_results),
+        usage=run_usage(run).to_json(),
         failure_reason=run.failure_reason,
         current_node=run.main.current,
     )

@@ -112,6 +112,11 @@ class Run:
     progress: Progress | None = None
     #: Where the branches of parallel nodes execute.
     executor: Executor = field(default_factory=LocalExecutor)
+    #: What this run directory had spent before this process opened it (a resume).
+    usage_before: Usage = field(default_factory=Usage)
+    #: The shared run budget's ``spent`` when this process opened the directory (a
+    #: child run or a loop_restart shares the budget of the run that started it).
+    spent_at_open: Usage = field(default_factory=Usage)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)
@@ -133,6 +138,17 @@ class Run:
     def next_index(self) -> int:
         self.stage_index += 1
         return self.stage_index
+
+
+def run_usage(run: Run) -> Usage:
+    """Every token and dollar this run directory spent: each attempt of each node,
+    its branches, subagents, child runs and agent CLIs, over every session of it.
+
+    The one total the summary, manifest, checkpoint and listings show. It is
+    counted where the spending is counted (the run budget, as each answer comes
+    in), not from the summary rows, which hold each visit's attempts only.
+    """
+    return run.usage_before + run.services.run_budget.spent.beyond(run.spent_at_open)
 
 
 def sum_usage(results: list[NodeResult]) -> dict[str, Any]:
@@ -169,6 +185,7 @@ def make_checkpoint(
         context=context,
         logs=main.context.logs if live else list(main.context.logs),
         run_turns_used=run.services.run_budget.used,
+        run_usage=run_usage(run).to_json(),
         node_results_count=run.results_written,
     )
 

@@ -1,0 +1,132 @@
+"""Every attempt's tokens and cost count, through retries, a crash and a resume.
+
+The scripted model answers each request with a known usage, and a price for it
+in attractor.toml gives each a known cost (input $100, output $1,000 per
+million tokens). Node ``a`` fails twice before it succeeds; the run is killed
+with SIGKILL while ``slow`` sleeps; the resume runs ``b``, which fails once.
+Every total a user can read must be the sum of all five requests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.runkit import (
+    finish,
+    invoke,
+    only_run_dir,
+    read_json,
+    spawn,
+    wait_for,
+    write,
+)
+
+PRICES = "[prices.scripted]\ninput = 100.0\noutput = 1000.0\n"
+PIPELINE = """\
+digraph spend {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    a     [prompt="first", max_retries=2]
+    slow  [shape=parallelogram,
+           tool_command="test -f reached && exit 0; touch reached; sleep 60"]
+    b     [prompt="second", max_retries=1]
+    start -> a -> slow -> b -> done
+}
+"""
+#: (input, output) tokens of each request: a's three attempts, then b's two.
+A_ATTEMPTS = [(1000, 100), (2000, 200), (3000, 300)]
+B_ATTEMPTS = [(400, 40), (500, 50)]
+
+
+def _cost(tokens: list[tuple[int, int]]) -> float:
+    return sum(i * 100e-6 + o * 1000e-6 for i, o in tokens)
+
+
+def _report(outcome: str, usage: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "text": "",
+        "tool_calls": [{"name": "report_outcome", "arguments": {"outcome": outcome}}],
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
+
+
+def _script(workspace: Path, attempts: list[tuple[int, int]]) -> None:
+    outcomes = ["fail"] * (len(attempts) - 1) + ["success"]
+    responses = [_report(o, u) for o, u in zip(outcomes, attempts, strict=True)]
+    write(workspace / "model.json", json.dumps({"responses": responses, "then": "stop"}))
+
+
+def _crash_in_slow(workspace: Path) -> Path:
+    """Run until ``slow`` sleeps, SIGKILL the run, and return its directory."""
+    write(workspace / "p.dot", PIPELINE)
+    write(workspace / "attractor.toml", PRICES)
+    _script(workspace, A_ATTEMPTS)
+    logs = "runs/{timestamp}-{graph}"
+    proc = spawn(
+        ["run", "p.dot", "--logs-dir", logs, "--backend", "scripted:model.json"], workspace
+    )
+    try:
+        wait_for(lambda: (workspace / "reached").exists(), "the slow node to start", 60)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        finish(proc)
+    return only_run_dir(workspace / "runs")
+
+
+def _listing(workspace: Path) -> dict[str, Any]:
+    result = invoke(["runs", "--root", str(workspace / "runs"), "--json"])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout)
+    return dict(run)
+
+
+def _status(run_dir: Path) -> dict[str, Any]:
+    result = invoke(["status", str(run_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.stdout))
+
+
+def test_every_attempt_counts_through_retries_a_crash_and_a_resume(workspace: Path) -> None:
+    run_dir = _crash_in_slow(workspace)
+    spent = A_ATTEMPTS
+    tokens = sum(i + o for i, o in spent)
+    # The crashed run: the listings show what it spent before the kill.
+    assert _listing(workspace)["status"] == "stopped"
+    assert _listing(workspace)["tokens"] == tokens
+    assert _listing(workspace)["cost"] == pytest.approx(_cost(spent))
+    assert _status(run_dir)["tokens"] == tokens
+
+    _script(workspace, B_ATTEMPTS)
+    result = invoke(["resume", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    spent = A_ATTEMPTS + B_ATTEMPTS
+    tokens_in, tokens_out = sum(i for i, _ in spent), sum(o for _, o in spent)
+    cost = _cost(spent)
+    assert f"tokens: {tokens_in:,} in / {tokens_out:,} out; cost: ${cost:,.4f}" in result.stdout
+    manifest = read_json(run_dir / "manifest.json")["usage"]
+    assert (manifest["input_tokens"], manifest["output_tokens"]) == (tokens_in, tokens_out)
+    assert manifest["cost"] == pytest.approx(cost)
+    listing = _listing(workspace)
+    assert (listing["tokens"], listing["cost"]) == (tokens_in + tokens_out, pytest.approx(cost))
+    assert _status(run_dir)["tokens"] == tokens_in + tokens_out
+    # The summary rows hold every attempt of each visit: a's row is a's three attempts.
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    by_node = {row["node"]: row for row in rows}
+    assert by_node["a"]["attempts"] == 3
+    assert by_node["a"]["usage"]["input_tokens"] == sum(i for i, _ in A_ATTEMPTS)
+    assert by_node["b"]["usage"]["output_tokens"] == sum(o for _, o in B_ATTEMPTS)
+
+
+def test_a_resumed_run_budget_remembers_every_attempt(workspace: Path) -> None:
+    run_dir = _crash_in_slow(workspace)
+    _script(workspace, B_ATTEMPTS)
+    # a's last attempt alone (3,300 tokens) is under the limit; its three (6,600) are over.
+    result = invoke(["resume", str(run_dir), "--max-total-tokens", "5000"])
+    assert result.exit_code == 1, result.output
+    assert "run token budget exhausted: 6,600 of 5,000 tokens" in result.output
