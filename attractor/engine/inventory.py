@@ -404,8 +404,13 @@ class _Fold:
         node = self.node(str(e["name"]))
         node.state, node.error, node.turn, node.tool = "running", "", "", ""
         node.attempts = int(e.get("attempt", 1))
-        if node.attempts == 1:
-            node.visits += 1
+        visit = e.get("visit")
+        if not isinstance(visit, int) or isinstance(visit, bool) or visit < 1:
+            # Events written before they named their visit: count first attempts.
+            visit = node.visits + 1 if node.attempts == 1 else node.visits
+        # An attempt cut short by a stop starts again on resume as the same visit.
+        if visit > node.visits:
+            node.visits = visit
             self.state.route.append(node.id)
 
     def _on_stage_completed(self, e: dict[str, Any]) -> None:
