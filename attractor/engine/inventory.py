@@ -25,8 +25,17 @@ from typing import Any
 
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
-from attractor.engine.rundir import CHECKPOINT, LOCK, MANIFEST, RESULTS, RunDir, _safe_name
-from attractor.errors import AttractorError
+from attractor.engine.rundir import (
+    CHECKPOINT,
+    LOCK,
+    MANIFEST,
+    RESULTS,
+    RunDir,
+    _safe_name,
+    source_hash,
+)
+from attractor.errors import AttractorError, InputFileError
+from attractor.fileio import TEXT_LIMIT, read_bounded
 
 #: Where runs go under a root (the engine's default, relative to the directory run in).
 RUNS_SUBDIR = Path(".attractor") / "runs"
@@ -169,6 +178,21 @@ def run_info(path: Path) -> RunInfo:
         tokens=_tokens(usage),
         cost=_cost(usage),
     )
+
+
+def pipeline_digest(path: Path) -> str | None:
+    """The SHA-256 of the pipeline text the run in ``path`` ran: the manifest's
+    ``source_sha256``, else (an older manifest) its copy's; None when neither is there."""
+    try:
+        recorded = RunDir(path).read_manifest().get("source_sha256")
+    except AttractorError:
+        recorded = None
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    try:
+        return source_hash(read_bounded(RunDir(path).pipeline_path, TEXT_LIMIT, "pipeline copy"))
+    except InputFileError:
+        return None
 
 
 def _line_count(path: Path) -> int:
