@@ -155,12 +155,16 @@ def run_info(path: Path) -> RunInfo:
         manifest = {}
     status = str(manifest.get("status") or "unknown")
     usage = manifest.get("usage")
+    current = _text_or_none(manifest.get("current_node"))
     if status == RUNNING:
         # The manifest is written when a run starts and ends: a run still going,
-        # or one whose driver died, has its spending so far in the checkpoint.
+        # or one whose driver died, has its node and its spending so far in the
+        # checkpoint (with the journal records after it).
         checkpoint = load_checkpoint(path)
-        if checkpoint is not None and checkpoint.run_usage is not None:
-            usage = checkpoint.run_usage
+        if checkpoint is not None:
+            current = checkpoint.current_node or checkpoint.next_node
+            if checkpoint.run_usage is not None:
+                usage = checkpoint.run_usage
         if not driver_alive(path):
             status = "stopped"
     return RunInfo(
@@ -172,7 +176,7 @@ def run_info(path: Path) -> RunInfo:
         started_at=_number(manifest.get("started_at")),
         finished_at=_number(manifest.get("finished_at")),
         duration=_number(manifest.get("duration")),
-        current_node=_text_or_none(manifest.get("current_node")),
+        current_node=current,
         failure_reason=str(manifest.get("failure_reason") or ""),
         nodes_done=_line_count(path / RESULTS),
         tokens=_tokens(usage),
