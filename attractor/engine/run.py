@@ -45,7 +45,7 @@ from attractor.engine.setup import (
     start_setup,
     utc_text,
 )
-from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint
+from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
 from attractor.errors import AttractorError, RunError
 from attractor.events import (
     Event,
@@ -318,13 +318,14 @@ def _final_status(end: WalkEnd | None, stop: Stop, cancelled: bool) -> RunStatus
 def _result(
     run: Run, setup: RunSetup, status: RunStatus, end: WalkEnd | None, timeout: float | None
 ) -> RunResult:
+    stopped = stopped_row(run, status) if status in RESUMABLE else None
     finish_run(run, status, end, timeout)
     return RunResult(
         status=status,
         run_dir=run.run_dir.path,
         failure_reason=run.failure_reason,
         current_node=run.main.current,
-        node_results=list(run.node_results),
+        node_results=[*run.node_results, *([stopped] if stopped else [])],
         usage=run_usage(run).to_json(),
         timeout=timeout,
         warnings=setup.warnings + run.bus.errors,

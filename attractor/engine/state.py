@@ -83,6 +83,10 @@ class Walk:
     #: A branch's progress keeper: called with the node to run next after each of
     #: its steps (the main traversal journals them instead).
     on_step: Callable[[Walk, str], None] | None = None
+    #: When the node in progress was entered (None between nodes), and what the
+    #: run had spent then: a run stopped inside it reports both in its summary.
+    entered_at: float | None = None
+    spent_at_entry: Usage = field(default_factory=Usage)
 
 
 @dataclass
@@ -149,6 +153,26 @@ def run_usage(run: Run) -> Usage:
     in), not from the summary rows, which hold each visit's attempts only.
     """
     return run.usage_before + run.services.run_budget.spent.beyond(run.spent_at_open)
+
+
+def stopped_row(run: Run, status: str) -> NodeResult | None:
+    """The summary row of the node a stop cut short (None when none was running).
+
+    Not a row of results.jsonl: the node runs again from its start on resume.
+    """
+    main, node = run.main, run.main.current
+    if node is None or main.entered_at is None:
+        return None
+    spent = run.services.run_budget.spent.beyond(main.spent_at_entry)
+    return NodeResult(
+        node=node,
+        status="stopped",
+        attempts=main.retries.get(node, 0) + 1,
+        duration=time.monotonic() - main.entered_at,
+        note=f"{status.replace('_', ' ')} while running; resume runs it again",
+        usage=spent.to_json() if spent.total_tokens or spent.cost else None,
+        visit=max(1, main.visits[node]),
+    )
 
 
 def sum_usage(results: list[NodeResult]) -> dict[str, Any]:

@@ -57,7 +57,8 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
     walk.context.set("current_node", node.id)
     walk.visits[node.id] += 1
     index = run.next_index()
-    started = time.monotonic()
+    started = walk.entered_at = time.monotonic()
+    walk.spent_at_entry = run.services.run_budget.spent
     if over_limit(node, run.graph, walk):
         outcome = Outcome.fail(visits_reason(node, run.graph, walk.visits[node.id]))
         attempts, usage = 0, None
@@ -65,6 +66,7 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
         outcome, attempts, usage = await _attempts(run, walk, node, index, run_branch)
     duration = time.monotonic() - started
     _finish(run, node, index, outcome, attempts, duration, walk.visits[node.id], usage)
+    walk.entered_at = None
     return outcome
 
 

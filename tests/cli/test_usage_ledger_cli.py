@@ -130,3 +130,35 @@ def test_a_resumed_run_budget_remembers_every_attempt(workspace: Path) -> None:
     result = invoke(["resume", str(run_dir), "--max-total-tokens", "5000"])
     assert result.exit_code == 1, result.output
     assert "run token budget exhausted: 6,600 of 5,000 tokens" in result.output
+
+
+def test_the_summary_shows_the_node_a_stop_cut_short(workspace: Path) -> None:
+    write(workspace / "attractor.toml", PRICES)
+    write(
+        workspace / "p.dot",
+        "digraph cut { start [shape=Mdiamond]; done [shape=Msquare]\n"
+        ' work [prompt="work"]; start -> work -> done }\n',
+    )
+    # The agent's first answer (700 in / 70 out, $0.14) starts a command that sleeps.
+    busy = {
+        "text": "",
+        "tool_calls": [{"name": "shell", "arguments": {"command": "touch busy; sleep 60"}}],
+        "usage": {"input_tokens": 700, "output_tokens": 70},
+    }
+    write(workspace / "model.json", json.dumps({"responses": [busy], "then": "stop"}))
+    logs = "runs/{timestamp}-{graph}"
+    args = ["run", "p.dot", "--logs-dir", logs, "--backend", "scripted:model.json"]
+    proc = spawn(args, workspace)
+    wait_for(lambda: (workspace / "busy").exists(), "the agent's command to start", 60)
+    proc.send_signal(signal.SIGINT)
+    code, out, err = finish(proc)
+    assert code == 130, out + err
+    row = next(line for line in out.splitlines() if line.startswith("work "))
+    assert row.split()[1:3] == ["stopped", "1"], row
+    assert "interrupted while running" in row
+    assert "700 in / 70 out" in row and "$0.1400" in row
+    assert "tokens: 700 in / 70 out; cost: $0.1400" in out
+    # Not a finished row: results.jsonl has none for it, and resume runs it again.
+    run_dir = only_run_dir(workspace / "runs")
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert [r["node"] for r in rows] == ["start"]
