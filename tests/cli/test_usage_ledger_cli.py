@@ -162,3 +162,53 @@ def test_the_summary_shows_the_node_a_stop_cut_short(workspace: Path) -> None:
     run_dir = only_run_dir(workspace / "runs")
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     assert [r["node"] for r in rows] == ["start"]
+
+
+def _manifest_tokens(run_dir: Path) -> tuple[int, int, float]:
+    usage = read_json(run_dir / "manifest.json")["usage"]
+    return usage["input_tokens"], usage["output_tokens"], usage.get("cost", 0.0)
+
+
+def test_a_child_runs_retried_attempts_count_in_both_runs(workspace: Path) -> None:
+    write(workspace / "attractor.toml", PRICES)
+    write(
+        workspace / "child.dot",
+        "digraph child { start [shape=Mdiamond]; exit [shape=Msquare]\n"
+        ' c [prompt="work", max_retries=1]; start -> c -> exit }\n',
+    )
+    write(
+        workspace / "parent.dot",
+        "digraph parent { start [shape=Mdiamond]; exit [shape=Msquare]\n"
+        ' manage [shape=house, stack.child_dotfile="child.dot", manager.poll_interval="100ms"]\n'
+        " start -> manage -> exit }\n",
+    )
+    _script(workspace, B_ATTEMPTS)  # c fails once, then succeeds
+    logs = "runs/{timestamp}-{graph}"
+    args = ["run", "parent.dot", "--logs-dir", logs, "--backend", "scripted:model.json"]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    expected = (900, 90, pytest.approx(_cost(B_ATTEMPTS)))
+    run_dir = only_run_dir(workspace / "runs")
+    assert _manifest_tokens(run_dir / "children" / "manage") == expected
+    assert _manifest_tokens(run_dir) == expected
+    assert "tokens: 900 in / 90 out; cost: $0.1800" in result.stdout
+
+
+def test_retried_attempts_in_parallel_branches_count(workspace: Path) -> None:
+    write(workspace / "attractor.toml", PRICES)
+    branches = "\n".join(
+        f' {b} [prompt="branch", max_retries=1]; fan -> {b} -> join' for b in ("b1", "b2")
+    )
+    write(
+        workspace / "p.dot",
+        "digraph fan { start [shape=Mdiamond]; done [shape=Msquare]\n"
+        " fan [shape=component]; join [shape=tripleoctagon]\n"
+        f"{branches}\n start -> fan; join -> done }}\n",
+    )
+    # Every answer reports a failure: each branch makes two attempts.
+    failing = {"responses": [_report("fail", (1000, 100))], "then": "repeat_last"}
+    write(workspace / "model.json", json.dumps(failing))
+    logs = "runs/{timestamp}-{graph}"
+    invoke(["run", "p.dot", "--logs-dir", logs, "--backend", "scripted:model.json"])
+    run_dir = only_run_dir(workspace / "runs")
+    assert _manifest_tokens(run_dir) == (4000, 400, pytest.approx(4 * _cost([(1000, 100)])))
