@@ -122,6 +122,15 @@ def test_every_attempt_counts_through_retries_a_crash_and_a_resume(workspace: Pa
     assert by_node["a"]["usage"]["input_tokens"] == sum(i for i, _ in A_ATTEMPTS)
     assert by_node["b"]["usage"]["output_tokens"] == sum(o for _, o in B_ATTEMPTS)
 
+    # Going back to b: what was spent stays spent, and b's new attempts add to it.
+    _script(workspace, B_ATTEMPTS)
+    result = invoke(["resume", str(run_dir), "--from", "b"])
+    assert result.exit_code == 0, result.output
+    spent = A_ATTEMPTS + B_ATTEMPTS + B_ATTEMPTS
+    manifest = read_json(run_dir / "manifest.json")["usage"]
+    assert manifest["input_tokens"] == sum(i for i, _ in spent)
+    assert manifest["cost"] == pytest.approx(_cost(spent))
+
 
 def test_a_resumed_run_budget_remembers_every_attempt(workspace: Path) -> None:
     run_dir = _crash_in_slow(workspace)
