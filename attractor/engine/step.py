@@ -67,6 +67,8 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
     duration = time.monotonic() - started
     _finish(run, node, index, outcome, attempts, duration, walk.visits[node.id], usage)
     walk.entered_at = None
+    if walk.branch is not None and run.progress is not None:
+        run.progress.note_spend(run)  # the main traversal journals its own steps
     return outcome
 
 

@@ -9,6 +9,7 @@ Every total a user can read must be the sum of all five requests.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -223,3 +224,46 @@ def test_retried_attempts_in_parallel_branches_count(workspace: Path) -> None:
     invoke(["run", "p.dot", "--logs-dir", logs, "--backend", "scripted:model.json"])
     run_dir = only_run_dir(workspace / "runs")
     assert _manifest_tokens(run_dir) == (4000, 400, pytest.approx(4 * _cost([(1000, 100)])))
+
+
+def test_a_finished_branch_spend_survives_a_crash_inside_its_parallel_node(
+    workspace: Path,
+) -> None:
+    write(workspace / "attractor.toml", PRICES)
+    write(
+        workspace / "p.dot",
+        "digraph fan { start [shape=Mdiamond]; done [shape=Msquare]\n"
+        " fan [shape=component]; join [shape=tripleoctagon]\n"
+        ' b1 [prompt="branch"]\n'
+        ' b2 [shape=parallelogram, tool_command="test -f held && exit 0; touch held; sleep 60"]\n'
+        " start -> fan; fan -> b1 -> join; fan -> b2 -> join; join -> done }\n",
+    )
+    _script(workspace, [(1000, 100)])
+    logs = "runs/{timestamp}-{graph}"
+    proc = spawn(
+        ["run", "p.dot", "--logs-dir", logs, "--backend", "scripted:model.json"], workspace
+    )
+    run_dir: list[Path] = []
+
+    def b1_done_b2_held() -> bool:
+        if not run_dir:
+            found = list((workspace / "runs").glob("*")) if (workspace / "runs").is_dir() else []
+            run_dir.extend(found[:1])
+        if not run_dir or not (workspace / "held").exists():
+            return False
+        # b1's branch is kept as finished: a resume does not run it again.
+        for saved in (run_dir[0] / "fan" / "branches").glob("*.json"):
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                if json.loads(saved.read_text())["id"] == "b1":
+                    return True
+        return False
+
+    try:
+        wait_for(b1_done_b2_held, "b1 to finish while b2 sleeps", 60)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        finish(proc)
+    _script(workspace, [(5, 5)])  # a resume that asked the model again would show it
+    result = invoke(["resume", str(run_dir[0])])
+    assert result.exit_code == 0, result.output
+    assert _manifest_tokens(run_dir[0]) == (1000, 100, pytest.approx(_cost([(1000, 100)])))
