@@ -236,7 +236,9 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         setup = restart_setup(setup, end.restart_at)
                         finish_run(run, "restarted", end, None, setup.run_dir.path.name)
                         ledger.path = setup.run_dir.path / PROCESSES
+                        carried = run.carried + run_usage(run)
                         run = open_run(setup, services, registry, bus, options)
+                        run.carried = carried
                 finally:
                     signals.cancel_scope.cancel()
         status = _final_status(end, stop, scope.cancelled_caught)
@@ -326,7 +328,7 @@ def _result(
         failure_reason=run.failure_reason,
         current_node=run.main.current,
         node_results=[*run.node_results, *([stopped] if stopped else [])],
-        usage=run_usage(run).to_json(),
+        usage=(run.carried + run_usage(run)).to_json(),
         timeout=timeout,
         warnings=setup.warnings + run.bus.errors,
     )

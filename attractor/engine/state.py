@@ -121,6 +121,9 @@ class Run:
     #: The shared run budget's ``spent`` when this process opened the directory (a
     #: child run or a loop_restart shares the budget of the run that started it).
     spent_at_open: Usage = field(default_factory=Usage)
+    #: What the earlier directories of this run spent (a ``loop_restart`` goes on in
+    #: a new directory): added to this one's for the run's result.
+    carried: Usage = field(default_factory=Usage)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)

@@ -267,3 +267,23 @@ def test_a_finished_branch_spend_survives_a_crash_inside_its_parallel_node(
     result = invoke(["resume", str(run_dir[0])])
     assert result.exit_code == 0, result.output
     assert _manifest_tokens(run_dir[0]) == (1000, 100, pytest.approx(_cost([(1000, 100)])))
+
+
+def test_a_loop_restart_run_reports_every_directory_spend(workspace: Path) -> None:
+    write(workspace / "attractor.toml", PRICES)
+    write(
+        workspace / "p.dot",
+        "digraph again { start [shape=Mdiamond]; done [shape=Msquare]\n"
+        ' prep [shape=parallelogram, tool_command="echo prep"]\n'
+        ' w [prompt="work", max_retries=0]; start -> prep -> w\n'
+        ' w -> prep [condition="outcome=fail", loop_restart=true]\n'
+        ' w -> done [condition="outcome=success"] }\n',
+    )
+    _script(workspace, B_ATTEMPTS)  # w fails (restart), then succeeds
+    logs = "runs/{timestamp}-{graph}"
+    result = invoke(["run", "p.dot", "--logs-dir", logs, "--backend", "scripted:model.json"])
+    assert result.exit_code == 0, result.output
+    first, second = sorted((workspace / "runs").iterdir())
+    assert _manifest_tokens(first) == (400, 40, pytest.approx(_cost(B_ATTEMPTS[:1])))
+    assert _manifest_tokens(second) == (500, 50, pytest.approx(_cost(B_ATTEMPTS[1:])))
+    assert "tokens: 900 in / 90 out; cost: $0.1800" in result.stdout
