@@ -89,6 +89,10 @@ def draw(path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg
 
     With ``run_dir``, each node is coloured by its state in that run, with its
     visits and time, and the route the run took is drawn bold.
+
+    Raises:
+        UsageError: ``run_dir`` is not a run directory, or is a run of another
+            pipeline (its recorded pipeline digest differs from this file's).
     """
     from attractor.engine.inventory import is_run_dir, pipeline_digest, run_state
     from attractor.engine.rundir import PIPELINE_COPY, source_hash
