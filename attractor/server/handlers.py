@@ -40,11 +40,14 @@ from attractor.engine.rundir import RunDir
 from attractor.errors import AttractorError, ValidationError
 from attractor.fileio import atomic_write_text
 from attractor.render import render
+from attractor.server.confine import inside
 from attractor.server.runs import RunManager
 from attractor.server.sse import event_stream
 
 STATIC = Path(__file__).parent / "static"
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+#: A run id is a directory name: longer ones name no run.
+MAX_RUN_ID = 255
 #: Where posted DOT text is kept, under the root, so its run can be resumed.
 SUBMITTED = Path(".attractor") / "submitted"
 #: The largest request body taken (DOT source included).
@@ -95,12 +98,20 @@ class Handlers:
 
     def run_path(self, request: Request) -> Path:
         run_id = str(request.path_params["id"])
-        if _RUN_ID.match(run_id):
+        if len(run_id) <= MAX_RUN_ID and _RUN_ID.match(run_id):
             for base in (self.manager.root / RUNS_SUBDIR, self.manager.root):
                 path = base / run_id
-                if is_run_dir(path):
-                    return path
-        raise Problem(404, f"no run {run_id!r} under the server root")
+                if not is_run_dir(path):
+                    continue
+                if not inside(self.manager.root, path):
+                    raise Problem(
+                        403,
+                        f"run {run_id} lives outside the server root (a symbolic link leads "
+                        "out of it); the server shows runs under its root only",
+                    )
+                return path
+        shown = run_id if len(run_id) <= 80 else f"{run_id[:60]}... ({len(run_id)} characters)"
+        raise Problem(404, f"no run {shown!r} under the server root")
 
     def graph_of(self, path: Path) -> Graph | None:
         """The run's pipeline copy, parsed once per change of the file."""

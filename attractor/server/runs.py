@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from attractor.api import backend_for, settings_for
+from attractor.api import backend_for, resume_settings, settings_for
 from attractor.dot.graph import Graph
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import RUNS_SUBDIR
@@ -30,6 +30,7 @@ from attractor.engine.rundir import RunDir
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import atomic_write_json
+from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import Settings
 
@@ -108,17 +109,14 @@ class RunManager:
         Raises:
             PermissionError: it leads outside the root (the message says so).
         """
-        root = self.root.resolve()
-        path = (root / relative).resolve()
-        if path != root and root not in path.parents:
-            raise PermissionError(
-                f"{what} {relative!r} is outside the server root {root}; "
-                "name a path inside the root"
-            )
-        return path
+        return confine(self.root, relative, what)
 
-    def flags(self, requested: dict[str, Any]) -> dict[str, Any]:
-        """The request's settings checked, plus where runs and work go."""
+    def flags(self, requested: dict[str, Any], *, new_run: bool = True) -> dict[str, Any]:
+        """The request's settings checked, plus where runs and work go.
+
+        A resume (``new_run`` false) keeps the run's recorded workdir unless the
+        request names one.
+        """
         unknown = sorted(set(requested) - ALLOWED_SETTINGS)
         if unknown:
             raise UsageError(
@@ -127,7 +125,8 @@ class RunManager:
             )
         flags = {k: str(v) for k, v in requested.items() if v is not None}
         flags.update(self.run_flags)
-        flags["workdir"] = str(self.confine(flags.get("workdir", "."), "workdir"))
+        if new_run or "workdir" in flags:
+            flags["workdir"] = str(self.confine(flags.get("workdir", "."), "workdir"))
         backend = flags.get("backend", "")
         if backend.startswith("scripted:"):
             script = self.confine(backend.removeprefix("scripted:"), "scripted backend file")
@@ -139,20 +138,36 @@ class RunManager:
         self, graph: Graph, source: Path, requested: dict[str, Any], seed: dict[str, Any]
     ) -> str:
         """Start ``graph`` in a new run directory; returns the run id once it exists."""
-        settings = settings_for(graph, self.flags(requested))
+        settings = self.checked(graph, settings_for(graph, self.flags(requested)))
 
         async def begin(options: RunOptions) -> RunResult:
             return await execute(RunJob("run", source, graph), options)
 
         return await self._launch(graph, settings, seed, begin)
 
+    def checked(self, graph: Graph, settings: Settings) -> Settings:
+        """``settings`` once the workdir and every path ``graph`` names are inside the root.
+
+        Raises:
+            PermissionError: one of them leads outside (the message names it).
+        """
+        workdir = Path(settings.workdir) if settings.workdir else self.root
+        if not workdir.is_absolute():
+            workdir = self.root / workdir
+        self.confine(str(workdir), "the run's workdir")
+        check_graph_paths(graph, self.root, workdir.resolve())
+        return settings
+
     async def resume(self, path: Path, graph: Graph, requested: dict[str, Any]) -> str:
         """Continue the stopped run in ``path`` (same directory, same id)."""
         if path.name in self.active:
             raise UsageError(f"run {path.name} is still running; cancel it first")
-        flags = self.flags(requested)
+        flags = self.flags(requested, new_run=False)
         del flags["logs_dir"]
-        settings = settings_for(graph, flags)
+        settings, _ = resume_settings(path, graph, flags)
+        if settings.workdir is None:  # a run started with no workdir worked where it ran
+            settings, _ = resume_settings(path, graph, {**flags, "workdir": str(self.root)})
+        settings = self.checked(graph, settings)
 
         async def begin(options: RunOptions) -> RunResult:
             return await execute(RunJob("resume", path, graph), options)

@@ -49,7 +49,8 @@ def test_a_gate_is_answered_in_the_page_and_the_run_finishes(
     server: Server, root: Path, browser: Browser
 ) -> None:
     page = browser.new_page(viewport={"width": 1366, "height": 800})
-    page.goto(server.url + "/")
+    page.goto(f"{server.url}/?token={server.token}")  # the address attractor serve prints
+    assert "token" not in page.url  # the page takes it out of the address bar
     expect(page.get_by_role("heading", name="Runs")).to_be_visible()
     page.get_by_label("Pipeline file under the server root").fill("gate.dot")
     page.keyboard.press("Enter")  # the form submits from the keyboard
@@ -114,11 +115,9 @@ def test_an_agent_node_shows_its_turn_and_tool_call_live(
         )
     run_id = started.json()["id"]
     page = browser.new_page(viewport={"width": 1366, "height": 800})
-    page.goto(f"{server.url}/#/run/{run_id}")
+    page.goto(f"{server.url}/?token={server.token}#/run/{run_id}")
     note = page.locator('#graph [id="node-fix"] text.live-note')
-    expect(note).to_have_text(
-        "turn 1/10 · shell: while [ ! -f go ]; do sleep 0.05; done; …"
-    )
+    expect(note).to_have_text("turn 1/10 · shell: while [ ! -f go ]; do sleep 0.05; done; …")
     expect(page.locator('#node-list button[data-node="fix"]')).to_contain_text("turn 1/10")
     (root / "go").touch()
     expect(page.locator("#run-status")).to_have_text("success")

@@ -6,6 +6,14 @@ const FINAL = new Set(["pipeline_completed", "pipeline_failed", "pipeline_timed_
                        "pipeline_interrupted"]);
 const $ = (id) => document.getElementById(id);
 
+// The access token: opened as /?token=..., the page keeps it in memory and sends
+// it on every request (the server also set an HttpOnly cookie, which a reload
+// carries), and takes it out of the address bar so it is not shared by accident.
+const TOKEN = new URLSearchParams(location.search).get("token");
+if (TOKEN) history.replaceState(null, "", location.pathname + location.hash);
+const authHeaders = TOKEN ? { Authorization: `Bearer ${TOKEN}` } : {};
+const withToken = (url) => (TOKEN ? `${url}?token=${encodeURIComponent(TOKEN)}` : url);
+
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -19,7 +27,8 @@ function el(tag, attrs = {}, ...children) {
 
 async function api(path, options = {}) {
   const response = await fetch(path, {
-    headers: { "Content-Type": "application/json" }, credentials: "same-origin", ...options,
+    headers: { "Content-Type": "application/json", ...authHeaders }, credentials: "same-origin",
+    ...options,
   });
   const data = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(data.error || `${response.status} ${response.statusText}`);
@@ -126,7 +135,7 @@ function showElapsed() {
 
 async function loadGraph() {
   const response = await fetch(`/pipelines/${encodeURIComponent(view.id)}/graph`,
-                               { credentials: "same-origin" });
+                               { credentials: "same-origin", headers: authHeaders });
   if (!response.ok) return;
   $("graph").innerHTML = await response.text();
   for (const group of document.querySelectorAll("#graph g.node")) {
@@ -322,7 +331,8 @@ $("resume-btn").addEventListener("click", async () => {
 });
 
 function openStream() {
-  const source = new EventSource(`/pipelines/${encodeURIComponent(view.id)}/events`);
+  // EventSource cannot set headers: the token goes in the query (and the cookie).
+  const source = new EventSource(withToken(`/pipelines/${encodeURIComponent(view.id)}/events`));
   view.source = source;
   source.onmessage = null;
   const handle = (message) => {
