@@ -138,7 +138,10 @@ class RunManager:
         self, graph: Graph, source: Path, requested: dict[str, Any], seed: dict[str, Any]
     ) -> str:
         """Start ``graph`` in a new run directory; returns the run id once it exists."""
-        settings = self.checked(graph, settings_for(graph, self.flags(requested)))
+        flags = self.flags(requested)
+        settings = await anyio.to_thread.run_sync(
+            lambda: self.checked(graph, settings_for(graph, flags))
+        )
 
         async def begin(options: RunOptions) -> RunResult:
             return await execute(RunJob("run", source, graph), options)
@@ -158,16 +161,19 @@ class RunManager:
         check_graph_paths(graph, self.root, workdir.resolve())
         return settings
 
+    def _resume_settings(self, path: Path, graph: Graph, flags: dict[str, Any]) -> Settings:
+        settings, _ = resume_settings(path, graph, flags)
+        if settings.workdir is None:  # a run started with no workdir worked where it ran
+            settings, _ = resume_settings(path, graph, {**flags, "workdir": str(self.root)})
+        return self.checked(graph, settings)
+
     async def resume(self, path: Path, graph: Graph, requested: dict[str, Any]) -> str:
         """Continue the stopped run in ``path`` (same directory, same id)."""
         if path.name in self.active:
             raise UsageError(f"run {path.name} is still running; cancel it first")
         flags = self.flags(requested, new_run=False)
         del flags["logs_dir"]
-        settings, _ = resume_settings(path, graph, flags)
-        if settings.workdir is None:  # a run started with no workdir worked where it ran
-            settings, _ = resume_settings(path, graph, {**flags, "workdir": str(self.root)})
-        settings = self.checked(graph, settings)
+        settings = await anyio.to_thread.run_sync(self._resume_settings, path, graph, flags)
 
         async def begin(options: RunOptions) -> RunResult:
             return await execute(RunJob("resume", path, graph), options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import socket
 from collections.abc import Callable, Iterator
@@ -119,7 +120,16 @@ def _serve_app(app: Starlette, host: str, port: int) -> None:
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
+    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
     anyio.run(_serve_until_stopped, _Server(config), manager)
+
+
+class _QuietDrops(logging.Filter):
+    """Keeps quiet about an event stream left unfinished on purpose (sse.py drops a
+    client that stops taking data); uvicorn would log it as an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "ASGI callable returned without completing response."
 
 
 class _Server(uvicorn.Server):
