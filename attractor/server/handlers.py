@@ -204,7 +204,8 @@ class Handlers:
     async def resume(self, request: Request) -> Response:
         path = self.run_path(request)
         body = await json_body(request, required=False)
-        if path.name in self.manager.active or run_info(path).status == RUNNING:
+        info = self.manager.ended_by_error(run_info(path).to_json())
+        if path.name in self.manager.active or info["status"] == RUNNING:
             raise Problem(409, f"run {path.name} is still running; cancel it first")
         copy = RunDir(path).pipeline_path
         _check_size(copy, f"run {path.name}'s pipeline copy")
@@ -284,7 +285,7 @@ class Handlers:
         data["active"] = run is not None
         data["questions"] = [p.to_json() for p in run.interviewer.pending.values()] if run else []
         data["error"] = run.error if run else ""
-        return data
+        return self.manager.ended_by_error(data)
 
     def _source(self, body: dict[str, Any]) -> Path:
         text, relative = body.get("dot_source"), body.get("path")

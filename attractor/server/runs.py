@@ -12,6 +12,7 @@ ledger), and the run is saved as ``interrupted``, ready to resume.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from attractor.api import backend_for, resume_settings, settings_for
 from attractor.dot.graph import Graph
+from attractor.engine.checkpoint import RUNNING
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import RUNS_SUBDIR
 from attractor.engine.run import RunOptions, RunResult, execute
@@ -33,6 +35,9 @@ from attractor.fileio import atomic_write_json
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import Settings
+
+#: The server's log (uvicorn's, on stderr).
+LOG = logging.getLogger("uvicorn.error")
 
 #: How a launch starts the engine: a new run, or a resume.
 Begin = Callable[[RunOptions], Awaitable[RunResult]]
@@ -90,6 +95,8 @@ class RunManager:
         #: Settings of the server for every run (--executor, --ray-address).
         self.run_flags = dict(run_flags or {})
         self.active: dict[str, ActiveRun] = {}
+        #: Runs that died of an error the engine could not record: why, by id.
+        self.died: dict[str, str] = {}
         self._group: TaskGroup | None = None
         #: One per run a stream follows, so a waiting stream wakes on each event.
         self.changes: dict[str, Changes] = {}
@@ -209,7 +216,7 @@ class RunManager:
         except Exception as exc:
             if launch.run is None:
                 raise  # before the run existed: the request that started it says why
-            launch.run.error = f"{type(exc).__name__}: {exc}"
+            self._died(launch.run, exc)
         finally:
             if launch.run is not None:
                 self.active.pop(launch.run.id, None)
@@ -218,6 +225,35 @@ class RunManager:
             if options.backend is not None:
                 with anyio.CancelScope(shield=True):
                     await options.backend.aclose()
+
+    def _died(self, run: ActiveRun, exc: BaseException) -> None:
+        """A run the engine could not end by itself: record it failed, with why, and log it."""
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        detail = str(exc) or type(exc).__name__
+        run.error = f"the run stopped on an error: {detail}"
+        self.died[run.id] = run.error
+        LOG.error("run %s failed: %s", run.id, run.error)
+        rundir = RunDir(run.path)
+        with contextlib.suppress(Exception):  # the disk may be what failed
+            manifest = rundir.read_manifest()
+            if manifest.get("status") in (RUNNING, None):
+                manifest.update(status="fail", failure_reason=run.error, finished_at=time.time())
+                rundir.write_manifest(manifest)
+
+    def ended_by_error(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A run's listing fields, failed with its reason when it died of an error here.
+
+        The manifest may still say ``running`` when the error kept the engine
+        (and this server) from writing it.
+        """
+        reason = self.died.get(str(data.get("id")))
+        if reason is not None and data.get("id") not in self.active:
+            if data.get("status") in (RUNNING, "stopped", "fail"):
+                data["status"] = "fail"
+                data["failure_reason"] = data.get("failure_reason") or reason
+            data["error"] = reason
+        return data
 
     def _observe(
         self, event: Event, options: RunOptions, launch: _Launch, task_status: TaskStatus[str]
@@ -236,6 +272,7 @@ class RunManager:
                 launch.scope,
             )
             self.active[event.run_id] = launch.run
+            self.died.pop(event.run_id, None)  # a resume starts it afresh
             if first:
                 task_status.started(event.run_id)
         if launch.run is not None:

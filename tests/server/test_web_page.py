@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.server.serverkit import Server
+from tests.server.serverkit import BREAKS_ITS_RUN, Server
 
 ARTIFACTS = Path(
     os.environ.get("ATTRACTOR_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
@@ -125,3 +125,16 @@ def test_an_agent_node_shows_its_turn_and_tool_call_live(
     page.locator('#node-list button[data-node="fix"]').press("Enter")
     expect(page.locator("#node-files")).to_contain_text("response.md")
     expect(page.locator("#node-facts")).to_contain_text("success")
+
+
+def test_a_run_that_died_of_an_error_shows_failed_with_the_reason(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS_ITS_RUN)
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto(f"{server.url}/?token={server.token}")
+    page.get_by_label("Pipeline file under the server root").fill("breaks.dot")
+    page.keyboard.press("Enter")
+    expect(page.locator("#run-status")).to_have_text("fail")
+    expect(page.locator("#run-error")).to_contain_text("checkpoint.json")
+    expect(page.locator("#cancel-btn")).to_be_hidden()

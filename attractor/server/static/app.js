@@ -111,7 +111,9 @@ async function refreshRun() {
   showHeader();
   renderNodeList();
   showQuestions(run.questions || []);
-  if (run.error) $("run-error").textContent = run.error;
+  // Why a run failed (or the error it died of here), else nothing.
+  const why = run.error || (run.status === "fail" ? run.failure_reason : "");
+  if (why) $("run-error").textContent = why;
 }
 
 function showHeader() {
