@@ -15,6 +15,8 @@ from starlette.requests import Request
 
 #: The largest request body taken (DOT source included).
 MAX_BODY = 4 * 1024 * 1024
+#: How deeply a body's objects and arrays may nest.
+MAX_DEPTH = 64
 #: Bodies larger than this are parsed in a worker thread, off the event loop.
 _PARSE_ON_LOOP = 64 * 1024
 
@@ -82,9 +84,56 @@ async def json_body(request: Request, *, required: bool = True) -> dict[str, Any
 
 def _parse(raw: bytes) -> Any:
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
+    except RecursionError:
+        raise _too_deep() from None
     except ValueError as exc:
         raise Problem(400, f"request body is not JSON: {exc}") from None
+    check_values(data)
+    return data
+
+
+def _too_deep() -> Problem:
+    return Problem(400, f"request body nests objects or arrays more than {MAX_DEPTH} deep")
+
+
+def check_values(data: Any) -> None:
+    """Refuse (400) a body nested too deeply, or with text no file name or DOT holds.
+
+    A NUL character or a lone UTF-16 surrogate (``\\ud800``) cannot be
+    written to a file or named in a path; each is refused with the place it is in.
+    """
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                field = f"{where}.{key}" if where else str(key)
+                _check_text(key, f"the key {_shown(field)}")
+                stack.append((item, field, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, where, depth + 1) for item in value)
+        elif isinstance(value, str):
+            _check_text(value, f"{_shown(where)}" if where else "the body")
+
+
+def _shown(field: str) -> str:
+    """A field's name for a message: ``"settings.workdir"``, cut when long."""
+    text = field if len(field) <= 60 else f"{field[:50]}..."
+    return json.dumps(text)  # escapes a NUL or a surrogate in the name itself
+
+
+def _check_text(text: str, where: str) -> None:
+    if "\x00" in text:
+        raise Problem(400, f"{where} holds a NUL character (\\u0000); remove it")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Problem(
+            400, f"{where} holds a lone UTF-16 surrogate (\\ud800-\\udfff); send valid Unicode"
+        ) from None
 
 
 def json_object(body: dict[str, Any], key: str) -> dict[str, Any]:

@@ -108,8 +108,7 @@ class Handlers:
                         "out of it); the server shows runs under its root only",
                     )
                 return path
-        shown = run_id if len(run_id) <= 80 else f"{run_id[:60]}... ({len(run_id)} characters)"
-        raise Problem(404, f"no run {shown!r} under the server root")
+        raise Problem(404, f"no run {_shown(run_id)} under the server root")
 
     def graph_of(self, path: Path) -> Graph | None:
         """The run's pipeline copy, parsed once per change of the file."""
@@ -179,8 +178,9 @@ class Handlers:
     async def events(self, request: Request) -> Response:
         path = self.run_path(request)
         raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        if not raw.isdigit():
-            raise Problem(400, f"Last-Event-ID {raw!r} is not an event id (a whole number)")
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+            shown = raw if len(raw) <= 40 else f"{raw[:30]}... ({len(raw)} characters)"
+            raise Problem(400, f"Last-Event-ID {shown!r} is not an event id (a whole number)")
         run_id = path.name
         stream = event_stream(
             path,
@@ -240,7 +240,7 @@ class Handlers:
         qid = str(request.path_params["qid"])
         run = self.manager.active.get(path.name)
         if run is None or qid not in run.interviewer.pending:
-            raise Problem(404, f"no question {qid!r} is waiting in run {path.name}")
+            raise Problem(404, f"no question {_shown(qid)} is waiting in run {path.name}")
         body = await json_body(request)
         text = body.get("answer")
         if not isinstance(text, str) or not text.strip():
@@ -263,7 +263,7 @@ class Handlers:
         node_id = str(request.path_params["node"])
         graph, state = await self.read_run(path)
         if node_id not in state.nodes:
-            raise Problem(404, f"run {path.name} has no node {node_id!r}")
+            raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
         data: dict[str, Any] = {"node": state.nodes[node_id].to_json()}
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
@@ -308,6 +308,11 @@ class Handlers:
         source = folder / f"{digest}.dot"
         atomic_write_text(source, text)
         return source
+
+
+def _shown(name: str) -> str:
+    """A name from the URL for a message: quoted, and cut when long."""
+    return repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
 
 
 def _with_worker(data: dict[str, Any]) -> dict[str, Any]:
