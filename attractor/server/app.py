@@ -7,7 +7,8 @@ Endpoints (JSON unless said otherwise)::
     GET  /pipelines/{id}                     status, progress, nodes, questions
     GET  /pipelines/{id}/events              Server-Sent Events (Last-Event-ID honoured)
     POST /pipelines/{id}/cancel              stop a run this server drives
-    POST /pipelines/{id}/resume              continue a stopped run
+    POST /pipelines/{id}/resume              continue a run: {}, {"retry_failed": true}
+                                             or {"from": NODE}
     GET  /pipelines/{id}/graph               SVG with each node's state
     GET  /pipelines/{id}/questions           human gates waiting for an answer
     POST /pipelines/{id}/questions/{qid}/answer   {"answer": KEY-OR-LABEL, "comment": TEXT}

@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from attractor.api import backend_for, resume_settings, settings_for
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING
+from attractor.engine.continuation import Continuation
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import RUNS_SUBDIR
 from attractor.engine.run import RunOptions, RunResult, execute
@@ -174,8 +175,19 @@ class RunManager:
             settings, _ = resume_settings(path, graph, {**flags, "workdir": str(self.root)})
         return self.checked(graph, settings)
 
-    async def resume(self, path: Path, graph: Graph, requested: dict[str, Any]) -> str:
-        """Continue the stopped run in ``path`` (same directory, same id)."""
+    async def resume(
+        self,
+        path: Path,
+        graph: Graph,
+        requested: dict[str, Any],
+        how: Continuation | None = None,
+    ) -> str:
+        """Continue the run in ``path`` (same directory, same id).
+
+        Without ``how`` a stopped run goes on where it stopped; ``how`` re-runs
+        a failed run's failed node or goes back to a node (``resume
+        --retry-failed`` / ``--from NODE``).
+        """
         if path.name in self.active:
             raise UsageError(f"run {path.name} is still running; cancel it first")
         flags = self.flags(requested, new_run=False)
@@ -183,7 +195,7 @@ class RunManager:
         settings = await anyio.to_thread.run_sync(self._resume_settings, path, graph, flags)
 
         async def begin(options: RunOptions) -> RunResult:
-            return await execute(RunJob("resume", path, graph), options)
+            return await execute(RunJob("resume", path, graph, how), options)
 
         return await self._launch(graph, settings, {}, begin)
 

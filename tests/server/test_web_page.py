@@ -138,3 +138,28 @@ def test_a_run_that_died_of_an_error_shows_failed_with_the_reason(
     expect(page.locator("#run-status")).to_have_text("fail")
     expect(page.locator("#run-error")).to_contain_text("checkpoint.json")
     expect(page.locator("#cancel-btn")).to_be_hidden()
+
+
+def test_a_failed_run_offers_retry_and_going_back_not_resume(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    from tests.server.test_server_resume import FLAKY
+
+    (root / "flaky.dot").write_text(FLAKY)
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto(f"{server.url}/?token={server.token}")
+    page.get_by_label("Pipeline file under the server root").fill("flaky.dot")
+    page.keyboard.press("Enter")
+    expect(page.locator("#run-status")).to_have_text("fail")
+    expect(page.get_by_role("button", name="Resume run")).to_be_hidden()
+    retry = page.get_by_role("button", name="Retry failed node")
+    expect(retry).to_be_visible()
+    (root / "fixed").touch()
+    retry.click()
+    expect(page.locator("#run-status")).to_have_text("success")
+    expect(page.locator("#run-error")).to_have_text("")
+    expect(retry).to_be_hidden()
+    page.get_by_label("Run again from").select_option("check")
+    page.get_by_role("button", name="Go back").click()
+    expect(page.locator('#node-list button[data-node="check"]')).to_contain_text("x3")
+    expect(page.locator("#run-status")).to_have_text("success")

@@ -5,6 +5,8 @@ const STATES = ["pending", "running", "success", "partial", "fail", "skipped", "
 const FINAL = new Set(["pipeline_completed", "pipeline_failed", "pipeline_timed_out",
                        "pipeline_interrupted"]);
 const $ = (id) => document.getElementById(id);
+// Runs that stopped before their end: a plain resume goes on where they stopped.
+const RESUMABLE = new Set(["interrupted", "timed_out", "terminated", "hangup", "stopped"]);
 
 // The access token: opened as /?token=..., the page keeps it in memory and sends
 // it on every request (the server also set an HttpOnly cookie, which a reload
@@ -123,9 +125,18 @@ function showHeader() {
   status.className = `badge s-${run.status}`;
   const p = run.progress;
   $("run-progress").textContent = p ? `node ${p.index} of ${p.total} on the main path` : "";
+  // Offer only what the server can do with the run as it is now.
+  const over = !run.active && run.status !== "running";
   $("cancel-btn").hidden = !run.active;
-  $("resume-btn").hidden = run.active || !["interrupted", "timed_out", "terminated", "hangup",
-                                              "stopped", "fail"].includes(run.status);
+  $("resume-btn").hidden = !over || !RESUMABLE.has(run.status);
+  $("retry-btn").hidden = !over || run.status !== "fail";
+  const entered = [...new Set(run.route || [])];
+  $("from-form").hidden = !over || !entered.length;
+  const select = $("from-node");
+  if (select.dataset.nodes !== entered.join("\n")) {
+    select.dataset.nodes = entered.join("\n");
+    select.replaceChildren(...entered.map((id) => el("option", { value: id, text: id })));
+  }
   showElapsed();
 }
 
@@ -324,12 +335,22 @@ $("cancel-btn").addEventListener("click", async () => {
   catch (error) { $("run-error").textContent = error.message; }
 });
 
-$("resume-btn").addEventListener("click", async () => {
+// Resume (as `attractor resume`), retry the failed node (--retry-failed) or go
+// back to a node (--from NODE): the same run directory goes on.
+async function resume(how) {
   try {
-    const { id } = await api(`/pipelines/${encodeURIComponent(view.id)}/resume`, { method: "POST" });
+    const { id } = await api(`/pipelines/${encodeURIComponent(view.id)}/resume`,
+                             { method: "POST", body: JSON.stringify(how) });
     if (id !== view.id) location.hash = `#/run/${encodeURIComponent(id)}`;
     else await showRun(id);
   } catch (error) { $("run-error").textContent = error.message; }
+}
+
+$("resume-btn").addEventListener("click", () => resume({}));
+$("retry-btn").addEventListener("click", () => resume({ retry_failed: true }));
+$("from-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  resume({ from: $("from-node").value });
 });
 
 function openStream() {
