@@ -23,8 +23,6 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from attractor.api import load
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING
-from attractor.engine.continuation import Continuation
 from attractor.engine.executor import worker_of
 from attractor.engine.inventory import (
     RUNS_SUBDIR,
@@ -43,6 +41,7 @@ from attractor.fileio import atomic_write_text
 from attractor.render import render
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
+from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
 
@@ -55,7 +54,7 @@ SUBMITTED = Path(".attractor") / "submitted"
 #: The largest pipeline a request may start (DOT text, or a file under the root).
 MAX_DOT = 1024 * 1024
 #: Parsing and drawing take a worker thread each; this many at once at most.
-WORKERS = anyio.CapacityLimiter(4)
+WORKERS = 4
 
 Endpoint = Callable[["Handlers", Request], Awaitable[Response]]
 
@@ -92,6 +91,7 @@ class Handlers:
         #: Graphviz keeps global state: one picture is drawn at a time.
         self._drawing = threading.Lock()
         self._reading = threading.Lock()
+        self._workers = anyio.CapacityLimiter(WORKERS)
 
     # -- lookup -------------------------------------------------------------
 
@@ -164,7 +164,7 @@ class Handlers:
             source = self._source(body)
             return source, load(source)
 
-        source, graph = await anyio.to_thread.run_sync(prepare, limiter=WORKERS)
+        source, graph = await anyio.to_thread.run_sync(prepare, limiter=self._workers)
         run_id = await self.manager.start(graph, source, settings, seed)
         return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"}, status_code=201)
 
@@ -205,12 +205,12 @@ class Handlers:
     async def resume(self, request: Request) -> Response:
         path = self.run_path(request)
         body = await json_body(request, required=False)
-        how = _continuation(body)
+        how = continuation_of(body)
         info = self.manager.ended_by_error(run_info(path).to_json())
-        _check_resumable(path.name, str(info["status"]), how, path.name in self.manager.active)
+        check_resumable(path.name, str(info["status"]), how, path.name in self.manager.active)
         copy = RunDir(path).pipeline_path
         _check_size(copy, f"run {path.name}'s pipeline copy")
-        graph = await anyio.to_thread.run_sync(load, copy, limiter=WORKERS)
+        graph = await anyio.to_thread.run_sync(load, copy, limiter=self._workers)
         if how is not None and how.from_node is not None and not graph.has_node(how.from_node):
             raise Problem(400, f'"from": run {path.name} has no node {_shown(how.from_node)}')
         run_id = await self.manager.resume(path, graph, json_object(body, "settings"), how)
@@ -227,7 +227,7 @@ class Handlers:
             with self._drawing:
                 return render(graph, state, "svg")
 
-        svg = await anyio.to_thread.run_sync(draw, limiter=WORKERS)
+        svg = await anyio.to_thread.run_sync(draw, limiter=self._workers)
         return Response(svg, media_type="image/svg+xml")
 
     @_answers
@@ -311,42 +311,6 @@ class Handlers:
         source = folder / f"{digest}.dot"
         atomic_write_text(source, text)
         return source
-
-
-#: What a resume request may say.
-_RESUME_KEYS = frozenset({"settings", "retry_failed", "from"})
-_RESUME_HOW = (
-    'resume a stopped run with {}, a failed one with {"retry_failed": true}, '
-    'or go back to a node the run entered with {"from": "NODE"}'
-)
-
-
-def _continuation(body: dict[str, Any]) -> Continuation | None:
-    """How a resume request continues its run: as ``resume``, ``--retry-failed`` or ``--from``."""
-    unknown = sorted(set(body) - _RESUME_KEYS)
-    if unknown:
-        raise Problem(400, f"unknown field(s) {', '.join(unknown)}; {_RESUME_HOW}")
-    retry, node = body.get("retry_failed", False), body.get("from")
-    if not isinstance(retry, bool):
-        raise Problem(400, '"retry_failed" must be true or false')
-    if node is not None and (not isinstance(node, str) or not node.strip()):
-        raise Problem(400, '"from" must be the id of a node of the run')
-    if retry and node is not None:
-        raise Problem(400, '"retry_failed" and "from" exclude each other; pick one')
-    if not retry and node is None:
-        return None
-    return Continuation(retry_failed=retry, from_node=node.strip() if node else None)
-
-
-def _check_resumable(run_id: str, status: str, how: Continuation | None, active: bool) -> None:
-    """Refuse (409) a resume the run's state cannot take, saying which one it can."""
-    if active or status == RUNNING:
-        raise Problem(409, f"run {run_id} is still running; cancel it first")
-    if how is None and status in ("success", "fail", "restarted"):
-        said = {"success": "succeeded", "fail": "failed", "restarted": "restarted elsewhere"}
-        raise Problem(409, f"run {run_id} {said[status]}; nothing to resume: {_RESUME_HOW}")
-    if how is not None and how.retry_failed and status != "fail":
-        raise Problem(409, f"run {run_id} is {status}, not failed; {_RESUME_HOW}")
 
 
 def _shown(name: str) -> str:

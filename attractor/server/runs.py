@@ -35,7 +35,7 @@ from attractor.events import Event, PipelineStarted
 from attractor.fileio import atomic_write_json
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
-from attractor.settings import Settings
+from attractor.settings import RECORDED_SOURCE, Settings
 
 #: The server's log (uvicorn's, on stderr).
 LOG = logging.getLogger("uvicorn.error")
@@ -171,7 +171,9 @@ class RunManager:
 
     def _resume_settings(self, path: Path, graph: Graph, flags: dict[str, Any]) -> Settings:
         settings, _ = resume_settings(path, graph, flags)
-        if settings.workdir is None:  # a run started with no workdir worked where it ran
+        if "workdir" not in flags and not settings.source("workdir").startswith(RECORDED_SOURCE):
+            # A run recorded no workdir when it worked where it ran: here, the root
+            # (not this process's directory, nor an environment's or config's choice).
             settings, _ = resume_settings(path, graph, {**flags, "workdir": str(self.root)})
         return self.checked(graph, settings)
 
