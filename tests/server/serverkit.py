@@ -43,6 +43,15 @@ BREAKS_ITS_RUN = f"""digraph breaks {{
 }}
 """
 
+#: Fails until the file ``fixed`` exists.
+FLAKY = """digraph flaky {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    check [shape=parallelogram, tool_command="test -f fixed"]
+    start -> check -> done
+}
+"""
+
 
 def free_port() -> int:
     with socket.socket() as sock:

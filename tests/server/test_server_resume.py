@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.server.serverkit import Server, read_until, sse_events
-
-#: Fails until the file ``fixed`` exists.
-FLAKY = """digraph flaky {
-    start [shape=Mdiamond]
-    done  [shape=Msquare]
-    check [shape=parallelogram, tool_command="test -f fixed"]
-    start -> check -> done
-}
-"""
+from tests.server.serverkit import FLAKY, Server, read_until, sse_events
 
 
 def _run_to_end(server: Server, run_id: str, after: int = 0) -> str:

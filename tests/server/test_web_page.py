@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.server.serverkit import BREAKS_ITS_RUN, Server
+from tests.server.serverkit import BREAKS_ITS_RUN, FLAKY, Server
 
 ARTIFACTS = Path(
     os.environ.get("ATTRACTOR_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
@@ -143,8 +143,6 @@ def test_a_run_that_died_of_an_error_shows_failed_with_the_reason(
 def test_a_failed_run_offers_retry_and_going_back_not_resume(
     server: Server, root: Path, browser: Browser
 ) -> None:
-    from tests.server.test_server_resume import FLAKY
-
     (root / "flaky.dot").write_text(FLAKY)
     page = browser.new_page(viewport={"width": 1366, "height": 800})
     page.goto(f"{server.url}/?token={server.token}")
