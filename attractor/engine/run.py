@@ -209,7 +209,8 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     bus = options.bus or EventBus()
     for observer in options.observers:
         bus.add_observer(observer)
-    services, owned = make_services(options, setup.graph, options.run_budget or setup.budget, bus)
+    budget = options.run_budget or setup.budget
+    services, owned = make_services(options, setup.graph, budget, bus, setup.source_path)
     backend = services.backend
     registry = options.registry or default_registry()
     stop = Stop()
@@ -253,9 +254,17 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
 
 
 def make_services(
-    options: RunOptions, graph: Graph, budget: RunTurnBudget, bus: EventBus
+    options: RunOptions,
+    graph: Graph,
+    budget: RunTurnBudget,
+    bus: EventBus,
+    source: Path | None = None,
 ) -> tuple[Services, bool]:
-    """The run-wide collaborators, and whether the run owns (and so closes) the backend."""
+    """The run-wide collaborators, and whether the run owns (and so closes) the backend.
+
+    ``source`` is the pipeline file the run started from: its folder is one of
+    the places a path the pipeline names may lead (the run's copy is not).
+    """
     backend, owned = _backend(options, graph)
     services = Services(
         settings=options.settings,
@@ -264,6 +273,7 @@ def make_services(
         run_budget=budget,
         emit=bus.emit,
         base_workdir=_base_workdir(options.settings),
+        pipeline_dir=source.resolve().parent if source is not None else None,
         steering=options.steering or Steering(),
     )
     child_options = replace(options, backend=backend, run_budget=budget)

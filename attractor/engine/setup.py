@@ -263,7 +263,7 @@ def _restore(
     return RunSetup(
         graph=graph,
         run_dir=run_dir,
-        source_path=Path(source) if source else None,
+        source_path=Path(source) if isinstance(source, str) and source else None,
         source_text=text,
         main=main,
         start=start,
@@ -324,7 +324,7 @@ def restore_walk(checkpoint: Checkpoint) -> Walk:
 def _source_warnings(manifest: dict[str, Any]) -> list[str]:
     source = manifest.get("source_file")
     recorded = manifest.get("source_sha256")
-    if not source or not recorded:
+    if not isinstance(source, str) or not source or not recorded:
         return []
     try:
         current = source_hash(read_bounded(source, TEXT_LIMIT, "pipeline file"))
