@@ -47,7 +47,7 @@ def timeline(path: Path) -> list[Attempt]:
         kind = event.get("type")
         if kind == "stage_started":
             name = str(event.get("name"))
-            attempt = int(event.get("attempt", 1))
+            attempt = _count(event.get("attempt"), 1)
             if attempt == 1:
                 visits[name] += 1
             if rows and rows[-1].status != "running" and not rows[-1].route:
@@ -64,7 +64,7 @@ def timeline(path: Path) -> list[Attempt]:
         elif kind == "agent_turn_completed":
             turn_of = open_rows.get(str(event.get("node")))
             if turn_of is not None:
-                used = int(event.get("input_tokens", 0)) + int(event.get("output_tokens", 0))
+                used = _count(event.get("input_tokens"), 0) + _count(event.get("output_tokens"), 0)
                 turn_of.tokens += used
     if not _live(path):
         for row in rows:
@@ -89,6 +89,11 @@ def _close(row: Attempt, event: dict[str, Any]) -> None:
         row.duration = float(event["duration"])
     elif started is not None and _ts(event) is not None:
         row.duration = max(0.0, (_ts(event) or 0.0) - started)
+
+
+def _count(value: Any, default: int) -> int:
+    """A count an event carries; a damaged value (text, a list...) reads as ``default``."""
+    return value if type(value) is int else default
 
 
 def _ts(event: dict[str, Any]) -> float | None:
