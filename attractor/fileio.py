@@ -11,6 +11,18 @@ no larger than a limit no real file comes near. JSON read back goes through
 before the recursive parser (and the code that walks the result) sees it.
 Problems are :class:`~attractor.errors.InputFileError`, which callers turn
 into their own errors.
+
+Files of a run directory that grow (``journal.jsonl``, ``events.jsonl``,
+``results.jsonl``) are streamed by :func:`read_lines`, one line in memory at a
+time, with a cap per line and in total; stage files are read in part by
+:func:`read_head` and :func:`read_tail`. All of them go through
+:func:`open_regular`: O_NONBLOCK, then fstat, so nothing but a regular file is
+ever read.
+
+Paths a pipeline names (``human.show``, a child pipeline, a ``workdir``) go
+through :func:`confine_path` and :func:`read_confined_text`: resolved, symbolic
+links followed, and refused outside the places a run may read
+(:class:`~attractor.errors.PipelinePathError`).
 """
 
 from __future__ import annotations
@@ -194,7 +206,8 @@ def read_bounded(path: str | Path, limit: int, what: str) -> str:
 
 
 def require_regular(path: str | Path, what: str, *, verb: str = "") -> None:
-    """Refuse ``path`` if it exists and is not a regular file (a missing file is fine).
+    """Refuse ``path`` if it exists and is not a regular file (a missing file is fine,
+    a symbolic link to a missing file is not).
 
     ``verb`` starts the reason (``"cannot read: "``) when the caller is about to read.
 
@@ -204,6 +217,13 @@ def require_regular(path: str | Path, what: str, *, verb: str = "") -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
+        if os.path.islink(path):  # writing through it would create a file elsewhere
+            raise InputFileError(
+                str(path),
+                f"{verb}a symbolic link to nothing ({os.readlink(path)}), not a regular file",
+                f"pass a regular {what}",
+                kind="not_regular",
+            ) from None
         return
     except OSError as exc:
         raise _os_error(str(path), exc) from None

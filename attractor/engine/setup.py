@@ -14,6 +14,7 @@ from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.continuation import Continuation, continued
+from attractor.engine.journal import JOURNAL
 from attractor.engine.progress import TrackedContext
 from attractor.engine.rundir import (
     PROCESSES,
@@ -80,7 +81,7 @@ def _read_source(graph: Graph, source_path: Path | None) -> str:
     if graph.source:
         return graph.source
     if source_path is not None and source_path.is_file():
-        return source_path.read_text(encoding="utf-8")
+        return read_bounded(source_path, TEXT_LIMIT, "pipeline file")
     return ""
 
 
@@ -213,10 +214,12 @@ def resume_setup(
 def _check_run_files(run_dir: RunDir) -> None:
     """Refuse run files that are not regular files before anything opens them.
 
-    A FIFO in place of processes.jsonl, results.jsonl or events.jsonl would
-    block resume for good when read or opened for appending.
+    A FIFO in place of processes.jsonl, results.jsonl, events.jsonl or
+    journal.jsonl would block resume for good when read or opened for
+    appending; a dangling symbolic link would have them created elsewhere.
     """
-    for path in (run_dir.path / PROCESSES, run_dir.results_path, run_dir.events_path):
+    paths = (run_dir.path / PROCESSES, run_dir.results_path, run_dir.events_path)
+    for path in (*paths, run_dir.path / JOURNAL):
         try:
             require_regular(path, "run file")
         except InputFileError as exc:
