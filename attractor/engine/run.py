@@ -55,7 +55,7 @@ from attractor.events import (
     PipelineStarted,
     PipelineTimedOut,
 )
-from attractor.fileio import AppendFile
+from attractor.fileio import AppendFile, confine_path
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import Services, Steering
 from attractor.handlers.builtin import default_registry
@@ -272,7 +272,7 @@ def make_services(
         interviewer=options.interviewer or ConsoleInterviewer(),
         run_budget=budget,
         emit=bus.emit,
-        base_workdir=_base_workdir(options.settings),
+        base_workdir=_base_workdir(options.settings, source),
         pipeline_dir=source.resolve().parent if source is not None else None,
         steering=options.steering or Steering(),
     )
@@ -355,10 +355,18 @@ def _backend(options: RunOptions, graph: Graph) -> tuple[CodergenBackend, bool]:
     return backend, True
 
 
-def _base_workdir(settings: Settings) -> Path:
+#: The graph attribute that may set the run's working directory.
+WORKDIR = "workdir"
+
+
+def _base_workdir(settings: Settings, source: Path | None) -> Path:
     base = Path(settings.workdir) if settings.workdir else Path.cwd()
     if not base.is_dir():
         raise RunError(f"working directory {base} does not exist ({settings.source('workdir')})")
+    if settings.source("workdir") == f"graph attribute {WORKDIR}":
+        # The pipeline chose it: it may lead only where the pipeline could read.
+        roots = [Path.cwd()] + ([source.parent] if source is not None else [])
+        return confine_path(base, roots, attribute=WORKDIR, node=None)
     return base.resolve()
 
 

@@ -225,7 +225,9 @@ class StageEnv:
         Raises:
             PipelinePathError: it resolves outside :meth:`read_roots`.
         """
-        raw = str(node.get("workdir") or graph.get("workdir") or "").strip()
+        raw = str(node.get("workdir") or "").strip()
+        if not raw and self.settings.source("workdir") != "graph attribute workdir":
+            raw = str(graph.get("workdir") or "").strip()  # not already the base itself
         base = self.services.base_workdir
         if not raw:
             return base

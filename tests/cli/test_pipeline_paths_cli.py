@@ -53,3 +53,37 @@ def test_a_human_show_climbing_out_never_reaches_the_events(workspace: Path) -> 
     assert "outside the places a run may read" in out + err
     assert "PRIVATE KEY" not in (run_dir / "events.jsonl").read_text(encoding="utf-8")
     assert "PRIVATE KEY" not in out + err
+
+
+WORKDIR = """\
+digraph w {{
+    graph [workdir="{workdir}"]
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    here  [shape=parallelogram, tool_command="pwd"]
+    start -> here -> done
+}}
+"""
+
+
+def test_a_graph_workdir_outside_the_roots_is_one_line_before_anything_runs(
+    workspace: Path,
+) -> None:
+    write(workspace / "w.dot", WORKDIR.format(workdir="/etc"))
+    code, out, err = finish(spawn(["run", "w.dot", "--logs-dir", "runs/x"], workspace), BOUND)
+    assert code == 2, out + err
+    (line,) = err.splitlines()
+    assert line.startswith("error: graph attribute workdir: /etc: resolves to /etc, outside")
+    assert not (workspace / "runs" / "x" / "here").exists()
+    # The user's own --workdir is theirs to choose.
+    args = ["run", "w.dot", "--logs-dir", "runs/y", "--workdir", "/etc", "-q"]
+    assert finish(spawn(args, workspace), BOUND)[0] == 0
+
+
+def test_a_graph_workdir_is_applied_once(workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    write(workspace / "w.dot", WORKDIR.format(workdir="sub"))
+    code, out, err = finish(spawn(["run", "w.dot", "--logs-dir", "runs/x", "-q"], workspace), BOUND)
+    assert code == 0, out + err
+    ran_in = (workspace / "runs" / "x" / "here" / "stdout.txt").read_text().strip()
+    assert Path(ran_in) == (workspace / "sub").resolve()
