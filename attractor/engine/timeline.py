@@ -7,6 +7,7 @@ of its model turns) and the checkpoint (where a resume would start), through
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from attractor.engine.attempts import files_of
 from attractor.engine.inventory import load_checkpoint, read_events, run_info, stage_path
+from attractor.engine.rundir import CHECKPOINT
 from attractor.engine.setup import RESUMABLE
 
 
@@ -111,6 +113,9 @@ def next_action(path: Path) -> str:
     checkpoint = load_checkpoint(path)
     if info.status == "running":
         return "the run is still running (another attractor process drives it)"
+    if checkpoint is None and os.path.lexists(path / CHECKPOINT):
+        why = f"attractor resume {path} says why"
+        return f"nothing to resume: its checkpoint cannot be read ({why})"
     if checkpoint is None:
         return "nothing to resume: the run stopped before its first checkpoint; start it again"
     resumable = info.status == "stopped" or checkpoint.status in RESUMABLE

@@ -154,7 +154,8 @@ def test_a_journal_linked_to_dev_zero_is_refused_without_reading_it(workspace: P
     (run / "journal.jsonl").unlink()
     (run / "journal.jsonl").symlink_to("/dev/zero")
     code, out, _ = _subprocess(["status", str(run)], workspace)
-    assert code == 0 and "next: nothing to resume" in out  # the checkpoint reads as missing
+    assert code == 0, out
+    assert f"next: nothing to resume: its checkpoint cannot be read (attractor resume {run}" in out
     code, _, err = _subprocess(["resume", str(run)], workspace)
     _one_line(code, err, "journal.jsonl: a character device, not a regular file")
 
