@@ -17,6 +17,7 @@ Layout::
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
@@ -198,6 +199,11 @@ class RunDir:
         except InputFileError as exc:
             raise damaged_run_file(exc) from None
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise CheckpointError(
+                    f"{path}: a symbolic link, not a regular file; "
+                    "the run directory is damaged, start a new run"
+                ) from None
             raise UsageError(
                 f"{self.path}: cannot open the run directory's lock file: {exc.strerror}; "
                 "check that the directory exists and that you can write to it"

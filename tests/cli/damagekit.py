@@ -2,7 +2,7 @@
 
 A template run (a real simulate run, stopped inside its parallel node, so that
 ``resume`` reads branch files) is copied once per case; one of its files is
-then replaced by a FIFO, a dangling symlink, a directory, a link to
+then replaced by a FIFO, a symlink (to the file moved aside, or to nothing), a directory, a link to
 ``/dev/zero``, an empty or a huge (sparse) file, truncated, garbled, nested too
 deeply or given values of the wrong type. ``status``, ``status --json``,
 ``runs``, ``graph --run`` and last ``resume`` then run on it.
@@ -139,6 +139,16 @@ def _fifo(path: Path) -> None:
     os.mkfifo(path)
 
 
+def _symlink(path: Path) -> None:
+    """The file moved out of the run directory, a symbolic link left in its place."""
+    moved = path.parent / f".moved-{path.name}"
+    if path.exists():
+        path.rename(moved)
+    else:
+        moved.write_text("")
+    path.symlink_to(moved)
+
+
 def _dangling(path: Path) -> None:
     _replace(path)
     path.symlink_to(path.parent / "nowhere" / "gone")
@@ -194,6 +204,7 @@ def _deep_line(path: Path) -> None:
 
 BREAKERS: dict[str, Breaker] = {
     "fifo": _fifo,
+    "symlink": _symlink,
     "dangling-symlink": _dangling,
     "directory": _directory,
     "dev-zero": _dev_zero,
