@@ -125,6 +125,7 @@ class AgentBackend:
         model = self.models.model_for(node)
         profile = choose_profile(
             model.provider,
+            model=model.name,
             override=node.get("tool_profile") or None,
             compatible_server=self.models.compatible_server(node),
         )

@@ -42,6 +42,16 @@ def detect_provider(model: str) -> str | None:
     return None
 
 
+def model_family(model: str) -> str | None:
+    """The vendor whose model ``model`` is, whoever serves it; ``None`` when unknown.
+
+    Gateways and proxies often prefix the vendor or their own route
+    (``openai/gpt-5``, ``openrouter/anthropic/claude-sonnet-4-5``): the last
+    path segment is the model's own name.
+    """
+    return detect_provider(model.strip().rsplit("/", 1)[-1])
+
+
 def resolve_spec(
     *,
     node_provider: str | None,
