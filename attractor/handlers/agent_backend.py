@@ -81,6 +81,7 @@ class FactoryModels:
             run_provider=self.settings.provider,
             run_model=self.settings.model,
             run_base_url=self.settings.base_url,
+            run_api_key_env=self.settings.api_key_env,
         )
 
     def check(self, graph: Graph) -> None:
