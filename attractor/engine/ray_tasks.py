@@ -9,7 +9,6 @@ processes. A task that does not end within the kill grace is force-cancelled.
 from __future__ import annotations
 
 import json
-import logging
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,17 +28,6 @@ POLL = 0.1
 #: How long past the kill grace a stopped task may take to write its last checkpoint.
 _FINISH_GRACE = 10.0
 _STOP_STATUSES = ("timed_out", "interrupted", "terminated", "hangup")
-
-
-def connect(address: str | None) -> None:
-    """Join the cluster at ``address`` (or start a local one) unless already connected."""
-    if not ray.is_initialized():
-        ray.init(
-            address=address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
 
 
 async def stop_requested(path: Path) -> Any:
