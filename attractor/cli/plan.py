@@ -15,6 +15,7 @@ from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine.retry import max_retries_for
 from attractor.errors import UsageError
+from attractor.handlers.external.router import backend_name
 from attractor.handlers.turn_budget import resolve_budget
 from attractor.llm.credentials import key_plan, redact_url
 from attractor.llm.factory import resolve_spec
@@ -59,10 +60,13 @@ def _model(node: Node, settings: Settings) -> list[str]:
         return [f"model: cannot be chosen: {error}"]
     source = settings.source("model") if settings.model else "node llm_model or stylesheet"
     where = f" at {redact_url(spec.base_url)}" if spec.base_url else ""
-    key = key_plan(spec.provider, spec.base_url, spec.api_key_env).describe()
-    if settings.source("api_key_env").startswith("not applied"):
-        key += f"; api_key_env {settings.source('api_key_env')}"
-    return [f"model: {spec.model} ({spec.provider}{where}; from {source})", key]
+    lines = [f"model: {spec.model} ({spec.provider}{where}; from {source})"]
+    if backend_name(node, settings) == "llm":  # an agent CLI signs in on its own
+        key = key_plan(spec.provider, spec.base_url, spec.api_key_env).describe()
+        if settings.source("api_key_env").startswith("not applied"):
+            key += f"; api_key_env {settings.source('api_key_env')}"
+        lines.append(key)
+    return lines
 
 
 def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:

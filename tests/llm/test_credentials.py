@@ -244,7 +244,13 @@ def test_dry_run_names_the_variable_and_host_never_the_value(workspace: Path) ->
     assert "key: PROXY_KEY sent to 127.0.0.1:9 (named by api_key_env)" in named.stdout
     assert "key: OPENAI_API_KEY sent to api.openai.com" in official.stdout
     assert "at http://127.0.0.1:9/v1?api_key=REDACTED;" in plain.stdout
-    for result in (plain, named, official):
+    # A key named for the environment's base URL does not follow one from a flag.
+    env = {"ATTRACTOR_BASE_URL": "https://proxy.test/v1", "ATTRACTOR_API_KEY_ENV": "PROXY_KEY"}
+    moved = run_cli(workspace, "--dry-run", "--base-url", url, env=env)
+    assert moved.exit_code == 0, moved.output
+    assert "key: none sent to 127.0.0.1:9 (" in moved.stdout
+    assert "api_key_env not applied: ATTRACTOR_API_KEY_ENV names a key for another" in moved.stdout
+    for result in (plain, named, official, moved):
         assert "SECRET" not in result.output and PROXY_KEY not in result.output
         assert "sk-in-url" not in result.output
 
