@@ -51,22 +51,29 @@ _PLAIN_QUERY = frozenset({"api-version", "api_version", "version", "alt", "forma
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _split(url: str) -> tuple[str, str]:
-    """``(scheme, host)`` of ``url``, lowercased; a URL without a scheme has none."""
-    split = urlsplit(url if "//" in url else f"//{url}")
-    return split.scheme.lower(), (split.hostname or "").rstrip(".").lower()
+def _split(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, lowercased; parts it does not have are empty."""
+    try:
+        split = urlsplit(url if "//" in url else f"//{url}")
+        host = (split.hostname or "").rstrip(".").lower()
+    except ValueError:  # not a URL (an unclosed IPv6 bracket...)
+        return "", "", None
+    try:
+        port = split.port
+    except ValueError:  # a port that is not a number
+        port = None
+    return split.scheme.lower(), host, port
 
 
 def host_of(provider: str, base_url: str | None) -> str:
     """The host a model of ``provider`` is reached at (for messages and the dry run)."""
     if base_url is None:
         return DEFAULT_HOSTS.get(provider, provider)
-    split = urlsplit(base_url if "//" in base_url else f"//{base_url}")
-    host = split.hostname or base_url
-    try:
-        port = split.port
-    except ValueError:  # a port that is not a number: show the host alone
-        port = None
+    _, host, port = _split(base_url)
+    if not host:
+        return redact_url(base_url)
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
     return f"{host}:{port}" if port is not None else host
 
 
@@ -75,7 +82,7 @@ def is_official(provider: str, base_url: str | None) -> bool:
     if base_url is None:
         return True
     domain = PROVIDER_DOMAINS.get(provider)
-    scheme, host = _split(base_url)
+    scheme, host, _ = _split(base_url)
     if domain is None or scheme not in ("https", ""):
         return False
     return host == domain or host.endswith("." + domain)
