@@ -42,6 +42,16 @@ def test_an_unreachable_head_is_one_line_naming_the_address(tmp_path: Path) -> N
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_malformed_address_is_one_line_saying_what_is_expected(tmp_path: Path) -> None:
+    (tmp_path / "p.dot").write_text(PIPELINE, encoding="utf-8")
+    result = run_cli(["run", "p.dot", "--executor", "ray", "--ray-address", "head:port"], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        "error: --ray-address head:port: expected HOST:PORT (the head's GCS port, 6379 by "
+        "default), ray://HOST:10001, or auto\n"
+    )
+
+
 def test_the_ray_executor_without_ray_names_the_extra(tmp_path: Path) -> None:
     (tmp_path / "p.dot").write_text(PIPELINE, encoding="utf-8")
     # A None entry in sys.modules makes `import ray` fail as if it were not installed.
