@@ -40,7 +40,7 @@ def connect(address: str | None) -> None:
     """
     if ray.is_initialized():
         return
-    if address is None or is_loopback(address):
+    if address in (None, "local") or is_loopback(address or ""):
         keep_on_loopback()
     target = host_port(address)
     if target is not None:
