@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attractor.dot.graph import Graph
-from attractor.errors import InputFileError
+from attractor.errors import InputFileError, UsageError
 from attractor.fileio import loads_json, read_bounded
 from attractor.handlers.base import BranchRunner
 from attractor.settings import Settings
@@ -88,7 +88,14 @@ def worker_of(run_dir: Path) -> dict[str, Any] | None:
 def executor_for(settings: Settings) -> Executor:
     """The executor ``settings.executor`` names (Ray is imported only when chosen)."""
     if settings.executor == "ray":
-        from attractor.engine.ray_executor import RayExecutor
-
+        try:
+            from attractor.engine.ray_executor import RayExecutor
+        except ModuleNotFoundError as error:
+            if error.name != "ray" and not (error.name or "").startswith("ray."):
+                raise
+            raise UsageError(
+                f"{settings.source('executor')} ray needs Ray, which is not installed: "
+                "pip install 'attractor[ray]'"
+            ) from None
         return RayExecutor(settings.ray_address)
     return LocalExecutor()

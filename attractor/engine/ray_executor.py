@@ -28,11 +28,11 @@ import ray
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import WORKER_FILE, Drive, RunJob
 from attractor.engine.ray_branches import RayBranches
+from attractor.engine.ray_connect import connect
 from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, event_hub, relay
 from attractor.engine.ray_tasks import (
     STOP,
     Held,
-    connect,
     note_worker,
     run_remote,
     stop_requested,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,17 +31,6 @@ _FINISH_GRACE = 10.0
 _STOP_STATUSES = ("timed_out", "interrupted", "terminated", "hangup")
 #: The stop file holds one of those words.
 _STOP_LIMIT = 64
-
-
-def connect(address: str | None) -> None:
-    """Join the cluster at ``address`` (or start a local one) unless already connected."""
-    if not ray.is_initialized():
-        ray.init(
-            address=address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
 
 
 async def stop_requested(path: Path) -> Any:
