@@ -33,6 +33,7 @@ from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
+from attractor.redact import Redactor
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph
@@ -131,6 +132,20 @@ def _text(raw: Any) -> str:
     return text
 
 
+_SECRET_NAME = re.compile(r"[A-Za-z_*?][A-Za-z0-9_*?]*")
+SECRETS_EXPECTED = (
+    "expected variable names or patterns like DEPLOY_TOKEN or MYCO_*, comma-separated"
+)
+
+
+def _secret_names(raw: Any) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else re.split(r"[,\s]+", str(raw))
+    names = tuple(dict.fromkeys(str(item).strip() for item in items if str(item).strip()))
+    if not names or not all(_SECRET_NAME.fullmatch(name) for name in names):
+        raise ValueError(SECRETS_EXPECTED)
+    return names
+
+
 @dataclass(frozen=True)
 class _Field:
     name: str
@@ -165,6 +180,8 @@ _FIELDS: tuple[_Field, ...] = (
     ),
     _Field("executor", "--executor", "ATTRACTOR_EXECUTOR", _executor, "local"),
     _Field("ray_address", "--ray-address", "ATTRACTOR_RAY_ADDRESS", _text),
+    # Every source adds to this one (see _union): a name declared secret anywhere stays secret.
+    _Field("secrets", "--secrets", "ATTRACTOR_SECRETS", _secret_names, (), "secrets"),
 )
 FIELD_NAMES = tuple(f.name for f in _FIELDS)
 
@@ -198,6 +215,9 @@ class Settings:
     ray_address: str | None = None
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
     prices: dict[str, ModelPrice] = field(default_factory=dict)
+    #: Variables (names or shell patterns) whose values are redacted, beyond the
+    #: built-in patterns of :mod:`attractor.redact`.
+    secrets: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
     #: Each value as the user wrote it (``"90s"``), for messages that echo it.
     texts: dict[str, str] = field(default_factory=dict)
@@ -288,7 +308,7 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
 RECORDED = (
     "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
     "max_total_turns", "max_total_tokens", "max_cost", "timeout", "kill_grace",
-    "shell_timeout_cap",
+    "shell_timeout_cap", "secrets",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"
 
@@ -365,7 +385,8 @@ def resolve_settings(
             layers.append((f"{label}: {f.name}", table.get(f.name)))
         if f.graph_attr and graph_attrs is not None:
             layers.append((f"graph attribute {f.graph_attr}", graph_attrs.get(f.graph_attr)))
-        values[f.name], sources[f.name], raw = _first(f, layers)
+        pick = _union if f.name == "secrets" else _first
+        values[f.name], sources[f.name], raw = pick(f, layers)
         if raw is not None:
             texts[f.name] = str(raw).strip()
         layers_of[f.name] = layers
@@ -448,6 +469,41 @@ def _check_workdir(workdir: str | None, source: str, cwd: Path) -> None:
     # Caught here, before a run directory exists, rather than at the first tool call.
     if workdir is not None and not (cwd / workdir).is_dir():
         raise SettingError(source, workdir, "expected an existing directory")
+
+
+def _union(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str, Any]:
+    """Every source's names together; the sources joined by `` + ``."""
+    names: dict[str, None] = {}
+    given: list[str] = []
+    for source, raw in layers:
+        if raw is None or (isinstance(raw, str) and raw == "" and source == f.env):
+            continue
+        try:
+            names.update(dict.fromkeys(f.parse(raw)))
+        except ValueError as exc:
+            raise SettingError(source, raw, str(exc)) from None
+        given.append(source)
+    if not given:
+        return f.default, "default", None
+    return tuple(names), " + ".join(given), ",".join(names)
+
+
+def redactor_for(settings: Settings, env: Mapping[str, str] | None = None) -> Redactor:
+    """The run's :class:`~attractor.redact.Redactor`: the secret variables of ``env``
+    (default: this process's environment), declared ones and the model key's included."""
+    declared = [*settings.secrets, *([settings.api_key_env] if settings.api_key_env else [])]
+    return Redactor.from_environment(os.environ if env is None else env, declared)
+
+
+def environment_redactor(env: Mapping[str, str] | None = None) -> Redactor:
+    """A redactor for readers outside a run (the server, the terminal): the secret
+    variables of ``env`` (default: this process's), ``ATTRACTOR_SECRETS`` included."""
+    env = os.environ if env is None else env
+    try:
+        declared = _secret_names(env.get("ATTRACTOR_SECRETS") or "")
+    except ValueError:  # none, or a bad value the run's settings will name
+        declared = ()
+    return Redactor.from_environment(env, declared)
 
 
 def _first(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str, Any]:

@@ -84,6 +84,7 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--shell-timeout-cap", "D", "Longest timeout an agent may give one shell command."),
     ("--executor", "NAME", "Where the run executes: local (default) or ray."),
     ("--ray-address", "ADDR", "Ray cluster to join (auto, ray://HOST:10001); default: start one."),
+    ("--secrets", "NAMES", "More variables whose values are redacted (DEPLOY_TOKEN,MYCO_*)."),
 ]
 
 

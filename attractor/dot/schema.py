@@ -160,6 +160,7 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("profile", _G, _choice_parser(PROFILES), None, "execution profile"),
     AttrSpec("stack.child_dotfile", _GN, _string, "", "child pipeline for a manager loop"),
     AttrSpec("stack.child_workdir", _GN, _string, "", "working directory of the child"),
+    AttrSpec("secrets", _G, _string, "", "more variables whose values are redacted"),
     AttrSpec("rankdir", _G, _choice_parser(("TB", "LR", "BT", "RL")), "TB", "layout direction"),
     # graph and node
     AttrSpec("retry_target", _GN, _string, "", "where to go when failing for good"),

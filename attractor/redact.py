@@ -1,0 +1,345 @@
+"""Secrets taken out of everything a run writes or shows: one :class:`Redactor` per run.
+
+Two kinds of text are replaced:
+
+- the *value* of a secret variable: an environment variable whose name matches
+  :data:`SECRET_NAME_PATTERNS` (``*API_KEY*``, ``*SECRET*``, ``*TOKEN*``, ...)
+  or one the user declares (setting ``secrets``), becomes ``[redacted:NAME]``;
+- a string *shaped like* a well-known credential (OpenAI ``sk-...``, Anthropic
+  ``sk-ant-...``, Google ``AIza...``, GitHub ``ghp_...``/``github_pat_...``, AWS
+  ``AKIA...``, Slack ``xox?-...``, the token of an ``Authorization:`` header, a
+  ``-----BEGIN ... PRIVATE KEY-----`` block) becomes ``[redacted:KIND]``
+  (``openai-key``, ``aws-access-key``, ...).
+
+Values are matched literally, as written and as JSON writes them (escaped), so a
+run file's JSON stays valid. A value is *not* treated as a secret when it is
+shorter than :data:`MIN_SECRET_LENGTH` characters (``true``, ``1``, ``dev``
+would otherwise be cut out of every line of output), made only of digits (a
+count or a port; replacing a number would break the JSON it sits in), or the
+path of an existing file or folder (``GOOGLE_APPLICATION_CREDENTIALS`` names
+where a key is, not the key).
+
+Each value is one substring search and each credential shape one compiled
+pattern that starts with a literal, in a ``str`` and a ``bytes`` form: about
+ten fast scans of the text, see ``benchmarks/redact_bench.py``.
+
+The engine sets :data:`CURRENT` for the duration of a run; the writers of run
+files call :func:`text` (a no-op outside a run), so a file a user owns (a
+pipeline saved by the server, ``attractor init``) is never rewritten.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import fnmatch
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, AnyStr, Generic
+
+#: Variable names whose values are secrets (matched case-insensitively, shell-glob style).
+SECRET_NAME_PATTERNS = (
+    "*API_KEY*",
+    "*APIKEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*CREDENTIAL*",
+    "*ACCESS_KEY*",
+    "*PRIVATE_KEY*",
+)
+#: Shorter values are not redacted: they would mangle ordinary output.
+MIN_SECRET_LENGTH = 8
+#: The prefix of every replacement; tools that write files refuse text holding it.
+MARKER = "[redacted:"
+
+_BLOCK_SEP = r"(?:\r?\n|\\r\\n|\\n)"
+#: A line of a key block, perhaps numbered as read_file shows it (`` 12 | ``).
+_PEM_LINE = (
+    r"(?:[ \t]*[0-9]{1,9} \| )?"
+    r"(?:[A-Za-z-]{1,30}: [^\r\n\\]{0,200}|[A-Za-z0-9+/=]{1,200})(?=[\r\n\\]|$)"
+)
+_SCHEMES = r"(?:[Bb]earer|[Bb]asic|[Tt]oken|BEARER|BASIC|TOKEN)"
+_BEARER = r"""["']?\s*[:=]\s*["']?""" + _SCHEMES + r"\s+[A-Za-z0-9._~+/=-]{8,}"
+#: (kind, pattern) of credential shapes. Each pattern starts with a literal, so it
+#: is found by a fast substring search; at one position the first kind listed wins.
+KEY_PATTERNS: tuple[tuple[str, str], ...] = (
+    (  # up to its END line; without one (a cut-off block), its lines of base64
+        "private-key",
+        rf"-----BEGIN[A-Z0-9 ]{{0,40}}PRIVATE KEY-----(?:[\s\S]{{0,16384}}?"
+        rf"-----END[A-Z0-9 ]{{0,40}}PRIVATE KEY-----|(?:{_BLOCK_SEP}{_PEM_LINE})*)",
+    ),
+    ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("openai-key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("google-api-key", r"AIza[0-9A-Za-z_-]{35}"),
+    ("github-token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
+    ("github-token", r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("aws-access-key", r"AKIA[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ("aws-access-key", r"ASIA[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("bearer-token", "Authorization" + _BEARER),
+    ("bearer-token", "authorization" + _BEARER),
+    ("bearer-token", "AUTHORIZATION" + _BEARER),
+)
+_KEEP_HEAD = re.compile(r"^.*\s")  # what a bearer-token match keeps: up to the last space
+#: Kinds that must start a word (``task-`` holds ``sk-`` but is no key).
+_WORD_START = frozenset(kind for kind, _ in KEY_PATTERNS if kind != "private-key")
+
+
+def names_secret(name: str, declared: Iterable[str] = ()) -> bool:
+    """Whether variable ``name`` holds a secret: a default pattern or a declared name/pattern."""
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_NAME_PATTERNS, *declared))
+
+
+def worth_redacting(value: str) -> bool:
+    """Whether ``value`` is redacted at all (see the module docstring)."""
+    text = value.strip()
+    if len(text) < MIN_SECRET_LENGTH or text.isdigit():
+        return False
+    return not (text.startswith(("/", "~", ".")) and os.path.exists(os.path.expanduser(text)))
+
+
+class Redactor:
+    """Replaces secret values and credential-shaped strings; built once per run.
+
+    Each value is found by a substring search and each credential shape by its
+    own compiled pattern, which starts with a literal (Python's ``re`` then skips
+    to the candidates at substring-search speed); one alternation of them all
+    makes ``re`` try every branch at almost every position, several times slower
+    (see ``benchmarks/redact_bench.py``). Overlapping finds keep the earliest.
+    """
+
+    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+        """``secrets`` maps each secret value to the name shown in its place."""
+        forms: dict[str, str] = {}
+        for value, name in (secrets or {}).items():
+            for form in _written_forms(value):
+                forms.setdefault(form, name)
+        self.names = tuple(sorted(set(forms.values())))
+        literals = sorted(forms, key=len, reverse=True)  # a longer value before its prefix
+        self._str = _Finder(
+            [(v, f"[redacted:{forms[v]}]") for v in literals],
+            [(kind, re.compile(p)) for kind, p in KEY_PATTERNS],
+            "",
+        )
+        self._bytes = _Finder(
+            [(v.encode(), f"[redacted:{forms[v]}]".encode()) for v in literals],
+            [(kind, re.compile(p.encode())) for kind, p in KEY_PATTERNS],
+            b"",
+        )
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str], declared: Iterable[str] = ()) -> Redactor:
+        """The redactor for the secret variables of ``environ`` (plus ``declared`` names)."""
+        declared = tuple(declared)
+        secrets: dict[str, str] = {}
+        for name in sorted(environ):
+            value = environ[name]
+            if names_secret(name, declared) and worth_redacting(value):
+                secrets.setdefault(value, name)
+                secrets.setdefault(value.strip(), name)
+        return cls(secrets)
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced (the same object when nothing matched)."""
+        return self._str.redact(text)
+
+    def data(self, data: bytes) -> bytes:
+        """``data`` (bytes, any encoding) with every secret replaced."""
+        return self._bytes.redact(data)
+
+    def value(self, value: Any) -> Any:
+        """``value`` with the strings inside it (dict values, list items) redacted.
+
+        Returns the same object when nothing inside it changed.
+        """
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            new = {k: self.value(v) for k, v in value.items()}
+            return value if all(new[k] is value[k] for k in value) else new
+        if isinstance(value, list | tuple):
+            items = [self.value(v) for v in value]
+            if all(a is b for a, b in zip(items, value, strict=True)):
+                return value
+            return type(value)(items) if isinstance(value, tuple) else items
+        return value
+
+    def scrub_file(self, path: Path) -> bool:
+        """Rewrite ``path`` without its secrets (atomically); True when it held any.
+
+        Read in line-aligned chunks (a private key block is kept whole), so a
+        file of any size costs one pass and little memory; a file without
+        secrets is only read. A missing file is nothing to do.
+        """
+        try:
+            source = path.open("rb")
+        except (FileNotFoundError, IsADirectoryError):
+            return False
+        with source:
+            out = None
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.redact")
+            done = 0
+            try:
+                for chunk in _chunks(source):
+                    clean = self.data(chunk)
+                    if out is None and clean is not chunk:
+                        out = tmp.open("wb")
+                        _copy_head(path, done, out)
+                    if out is not None:
+                        out.write(clean)
+                    done += len(chunk)
+                if out is None:
+                    return False
+                out.close()
+                os.chmod(tmp, os.stat(path).st_mode & 0o777)
+                os.replace(tmp, path)
+                return True
+            finally:
+                if out is not None and not out.closed:
+                    out.close()
+                    tmp.unlink(missing_ok=True)
+
+
+class _Finder(Generic[AnyStr]):
+    """The searches of one :class:`Redactor` for ``str`` or for ``bytes``."""
+
+    def __init__(
+        self,
+        values: list[tuple[AnyStr, AnyStr]],
+        patterns: list[tuple[str, re.Pattern[AnyStr]]],
+        empty: AnyStr,
+    ) -> None:
+        self.values: list[tuple[AnyStr, AnyStr]] = values
+        self.patterns: list[tuple[str, re.Pattern[AnyStr]]] = patterns
+        self.empty: AnyStr = empty
+
+    def redact(self, text: AnyStr) -> AnyStr:
+        spans = self._spans(text)
+        if not spans:
+            return text
+        spans.sort(key=lambda span: (span[0], span[3]))
+        parts: list[AnyStr] = []
+        end = 0
+        for start, stop, replacement, _ in spans:
+            if start < end:
+                continue  # inside an earlier find
+            parts += (text[end:start], replacement)
+            end = stop
+        parts.append(text[end:])
+        joined: AnyStr = self.empty.join(parts)
+        return joined
+
+    def _spans(self, text: AnyStr) -> list[tuple[int, int, AnyStr, int]]:
+        spans: list[tuple[int, int, AnyStr, int]] = []
+        for rank, (value, replacement) in enumerate(self.values):
+            start = text.find(value)
+            while start >= 0:
+                spans.append((start, start + len(value), replacement, rank))
+                start = text.find(value, start + len(value))
+        rank = len(self.values)
+        for kind, pattern in self.patterns:
+            rank += 1
+            for match in pattern.finditer(text):
+                start = match.start()
+                if kind in _WORD_START and start and _word_char(text[start - 1 : start]):
+                    continue
+                spans.append((start, match.end(), self._replacement(kind, match.group()), rank))
+        return spans
+
+    def _replacement(self, kind: str, matched: AnyStr) -> AnyStr:
+        head = ""
+        if kind == "bearer-token":
+            found = _KEEP_HEAD.match(matched.decode() if isinstance(matched, bytes) else matched)
+            head = found.group() if found else ""
+        text = f"{head}[redacted:{kind}]"
+        return text.encode() if isinstance(self.empty, bytes) else text
+
+
+def _word_char(char: str | bytes) -> bool:
+    return char.isalnum() or char in ("_", b"_")
+
+
+_CHUNK = 1024 * 1024
+#: The longest private key block kept whole across a chunk boundary.
+_BLOCK_LIMIT = 64 * 1024
+
+
+def _copy_head(path: Path, size: int, out: Any) -> None:
+    """Copy the first ``size`` bytes of ``path`` (already known clean) to ``out``."""
+    with path.open("rb") as head:
+        while size > 0:
+            piece = head.read(min(size, _CHUNK))
+            if not piece:
+                return
+            out.write(piece)
+            size -= len(piece)
+
+
+def _written_forms(value: str) -> list[str]:
+    """``value`` as it appears in text and in the JSON of run files."""
+    forms = [value]
+    for escaped in (json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+        if escaped not in forms:
+            forms.append(escaped)
+    return forms
+
+
+def _chunks(source: Any) -> Iterable[bytes]:
+    """Pieces of ``source`` that end at a line end, none cutting a private key block."""
+    rest = b""
+    while True:
+        data = source.read(_CHUNK)
+        if not data:
+            if rest:
+                yield rest
+            return
+        data = rest + data
+        cut = data.rfind(b"\n") + 1
+        begin = data.rfind(b"-----BEGIN", 0, cut)
+        if begin >= 0 and data.find(b"-----END", begin) < 0 and len(data) - begin < _BLOCK_LIMIT:
+            cut = begin
+        if cut <= 0:
+            cut = len(data) if len(data) > _BLOCK_LIMIT else 0
+        if cut:
+            yield data[:cut]
+        rest = data[cut:]
+
+
+#: The redactor of the run in progress (None outside a run: nothing is redacted).
+CURRENT: contextvars.ContextVar[Redactor | None] = contextvars.ContextVar(
+    "attractor_redactor", default=None
+)
+
+
+def current() -> Redactor | None:
+    return CURRENT.get()
+
+
+def text(value: str) -> str:
+    """``value`` redacted by the run's redactor (unchanged outside a run)."""
+    redactor = CURRENT.get()
+    return value if redactor is None else redactor.text(value)
+
+
+def value(data: Any) -> Any:
+    """:meth:`Redactor.value` with the run's redactor (unchanged outside a run)."""
+    redactor = CURRENT.get()
+    return data if redactor is None else redactor.value(data)
+
+
+def scrub_files(paths: Iterable[Path]) -> None:
+    """Rewrite files a command wrote itself without the run's secrets (none outside a run).
+
+    A command's output goes to its files directly (no copy through the engine),
+    so they are scrubbed when it ends; while it runs, its raw output is only in
+    the stage folder (the terminal and the server redact what they read of it).
+    """
+    redactor = CURRENT.get()
+    if redactor is not None:
+        for path in paths:
+            redactor.scrub_file(path)
