@@ -1,7 +1,9 @@
 """File writes that a crash cannot leave half done, and reads that cannot hang or explode.
 
 Writes: :func:`atomic_write_text` and :func:`atomic_write_json` for state a
-resume depends on, :func:`write_text` for stage files.
+resume depends on, :func:`write_text` for stage files, :class:`AppendFile` for
+JSON lines. Inside a run, each of them takes the run's secrets out of what it
+writes first (:mod:`attractor.redact`).
 
 Reads: every file attractor reads on a user's behalf (pipeline, config file,
 answers file, checkpoint, manifest, results) goes through :func:`read_bounded`:
@@ -38,6 +40,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from attractor import redact
 from attractor.errors import InputFileError, PipelinePathError
 
 _tmp_names = itertools.count()
@@ -74,6 +77,7 @@ def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
     every two nodes, and tempfile/TextIOWrapper cost more than the write itself.
     """
     tmp = f"{path.parent}/.{path.name}.{os.getpid()}-{next(_tmp_names)}.tmp"
+    text = redact.text(text)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
@@ -156,7 +160,7 @@ class AppendFile:
     def write(self, text: str) -> None:
         """Append ``text`` (ignored once closed: a late event after the run ended)."""
         if self._fd is not None:
-            _write_all(self._fd, text.encode("utf-8"))
+            _write_all(self._fd, redact.text(text).encode("utf-8"))
 
     def close(self) -> None:
         if self._fd is not None:
@@ -172,7 +176,7 @@ def write_text(path: str | Path, text: str) -> None:
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:
-        _write_all(fd, text.encode("utf-8"))
+        _write_all(fd, redact.text(text).encode("utf-8"))
     finally:
         os.close(fd)
 

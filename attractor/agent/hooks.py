@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from attractor import redact
 from attractor.agent.tools.base import ToolContext, ToolResult
 from attractor.llm.types import ToolCall
 from attractor.proc.process import process_env, run_process
@@ -164,7 +165,7 @@ class ToolHooks:
         with suppress(OSError):
             self.stage_dir.mkdir(parents=True, exist_ok=True)
             with (self.stage_dir / "hooks.log").open("a", encoding="utf-8") as fh:
-                fh.write(entry)
+                fh.write(redact.text(entry))
 
     # -- what the model and the event stream are told ----------------------------
 

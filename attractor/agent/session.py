@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attractor import redact
 from attractor.agent import prompts
 from attractor.agent.compaction import Compaction, compact
 from attractor.agent.hooks import ToolHooks
@@ -147,19 +148,20 @@ class AgentSession:
         self.run_budget = run_budget or RunTurnBudget(None)
         self.loops = loop_detector or LoopDetector()
         self.tool_context = ToolContext(config.workdir, config.shell_timeout_cap, config.kill_grace)
+        # What the session adds to the conversation holds no secret of the run
+        # (attractor.redact); tool results are redacted by the tool registry.
+        system = prompts.system_prompt(
+            workdir=config.workdir,
+            max_turns=config.max_turns,
+            tool_names=[*self.tools.names(), *([TOOL_NAME] if config.report else [])],
+            choices=config.choices if config.report else None,
+            instructions=config.instructions,
+            context=config.context,
+        )
         self.messages: list[Message] = [
-            Message.system(
-                prompts.system_prompt(
-                    workdir=config.workdir,
-                    max_turns=config.max_turns,
-                    tool_names=[*self.tools.names(), *([TOOL_NAME] if config.report else [])],
-                    choices=config.choices if config.report else None,
-                    instructions=config.instructions,
-                    context=config.context,
-                )
-            ),
+            Message.system(redact.text(system)),
             *config.history,
-            Message.user(config.prompt),
+            Message.user(redact.text(config.prompt)),
         ]
         self.turns_used = 0
         #: Requests made by subagents, charged to this session's budget.
@@ -311,7 +313,7 @@ class AgentSession:
                 notes.append(prompts.budget_note(used=used, max_turns=self.config.max_turns))
         self._after_reflection = False
         if notes:
-            self.messages.append(Message.user("\n\n".join(notes)))
+            self.messages.append(Message.user(redact.text("\n\n".join(notes))))
 
     # -- one request ------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from attractor import redact
 from attractor.llm.types import ModelResponse
 
 TurnKind = Literal["work", "reflection", "final"]
@@ -70,4 +71,4 @@ class Transcript:
     @staticmethod
     def _append(path: Path, text: str) -> None:
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.write(redact.text(text))

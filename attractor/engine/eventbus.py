@@ -3,16 +3,22 @@
 Observers are plain callables run synchronously, in registration order (the
 run directory's ``events.jsonl`` writer and the CLI display are both observers).
 Subscribers get an anyio memory object stream that ends when the run ends.
+
+Every event is redacted once, here, before anyone sees it (the run's
+:data:`attractor.redact.CURRENT`): ``events.jsonl``, the server's event stream,
+the terminal and any subscriber see ``[redacted:NAME]`` in place of a secret.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from attractor import redact
 from attractor.events import Event
 
 Observer = Callable[[Event], None]
@@ -41,6 +47,7 @@ class EventBus:
         return receive
 
     def emit(self, event: Event) -> None:
+        event = redacted(event)
         for observer in self._observers:
             try:
                 observer(event)
@@ -57,3 +64,23 @@ class EventBus:
         for stream in self._streams:
             stream.close()
         self._streams.clear()
+
+
+_FIELDS: dict[type[Event], tuple[str, ...]] = {}
+
+
+def redacted(event: Event) -> Event:
+    """``event`` with the run's secrets taken out of its fields (itself when none held any)."""
+    redactor = redact.current()
+    if redactor is None:
+        return event
+    names = _FIELDS.get(type(event))
+    if names is None:
+        names = _FIELDS[type(event)] = tuple(f.name for f in dataclasses.fields(event) if f.init)
+    changes = {}
+    for name in names:
+        value = getattr(event, name)
+        clean = redactor.value(value)
+        if clean is not value:
+            changes[name] = clean
+    return dataclasses.replace(event, **changes) if changes else event

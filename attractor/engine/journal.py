@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from attractor import redact
 from attractor.engine.rundir import damaged_run_file
 from attractor.errors import CheckpointError, InputFileError
 from attractor.fileio import dumps_compact, loads_json, read_lines
@@ -54,7 +55,8 @@ class Journal:
     def append(self, record: dict[str, Any]) -> None:
         """Write one record (``seq`` is added) with a single write call."""
         self.seq += 1
-        self._write((f'{{"seq":{self.seq},' + dumps_compact(record)[1:] + "\n").encode())
+        line = redact.text(f'{{"seq":{self.seq},' + dumps_compact(record)[1:] + "\n")
+        self._write(line.encode())
 
     def _write(self, data: bytes) -> None:
         if self._fd is None:

@@ -16,7 +16,8 @@ import json
 import signal
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -63,7 +64,8 @@ from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
-from attractor.settings import Settings
+from attractor.redact import CURRENT as CURRENT_REDACTOR
+from attractor.settings import Settings, redactor_for
 
 __all__ = [
     "NodeResult",
@@ -155,8 +157,9 @@ async def drive_job(job: RunJob, options: RunOptions) -> RunResult:
 
 async def run_pipeline(graph: Graph, source_path: Path, options: RunOptions) -> RunResult:
     """Run a parsed, transformed and validated ``graph`` in a new run directory."""
-    setup = start_setup(graph, source_path, options.settings, options.context_seed)
-    return await _drive(setup, options)
+    with _redacting(options.settings):
+        setup = start_setup(graph, source_path, options.settings, options.context_seed)
+        return await _drive(setup, options)
 
 
 async def resume_pipeline(
@@ -174,8 +177,19 @@ async def resume_pipeline(
     ``how`` continues a run that had ended (see :mod:`attractor.engine.continuation`).
     """
     prepare = prepare_run_graph if graph is None else (lambda _path: graph)
-    setup = resume_setup(run_dir, options.settings, prepare, options.context_seed, how)
-    return await _drive(setup, options)
+    with _redacting(options.settings):
+        setup = resume_setup(run_dir, options.settings, prepare, options.context_seed, how)
+        return await _drive(setup, options)
+
+
+@contextmanager
+def _redacting(settings: Settings) -> Iterator[None]:
+    """Every file and event of the run is written without its secrets (attractor.redact)."""
+    token = CURRENT_REDACTOR.set(redactor_for(settings))
+    try:
+        yield
+    finally:
+        CURRENT_REDACTOR.reset(token)
 
 
 def prepare_run_graph(path: Path) -> Graph:

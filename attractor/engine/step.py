@@ -12,6 +12,7 @@ import time
 
 import anyio
 
+from attractor import redact
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine import status_file
@@ -64,6 +65,9 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
         attempts, usage = 0, None
     else:
         outcome, attempts, usage = await _attempts(run, walk, node, index, run_branch)
+    redactor = redact.current()
+    if redactor is not None:  # before the context, the checkpoint or a later prompt gets it
+        outcome = outcome.redacted(redactor)
     duration = time.monotonic() - started
     _finish(run, node, index, outcome, attempts, duration, walk.visits[node.id], usage)
     walk.entered_at = None

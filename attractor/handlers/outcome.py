@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import Any
+
+from attractor.redact import Redactor
 
 
 class StageStatus(enum.StrEnum):
@@ -49,6 +52,20 @@ class Outcome:
     @classmethod
     def fail(cls, reason: str, **updates: Any) -> Outcome:
         return cls(StageStatus.FAIL, failure_reason=reason, context_updates=dict(updates))
+
+    def redacted(self, redactor: Redactor) -> Outcome:
+        """This outcome without secrets in its notes, reason, context updates and details."""
+        notes, reason = redactor.text(self.notes), redactor.text(self.failure_reason)
+        updates, details = redactor.value(self.context_updates), redactor.value(self.details)
+        unchanged = (notes, reason, updates, details)
+        if all(a is b for a, b in zip(unchanged, self._redactable(), strict=True)):
+            return self
+        return dataclasses.replace(
+            self, notes=notes, failure_reason=reason, context_updates=updates, details=details
+        )
+
+    def _redactable(self) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+        return self.notes, self.failure_reason, self.context_updates, self.details
 
     def to_json(self) -> dict[str, Any]:
         """The status.json form (the spec's status-file contract)."""

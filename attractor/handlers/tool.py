@@ -11,12 +11,16 @@ group (see :mod:`attractor.proc.process`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from attractor.dot.graph import Graph, Node
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.simulate import SimulateBackend, parse_plan
-from attractor.proc.process import process_env, run_process
+from attractor.proc.process import ProcessResult, process_env, run_process
+from attractor.redact import current as current_redactor
+from attractor.redact import scrub_files
 
 #: How much of the output tail goes into the context.
 OUTPUT_TAIL = 4000
@@ -34,14 +38,19 @@ class ToolHandler:
         workdir = env.workdir(node, graph)
         if not workdir.is_dir():
             return Outcome.fail(f"node {node.id}: working directory {workdir} does not exist")
-        result = await run_process(
-            command,
-            cwd=workdir,
-            kill_grace=env.settings.kill_grace,
-            env=process_env({"ATTRACTOR_STAGE_DIR": env.stage_dir, "ATTRACTOR_NODE": node.id}),
-            stdout_path=env.stage_dir / "stdout.txt",
-            stderr_path=env.stage_dir / "stderr.txt",
-        )
+        outputs = (env.stage_dir / "stdout.txt", env.stage_dir / "stderr.txt")
+        try:
+            result = await run_process(
+                command,
+                cwd=workdir,
+                kill_grace=env.settings.kill_grace,
+                env=process_env({"ATTRACTOR_STAGE_DIR": env.stage_dir, "ATTRACTOR_NODE": node.id}),
+                stdout_path=outputs[0],
+                stderr_path=outputs[1],
+            )
+        finally:
+            scrub_files(outputs)  # also when stopped: a resume must not find them raw
+        result = redact_result(result)
         tail = result.stdout[-OUTPUT_TAIL:]
         updates = {"tool.output": tail, "tool.exit_code": result.returncode}
         if result.returncode == 0:
@@ -53,6 +62,14 @@ class ToolHandler:
         if err:
             reason += f": {err[-1][:200]}"
         return Outcome(StageStatus.FAIL, failure_reason=reason, context_updates=updates)
+
+
+def redact_result(result: ProcessResult) -> ProcessResult:
+    """``result`` with the run's secrets taken out of its output tails."""
+    redactor = current_redactor()
+    if redactor is None:
+        return result
+    return replace(result, stdout=redactor.text(result.stdout), stderr=redactor.text(result.stderr))
 
 
 def _execution(env: StageEnv, node: Node) -> int:

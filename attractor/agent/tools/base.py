@@ -13,6 +13,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
+from attractor import redact
 from attractor.errors import ToolError
 from attractor.llm.types import ToolCall, ToolDefinition
 
@@ -126,8 +127,21 @@ class ToolRegistry:
         return tool is not None and tool.read_only
 
     async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
-        """Run one call. Never raises except for cancellation."""
+        """Run one call. Never raises except for cancellation.
+
+        What the model is told holds no secret of the run (:mod:`attractor.redact`):
+        a command that prints a key must not send it to the model's provider. A
+        call that would write a ``[redacted:...]`` placeholder is refused, since
+        it would put the placeholder where the secret was.
+        """
         tool = self.get(call.name)
+        if tool is not None and not tool.read_only and _holds_marker(call.arguments):
+            return ToolResult(PLACEHOLDER_REFUSED.format(name=call.name), True)
+        result = await self._execute(tool, call, context)
+        output = redact.text(result.output)
+        return result if output is result.output else replace(result, output=output)
+
+    async def _execute(self, tool: Tool | None, call: ToolCall, context: ToolContext) -> ToolResult:
         if tool is None:
             return ToolResult(
                 f"unknown tool {call.name!r}; available tools: {', '.join(self._tools)}", True
@@ -146,6 +160,17 @@ class ToolRegistry:
         except Exception as error:  # a tool bug must not crash the node
             kind = type(error).__name__
             return ToolResult(f"{call.name} failed unexpectedly: {kind}: {error}", True)
+
+
+PLACEHOLDER_REFUSED = (
+    "{name} was not run: its arguments hold a [redacted:...] placeholder, which stands for "
+    "a secret you are not shown; writing it would replace the secret. Leave the text around "
+    "the secret unchanged (edit other lines), or refer to the secret through its variable."
+)
+
+
+def _holds_marker(arguments: dict[str, Any]) -> bool:
+    return any(isinstance(v, str) and redact.MARKER in v for v in arguments.values())
 
 
 def threaded(function: Callable[[ToolContext, dict[str, Any]], str]) -> ToolFunction:

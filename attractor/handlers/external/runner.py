@@ -20,7 +20,9 @@ from typing import Any
 
 import anyio
 
+from attractor.handlers.tool import redact_result
 from attractor.proc.process import ProcessResult, run_process
+from attractor.redact import scrub_files
 
 STREAM_FILE = "agent_stream.jsonl"
 STDERR_FILE = "agent_stderr.txt"
@@ -63,20 +65,25 @@ async def run_agent(spec: AgentProcess, on_event: Callable[[dict[str, Any]], boo
     stream_path.unlink(missing_ok=True)  # a retry's follower must not read the last attempt
     follower = _Follower(stream_path, on_event)
     result: ProcessResult | None = None
-    async with anyio.create_task_group() as tg:
-        process_scope = anyio.CancelScope()
-        tg.start_soon(follower.follow, process_scope)
-        with process_scope:
-            result = await run_process(
-                shlex.join(spec.argv),
-                cwd=spec.workdir,
-                kill_grace=spec.kill_grace,
-                env=spec.env,
-                stdout_path=stream_path,
-                stderr_path=spec.stage_dir / STDERR_FILE,
-                stdin_path=spec.prompt_file,
-            )
-        follower.process_ended()
+    try:
+        async with anyio.create_task_group() as tg:
+            process_scope = anyio.CancelScope()
+            tg.start_soon(follower.follow, process_scope)
+            with process_scope:
+                result = await run_process(
+                    shlex.join(spec.argv),
+                    cwd=spec.workdir,
+                    kill_grace=spec.kill_grace,
+                    env=spec.env,
+                    stdout_path=stream_path,
+                    stderr_path=spec.stage_dir / STDERR_FILE,
+                    stdin_path=spec.prompt_file,
+                )
+            follower.process_ended()
+    finally:
+        scrub_files((stream_path, spec.stage_dir / STDERR_FILE))  # read to the end by now
+    if result is not None:
+        result = redact_result(result)
     return Ended(None if process_scope.cancelled_caught else result)
 
 
