@@ -35,6 +35,7 @@ from attractor import events as ev
 from attractor.cli.stage_lines import stage_line
 from attractor.dot.schema import format_duration
 from attractor.engine.inventory import last_line, progress, stage_path
+from attractor.redact import Redactor
 
 DisplayMode = Literal["live", "plain", "json", "quiet"]
 
@@ -151,8 +152,13 @@ class _ActiveView:
     how far along the main path (start to exit, shortest) the run has got.
     """
 
-    def __init__(self, main_path: list[str] | None = None) -> None:
+    def __init__(
+        self, main_path: list[str] | None = None, redactor: Redactor | None = None
+    ) -> None:
         self.active: dict[str, _Active] = {}
+        #: A tool's output file is scrubbed of secrets only when it ends: its lines
+        #: shown meanwhile are redacted here.
+        self.redactor = redactor
         self.main_path = main_path or []
         self.route: list[str] = []
         self.run_dir: Path | None = None
@@ -190,7 +196,10 @@ class _ActiveView:
         """A tool node's latest line of output, read from its stage folder."""
         if node.handler != "tool" or self.run_dir is None:
             return ""
-        return last_line(stage_path(self.run_dir, node.name) / "stdout.txt")[:_OUTPUT_WIDTH]
+        line = last_line(stage_path(self.run_dir, node.name) / "stdout.txt")
+        if self.redactor is not None:
+            line = self.redactor.text(line)
+        return line[:_OUTPUT_WIDTH]
 
     def _footer(self, elapsed: float) -> Text:
         text = Text("  ", style="dim", no_wrap=True)
@@ -234,11 +243,15 @@ class LiveDisplay(_Display):
     """A rich live region of active nodes; finished nodes print above it."""
 
     def __init__(
-        self, console: Console, err: IO[str] | None = None, main_path: list[str] | None = None
+        self,
+        console: Console,
+        err: IO[str] | None = None,
+        main_path: list[str] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         super().__init__(console.file, err)
         self.console = console
-        self.view = _ActiveView(main_path)
+        self.view = _ActiveView(main_path, redactor)
         self.live = Live(self.view, console=console, refresh_per_second=4, transient=True)
 
     def __enter__(self) -> LiveDisplay:
@@ -300,15 +313,19 @@ def choose_mode(console: Console, *, json_mode: bool, quiet: bool) -> DisplayMod
 
 
 def make_display(
-    mode: DisplayMode, console: Console, main_path: list[str] | None = None
+    mode: DisplayMode,
+    console: Console,
+    main_path: list[str] | None = None,
+    redactor: Redactor | None = None,
 ) -> _Display:
     """The display for ``mode``, writing to ``console``'s file.
 
     ``main_path`` (the node ids from start to exit) lets the live display say
-    how far along the run is.
+    how far along the run is; ``redactor`` takes the run's secrets out of the
+    output it reads from a running tool's file (events come redacted).
     """
     if mode == "live":
-        return LiveDisplay(console, main_path=main_path)
+        return LiveDisplay(console, main_path=main_path, redactor=redactor)
     if mode == "json":
         return JsonDisplay(console.file)
     if mode == "quiet":

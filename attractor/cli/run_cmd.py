@@ -41,7 +41,7 @@ from attractor.handlers.interviewer import (
     QueueInterviewer,
     stdin_can_answer,
 )
-from attractor.settings import Settings
+from attractor.settings import Settings, redactor_for
 
 Start = Callable[[RunOptions], Awaitable[RunResult]]
 
@@ -274,7 +274,8 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
         # stdout carries only events in JSON mode, so the note goes to stderr there.
         click.echo(note, err=mode == "json")
     started = time.monotonic()
-    with make_display(mode, console, main_path(plan.graph)) as display:
+    redactor = redactor_for(plan.settings)
+    with make_display(mode, console, main_path(plan.graph), redactor) as display:
         run_options = RunOptions(
             settings=plan.settings,
             interviewer=interviewer,

@@ -44,6 +44,7 @@ from attractor.server.confine import inside
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
+from attractor.settings import environment_redactor
 
 STATIC = Path(__file__).parent / "static"
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
@@ -86,6 +87,9 @@ class Handlers:
 
     def __init__(self, manager: RunManager) -> None:
         self.manager = manager
+        #: Stage files are read while their command still writes them (scrubbed only
+        #: when it ends), and a run's error is kept in memory: both pass through this.
+        self.redactor = environment_redactor()
         self._graphs: dict[Path, tuple[float, Graph | None]] = {}
         self._readers: dict[Path, RunReader] = {}
         #: Graphviz keeps global state: one picture is drawn at a time.
@@ -235,7 +239,7 @@ class Handlers:
         path = self.run_path(request)
         run = self.manager.active.get(path.name)
         pending = list(run.interviewer.pending.values()) if run else []
-        return JSONResponse({"questions": [p.to_json() for p in pending]})
+        return JSONResponse({"questions": self.redactor.value([p.to_json() for p in pending])})
 
     @_answers
     async def answer(self, request: Request) -> Response:
@@ -271,7 +275,8 @@ class Handlers:
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
+        files = await anyio.to_thread.run_sync(stage_files, path, node_id)
+        data["files"] = self.redactor.value(files)
         return JSONResponse(data)
 
     # -- helpers ------------------------------------------------------------
@@ -288,7 +293,7 @@ class Handlers:
         data["active"] = run is not None
         data["questions"] = [p.to_json() for p in run.interviewer.pending.values()] if run else []
         data["error"] = run.error if run else ""
-        return self.manager.ended_by_error(data)
+        return self.redactor.value(self.manager.ended_by_error(data))  # type: ignore[no-any-return]
 
     def _source(self, body: dict[str, Any]) -> Path:
         text, relative = body.get("dot_source"), body.get("path")
