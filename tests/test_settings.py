@@ -8,7 +8,7 @@ import pytest
 
 from attractor.errors import SettingError, UsageError
 from attractor.llm.factory import resolve_spec
-from attractor.settings import resolve_settings
+from attractor.settings import redactor_for, resolve_settings
 
 
 def test_defaults_when_nothing_is_given(tmp_path: Path) -> None:
@@ -189,3 +189,35 @@ def test_a_provider_given_as_backend_gets_the_flags_to_use(tmp_path: Path, name:
     message = str(caught.value)
     assert message.startswith(f'--backend="{name}": expected simulate, llm, scripted:FILE, ')
     assert f"--provider {name.lower()} --model ID" in message
+
+
+def test_secrets_from_every_source_add_up(tmp_path: Path) -> None:
+    (tmp_path / "attractor.toml").write_text('secrets = ["CONF_*"]\n')
+    settings = resolve_settings(
+        {"secrets": "FLAG_TOKEN"},
+        env={"ATTRACTOR_SECRETS": "ENV_ONE, ENV_TWO"},
+        cwd=tmp_path,
+        graph_attrs={"secrets": "GRAPH_KEY"},
+    )
+
+    assert settings.secrets == ("FLAG_TOKEN", "ENV_ONE", "ENV_TWO", "CONF_*", "GRAPH_KEY")
+    assert settings.source("secrets") == (
+        "--secrets + ATTRACTOR_SECRETS + attractor.toml: secrets + graph attribute secrets"
+    )
+    env = {"CONF_DEPLOY": "conf-value-1", "GRAPH_KEY": "graph-value", "PLAIN": "plain-value"}
+    redactor = redactor_for(settings, env)
+    assert redactor.text("conf-value-1 graph-value plain-value") == (
+        "[redacted:CONF_DEPLOY] [redacted:GRAPH_KEY] plain-value"
+    )
+
+
+def test_the_model_keys_variable_is_a_secret_whatever_its_name(tmp_path: Path) -> None:
+    settings = resolve_settings({"api_key_env": "LOCAL_LLM"}, env={}, cwd=tmp_path)
+    assert redactor_for(settings, {"LOCAL_LLM": "local-key-123"}).text("local-key-123") == (
+        "[redacted:LOCAL_LLM]"
+    )
+
+
+def test_a_bad_secret_name_names_its_source(tmp_path: Path) -> None:
+    with pytest.raises(SettingError, match=r'ATTRACTOR_SECRETS="A B-C".*DEPLOY_TOKEN or MYCO_\*'):
+        resolve_settings(env={"ATTRACTOR_SECRETS": "A B-C"}, cwd=tmp_path)

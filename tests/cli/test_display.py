@@ -19,6 +19,7 @@ from attractor.cli.display import (
     make_display,
     turn_limit_warning,
 )
+from attractor.redact import Redactor
 
 STARTED = ev.StageStarted(name="plan", index=1, handler="codergen")
 LIMIT = ev.TurnLimitReached(node="impl", turns_used=10, limit=10, reason="turn limit reached")
@@ -236,3 +237,16 @@ def test_tool_call_summary_is_one_short_line() -> None:
     assert ev.call_summary({"command": "pytest   -q\n tests"}) == "pytest -q tests"
     assert ev.call_summary({"a": 1, "b": "x"}) == "a=1 b=x"
     assert len(ev.call_summary({"path": "p" * 500})) == 200
+
+
+def test_live_region_redacts_a_running_tools_output_line(tmp_path: Path) -> None:
+    # The output file is scrubbed only when the command ends: the line shown before is not.
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "stdout.txt").write_text("using dt-0123456789abcdef\n")
+    redactor = Redactor.from_environment({"DEPLOY_TOKEN": "dt-0123456789abcdef"})
+    display = LiveDisplay(_terminal(io.StringIO()), io.StringIO(), redactor=redactor)
+    display(ev.PipelineStarted(name="p", run_id="r", run_dir=str(tmp_path)))
+    display(ev.StageStarted(name="deploy", index=1, handler="tool"))
+
+    [line, _footer] = _region(display)
+    assert "│ using [redacted:DEPLOY_TOKEN]" in line

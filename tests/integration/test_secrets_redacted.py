@@ -223,3 +223,40 @@ def test_no_secret_reaches_the_api(workspace: Path) -> None:
     assert leaks == []
     assert _leaks(err, "server stderr") == []
     assert "[redacted:DEPLOY_TOKEN]" in bodies and "[redacted:aws-access-key]" in bodies
+
+
+WAITS = """digraph waits {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    wait  [shape=parallelogram,
+           tool_command="echo $DEPLOY_TOKEN; until [ -f go ]; do sleep 0.05; done"]
+    start -> wait -> done
+}
+"""
+
+
+def test_a_running_tools_output_is_redacted_when_read_through_the_api(workspace: Path) -> None:
+    (workspace / "waits.dot").write_text(WAITS)
+    process, url = _serve(workspace)
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            run_id = client.post("/pipelines", json={"path": "waits.dot"}).json()["id"]
+            deadline = time.monotonic() + 60
+            while True:  # until the command has printed its line (and waits for go)
+                files = client.get(f"/pipelines/{run_id}/nodes/wait").json().get("files", {})
+                if files.get("stdout.txt"):
+                    break
+                assert time.monotonic() < deadline, "the tool printed nothing"
+                time.sleep(0.05)
+            (workspace / "go").touch()
+            while client.get(f"/pipelines/{run_id}").json().get("active"):
+                assert time.monotonic() < deadline, "the run did not end"
+                time.sleep(0.05)
+            stdout = (
+                workspace / ".attractor" / "runs" / run_id / "wait" / "stdout.txt"
+            ).read_text()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert files["stdout.txt"] == "[redacted:DEPLOY_TOKEN]\n"  # read while the command ran
+    assert stdout == "[redacted:DEPLOY_TOKEN]\n"  # and scrubbed once it ended
