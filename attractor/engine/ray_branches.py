@@ -44,7 +44,8 @@ from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger, stop_survivors
-from attractor.settings import Settings
+from attractor.redact import CURRENT as CURRENT_REDACTOR
+from attractor.settings import Settings, redactor_for
 
 
 def node_resources(text: str | None) -> dict[str, Any]:
@@ -200,6 +201,8 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     stop_survivors(ledger_path, spec.settings.kill_grace)
     ledger = ProcessLedger(ledger_path)
     token = CURRENT_LEDGER.set(ledger)
+    # The worker's environment is the one its commands get: its secrets are redacted.
+    redacting = CURRENT_REDACTOR.set(redactor_for(spec.settings))
     runner = BranchRunnerImpl(run, durable=True, keep_rows=True)
     result = BranchResult(id=spec.start, status="fail", failure_reason="the branch was stopped")
     try:
@@ -213,6 +216,7 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
                 await services.backend.aclose()
             ledger.close()
             CURRENT_LEDGER.reset(token)
+            CURRENT_REDACTOR.reset(redacting)
             spec.events.flush()  # every event is in the hub before the run task drains it
     return _BranchOutput(result, list(run.node_results))
 
