@@ -21,7 +21,7 @@ where a key is, not the key).
 
 Each value is one substring search and each credential shape one compiled
 pattern that starts with a literal, in a ``str`` and a ``bytes`` form: about
-ten fast scans of the text, see ``benchmarks/redact_bench.py``.
+ten fast scans of the text, see ``benchmarks/bench_redact.py``.
 
 The engine sets :data:`CURRENT` for the duration of a run; the writers of run
 files call :func:`text` (a no-op outside a run), so a file a user owns (a
@@ -107,10 +107,11 @@ class Redactor:
     """Replaces secret values and credential-shaped strings; built once per run.
 
     Each value is found by a substring search and each credential shape by its
-    own compiled pattern, which starts with a literal (Python's ``re`` then skips
-    to the candidates at substring-search speed); one alternation of them all
-    makes ``re`` try every branch at almost every position, several times slower
-    (see ``benchmarks/redact_bench.py``). Overlapping finds keep the earliest.
+    own compiled pattern, run only when the literal it starts with is in the
+    text (a substring search too). One alternation of them all would need a
+    named group per kind to tell them apart, and ``re`` scans such a pattern
+    dozens of times slower (``benchmarks/bench_redact.py``). Overlapping finds
+    keep the earliest, and at one position the first value or kind listed.
     """
 
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
@@ -123,12 +124,12 @@ class Redactor:
         literals = sorted(forms, key=len, reverse=True)  # a longer value before its prefix
         self._str = _Finder(
             [(v, f"[redacted:{forms[v]}]") for v in literals],
-            [(kind, re.compile(p)) for kind, p in KEY_PATTERNS],
+            [(kind, _literal_prefix(p), re.compile(p)) for kind, p in KEY_PATTERNS],
             "",
         )
         self._bytes = _Finder(
             [(v.encode(), f"[redacted:{forms[v]}]".encode()) for v in literals],
-            [(kind, re.compile(p.encode())) for kind, p in KEY_PATTERNS],
+            [(k, _literal_prefix(p).encode(), re.compile(p.encode())) for k, p in KEY_PATTERNS],
             b"",
         )
 
@@ -211,11 +212,12 @@ class _Finder(Generic[AnyStr]):
     def __init__(
         self,
         values: list[tuple[AnyStr, AnyStr]],
-        patterns: list[tuple[str, re.Pattern[AnyStr]]],
+        patterns: list[tuple[str, AnyStr, re.Pattern[AnyStr]]],
         empty: AnyStr,
     ) -> None:
         self.values: list[tuple[AnyStr, AnyStr]] = values
-        self.patterns: list[tuple[str, re.Pattern[AnyStr]]] = patterns
+        #: (kind, the literal its pattern starts with, pattern)
+        self.patterns: list[tuple[str, AnyStr, re.Pattern[AnyStr]]] = patterns
         self.empty: AnyStr = empty
 
     def redact(self, text: AnyStr) -> AnyStr:
@@ -242,8 +244,10 @@ class _Finder(Generic[AnyStr]):
                 spans.append((start, start + len(value), replacement, rank))
                 start = text.find(value, start + len(value))
         rank = len(self.values)
-        for kind, pattern in self.patterns:
+        for kind, literal, pattern in self.patterns:
             rank += 1
+            if literal not in text:  # a substring search: far cheaper than a regex scan
+                continue
             for match in pattern.finditer(text):
                 start = match.start()
                 if kind in _WORD_START and start and _word_char(text[start - 1 : start]):
@@ -258,6 +262,11 @@ class _Finder(Generic[AnyStr]):
             head = found.group() if found else ""
         text = f"{head}[redacted:{kind}]"
         return text.encode() if isinstance(self.empty, bytes) else text
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The plain text every match of ``pattern`` starts with."""
+    return re.split(r"[][.^$*+?{}\\|()]", pattern, maxsplit=1)[0]
 
 
 def _word_char(char: str | bytes) -> bool:
