@@ -67,6 +67,7 @@ class EventBus:
 
 
 _FIELDS: dict[type[Event], tuple[str, ...]] = {}
+_NOTHING_TO_REDACT = frozenset({int, float, bool, type(None)})
 
 
 def redacted(event: Event) -> Event:
@@ -80,7 +81,9 @@ def redacted(event: Event) -> Event:
     changes = {}
     for name in names:
         value = getattr(event, name)
-        clean = redactor.value(value)
+        if type(value) in _NOTHING_TO_REDACT:
+            continue
+        clean = redactor.text(value) if type(value) is str else redactor.value(value)
         if clean is not value:
             changes[name] = clean
     return dataclasses.replace(event, **changes) if changes else event
