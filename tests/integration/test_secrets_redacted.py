@@ -260,3 +260,27 @@ def test_a_running_tools_output_is_redacted_when_read_through_the_api(workspace:
         process.communicate(timeout=30)
     assert files["stdout.txt"] == "[redacted:DEPLOY_TOKEN]\n"  # read while the command ran
     assert stdout == "[redacted:DEPLOY_TOKEN]\n"  # and scrubbed once it ended
+
+
+SLOW = """digraph slow {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    slow  [shape=parallelogram, tool_command="printenv DEPLOY_TOKEN; cat secrets.txt; sleep 30"]
+    start -> slow -> done
+}
+"""
+
+
+def test_a_stopped_tools_output_files_are_scrubbed_too(workspace: Path) -> None:
+    (workspace / "slow.dot").write_text(SLOW)
+    args = [sys.executable, "-m", "attractor", "run", "slow.dot", "--timeout", "2s"]
+    done = subprocess.run(args, cwd=workspace, env=_env(), capture_output=True, text=True)
+
+    assert done.returncode == 124, done.stderr
+    [run] = _run_dirs(workspace)
+    stdout = (run / "slow" / "stdout.txt").read_text()
+    assert stdout.startswith("[redacted:DEPLOY_TOKEN]\naws_access_key_id = [redacted:aws-")
+    leaks = _leaks(done.stdout + done.stderr, "CLI output")
+    for path in _files(run):
+        leaks += _leaks(path.read_bytes(), str(path.relative_to(workspace)))
+    assert leaks == []
