@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -78,7 +79,7 @@ def redacted(event: Event) -> Event:
     names = _FIELDS.get(type(event))
     if names is None:
         names = _FIELDS[type(event)] = tuple(f.name for f in dataclasses.fields(event) if f.init)
-    changes = {}
+    changes: dict[str, Any] = {}
     for name in names:
         value = getattr(event, name)
         if type(value) in _NOTHING_TO_REDACT:
