@@ -49,18 +49,31 @@ _KINDS = (
 )
 
 
-def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
+#: Mode of a new file the engine writes into a run directory (see :func:`run_file_mode`).
+PRIVATE_FILE = 0o600
+#: ``mode`` for a file meant for the user (a pipeline ``attractor init`` writes):
+#: it follows the umask, and a file it replaces keeps its mode.
+USER_FILE = None
+
+
+def atomic_write_text(
+    path: Path, text: str, *, fsync: bool = True, mode: int | None = PRIVATE_FILE
+) -> None:
     """Write ``text`` so that readers see the old file or the new one, never half of it.
 
-    Writes a temporary file in the same directory (mode 0600, named after this
-    process and a counter so concurrent writers never share one), optionally
-    fsyncs it, then renames it over ``path``. Plain os calls: this runs between
-    every two nodes, and tempfile/TextIOWrapper cost more than the write itself.
+    Writes a temporary file in the same directory (named after this process and
+    a counter so concurrent writers never share one), optionally fsyncs it, then
+    renames it over ``path``. ``mode`` is the new file's mode; :data:`USER_FILE`
+    (None) keeps the mode of the file replaced, or follows the umask for a new
+    one, as an editor's save would. Plain os calls: this runs between every two
+    nodes, and tempfile/TextIOWrapper cost more than the write itself.
     """
     tmp = f"{path.parent}/.{path.name}.{os.getpid()}-{next(_tmp_names)}.tmp"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode or 0o666)
         try:
+            if mode is None:
+                _keep_mode(fd, path)
             _write_all(fd, text.encode("utf-8"))
             if fsync:
                 os.fsync(fd)
@@ -73,15 +86,27 @@ def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
         raise
 
 
+def _keep_mode(fd: int, path: Path) -> None:
+    """Give the temporary file ``fd`` the permission bits of the file it replaces."""
+    try:
+        old = os.stat(path).st_mode
+    except OSError:
+        return  # a new file: os.open applied the umask to 0666
+    if stat.S_ISREG(old):
+        os.fchmod(fd, stat.S_IMODE(old))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
 
 
-def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:
+def atomic_write_json(
+    path: Path, data: Any, *, fsync: bool = True, mode: int | None = PRIVATE_FILE
+) -> None:
     """Atomically write ``data`` as indented JSON (non-JSON values become strings)."""
-    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync)
+    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync, mode=mode)
 
 
 def _json_encoder(separators: tuple[str, str]) -> Callable[[Any], str]:
