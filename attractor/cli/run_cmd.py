@@ -30,7 +30,7 @@ from attractor.engine.continuation import Continuation
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import main_path
 from attractor.engine.run import RunOptions, RunResult, execute
-from attractor.engine.rundir import RunDir
+from attractor.engine.rundir import RunDir, check_logs_dir
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.human import gates_needing_a_person
@@ -183,19 +183,21 @@ def _print_lint(err: ValidationError) -> None:
 def _plan_run(path: Path, options: CommonOptions) -> _Plan:
     graph = _load_checked(path, quiet=options.quiet)
     settings = _settings(options, graph)
+    check_logs_dir(settings.logs_dir, settings.source("logs_dir"))
     job = RunJob("run", path, graph)
     return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
-def _plan_resume(
-    run_dir: Path, options: CommonOptions, how: Continuation | None = None
-) -> _Plan:
-    copy = RunDir(run_dir).pipeline_path
-    if not os.path.lexists(copy):  # anything else there is read, or refused, by prepare
-        raise UsageError(
-            f"{run_dir}: not a run directory (no {copy.name}); "
-            "pass the run directory that attractor run printed"
-        )
+def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> _Plan:
+    found = RunDir(run_dir)
+    copy = found.pipeline_path
+    # Before anything else (gates, models, the lock file): is this a run directory?
+    for needed in (found.checkpoint_path, copy):
+        if not os.path.lexists(needed):  # anything else there is read, or refused, later
+            raise UsageError(
+                f"{run_dir}: not a run directory (no {needed.name}); "
+                "pass the run directory that attractor run printed"
+            )
     graph = _load_checked(copy, quiet=True)
     settings, notes = resume_settings(run_dir, graph, options.flags, options.config)
     if not options.quiet:

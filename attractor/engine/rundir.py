@@ -90,8 +90,29 @@ def new_run_dir(logs_dir: str | None, graph_name: str, *, source: str = "--logs-
         raise _cannot_create(path, template if logs_dir else None, source, exc) from None
 
 
-def _claim_dir(path: Path, template: str, source: str) -> Path:
-    """``path`` created, or found empty; refused if it holds a run or anything else."""
+def check_logs_dir(logs_dir: str | None, source: str = "--logs-dir") -> None:
+    """Refuse, before anything else happens, a run directory :func:`new_run_dir` would refuse.
+
+    A command checks what it was given first: ``run p.dot --logs-dir OLD_RUN``
+    says that OLD_RUN already holds a run before it looks at the pipeline's
+    gates or builds a model backend. Nothing is created here.
+
+    Raises:
+        UsageError: ``logs_dir`` (without placeholders) holds a run or other files,
+            or is not a directory.
+    """
+    if not logs_dir or "{timestamp}" in logs_dir or "{graph}" in logs_dir:
+        return
+    path = Path(logs_dir)
+    try:
+        if path.is_dir() or path.exists() or path.is_symlink():
+            _refuse_used(path, logs_dir, source)
+    except OSError:
+        return  # unreadable: new_run_dir reports it when it tries to create the run
+
+
+def _refuse_used(path: Path, template: str, source: str) -> None:
+    """Refuse an existing ``path`` unless it is an empty directory."""
     if path.is_dir():
         if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
             raise UsageError(
@@ -106,11 +127,17 @@ def _claim_dir(path: Path, template: str, source: str) -> Path:
                 f"{path} is not empty and holds no run ({_some_entries(path, entries)}); "
                 "name a new or empty directory, or add {timestamp} to get a fresh one",
             )
+        return
+    raise SettingError(
+        source, template, f"{path} exists and is not a directory; name a directory for the run"
+    )
+
+
+def _claim_dir(path: Path, template: str, source: str) -> Path:
+    """``path`` created, or found empty; refused if it holds a run or anything else."""
+    if path.is_dir() or path.exists() or path.is_symlink():
+        _refuse_used(path, template, source)
         return path
-    if path.exists() or path.is_symlink():
-        raise SettingError(
-            source, template, f"{path} exists and is not a directory; name a directory for the run"
-        )
     path.mkdir(parents=True)
     return path
 

@@ -192,7 +192,9 @@ def resume_setup(
     directory stays locked against other processes until the run finishes.
     """
     run_dir = RunDir(path)
-    if path.is_dir():  # else Checkpoint.load reports what is missing
+    # Only a run directory gets a lock file: a folder without a checkpoint is
+    # left as it is, and Checkpoint.load reports what is missing.
+    if run_dir.checkpoint_path.is_file():
         run_dir.lock()
     try:
         # A command of the previous process that is somehow still running must
