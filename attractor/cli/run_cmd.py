@@ -23,7 +23,7 @@ from rich.console import Console
 
 from attractor.api import backend_for, resume_settings, settings_for
 from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
-from attractor.cli.run_options import CommonOptions, common_options
+from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation
@@ -33,7 +33,7 @@ from attractor.engine.run import RunOptions, RunResult, execute
 from attractor.engine.rundir import RunDir, check_logs_dir
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
-from attractor.handlers.human import gates_needing_a_person
+from attractor.handlers.human import check_auto_choice, gates_needing_a_person
 from attractor.handlers.interviewer import (
     AutoApproveInterviewer,
     ConsoleInterviewer,
@@ -84,7 +84,7 @@ Completed nodes never run again; the node that was running starts over.
 """
 
 
-@click.command(epilog=_RUN_EPILOG)
+@click.command(cls=RunCommand, epilog=_RUN_EPILOG)
 @click.argument("file", metavar="FILE")
 @click.option(
     "--dry-run",
@@ -99,7 +99,7 @@ def run(file: str, dry_run: bool, **params: Any) -> NoReturn:
     _execute(params, lambda options: _plan_run(Path(file), options))
 
 
-@click.command(epilog=_RESUME_EPILOG)
+@click.command(cls=RunCommand, epilog=_RESUME_EPILOG)
 @click.argument("run_dir", metavar="RUN_DIR", required=False)
 @click.option("--latest", is_flag=True, help="Resume the newest stopped run under .attractor/runs.")
 @click.option(
@@ -228,7 +228,9 @@ def _settings(options: CommonOptions, graph: Graph) -> Settings:
 
 def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
     if options.auto_approve:
-        return AutoApproveInterviewer()
+        if options.auto_choice is not None:
+            check_auto_choice(graph, options.auto_choice)
+        return AutoApproveInterviewer(options.auto_choice)
     if options.answers is not None:
         return QueueInterviewer.from_file(Path(options.answers))
     gates = gates_needing_a_person(graph)

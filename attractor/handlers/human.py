@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
+from attractor.errors import UsageError
 from attractor.events import (
     InterviewCompleted,
     InterviewRejected,
@@ -104,6 +105,26 @@ def gates_needing_a_person(graph: Graph) -> list[str]:
         if node.handler_type == "wait.human"
         and not (node.get("human.default_choice") and question_timeout(node) is not None)
     ]
+
+
+def check_auto_choice(graph: Graph, choice: str) -> None:
+    """Refuse ``--auto-approve=CHOICE`` when no human gate of ``graph`` offers it.
+
+    Raises:
+        UsageError: naming the choices the gates do offer.
+    """
+    offered: list[str] = []
+    for node in graph.nodes():
+        if node.handler_type != "wait.human":
+            continue
+        options = [Option(c.key, c.label) for c in choices_for(node)]
+        if match_option(choice, options) is not None:
+            return
+        offered += [o.label for o in options if o.label not in offered]
+    known = ", ".join(repr(label) for label in offered) or "none (the pipeline has no gates)"
+    raise UsageError(
+        f"--auto-approve={choice}: no human gate offers that choice; the choices are {known}"
+    )
 
 
 def review_for(node: Node, graph: Graph, context: Context, env: StageEnv) -> str:
