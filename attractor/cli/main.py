@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from attractor.cli import stop_signals
 from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
@@ -68,9 +69,18 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Run the command line (the console script reaches it through ``entry.main``)."""
+    stop_signals.install()
     try:
-        cli.main(standalone_mode=True)
+        try:
+            cli.main(standalone_mode=True)
+        except BaseExceptionGroup as group:  # a stop signal inside a task group
+            stop = stop_signals.found_in(group)
+            if stop is None:
+                raise
+            raise stop from None
+    except stop_signals.StopSignal as stop:
+        _exit(stop_signals.settle(stop))
     except SystemExit as done:
         _exit(done.code)
 

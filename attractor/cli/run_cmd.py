@@ -22,6 +22,7 @@ import click
 from rich.console import Console
 
 from attractor.api import backend_for, resume_settings, settings_for
+from attractor.cli import stop_signals
 from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.cli.summary import final_line, print_summary
@@ -288,7 +289,10 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
             handle_signals=True,
             executor=executor_for(plan.settings),
         )
-        result = anyio.run(_run_and_close, plan.start, run_options, backend)
+        try:
+            result = anyio.run(_run_and_close, plan.start, run_options, backend)
+        finally:
+            stop_signals.reinstall()  # asyncio put the defaults back when the run ended
     try:
         _report(result, console, mode=mode, elapsed=time.monotonic() - started)
     except BrokenPipeError:

@@ -1,0 +1,90 @@
+"""Ctrl-C, SIGTERM and SIGHUP at any moment of a real ``attractor`` process mean
+130, 143 and 129: never click's ``Aborted!`` and exit 1 (a failed pipeline)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.runkit import events, finish, run_dirs, spawn, wait_for, write
+
+_EXPECTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+#: When the signal is sent: at once, a little after the start (click and the
+#: engine still loading), as soon as our handlers are in place and a little
+#: after, and while a node runs.
+_POINTS = ["spawn", "0.05s", "0.1s", "0.15s", "0.3s", "handlers", "handlers+0.2s", "running"]
+
+
+def _caught(pid: int) -> int:
+    """The SigCgt mask of ``pid``: bit N-1 is set when signal N has a handler."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return int(line.split()[1], 16)
+    return 0
+
+
+def _handlers_in_place(proc: subprocess.Popen[str]) -> bool:
+    # Python itself catches SIGINT from the start; SIGHUP is the last one ours installs.
+    try:
+        return bool(_caught(proc.pid) & (1 << (signal.SIGHUP - 1)))
+    except OSError:
+        return proc.poll() is not None
+
+
+def _node_running(logs: Path) -> bool:
+    dirs = run_dirs(logs)
+    if not dirs or not (dirs[0] / "events.jsonl").exists():
+        return False
+    return any(e.get("type") == "stage_started" for e in events(dirs[0]))
+
+
+@pytest.mark.parametrize("signum", list(_EXPECTED), ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("point", _POINTS)
+def test_a_stop_signal_at_any_moment_gives_its_exit_code(
+    workspace: Path, signum: signal.Signals, point: str
+) -> None:
+    write(
+        workspace / "slow.dot",
+        "digraph slow { start [shape=Mdiamond]; done [shape=Msquare]; "
+        't [shape=parallelogram, tool_command="sleep 60"]; start -> t -> done }',
+    )
+    proc = spawn(["run", "slow.dot", "--logs-dir", "runs/{graph}"], workspace)
+    if point.startswith("handlers"):
+        wait_for(lambda: _handlers_in_place(proc), "the stop-signal handlers")
+    if point.endswith("s") and point != "handlers":
+        time.sleep(float(point.rpartition("+")[2].removesuffix("s")))
+    if point == "running":
+        wait_for(lambda: _node_running(workspace / "runs"), "the tool node to start")
+    ours = _handlers_in_place(proc)
+    proc.send_signal(signum)
+    code, _, err = finish(proc)
+    assert "Aborted!" not in err
+    if not ours:
+        # Sent before the interpreter ran our first lines: the default action (or
+        # Python's KeyboardInterrupt) ends it, which a shell sees as 128+N too.
+        assert (128 - code if code < 0 else code) == _EXPECTED[signum], err
+        return
+    assert code == _EXPECTED[signum], err
+    assert "Traceback" not in err, err
+    assert err.strip(), "the process says why it stopped"
+
+
+def test_a_signal_ignored_at_start_stays_ignored() -> None:
+    """``nohup attractor ...`` keeps ignoring SIGHUP, as Python itself would."""
+    code = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+        "from attractor.cli import stop_signals\n"
+        "stop_signals.install(); stop_signals.reinstall()\n"
+        "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN,\n"
+        "      signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["True", "True"]
