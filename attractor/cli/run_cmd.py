@@ -3,8 +3,8 @@
 The commands only parse arguments, resolve settings, pick a display and turn
 the engine's :class:`~attractor.engine.run.RunResult` into output and an
 exit code; the engine does everything else. Exit codes: 0 succeeded, 1 failed,
-2 usage error or invalid pipeline, 124 timed out, 130 interrupted, 143
-terminated.
+2 usage error or invalid pipeline, 74 disk full, 124 timed out, 129 hung up,
+130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from attractor.engine.continuation import Continuation
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import main_path
 from attractor.engine.run import RunOptions, RunResult, execute
-from attractor.engine.rundir import RunDir, check_logs_dir
+from attractor.engine.rundir import RunDir, check_logs_dir, disk_full, never_started
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.human import check_auto_choice, gates_needing_a_person
@@ -61,7 +61,8 @@ class _Plan:
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
-    "124 timed out, 129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
+    "74 disk full (resumable), 124 timed out, 129 hung up (SIGHUP), "
+    "130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
 )
 _RUN_EPILOG = f"""\b
 Examples:
@@ -164,6 +165,10 @@ def _execute(
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         code = err.exit_code
+    except OSError as err:  # a file the command had to write, outside any run directory
+        where = f" ({err.filename})" if err.filename else ""
+        click.echo(f"error: {err.strerror or err}{where}", err=True)
+        code = 74 if disk_full(err) else 1
     except KeyboardInterrupt:
         # Ctrl-C before the engine installed its own handler: nothing ran yet.
         click.echo("error: interrupted", err=True)
@@ -193,6 +198,11 @@ def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None
     found = RunDir(run_dir)
     copy = found.pipeline_path
     # Before anything else (gates, models, the lock file): is this a run directory?
+    if never_started(run_dir):
+        raise UsageError(
+            f"{run_dir}: this run never started (it stopped while its directory was being "
+            f"created); start it again: attractor run PIPELINE --logs-dir {run_dir}"
+        )
     for needed in (found.checkpoint_path, copy):
         if not os.path.lexists(needed):  # anything else there is read, or refused, later
             raise UsageError(

@@ -17,6 +17,7 @@ Layout::
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
@@ -24,7 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import CheckpointError, InputFileError, SettingError, UsageError
+from attractor.errors import (
+    CheckpointError,
+    DiskFullError,
+    InputFileError,
+    RunError,
+    SettingError,
+    UsageError,
+)
 from attractor.events import Event
 from attractor.fileio import (
     STATE_LIMIT,
@@ -44,6 +52,11 @@ RESULTS = "results.jsonl"
 LOCK = ".lock"
 #: Every process group the run started, with its leader's start time (see proc/ledger.py).
 PROCESSES = "processes.jsonl"
+#: What a run directory holds before its first checkpoint: a run stopped then
+#: (killed, disk full) never started, and its directory may be reused.
+SETUP_FILES = frozenset(
+    (LOCK, PIPELINE_COPY, MANIFEST, EVENTS, RESULTS, PROCESSES, "journal.jsonl")
+)
 #: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
 DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
 
@@ -112,8 +125,11 @@ def check_logs_dir(logs_dir: str | None, source: str = "--logs-dir") -> None:
 
 
 def _refuse_used(path: Path, template: str, source: str) -> None:
-    """Refuse an existing ``path`` unless it is an empty directory."""
+    """Refuse an existing ``path`` unless it is an empty directory or a run that never started."""
     if path.is_dir():
+        if never_started(path):
+            _take_over(path)
+            return
         if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
             raise UsageError(
                 f"{path} already holds a run; resume it with: attractor resume {path}, "
@@ -133,6 +149,73 @@ def _refuse_used(path: Path, template: str, source: str) -> None:
     )
 
 
+def never_started(path: Path) -> bool:
+    """Whether ``path`` holds only what a run writes before its first checkpoint.
+
+    Such a run was stopped (killed, or out of disk space) while its directory
+    was being created: there is nothing to resume, and ``run --logs-dir`` may
+    use the directory again. An empty directory is not counted.
+    """
+    try:
+        entries = set(os.listdir(path))
+    except OSError:
+        return False
+    if CHECKPOINT in entries or not all(map(_setup_file, entries)):
+        return False
+    # The lock comes first, the manifest next (start_setup): a pipeline.dot
+    # without them is the user's own file in a folder that is no run directory.
+    ours = {name for name in entries if not name.endswith(".tmp")}
+    return MANIFEST in entries or ours == {LOCK}
+
+
+def _setup_file(name: str) -> bool:
+    # Atomic writes leave ".NAME.PID-N.tmp" behind when they are cut short.
+    return name in SETUP_FILES or (name.startswith(".") and name.endswith(".tmp"))
+
+
+def _take_over(path: Path) -> None:
+    """Empty the directory of a run that never started, unless a process still holds it."""
+    holder = RunDir(path)
+    holder.lock()  # raises when a starting run holds it
+    holder.unlock()
+    discard_unstarted(path, remove_dir=False)
+
+
+def discard_unstarted(path: Path, *, remove_dir: bool = True) -> None:
+    """Remove what a run wrote before its first checkpoint (never a resumable run).
+
+    Called when a new run stops before it could be resumed, so that what it
+    leaves is nothing rather than a directory both ``resume`` and
+    ``run --logs-dir`` would refuse. With ``remove_dir`` the emptied directory goes too.
+    """
+    if not never_started(path):
+        return
+    for name in os.listdir(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path / name)
+    if remove_dir:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def write_error(path: Path, exc: OSError, then: str) -> RunError:
+    """The one-line error for a run directory that could not be written.
+
+    ``then`` says how to go on once the cause is gone (``resume it: attractor resume X``).
+    """
+    reason = exc.strerror or type(exc).__name__
+    if disk_full(exc):
+        return DiskFullError(
+            f"cannot write the run directory {path}: {reason}; free some space, then {then}"
+        )
+    return RunError(f"cannot write the run directory {path}: {reason}; {then} once it is writable")
+
+
 def _claim_dir(path: Path, template: str, source: str) -> Path:
     """``path`` created, or found empty; refused if it holds a run or anything else."""
     if path.is_dir() or path.exists() or path.is_symlink():
@@ -148,7 +231,11 @@ def _some_entries(path: Path, entries: list[str], shown: int = 3) -> str:
     return "it has " + ", ".join(names) + more
 
 
-def _cannot_create(path: Path, value: str | None, source: str, exc: OSError) -> UsageError:
+def _cannot_create(
+    path: Path, value: str | None, source: str, exc: OSError
+) -> UsageError | RunError:
+    if disk_full(exc):
+        return write_error(path, exc, "run the pipeline again")
     reason = exc.strerror or type(exc).__name__
     blocker = next((p for p in path.parents if os.path.lexists(p)), None)
     if blocker is not None and not os.path.isdir(blocker):

@@ -64,6 +64,9 @@ def test_a_stop_signal_at_any_moment_gives_its_exit_code(
     proc.send_signal(signum)
     code, _, err = finish(proc)
     assert "Aborted!" not in err
+    # Nothing half made: no run directory yet, or one that can be resumed.
+    made = workspace / "runs" / "slow"
+    assert not made.exists() or (made / "checkpoint.json").is_file(), sorted(made.iterdir())
     if not ours:
         # Sent before the interpreter ran our first lines: the default action (or
         # Python's KeyboardInterrupt) ends it, which a shell sees as 128+N too.
