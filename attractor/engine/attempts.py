@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from attractor.engine.executor import WORKER_FILE
+from attractor.fileio import make_run_dir, write_text
 
 MARKER = ".attempt"
 #: Files of the node's folder that belong to no attempt: which cluster node runs
@@ -35,9 +36,7 @@ def begin_attempt(node_dir: Path, visit: int, attempt: int) -> str | None:
     """Move the previous attempt's files aside; returns their folder's name, if any."""
     moved = _archive(node_dir)
     if (visit, attempt) != (1, 1):
-        (node_dir / MARKER).write_text(
-            json.dumps({"visit": visit, "attempt": attempt}), encoding="utf-8"
-        )
+        write_text(node_dir / MARKER, json.dumps({"visit": visit, "attempt": attempt}))
     return moved
 
 
@@ -55,7 +54,7 @@ def _archive(node_dir: Path) -> str | None:
     while target.exists():  # an attempt interrupted and run again keeps both
         n += 1
         target = node_dir / f"{name}-{n}"
-    target.mkdir()
+    make_run_dir(target)
     for entry in entries:
         if entry.name == MARKER:
             os.unlink(entry.path)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import CheckpointError
-from attractor.fileio import dumps_compact
+from attractor.fileio import dumps_compact, run_file_mode
 
 JOURNAL = "journal.jsonl"
 
@@ -42,7 +42,7 @@ class Journal:
         #: The sequence number of the last record written (or restored).
         self.seq = seq
         self._fd: int | None = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
+            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode()
         )
         self.offset = os.fstat(self._fd).st_size
         self._unsynced = False

@@ -36,13 +36,19 @@ from attractor.errors import (
 from attractor.events import Event
 from attractor.fileio import (
     STATE_LIMIT,
+    TEXT_LIMIT,
     AppendFile,
     atomic_write_json,
     atomic_write_text,
     dumps,
     loads_json,
+    make_run_dir,
     read_bounded,
+    run_dir_mode,
+    run_file_mode,
+    set_run_permissions,
 )
+from attractor.proc.files import set_file_mode
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
@@ -73,6 +79,12 @@ def utc_stamp(when: float | None = None) -> str:
 def _safe_name(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return cleaned.strip("._") or "pipeline"
+
+
+def use_permissions(name: str) -> None:
+    """Create what runs write with the modes the ``run_permissions`` setting ``name`` says."""
+    set_run_permissions(name)
+    set_file_mode(run_file_mode())
 
 
 def new_run_dir(logs_dir: str | None, graph_name: str, *, source: str = "--logs-dir") -> Path:
@@ -220,9 +232,20 @@ def _claim_dir(path: Path, template: str, source: str) -> Path:
     """``path`` created, or found empty; refused if it holds a run or anything else."""
     if path.is_dir() or path.exists() or path.is_symlink():
         _refuse_used(path, template, source)
+        os.chmod(path, run_dir_mode() & ~_umask())  # it is the run directory now
         return path
-    path.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    make_run_dir(path)
     return path
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (Linux ``/proc``), else 022."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in read_bounded("/proc/self/status", TEXT_LIMIT, "status").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return 0o022
 
 
 def _some_entries(path: Path, entries: list[str], shown: int = 3) -> str:
@@ -256,7 +279,7 @@ def _unique_dir(base: Path, stem: str) -> Path:
     n = 1
     while True:
         try:
-            candidate.mkdir()
+            make_run_dir(candidate)
             return candidate
         except FileExistsError:
             n += 1
@@ -286,7 +309,7 @@ class RunDir:
         if self._lock_fd is not None:
             return
         try:
-            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, run_file_mode())
         except OSError as exc:
             raise UsageError(
                 f"{self.path}: cannot open the run directory's lock file: {exc.strerror}; "
@@ -372,12 +395,12 @@ class RunDir:
             return path, False
         path = self.path / _safe_name(node_id)
         try:
-            os.mkdir(path)
+            make_run_dir(path)
             created = True
         except FileExistsError:
             created = False
         except FileNotFoundError:  # the run directory itself went away: say where
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
             created = True
         self._stage_dirs[node_id] = path
         return path, created

@@ -23,6 +23,7 @@ from attractor.engine.rundir import (
     new_run_dir,
     sibling_run_dir,
     source_hash,
+    use_permissions,
     write_error,
 )
 from attractor.engine.state import NodeResult, Walk, sum_usage
@@ -91,6 +92,7 @@ def start_setup(
 ) -> RunSetup:
     """A fresh run directory for ``graph``."""
     start = _start_node(graph)
+    use_permissions(settings.run_permissions)
     run_dir = RunDir(new_run_dir(settings.logs_dir, graph.name, source=settings.source("logs_dir")))
     try:
         run_dir.lock()
@@ -203,6 +205,7 @@ def resume_setup(
     directory stays locked against other processes until the run finishes.
     """
     run_dir = RunDir(path)
+    use_permissions(settings.run_permissions)
     # Only a run directory gets a lock file: a folder without a checkpoint is
     # left as it is, and Checkpoint.load reports what is missing.
     if run_dir.checkpoint_path.is_file():

@@ -24,7 +24,7 @@ from attractor.events import (
     ParallelCompleted,
     ParallelStarted,
 )
-from attractor.fileio import atomic_write_json, atomic_write_text
+from attractor.fileio import atomic_write_json, atomic_write_text, run_dir_mode
 from attractor.handlers.base import BranchResult, StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
@@ -156,7 +156,7 @@ class BranchStore:
 
     def _make_folder(self) -> None:
         if not self._folder_made:
-            self.folder.mkdir(exist_ok=True)
+            self.folder.mkdir(mode=run_dir_mode(), exist_ok=True)
             self._folder_made = True
 
 
