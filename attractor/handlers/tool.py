@@ -56,7 +56,7 @@ class ToolHandler:
         return Outcome(StageStatus.FAIL, failure_reason=reason, context_updates=updates)
 
 
-def failure_reason(code: int, stdout: str, stderr: str) -> str:
+def failure_reason(code: int | None, stdout: str, stderr: str) -> str:
     """``tool_command exited with code N``, the last line of stderr, and stdout's tail.
 
     Many tools report on stdout alone (pytest's ``1 failed, 3 passed``): the
