@@ -214,8 +214,11 @@ async def _drive(setup: RunSetup, options: RunOptions) -> RunResult:
         # leaves nothing behind rather than a directory nothing can use.
         if not setup.resumed:
             discard_unstarted(setup.run_dir.path)
-        if isinstance(exc, OSError):
+        if disk_full(exc):
             raise write_error(setup.run_dir.path, exc, _then(setup)) from None
+        if isinstance(exc, OSError):  # one line, not a traceback
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise RunError(f"the run stopped: {exc.strerror or exc}{where}") from None
         raise
     finally:
         # finish_run released the lock of every directory it opened; this one
