@@ -131,16 +131,20 @@ def check_logs_dir(logs_dir: str | None, source: str = "--logs-dir") -> None:
     path = Path(logs_dir)
     try:
         if path.is_dir() or path.exists() or path.is_symlink():
-            _refuse_used(path, logs_dir, source)
+            _refuse_used(path, logs_dir, source, take=False)
     except OSError:
         return  # unreadable: new_run_dir reports it when it tries to create the run
 
 
-def _refuse_used(path: Path, template: str, source: str) -> None:
-    """Refuse an existing ``path`` unless it is an empty directory or a run that never started."""
+def _refuse_used(path: Path, template: str, source: str, *, take: bool = True) -> None:
+    """Refuse an existing ``path`` unless it is an empty directory or a run that never started.
+
+    With ``take``, the leftovers of a run that never started are removed.
+    """
     if path.is_dir():
         if never_started(path):
-            _take_over(path)
+            if take:
+                _take_over(path)
             return
         if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
             raise UsageError(
