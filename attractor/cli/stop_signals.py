@@ -16,6 +16,7 @@ Nothing here imports click or the engine: it must load in a few milliseconds.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from types import FrameType
@@ -75,8 +76,11 @@ def settle(stop: StopSignal) -> int:
     for signum in STOPS:
         signal.signal(signum, signal.SIG_IGN)
     with contextlib.suppress(Exception):
-        sys.stderr.write(f"error: {stop.what}\n")
-        sys.stderr.flush()
+        sys.stderr.flush()  # what was written before, then the line
+    with contextlib.suppress(OSError):
+        # Straight to the descriptor: the signal may have cut a write to
+        # sys.stderr short, leaving its buffer unusable for this one.
+        os.write(2, f"error: {stop.what}\n".encode())
     code = stop.code
     return code if isinstance(code, int) else 1
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -11,13 +12,32 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import events, finish, run_dirs, spawn, wait_for, write
+from tests.cli.runkit import events, finish, run_dirs, wait_for, write
 
 _EXPECTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 #: When the signal is sent: at once, a little after the start (click and the
 #: engine still loading), as soon as our handlers are in place and a little
 #: after, and while a node runs.
 _POINTS = ["spawn", "0.05s", "0.1s", "0.15s", "0.3s", "handlers", "handlers+0.2s", "running"]
+
+
+def _spawn_script(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    """``attractor ARGS`` as the console script starts it.
+
+    Not ``python -m attractor``: a Ctrl-C while Python imports runpy, before any
+    line of ours, ends that with exit 1 ("Could not import runpy module").
+    """
+    leaky = ("ATTRACTOR_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_API")  # as runkit.spawn
+    env = {k: v for k, v in os.environ.items() if not k.startswith(leaky)}
+    return subprocess.Popen(
+        [sys.executable, "-c", "from attractor.cli.entry import main; main()", *args],
+        cwd=cwd,
+        env={**env, "NO_COLOR": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _caught(pid: int) -> int:
@@ -53,7 +73,7 @@ def test_a_stop_signal_at_any_moment_gives_its_exit_code(
         "digraph slow { start [shape=Mdiamond]; done [shape=Msquare]; "
         't [shape=parallelogram, tool_command="sleep 60"]; start -> t -> done }',
     )
-    proc = spawn(["run", "slow.dot", "--logs-dir", "runs/{graph}"], workspace)
+    proc = _spawn_script(["run", "slow.dot", "--logs-dir", "runs/{graph}"], workspace)
     if point.startswith("handlers"):
         wait_for(lambda: _handlers_in_place(proc), "the stop-signal handlers")
     if point.endswith("s") and point != "handlers":
@@ -62,19 +82,22 @@ def test_a_stop_signal_at_any_moment_gives_its_exit_code(
         wait_for(lambda: _node_running(workspace / "runs"), "the tool node to start")
     ours = _handlers_in_place(proc)
     proc.send_signal(signum)
-    code, _, err = finish(proc)
+    code, out, err = finish(proc)
     assert "Aborted!" not in err
     # Nothing half made: no run directory yet, or one that can be resumed.
     made = workspace / "runs" / "slow"
     assert not made.exists() or (made / "checkpoint.json").is_file(), sorted(made.iterdir())
     if not ours:
         # Sent before the interpreter ran our first lines: the default action (or
-        # Python's KeyboardInterrupt) ends it, which a shell sees as 128+N too.
-        assert (128 - code if code < 0 else code) == _EXPECTED[signum], err
+        # Python's KeyboardInterrupt) ends it, which a shell sees as 128+N too,
+        # except while Python itself is still starting (it then reports a fatal
+        # error in its own start-up and exits 1; nothing of ours has run).
+        if "Fatal Python error: init_" not in err:
+            assert (128 - code if code < 0 else code) == _EXPECTED[signum], err
         return
     assert code == _EXPECTED[signum], err
     assert "Traceback" not in err, err
-    assert err.strip(), "the process says why it stopped"
+    assert err.strip(), f"the process says why it stopped; stdout: {out[-500:]!r}"
 
 
 def test_a_signal_ignored_at_start_stays_ignored() -> None:
