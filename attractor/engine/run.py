@@ -214,7 +214,7 @@ async def _drive(setup: RunSetup, options: RunOptions) -> RunResult:
         # leaves nothing behind rather than a directory nothing can use.
         if not setup.resumed:
             discard_unstarted(setup.run_dir.path)
-        if disk_full(exc):
+        if isinstance(exc, OSError) and disk_full(exc):
             raise write_error(setup.run_dir.path, exc, _then(setup)) from None
         if isinstance(exc, OSError):  # one line, not a traceback
             where = f" ({exc.filename})" if exc.filename else ""
