@@ -89,8 +89,13 @@ def draw(path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg
 
     With ``run_dir``, each node is coloured by its state in that run, with its
     visits and time, and the route the run took is drawn bold.
+
+    Raises:
+        UsageError: ``run_dir`` is not a run directory, or is a run of another
+            pipeline (its recorded pipeline digest differs from this file's).
     """
-    from attractor.engine.inventory import is_run_dir, run_state
+    from attractor.engine.inventory import is_run_dir, pipeline_digest, run_state
+    from attractor.engine.rundir import PIPELINE_COPY, source_hash
     from attractor.errors import UsageError
     from attractor.render import render
 
@@ -101,6 +106,14 @@ def draw(path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg
             raise UsageError(
                 f"--run {run_dir}: not a run directory (no manifest.json or checkpoint.json); "
                 "pass a directory that attractor run printed"
+            )
+        ran = pipeline_digest(Path(run_dir))
+        if ran is not None and ran != source_hash(graph.source):
+            # Another pipeline's states on this one's nodes would mislead.
+            raise UsageError(
+                f"--run {run_dir}: that run is not of {path} (its pipeline differs); "
+                f"draw the run's own copy: attractor graph {Path(run_dir) / PIPELINE_COPY} "
+                f"--run {run_dir}"
             )
         state = run_state(Path(run_dir), graph)
     return render(graph, state, fmt)

@@ -19,7 +19,8 @@ Examples:
 \b
 Node colours with --run: pending grey, running blue, success green, partial
 yellow, fail red, skipped dark grey, retry orange, stopped purple.
-Exit status: 0 drawn, 2 usage error or invalid pipeline.
+Exit status: 0 drawn, 2 usage error, invalid pipeline or a --run of another
+pipeline.
 """
 
 

@@ -127,6 +127,9 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
         sys.exit(0)
     click.echo(f"run {info.id}: {info.name}, {info.status}")
     click.echo(f"started {iso(info.started_at) or '?'}, duration {_seconds(info.duration) or '?'}")
+    if info.tokens or info.cost:
+        cost = f", cost ${info.cost:,.4f}" if info.cost is not None else ""
+        click.echo(f"tokens: {info.tokens:,} (every attempt){cost}")
     if info.failure_reason:
         click.echo(f"reason: {info.failure_reason}")
     click.echo("")

@@ -100,7 +100,7 @@ def rich_table(rows: Sequence[tuple[str, ...]], width: int) -> Table:
             max_width=note_width if i == note else None,
             min_width=None if i == note else fixed[i if i < note else i - 1],
         )
-    styles = {"success": "green", "partial_success": "yellow", "fail": "red"}
+    styles = {"success": "green", "partial_success": "yellow", "fail": "red", "stopped": "magenta"}
     for row in rows:
         # Text cells: a note like "[A] Approve" must not be read as rich markup.
         cells = [Text(cell) for cell in row]

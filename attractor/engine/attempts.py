@@ -26,9 +26,14 @@ _NOT_AN_ATTEMPTS = frozenset({WORKER_FILE})
 _ARCHIVE = re.compile(r"^v\d+-a\d+(-\d+)?$")
 
 
-def files_of(node_dir: Path, visit: int, attempt: int) -> Path:
-    """Where an attempt's files are: its own folder once moved aside, else the node's."""
-    moved = node_dir / f"v{visit}-a{attempt}"
+def files_of(node_dir: Path, visit: int, attempt: int, run: int = 1) -> Path:
+    """Where an attempt's files are: its own folder once moved aside, else the node's.
+
+    ``run`` counts the starts of the same visit and attempt: one a stop cut short
+    runs again on resume, and the ``run``-th start's files move to ``vV-aA-RUN``.
+    """
+    name = f"v{visit}-a{attempt}" + (f"-{run}" if run > 1 else "")
+    moved = node_dir / name
     return moved if moved.is_dir() else node_dir
 
 

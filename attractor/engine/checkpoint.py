@@ -55,6 +55,9 @@ class Checkpoint:
     context: dict[str, Any] = field(default_factory=dict)
     logs: list[str] = field(default_factory=list)
     run_turns_used: int = 0
+    #: Tokens and cost the run spent so far, every attempt counted (``Usage.to_json``);
+    #: None in a checkpoint written before attractor recorded it.
+    run_usage: dict[str, Any] | None = None
     #: How many summary rows of results.jsonl belong to this checkpoint.
     node_results_count: int = 0
     failure_reason: str = ""
@@ -153,6 +156,7 @@ def apply_record(checkpoint: Checkpoint, record: dict[str, Any], path: Path, num
         ) from None
     checkpoint.run_turns_used = record.get("turns", checkpoint.run_turns_used)
     checkpoint.node_results_count = record.get("results", checkpoint.node_results_count)
+    checkpoint.run_usage = record.get("usage", checkpoint.run_usage)
     checkpoint.next_node = record.get("next")
     checkpoint.current_node = record.get("current")
     checkpoint.journal_seq = record["seq"]
@@ -206,6 +210,7 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "logs": (_is_str_list, "a list of strings"),
     "run_turns_used": (lambda v: _is_int(v) and v >= 0, "a count"),
     "node_results_count": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "run_usage": (lambda v: v is None or isinstance(v, dict), "an object of token counts"),
     "failure_reason": (lambda v: isinstance(v, str), "a string"),
     "timestamp": (lambda v: type(v) in (int, float), "a number"),
     "version": (_is_int, "an integer"),

@@ -102,6 +102,7 @@ def _from_node(
     state.next_node = node
     # What was spent stays spent, and the summary keeps every row written so far.
     state.run_turns_used = latest.run_turns_used
+    state.run_usage = latest.run_usage
     state.node_results_count = latest.node_results_count
     state.journal_seq = latest.journal_seq
     return state

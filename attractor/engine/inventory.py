@@ -25,8 +25,17 @@ from typing import Any
 
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
-from attractor.engine.rundir import CHECKPOINT, LOCK, MANIFEST, RESULTS, RunDir, _safe_name
-from attractor.errors import AttractorError
+from attractor.engine.rundir import (
+    CHECKPOINT,
+    LOCK,
+    MANIFEST,
+    RESULTS,
+    RunDir,
+    _safe_name,
+    source_hash,
+)
+from attractor.errors import AttractorError, InputFileError
+from attractor.fileio import TEXT_LIMIT, read_bounded
 
 #: Where runs go under a root (the engine's default, relative to the directory run in).
 RUNS_SUBDIR = Path(".attractor") / "runs"
@@ -75,8 +84,10 @@ class RunInfo:
     failure_reason: str
     #: Node executions finished so far (rows of results.jsonl).
     nodes_done: int = 0
-    #: Input plus output tokens of the run so far (the manifest's usage).
+    #: Input plus output tokens of the run so far, every attempt counted.
     tokens: int = 0
+    #: US dollars spent so far, None when no model used had a price.
+    cost: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -143,8 +154,19 @@ def run_info(path: Path) -> RunInfo:
     except AttractorError:
         manifest = {}
     status = str(manifest.get("status") or "unknown")
-    if status == RUNNING and not driver_alive(path):
-        status = "stopped"
+    usage = manifest.get("usage")
+    current = _text_or_none(manifest.get("current_node"))
+    if status == RUNNING:
+        # The manifest is written when a run starts and ends: a run still going,
+        # or one whose driver died, has its node and its spending so far in the
+        # checkpoint (with the journal records after it).
+        checkpoint = load_checkpoint(path)
+        if checkpoint is not None:
+            current = checkpoint.current_node or checkpoint.next_node
+            if checkpoint.run_usage is not None:
+                usage = checkpoint.run_usage
+        if not driver_alive(path):
+            status = "stopped"
     return RunInfo(
         id=path.name,
         path=path,
@@ -154,11 +176,27 @@ def run_info(path: Path) -> RunInfo:
         started_at=_number(manifest.get("started_at")),
         finished_at=_number(manifest.get("finished_at")),
         duration=_number(manifest.get("duration")),
-        current_node=_text_or_none(manifest.get("current_node")),
+        current_node=current,
         failure_reason=str(manifest.get("failure_reason") or ""),
         nodes_done=_line_count(path / RESULTS),
-        tokens=_tokens(manifest.get("usage")),
+        tokens=_tokens(usage),
+        cost=_cost(usage),
     )
+
+
+def pipeline_digest(path: Path) -> str | None:
+    """The SHA-256 of the pipeline text the run in ``path`` ran: the manifest's
+    ``source_sha256``, else (an older manifest) its copy's; None when neither is there."""
+    try:
+        recorded = RunDir(path).read_manifest().get("source_sha256")
+    except AttractorError:
+        recorded = None
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    try:
+        return source_hash(read_bounded(RunDir(path).pipeline_path, TEXT_LIMIT, "pipeline copy"))
+    except InputFileError:
+        return None
 
 
 def _line_count(path: Path) -> int:
@@ -174,6 +212,10 @@ def _tokens(usage: object) -> int:
         return 0
     counts = (usage.get("input_tokens"), usage.get("output_tokens"))
     return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
+
+
+def _cost(usage: object) -> float | None:
+    return _number(usage.get("cost")) if isinstance(usage, dict) else None
 
 
 def driver_alive(path: Path) -> bool:
@@ -390,8 +432,13 @@ class _Fold:
         node = self.node(str(e["name"]))
         node.state, node.error, node.turn, node.tool = "running", "", "", ""
         node.attempts = int(e.get("attempt", 1))
-        if node.attempts == 1:
-            node.visits += 1
+        visit = e.get("visit")
+        if not isinstance(visit, int) or isinstance(visit, bool) or visit < 1:
+            # Events written before they named their visit: count first attempts.
+            visit = node.visits + 1 if node.attempts == 1 else node.visits
+        # An attempt cut short by a stop starts again on resume as the same visit.
+        if visit > node.visits:
+            node.visits = visit
             self.state.route.append(node.id)
 
     def _on_stage_completed(self, e: dict[str, Any]) -> None:

@@ -64,6 +64,8 @@ class _Shadow:
         self.logs = len(walk.context.logs)
         self.turns = turns
         self.results = results
+        #: The run budget's ``spent`` as last recorded (a new object at each spend).
+        self.spent: object = None
 
 
 def _changed(now: Mapping[str, Any], seen: dict[str, Any], keys: list[str]) -> dict[str, Any]:
@@ -82,11 +84,14 @@ class Progress:
         self.journal = Journal(run.run_dir.path / JOURNAL, seq)
         self.encoder = CheckpointEncoder()
         self._shadow = _Shadow(run.main, run.services.run_budget.used, run.results_written)
+        self._shadow.spent = run.services.run_budget.spent
         self._snapshot_at = time.monotonic()
         #: Seconds until the next periodic checkpoint (grows with the checkpoint's cost).
         self._interval = SNAPSHOT_SECONDS
         #: Files written since the last barrier that it must make durable (see sync_later).
         self._unsynced: dict[Path, None] = {}
+        #: ``next`` and ``current`` of the last record (a spend-only record repeats them).
+        self._where: tuple[str | None, str | None] = (None, run.main.current)
 
     def record(self, run: Run, next_node: str | None) -> None:
         """Append the changes of the main traversal since the previous record."""
@@ -94,6 +99,7 @@ class Progress:
         record = self._delta(run, main)
         record["next"] = next_node
         record["current"] = next_node if next_node is not None else main.current
+        self._where = (record["next"], record["current"])
         self.journal.append(record)
         # What the files stood for (a finished branch of the node that just ended) is
         # now in the journal, which the next barrier syncs.
@@ -102,6 +108,18 @@ class Progress:
         run.emit(CheckpointSaved(node_id=last, phase="after"))
         if time.monotonic() - self._snapshot_at >= self._interval:
             self.snapshot(run, next_node)
+
+    def note_spend(self, run: Run) -> None:
+        """Journal the run's total spend if it changed (a parallel branch's node ended).
+
+        The main traversal is still inside its node: the record repeats where it
+        stands, so a resume after a crash continues as before and forgets no spend.
+        """
+        record: dict[str, Any] = {}
+        self._spend(run, record)
+        if record:
+            record["next"], record["current"] = self._where
+            self.journal.append(record)
 
     def _delta(self, run: Run, main: Walk) -> dict[str, Any]:
         shadow = self._shadow
@@ -135,6 +153,16 @@ class Progress:
             record["turns"] = shadow.turns = run.services.run_budget.used
         if run.results_written != shadow.results:
             record["results"] = shadow.results = run.results_written
+        self._spend(run, record)
+
+    def _spend(self, run: Run, record: dict[str, Any]) -> None:
+        shadow = self._shadow
+        spent = run.services.run_budget.spent
+        if spent is not shadow.spent:
+            from attractor.engine.state import run_usage
+
+            shadow.spent = spent
+            record["usage"] = run_usage(run).to_json()
 
     def snapshot(
         self, run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
@@ -147,6 +175,7 @@ class Progress:
         self._delta(run, run.main)
         self.sync()
         checkpoint = make_checkpoint(run, next_node, status, live=True)
+        self._where = (next_node, checkpoint.current_node)
         checkpoint.failure_reason = reason
         checkpoint.journal_seq = self.journal.seq
         checkpoint.journal_offset = self.journal.offset

@@ -51,7 +51,7 @@ from attractor.engine.setup import (
     start_setup,
     utc_text,
 )
-from attractor.engine.state import NodeResult, Run, save_checkpoint, sum_usage
+from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
 from attractor.errors import AttractorError, RunError
 from attractor.events import (
     Event,
@@ -257,7 +257,9 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         setup = restart_setup(setup, end.restart_at)
                         finish_run(run, "restarted", end, None, setup.run_dir.path.name)
                         ledger.path = setup.run_dir.path / PROCESSES
+                        carried = run.carried + run_usage(run)
                         run = open_run(setup, services, registry, bus, options)
+                        run.carried = carried
                 finally:
                     signals.cancel_scope.cancel()
             if stop.error is not None:
@@ -361,6 +363,7 @@ def _resume_hint(path: Path) -> str:
 def _result(
     run: Run, setup: RunSetup, status: RunStatus, end: WalkEnd | None, timeout: float | None
 ) -> RunResult:
+    stopped = stopped_row(run, status) if status in RESUMABLE else None
     unsaved = finish_run(run, status, end, timeout)
     if unsaved is not None:  # the last checkpoint on disk still says where to go on
         raise write_error(run.run_dir.path, unsaved, _resume_hint(run.run_dir.path))
@@ -369,8 +372,8 @@ def _result(
         run_dir=run.run_dir.path,
         failure_reason=run.failure_reason,
         current_node=run.main.current,
-        node_results=list(run.node_results),
-        usage=sum_usage(run.node_results),
+        node_results=[*run.node_results, *([stopped] if stopped else [])],
+        usage=(run.carried + run_usage(run)).to_json(),
         timeout=timeout,
         warnings=setup.warnings + run.bus.errors,
     )
@@ -419,6 +422,8 @@ def open_run(
         node_results=setup.node_results,
         manifest=setup.manifest,
         executor=options.executor,
+        usage_before=setup.usage_before,
+        spent_at_open=services.run_budget.spent,
     )
     log = EventLog(setup.run_dir.events_path)
     bus.add_observer(log)
@@ -526,7 +531,7 @@ def _update_manifest(run: Run, status: str, duration: float, restarted_into: str
         finished_at_utc=utc_text(finished),
         duration=round(duration, 3),
         active_seconds=round(float(manifest.get("active_seconds_before", 0.0)) + duration, 3),
-        usage=sum_usage(run.node_results),
+        usage=run_usage(run).to_json(),
         failure_reason=run.failure_reason,
         current_node=run.main.current,
     )

@@ -62,6 +62,8 @@ class RunSetup:
     journal_seq: int = 0
     #: How a continued run goes on (``retry_failed:NODE``, ``from:NODE``), else "".
     continuation: str = ""
+    #: What the run directory had spent before this session (a resume), every attempt counted.
+    usage_before: Usage = field(default_factory=Usage)
 
 
 def initial_context(graph: Graph, seed: dict[str, Any]) -> Context:
@@ -130,7 +132,7 @@ def start_setup(
 
 
 def run_budget(
-    settings: Settings, turns_used: int = 0, results: list[NodeResult] | None = None
+    settings: Settings, turns_used: int = 0, spent: Usage | None = None
 ) -> RunTurnBudget:
     """The run-wide budgets; on resume, what the earlier part of the run spent counts."""
     return RunTurnBudget(
@@ -138,7 +140,7 @@ def run_budget(
         used=turns_used,
         max_tokens=settings.max_total_tokens,
         max_cost=settings.max_cost,
-        spent=Usage.from_json(sum_usage(results or [])),
+        spent=spent,
         sources={name: settings.source(name) for name in SETTING_OF.values()},
     )
 
@@ -276,6 +278,7 @@ def _restore(
     all_seed = {**(first_seed if isinstance(first_seed, dict) else {}), **seed}
     manifest["context_seed"] = all_seed
     results = _node_results(run_dir, checkpoint.node_results_count)
+    spent = spent_before(checkpoint, results)
     return RunSetup(
         graph=graph,
         run_dir=run_dir,
@@ -283,7 +286,7 @@ def _restore(
         source_text=text,
         main=main,
         start=start,
-        budget=run_budget(settings, checkpoint.run_turns_used, results),
+        budget=run_budget(settings, checkpoint.run_turns_used, spent),
         seed=all_seed,
         node_results=results,
         warnings=[*notes, *_source_warnings(manifest)],
@@ -292,7 +295,16 @@ def _restore(
         origin=path,
         journal_seq=checkpoint.journal_seq,
         continuation=f"{how.to_json(start)['how']}:{start}" if how is not None else "",
+        usage_before=spent,
     )
+
+
+def spent_before(checkpoint: Checkpoint, results: list[NodeResult]) -> Usage:
+    """What the run spent before it stopped: the checkpoint's total of every attempt;
+    a checkpoint written before attractor kept that total has only the summary rows."""
+    if checkpoint.run_usage is not None:
+        return Usage.from_json(checkpoint.run_usage)
+    return Usage.from_json(sum_usage(results))
 
 
 def _node_results(run_dir: RunDir, count: int) -> list[NodeResult]:

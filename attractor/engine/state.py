@@ -83,6 +83,10 @@ class Walk:
     #: A branch's progress keeper: called with the node to run next after each of
     #: its steps (the main traversal journals them instead).
     on_step: Callable[[Walk, str], None] | None = None
+    #: When the node in progress was entered (None between nodes), and what the
+    #: run had spent then: a run stopped inside it reports both in its summary.
+    entered_at: float | None = None
+    spent_at_entry: Usage = field(default_factory=Usage)
 
 
 @dataclass
@@ -112,6 +116,14 @@ class Run:
     progress: Progress | None = None
     #: Where the branches of parallel nodes execute.
     executor: Executor = field(default_factory=LocalExecutor)
+    #: What this run directory had spent before this process opened it (a resume).
+    usage_before: Usage = field(default_factory=Usage)
+    #: The shared run budget's ``spent`` when this process opened the directory (a
+    #: child run or a loop_restart shares the budget of the run that started it).
+    spent_at_open: Usage = field(default_factory=Usage)
+    #: What the earlier directories of this run spent (a ``loop_restart`` goes on in
+    #: a new directory): added to this one's for the run's result.
+    carried: Usage = field(default_factory=Usage)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)
@@ -133,6 +145,37 @@ class Run:
     def next_index(self) -> int:
         self.stage_index += 1
         return self.stage_index
+
+
+def run_usage(run: Run) -> Usage:
+    """Every token and dollar this run directory spent: each attempt of each node,
+    its branches, subagents, child runs and agent CLIs, over every session of it.
+
+    The one total the summary, manifest, checkpoint and listings show. It is
+    counted where the spending is counted (the run budget, as each answer comes
+    in), not from the summary rows, which hold each visit's attempts only.
+    """
+    return run.usage_before + run.services.run_budget.spent.beyond(run.spent_at_open)
+
+
+def stopped_row(run: Run, status: str) -> NodeResult | None:
+    """The summary row of the node a stop cut short (None when none was running).
+
+    Not a row of results.jsonl: the node runs again from its start on resume.
+    """
+    main, node = run.main, run.main.current
+    if node is None or main.entered_at is None:
+        return None
+    spent = run.services.run_budget.spent.beyond(main.spent_at_entry)
+    return NodeResult(
+        node=node,
+        status="stopped",
+        attempts=main.retries.get(node, 0) + 1,
+        duration=time.monotonic() - main.entered_at,
+        note=f"{status.replace('_', ' ')} while running; resume runs it again",
+        usage=spent.to_json() if spent.total_tokens or spent.cost else None,
+        visit=max(1, main.visits[node]),
+    )
 
 
 def sum_usage(results: list[NodeResult]) -> dict[str, Any]:
@@ -169,6 +212,7 @@ def make_checkpoint(
         context=context,
         logs=main.context.logs if live else list(main.context.logs),
         run_turns_used=run.services.run_budget.used,
+        run_usage=run_usage(run).to_json(),
         node_results_count=run.results_written,
     )
 

@@ -24,6 +24,7 @@ from attractor.events import StageCompleted, StageFailed, StageRetrying, StageSt
 from attractor.fileio import json_lines, write_text
 from attractor.handlers.base import BranchRunner, StageEnv
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.llm.types import Usage
 
 
 def visit_limit(node: Node, graph: Graph) -> int | None:
@@ -56,19 +57,25 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
     walk.context.set("current_node", node.id)
     walk.visits[node.id] += 1
     index = run.next_index()
-    started = time.monotonic()
+    started = walk.entered_at = time.monotonic()
+    walk.spent_at_entry = run.services.run_budget.spent
     if over_limit(node, run.graph, walk):
         outcome = Outcome.fail(visits_reason(node, run.graph, walk.visits[node.id]))
-        attempts = 0
+        attempts, usage = 0, None
     else:
-        outcome, attempts = await _attempts(run, walk, node, index, run_branch)
-    _finish(run, node, index, outcome, attempts, time.monotonic() - started, walk.visits[node.id])
+        outcome, attempts, usage = await _attempts(run, walk, node, index, run_branch)
+    duration = time.monotonic() - started
+    _finish(run, node, index, outcome, attempts, duration, walk.visits[node.id], usage)
+    walk.entered_at = None
+    if walk.branch is not None and run.progress is not None:
+        run.progress.note_spend(run)  # the main traversal journals its own steps
     return outcome
 
 
 async def _attempts(
     run: Run, walk: Walk, node: Node, index: int, run_branch: BranchRunner
-) -> tuple[Outcome, int]:
+) -> tuple[Outcome, int, Usage | None]:
+    """The final outcome, the attempts made and what they all spent (None: no model asked)."""
     policy = policy_for(node, run.graph, run.backoff)
     try:
         handler_type = run.registry.resolve_type(node)
@@ -78,6 +85,7 @@ async def _attempts(
     # from the checkpoint on resume); the interrupted attempt runs again.
     attempt = min(walk.retries.get(node.id, 0) + 1, policy.max_attempts)
     acts = has_side_effects(handler_type, run.services.backend)
+    spent: Usage | None = None
     while True:
         if acts and run.progress is not None:
             # What the journal holds must survive a machine crash before the
@@ -90,6 +98,7 @@ async def _attempts(
             )
         )
         outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
+        spent = _add_usage(spent, outcome)
         if (
             not _retryable(outcome, handler_type)
             or attempt >= policy.max_attempts
@@ -97,7 +106,7 @@ async def _attempts(
             # run with the budget's reason right after this node.
             or run.services.run_budget.exhausted
         ):
-            return _settle(node, outcome, walk), attempt
+            return _settle(node, outcome, walk), attempt, spent
         delay = policy.backoff.delay_for_attempt(attempt)
         run.emit(StageFailed(name=node.id, index=index, error=_reason(outcome), will_retry=True))
         run.emit(StageRetrying(name=node.id, index=index, attempt=attempt + 1, delay=delay))
@@ -114,6 +123,14 @@ async def _attempts(
             walk.visits[node.id] += 1
         await anyio.sleep(delay)
         attempt += 1
+
+
+def _add_usage(spent: Usage | None, outcome: Outcome) -> Usage | None:
+    """``spent`` plus the usage an attempt reported: a retried attempt's tokens count too."""
+    usage = outcome.details.get("usage")
+    if not isinstance(usage, dict):
+        return spent
+    return Usage.from_json(usage) if spent is None else spent + Usage.from_json(usage)
 
 
 def _retryable(outcome: Outcome, handler_type: str) -> bool:
@@ -226,7 +243,14 @@ def _reason(outcome: Outcome) -> str:
 
 
 def _finish(
-    run: Run, node: Node, index: int, outcome: Outcome, attempts: int, duration: float, visit: int
+    run: Run,
+    node: Node,
+    index: int,
+    outcome: Outcome,
+    attempts: int,
+    duration: float,
+    visit: int,
+    usage: Usage | None,
 ) -> None:
     """status.json, the final stage event and the summary row."""
     _write_status(run, node, outcome)
@@ -243,7 +267,6 @@ def _finish(
                 preferred_label=outcome.preferred_label,
             )
         )
-    usage = outcome.details.get("usage")
     run.add_result(
         NodeResult(
             node=node.id,
@@ -251,7 +274,7 @@ def _finish(
             attempts=attempts,
             duration=duration,
             note=outcome.failure_reason or outcome.notes,
-            usage=dict(usage) if isinstance(usage, dict) else None,
+            usage=usage.to_json() if usage is not None else None,
             visit=visit,
         )
     )

@@ -43,18 +43,21 @@ def timeline(path: Path) -> list[Attempt]:
     rows: list[Attempt] = []
     open_rows: dict[str, Attempt] = {}
     visits: Counter[str] = Counter()
+    #: How often each (node, visit, attempt) started: an attempt a stop cut short
+    #: runs again on resume under the same numbers.
+    runs: Counter[tuple[str, int, int]] = Counter()
     for _, event in read_events(path):
         kind = event.get("type")
         if kind == "stage_started":
             name = str(event.get("name"))
             attempt = int(event.get("attempt", 1))
-            if attempt == 1:
-                visits[name] += 1
+            visit = _visit(event, visits, name, attempt)
             if rows and rows[-1].status != "running" and not rows[-1].route:
                 rows[-1].route = f"-> {name}"
-            folder = files_of(stage_path(path, name), visits[name], attempt)
+            runs[name, visit, attempt] += 1
+            folder = files_of(stage_path(path, name), visit, attempt, runs[name, visit, attempt])
             files = folder.relative_to(path).as_posix()
-            row = Attempt(name, visits[name], attempt, started=_ts(event), files=files)
+            row = Attempt(name, visit, attempt, started=_ts(event), files=files)
             rows.append(row)
             open_rows[name] = row
         elif kind in ("stage_completed", "stage_failed", "stage_retrying"):
@@ -71,6 +74,17 @@ def timeline(path: Path) -> list[Attempt]:
             if row.status == "running":
                 row.status = "stopped"
     return rows
+
+
+def _visit(event: dict[str, Any], visits: Counter[str], name: str, attempt: int) -> int:
+    """The visit the event names; counted from first attempts for events that name none."""
+    recorded = event.get("visit")
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        visits[name] = max(visits[name], recorded)
+        return recorded
+    if attempt == 1:
+        visits[name] += 1
+    return visits[name]
 
 
 def _close(row: Attempt, event: dict[str, Any]) -> None:

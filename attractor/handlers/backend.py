@@ -52,6 +52,11 @@ class CodergenBackend(Protocol):
     reflections.md) and extra ``status.json`` fields through the Outcome's
     ``context_updates`` or its own writes; the handler writes prompt.md,
     response.md and status.json.
+
+    What a backend's model requests spend goes into ``request.run_budget``
+    (``spend()``, as each answer comes in): that is the run's total of every
+    attempt, which the summary, manifest and budgets read. ``details["usage"]``
+    of the Outcome is the attempt's own share, for its status.json and summary row.
     """
 
     async def run(self, request: StageRequest) -> str | Outcome: ...

@@ -100,6 +100,21 @@ class Usage:
             cost,
         )
 
+    def beyond(self, other: Usage) -> Usage:
+        """What this sum holds on top of ``other`` (each count at least zero).
+
+        ``cost`` stays None when this sum has none.
+        """
+        cost = None if self.cost is None else max(0.0, self.cost - (other.cost or 0.0))
+        return Usage(
+            max(0, self.input_tokens - other.input_tokens),
+            max(0, self.output_tokens - other.output_tokens),
+            max(0, self.cache_read_tokens - other.cache_read_tokens),
+            max(0, self.cache_write_tokens - other.cache_write_tokens),
+            max(0, self.reasoning_tokens - other.reasoning_tokens),
+            cost,
+        )
+
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens

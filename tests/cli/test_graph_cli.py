@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -103,3 +104,36 @@ def test_graph_refuses_bad_input_in_one_line(workspace: Path) -> None:
         result = invoke(args)
         assert result.exit_code == 2, args
         assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_graph_refuses_the_run_of_another_pipeline(workspace: Path) -> None:
+    write(workspace / "a.dot", FAILING)
+    write(workspace / "b.dot", FAILING.replace("echo fetched", "echo other"))
+    ran = invoke(["run", "b.dot", "--logs-dir", "runs/{timestamp}", "--quiet"])
+    assert ran.exit_code == 0, ran.stderr
+    run_dir = only_run_dir(workspace / "runs")
+    result = invoke(["graph", "a.dot", "--run", str(run_dir)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()[-1:]
+    assert f"--run {run_dir}: that run is not of a.dot" in line
+    assert f"attractor graph {run_dir / 'pipeline.dot'} --run {run_dir}" in line
+    # The run's own pipeline, and its copy in the run directory, draw as before.
+    for own in ("b.dot", str(run_dir / "pipeline.dot")):
+        assert invoke(["graph", own, "--run", str(run_dir)]).exit_code == 0
+
+
+def test_graph_checks_a_run_whose_manifest_has_no_digest(workspace: Path) -> None:
+    write(workspace / "a.dot", FAILING)
+    write(workspace / "b.dot", FAILING.replace("echo fetched", "echo other"))
+    assert invoke(["run", "b.dot", "--logs-dir", "runs/{timestamp}", "--quiet"]).exit_code == 0
+    run_dir = only_run_dir(workspace / "runs")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    del manifest["source_sha256"]  # as an older attractor wrote it
+    write(run_dir / "manifest.json", json.dumps(manifest))
+    # The run directory's copy of its pipeline tells which pipeline it ran.
+    assert invoke(["graph", "a.dot", "--run", str(run_dir)]).exit_code == 2
+    assert invoke(["graph", "b.dot", "--run", str(run_dir)]).exit_code == 0
+    # With neither, nothing tells: the run is drawn.
+    (run_dir / "pipeline.dot").unlink()
+    assert invoke(["graph", "a.dot", "--run", str(run_dir)]).exit_code == 0

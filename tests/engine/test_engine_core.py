@@ -261,6 +261,7 @@ async def test_run_budget_exhaustion_ends_the_pipeline(tmp_path: Path) -> None:
             while request.run_budget.take():
                 pass
             request.run_budget.exhausted = True
+            request.run_budget.spend(Usage(10, 5))
             return Outcome(
                 StageStatus.PARTIAL_SUCCESS,
                 details={"usage": {"input_tokens": 10, "output_tokens": 5}},
@@ -275,7 +276,7 @@ async def test_run_budget_exhaustion_ends_the_pipeline(tmp_path: Path) -> None:
     assert result.failure_reason == ("run turn budget exhausted: 3 of 3 model requests (default)")
     assert executed(result) == ["start", "a"]
     assert result.usage == Usage(10, 5).to_json()
-    assert result.node_results[1].usage == {"input_tokens": 10, "output_tokens": 5}
+    assert result.node_results[1].usage == Usage(10, 5).to_json()
     assert status_json(result, "a")["usage"] == {"input_tokens": 10, "output_tokens": 5}
 
 

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.setup import run_budget
+from attractor.engine.checkpoint import Checkpoint
+from attractor.engine.setup import run_budget, spent_before
 from attractor.engine.state import NodeResult
+from attractor.llm.types import Usage
 from attractor.settings import resolve_settings
 
 
@@ -24,7 +26,8 @@ def test_a_resumed_run_counts_what_its_earlier_part_spent(tmp_path: Path) -> Non
         ),
         NodeResult("c", "success", 1, 0.1, "", None),
     ]
-    budget = run_budget(settings, 7, results)
+    # A checkpoint from before the run's total was kept: the summary rows are all there is.
+    budget = run_budget(settings, 7, spent_before(Checkpoint(), results))
     assert (budget.limit, budget.used, budget.max_tokens, budget.max_cost) == (50, 7, 10000, 1.0)
     assert budget.spent.total_tokens == 4600
     assert budget.spent.cost == pytest.approx(0.4)
@@ -37,3 +40,12 @@ def test_a_fresh_run_has_spent_nothing(tmp_path: Path) -> None:
     budget = run_budget(resolve_settings(env={}, cwd=tmp_path))
     assert budget.spent.total_tokens == 0 and budget.spent.cost is None
     assert budget.overspent() is None
+
+
+def test_a_resumed_run_counts_every_attempt_the_checkpoint_recorded() -> None:
+    # The rows hold each visit's attempts; the checkpoint's total also has the
+    # attempts of a visit a crash cut short, which no row holds.
+    results = [NodeResult("a", "success", 2, 1.0, "", {"input_tokens": 300, "output_tokens": 50})]
+    checkpoint = Checkpoint(run_usage=Usage(900, 150, cost=0.25).to_json())
+    spent = spent_before(checkpoint, results)
+    assert (spent.input_tokens, spent.output_tokens, spent.cost) == (900, 150, 0.25)

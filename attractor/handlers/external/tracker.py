@@ -131,6 +131,12 @@ class Tracker:
         if self.turns >= self.max_turns:
             self.stop = "turn_limit"
             return
+        overspent = self.run_budget.overspent()
+        if overspent is not None:
+            # The run's tokens or dollars are used up: the CLI gets no further turn.
+            self.run_budget.mark_exhausted(overspent)
+            self.stop = "run_budget"
+            return
         if not self.run_budget.take():
             self.stop = "run_budget"
             return
@@ -180,9 +186,14 @@ class Tracker:
             cost=step.cost_usd,
         )
         if step.total:
+            # The run budget already has the turns' tokens: only what the CLI's
+            # own total adds to them is new (its cost, usually).
+            counted = self.total
             self.total_usage = usage
+            self.run_budget.spend(usage.beyond(counted))
             return
         self.usage = self.usage + usage
+        self.run_budget.spend(usage)
         if self._turn is not None:
             self._turn.usage = usage
 

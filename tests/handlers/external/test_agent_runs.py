@@ -240,3 +240,19 @@ def test_a_retried_node_starts_the_cli_again_and_each_attempt_keeps_its_transcri
     for where, attempt in ((logs / "work" / "v1-a1", 1), (logs / "work", 2)):
         transcript = (where / "transcript.jsonl").read_text().splitlines()
         assert [json.loads(line)["attempt"] for line in transcript] == [attempt]
+
+
+def test_agent_cli_tokens_count_toward_the_run_token_budget(workspace: Path, fakes: Path) -> None:
+    graph = one_node_graph("claude-code", "go").replace(
+        "start -> work -> done",
+        'again [shape=box, backend="claude-code", prompt="go"]\n start -> work -> again -> done',
+    )
+    result, log, logs = _run(workspace, fakes, graph, "--max-total-tokens", "100")
+    assert result.exit_code == 1, result.output
+    # work's CLI spent 164 tokens ($0.0042): no CLI starts a turn for again.
+    reason = "run token budget exhausted: 164 of 100 tokens (--max-total-tokens)"
+    assert reason in result.output
+    assert read_json(logs / "again" / "status.json")["failure_reason"] == reason
+    usage = read_json(logs / "manifest.json")["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (150, 14)
+    assert usage["cost"] == pytest.approx(0.0042)
