@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import signal
 import sys
 
 import click
@@ -31,6 +32,14 @@ _COMMANDS = {
 
 
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        # A KeyboardInterrupt that reaches click (Python's own SIGINT handler,
+        # put back by asyncio after a run) would print "Aborted!" and exit 1.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise stop_signals.StopSignal(signal.SIGINT) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 

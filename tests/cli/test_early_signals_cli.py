@@ -114,3 +114,23 @@ def test_a_signal_ignored_at_start_stays_ignored() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_a_keyboard_interrupt_that_reaches_click_is_130_not_aborted(tmp_path: Path) -> None:
+    """Python's own SIGINT handler (asyncio puts it back after a run) raises
+    KeyboardInterrupt; click would print "Aborted!" and exit 1."""
+    script = (
+        "import sys, click\n"
+        "from attractor.cli import main\n"
+        "@click.command()\n"
+        "def boom():\n"
+        "    raise KeyboardInterrupt\n"
+        "main._COMMANDS['boom'] = '__main__:boom'\n"
+        "sys.argv = ['attractor', 'boom']\n"
+        "main.main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "error: interrupted (Ctrl-C)\n"
