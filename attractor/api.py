@@ -154,7 +154,12 @@ def resume_settings(
 
     from attractor.engine.rundir import RunDir
     from attractor.errors import AttractorError, UsageError
-    from attractor.settings import RECORDED_SOURCE, graph_names_model, resolve_settings
+    from attractor.settings import (
+        RECORDED_SOURCE,
+        graph_names_model,
+        record_of,
+        resolve_settings,
+    )
 
     try:
         manifest = RunDir(run_dir).read_manifest()
@@ -169,10 +174,12 @@ def resume_settings(
         graph_models=graph_names_model(graph),
         recorded=recorded,
     )
+    # Compared and shown as recorded: absolute paths, base URLs without secrets.
+    now = record_of(settings)
     notes = [
-        f"{settings.source(name)} {settings.text(name)} replaces the run's {name} {was}"
+        f"{settings.source(name)} {now[name]} replaces the run's {name} {was}"
         for name, was in recorded.items()
-        if settings.text(name) != was and not settings.source(name).startswith(RECORDED_SOURCE)
+        if now.get(name, was) != was and not settings.source(name).startswith(RECORDED_SOURCE)
     ]
     simulated = manifest.get("simulated")
     used_models = isinstance(simulated, dict) and simulated.get("models") is False

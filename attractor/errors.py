@@ -18,6 +18,7 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     │   ├── StylesheetError             a model stylesheet does not parse (line:col)
     │   └── ValidationError             lint found error-severity diagnostics
     ├── InputFileError                  exit 2: a file to read is unusable (fileio.py)
+    │   └── PipelinePathError           a path a pipeline names is refused (outside the roots...)
     ├── RunError                        a run cannot start, continue or resume
     │   ├── CheckpointError             checkpoint.json is missing or unreadable
     │   └── DiskFullError               exit 74: the run directory's disk is full
@@ -164,7 +165,7 @@ class ValidationError(PipelineError):
         super().__init__(f"pipeline has {len(errors)} lint error(s); fix them and run again")
 
 
-InputProblem = Literal["os", "not_regular", "too_large", "not_utf8", "too_deep"]
+InputProblem = Literal["os", "not_regular", "too_large", "not_utf8", "too_deep", "outside"]
 
 
 class InputFileError(AttractorError):
@@ -196,6 +197,37 @@ class InputFileError(AttractorError):
         self.limit = limit
         self.errno = errno
         super().__init__(f"{path}: {reason}; {hint}")
+
+
+class PipelinePathError(InputFileError):
+    """A path a pipeline names (``human.show``, ``stack.child_dotfile``, ``workdir``) is refused.
+
+    Such a path must resolve, symbolic links followed, inside the places a run
+    may read (``kind`` outside otherwise) and name a regular file under a size
+    limit (a directory for ``workdir``). The message names the attribute, the
+    node and what to do: ``human.show of node review: ../secret: ...; hint``.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        reason: str,
+        hint: str,
+        *,
+        kind: InputProblem,
+        attribute: str,
+        node: str | None,
+        limit: int | None = None,
+        errno: int | None = None,
+    ) -> None:
+        super().__init__(path, reason, hint, kind=kind, limit=limit, errno=errno)
+        self.attribute = attribute
+        self.node = node
+        where = f"{attribute} of node {node}" if node else f"graph attribute {attribute}"
+        self.args = (f"{where}: {path}: {reason}; {hint}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class RunError(AttractorError):

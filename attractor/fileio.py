@@ -14,6 +14,18 @@ no larger than a limit no real file comes near. JSON read back goes through
 before the recursive parser (and the code that walks the result) sees it.
 Problems are :class:`~attractor.errors.InputFileError`, which callers turn
 into their own errors.
+
+Files of a run directory that grow (``journal.jsonl``, ``events.jsonl``,
+``results.jsonl``) are streamed by :func:`read_lines`, one line in memory at a
+time, with a cap per line and in total; stage files are read in part by
+:func:`read_head` and :func:`read_tail`. All of them go through
+:func:`open_regular`: O_NONBLOCK, then fstat, so nothing but a regular file is
+ever read.
+
+Paths a pipeline names (``human.show``, a child pipeline, a ``workdir``) go
+through :func:`confine_path` and :func:`read_confined_text`: resolved, symbolic
+links followed, and refused outside the places a run may read
+(:class:`~attractor.errors.PipelinePathError`).
 """
 
 from __future__ import annotations
@@ -24,12 +36,12 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import InputFileError
+from attractor.errors import InputFileError, PipelinePathError
 
 _tmp_names = itertools.count()
 
@@ -38,6 +50,10 @@ MiB = 1024 * 1024
 TEXT_LIMIT = 16 * MiB
 #: checkpoint.json, manifest.json, results.jsonl: grow with the run, still far below this.
 STATE_LIMIT = 256 * MiB
+#: One line of a JSONL run file (an event, a journal record, a results row).
+LINE_LIMIT = 64 * MiB
+#: events.jsonl as a whole: read as a stream, one line at a time.
+EVENTS_LIMIT = 4096 * MiB
 #: JSON we read back never nests this deep; deeper input would exhaust the
 #: parser's recursion (and that of everything that walks the value afterwards).
 MAX_JSON_DEPTH = 100
@@ -265,7 +281,8 @@ def read_bounded(path: str | Path, limit: int, what: str) -> str:
 
 
 def require_regular(path: str | Path, what: str, *, verb: str = "") -> None:
-    """Refuse ``path`` if it exists and is not a regular file (a missing file is fine).
+    """Refuse ``path`` if it exists and is not a regular file (a missing file is fine,
+    a symbolic link to a missing file is not).
 
     ``verb`` starts the reason (``"cannot read: "``) when the caller is about to read.
 
@@ -275,6 +292,13 @@ def require_regular(path: str | Path, what: str, *, verb: str = "") -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
+        if os.path.islink(path):  # writing through it would create a file elsewhere
+            raise InputFileError(
+                str(path),
+                f"{verb}a symbolic link to nothing ({os.readlink(path)}), not a regular file",
+                f"pass a regular {what}",
+                kind="not_regular",
+            ) from None
         return
     except OSError as exc:
         raise _os_error(str(path), exc) from None
@@ -283,22 +307,153 @@ def require_regular(path: str | Path, what: str, *, verb: str = "") -> None:
 
 
 def _read_regular(path: str, limit: int, what: str) -> bytes:
-    require_regular(path, what, verb="cannot read: ")  # refuse a device before opening it
+    fd, size = open_regular(path, what)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise _os_error(path, exc) from None
-    try:
-        info = os.fstat(fd)  # what was opened, in case the path changed since the stat
-        if not stat.S_ISREG(info.st_mode):
-            raise _not_regular(path, info.st_mode, what, "cannot read: ")
-        if info.st_size > limit:
-            raise _too_large(path, limit, what, info.st_size)
+        if size > limit:
+            raise _too_large(path, limit, what, size)
         return _read_at_most(fd, path, limit, what)
     except OSError as exc:
         raise _os_error(path, exc) from None
     finally:
         os.close(fd)
+
+
+def open_regular(path: str | Path, what: str, *, follow: bool = True) -> tuple[int, int]:
+    """A read-only descriptor of regular file ``path`` and its size; the caller closes it.
+
+    Opened with O_NONBLOCK (a FIFO cannot block the open) after a stat that refuses
+    a device, and checked again with fstat on what was opened. ``follow=False``
+    refuses a symbolic link as the last component.
+
+    Raises:
+        InputFileError: ``kind`` os or not_regular.
+    """
+    shown = str(path)
+    require_regular(shown, what, verb="cannot read: ")  # refuse a device before opening it
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    if not follow:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(shown, flags)
+    except OSError as exc:
+        raise _os_error(shown, exc) from None
+    try:
+        info = os.fstat(fd)  # what was opened, in case the path changed since the stat
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(shown, info.st_mode, what, "cannot read: ")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info.st_size
+
+
+def read_head(path: str | Path, limit: int, what: str) -> bytes:
+    """At most the first ``limit`` bytes of regular file ``path`` (a longer file is cut).
+
+    Raises:
+        InputFileError: ``kind`` os or not_regular.
+    """
+    fd, _ = open_regular(path, what)
+    try:
+        return _read_upto(fd, 0, limit)
+    except OSError as exc:
+        raise _os_error(str(path), exc) from None
+    finally:
+        os.close(fd)
+
+
+def read_tail(path: str | Path, limit: int, what: str) -> tuple[bytes, bool]:
+    """The last ``limit`` bytes of regular file ``path``, and whether more came before.
+
+    Raises:
+        InputFileError: ``kind`` os or not_regular.
+    """
+    fd, size = open_regular(path, what)
+    try:
+        start = max(0, size - limit)
+        return _read_upto(fd, start, limit), start > 0
+    except OSError as exc:
+        raise _os_error(str(path), exc) from None
+    finally:
+        os.close(fd)
+
+
+def _read_upto(fd: int, offset: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit and (chunk := os.pread(fd, min(_READ_CHUNK, limit - total), offset)):
+        chunks.append(chunk)
+        total += len(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def read_lines(
+    path: str | Path,
+    what: str,
+    *,
+    offset: int = 0,
+    line_limit: int = LINE_LIMIT,
+    total_limit: int = STATE_LIMIT,
+) -> Iterator[tuple[int, bytes]]:
+    """Stream the whole lines of regular file ``path`` from byte ``offset``.
+
+    Yields ``(end, line)``: the byte offset just after the line's newline, and
+    the line without it. A last line without its newline (a write cut short, or
+    one still being written) is not yielded. Only one chunk and one line are in
+    memory at a time. An ``offset`` past the end yields nothing.
+
+    Raises:
+        InputFileError: ``kind`` os or not_regular; too_large when a line is
+            longer than ``line_limit`` or more than ``total_limit`` bytes follow
+            ``offset``.
+    """
+    shown = str(path)
+    fd, size = open_regular(shown, what)
+    try:
+        yield from _lines(fd, shown, what, min(offset, size), line_limit, total_limit)
+    except OSError as exc:
+        raise _os_error(shown, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _lines(
+    fd: int, path: str, what: str, offset: int, line_limit: int, total_limit: int
+) -> Iterator[tuple[int, bytes]]:
+    read_at = end = offset
+    parts: list[bytes] = []  # the start of a line that the chunks read so far did not end
+    waiting = 0
+    while chunk := os.pread(fd, _READ_CHUNK, read_at):
+        read_at += len(chunk)
+        if read_at - offset > total_limit:
+            raise _too_large(path, total_limit, what, None)
+        begin = 0
+        while (newline := chunk.find(b"\n", begin)) != -1:
+            line = chunk[begin:newline]
+            if parts:
+                line = b"".join([*parts, line])
+                parts, waiting = [], 0
+            if len(line) > line_limit:
+                raise _long_line(path, line_limit, what)
+            end += len(line) + 1
+            yield end, line
+            begin = newline + 1
+        if begin < len(chunk):
+            parts.append(chunk[begin:])
+            waiting += len(chunk) - begin
+            if waiting > line_limit:
+                raise _long_line(path, line_limit, what)
+
+
+def _long_line(path: str, limit: int, what: str) -> InputFileError:
+    return InputFileError(
+        path,
+        f"cannot read: a line longer than the {format_size(limit)} limit for {_a(what)}",
+        "the file is damaged",
+        kind="too_large",
+        limit=limit,
+    )
 
 
 def _read_at_most(fd: int, path: str, limit: int, what: str) -> bytes:
@@ -391,4 +546,98 @@ def _too_deep(path: str, what: str, limit: int) -> InputFileError:
         "the file is damaged",
         kind="too_deep",
         limit=limit,
+    )
+
+
+# -- paths a pipeline names -----------------------------------------------------------
+
+
+def confine_path(
+    path: str | Path,
+    roots: Sequence[Path],
+    *,
+    attribute: str,
+    node: str | None,
+) -> Path:
+    """``path`` with every symbolic link resolved, refused unless it lies inside a root.
+
+    ``roots`` are the places a run may read (the pipeline's folder, the
+    workdir); they are resolved too, so a link to them counts as them. A path
+    that does not exist yet is resolved as far as it exists.
+
+    Raises:
+        PipelinePathError: ``kind`` outside, naming ``attribute`` and ``node``.
+    """
+    real = Path(os.path.realpath(path))
+    allowed = list(dict.fromkeys(Path(os.path.realpath(root)) for root in roots))
+    if not any(real == root or real.is_relative_to(root) for root in allowed):
+        places = " or ".join(str(root) for root in allowed) or "no folder"
+        raise PipelinePathError(
+            str(path),
+            f"resolves to {real}, outside the places a run may read ({places})",
+            "name a path inside the working directory or the pipeline's folder "
+            "(symbolic links are followed), or run with a --workdir that holds it",
+            kind="outside",
+            attribute=attribute,
+            node=node,
+        )
+    return real
+
+
+def read_confined_text(
+    path: str | Path,
+    roots: Sequence[Path],
+    limit: int,
+    *,
+    attribute: str,
+    node: str | None,
+    cut: bool = False,
+) -> str:
+    """The text of the file a pipeline names, read only if it is safe to read.
+
+    The file must resolve inside ``roots`` (see :func:`confine_path`) and be a
+    regular file (opened with O_NONBLOCK and checked with fstat, so a FIFO or a
+    device never blocks); it is at most ``limit`` bytes, or with ``cut`` only
+    its first ``limit`` bytes are read. Invalid UTF-8 is replaced. This blocks
+    on the disk: call it from a worker thread (``anyio.to_thread``), never on
+    the event loop.
+
+    Raises:
+        PipelinePathError: ``kind`` outside, os, not_regular or too_large.
+    """
+    real = confine_path(path, roots, attribute=attribute, node=node)
+    what = f"{attribute} file"
+    try:
+        fd, size = open_regular(real, what, follow=False)
+    except InputFileError as exc:
+        raise _for_attribute(exc, str(path), attribute, node) from None
+    try:
+        if size > limit and not cut:
+            raise _for_attribute(
+                _too_large(str(path), limit, what, size), str(path), attribute, node
+            )
+        data = _read_upto(fd, 0, limit)
+    except OSError as exc:
+        raise _for_attribute(_os_error(str(path), exc), str(path), attribute, node) from None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
+
+
+def _for_attribute(
+    exc: InputFileError, path: str, attribute: str, node: str | None
+) -> PipelinePathError:
+    hint = {
+        "not_regular": f"point {attribute} at a regular file",
+        "too_large": f"point {attribute} at a smaller file",
+    }.get(exc.kind, exc.hint)
+    return PipelinePathError(
+        path,
+        exc.reason,
+        hint,
+        kind=exc.kind,
+        attribute=attribute,
+        node=node,
+        limit=exc.limit,
+        errno=exc.errno,
     )

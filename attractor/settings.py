@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from attractor.dot.schema import AGENT_BACKENDS, MAX_TURNS_LIMIT, PROFILES, parse_duration
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
+from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
 
 if TYPE_CHECKING:
@@ -160,6 +161,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("provider", "--provider", "ATTRACTOR_PROVIDER", _text),
     _Field("model", "--model", "ATTRACTOR_MODEL", _text),
     _Field("base_url", "--base-url", "ATTRACTOR_BASE_URL", _text),
+    _Field("api_key_env", "--api-key-env", "ATTRACTOR_API_KEY_ENV", check_variable_name),
     _Field("kill_grace", "--kill-grace", "ATTRACTOR_KILL_GRACE", _duration, 2.0),
     _Field(
         "shell_timeout_cap",
@@ -202,6 +204,8 @@ class Settings:
     provider: str | None = None
     model: str | None = None
     base_url: str | None = None
+    #: The variable whose key goes to the model (see attractor.llm.credentials).
+    api_key_env: str | None = None
     kill_grace: float = 2.0
     shell_timeout_cap: float = 600.0
     executor: str = "local"
@@ -299,7 +303,7 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
 
 #: The settings that decide how nodes execute, kept in a run's manifest for resume.
 RECORDED = (
-    "backend", "provider", "model", "base_url", "workdir", "profile", "max_turns",
+    "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
     "max_total_turns", "max_total_tokens", "max_cost", "timeout", "kill_grace",
     "shell_timeout_cap",
 )  # fmt: skip
@@ -317,7 +321,8 @@ def record_of(settings: Settings) -> dict[str, str]:
     """The settings a user chose (not defaults), as written, for the run's manifest.
 
     The working directory is kept absolute (a resume may start elsewhere) and a
-    base URL loses any ``user:password@``: no secret is written to a run directory.
+    base URL loses its user info and query values (:func:`redact_url`): no secret
+    is written to a run directory. ``api_key_env`` is a variable's name, never a key.
     """
     recorded: dict[str, str] = {}
     for name in RECORDED:
@@ -329,7 +334,7 @@ def record_of(settings: Settings) -> dict[str, str]:
         elif name == "backend":
             text = absolute_backend(text)
         elif name == "base_url":
-            text = re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", text, flags=re.IGNORECASE)
+            text = redact_url(text)
         recorded[name] = text
     return recorded
 
@@ -364,6 +369,9 @@ def resolve_settings(
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     texts: dict[str, str] = {}
+    # Per setting, its sources in precedence order (the same kinds for every
+    # setting without a graph attribute) and the index of the one that gave it.
+    layers_of: dict[str, list[tuple[str, Any]]] = {}
     for f in _FIELDS:
         layers: list[tuple[str, Any]] = [(f.flag, flags.get(f.name))]
         if recorded is not None:
@@ -377,6 +385,8 @@ def resolve_settings(
         values[f.name], sources[f.name], raw = _first(f, layers)
         if raw is not None:
             texts[f.name] = str(raw).strip()
+        layers_of[f.name] = layers
+    _bind_key_to_url(values, sources, texts, layers_of)
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())
     if values["backend"] is None:
         configured = any(values[k] is not None for k in ("provider", "model", "base_url"))
@@ -387,6 +397,43 @@ def resolve_settings(
         values[PRICES_KEY] = _prices(*config)
         sources[PRICES_KEY] = f"{config[0]}: {PRICES_KEY}"
     return Settings(**values, sources=sources, texts=texts)
+
+
+def _bind_key_to_url(
+    values: dict[str, Any],
+    sources: dict[str, str],
+    texts: dict[str, str],
+    layers_of: dict[str, list[tuple[str, Any]]],
+) -> None:
+    """Keep ``api_key_env`` only for the base URL it was named with.
+
+    A key variable named in one place (the config file, ATTRACTOR_API_KEY_ENV)
+    goes to the base URL named in that same place or below it, never to a base
+    URL that a source of higher precedence (a flag, or a request to ``attractor
+    serve``) puts in its stead: that URL gets no key unless named with it. A
+    resumed run's base URL that lost a secret when recorded must be given again.
+    """
+    url_source = sources["base_url"]
+    if url_source.startswith(RECORDED_SOURCE) and lost_secret(texts["base_url"]):
+        raise UsageError(
+            f"the run's base URL {texts['base_url']} carried a secret, which was not "
+            "recorded: pass --base-url again"
+        )
+    if values["api_key_env"] is None or url_source == "default":
+        return
+    url_layers = layers_of["base_url"]
+    key_layer = [label for label, _ in layers_of["api_key_env"]].index(sources["api_key_env"])
+    if [label for label, _ in url_layers].index(url_source) >= key_layer:
+        return
+    named_with = url_layers[key_layer][1]
+    if named_with is not None and str(named_with).strip() == texts["base_url"]:
+        return
+    sources["api_key_env"] = (
+        f"not applied: {sources['api_key_env']} names a key for another base URL "
+        f"than {url_source} gives"
+    )
+    values["api_key_env"] = None
+    texts.pop("api_key_env", None)
 
 
 def _prices(label: str, table: dict[str, Any]) -> dict[str, ModelPrice]:

@@ -26,6 +26,7 @@ import ray
 
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import Executor, LocalExecutor, RunJob
+from attractor.engine.ray_connect import keep_on_loopback
 from attractor.engine.ray_executor import RayExecutor
 from attractor.engine.run import RunOptions, execute
 from attractor.settings import Settings
@@ -92,7 +93,8 @@ def compare(work: Callable[[Path, Executor], Awaitable[float]]) -> dict[str, flo
 def measure(branches: int, branch_cpus: float, runs: int, cpus: int) -> dict[str, object]:
     """Every figure of this benchmark, on a local cluster of ``cpus`` CPUs started here."""
     started = time.perf_counter()
-    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+    keep_on_loopback()  # a cluster of this machine only, on 127.0.0.1 (docs/ray.md)
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
     startup = time.perf_counter() - started
     fan = fan_out_dot(branches, branch_cpus)
     try:

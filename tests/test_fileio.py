@@ -10,14 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from attractor.errors import InputFileError
+from attractor.errors import InputFileError, PipelinePathError
 from attractor.fileio import (
     MAX_JSON_DEPTH,
     MiB,
+    confine_path,
     format_size,
     json_depth,
     loads_json,
     read_bounded,
+    read_confined_text,
+    read_head,
+    read_lines,
+    read_tail,
     require_regular,
 )
 
@@ -168,3 +173,110 @@ def test_many_shallow_brackets_are_fine(tmp_path: Path) -> None:
 )
 def test_format_size(size: int, text: str) -> None:
     assert format_size(size) == text
+
+
+# -- streamed and partial reads ------------------------------------------------------
+
+
+def _lines(path: Path, **limits: int) -> list[tuple[int, bytes]]:
+    return list(read_lines(path, "events file", **limits))
+
+
+def test_read_lines_yields_whole_lines_with_where_each_ends(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n{"b": 2}\n{"cut sh')
+    assert _lines(path) == [(9, b'{"a": 1}'), (10, b""), (19, b'{"b": 2}')]
+    assert _lines(path, offset=10) == [(19, b'{"b": 2}')]
+    assert _lines(path, offset=10**30) == []  # past the end: nothing, not an overflow
+
+
+def test_read_lines_streams_across_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    rows = [b"x" * (MiB // 3 + n) for n in range(7)]  # lines straddle the 1 MiB chunks
+    path.write_bytes(b"".join(row + b"\n" for row in rows))
+    found = _lines(path)
+    assert [line for _, line in found] == rows
+    assert found[-1][0] == path.stat().st_size
+
+
+def test_read_lines_refuses_a_line_over_its_limit_without_reading_on(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    with path.open("wb") as fh:  # sparse: a 1 GiB "line" of NULs costs no disk
+        fh.write(b"ok\n")
+        fh.truncate(1024 * MiB)
+    lines = read_lines(path, "events file", line_limit=2 * MiB)
+    assert next(lines) == (3, b"ok")
+    with pytest.raises(InputFileError) as caught:
+        next(lines)
+    assert caught.value.kind == "too_large"
+    assert "a line longer than the 2 MiB limit for an events file" in str(caught.value)
+
+
+def test_read_lines_refuses_more_than_its_total(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"row\n" * (MiB // 2))  # 2 MiB
+    with pytest.raises(InputFileError) as caught:
+        _lines(path, total_limit=MiB)
+    assert caught.value.kind == "too_large"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "dangling"])
+def test_streamed_and_partial_reads_refuse_what_is_not_a_regular_file(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "run.file"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(tmp_path / "gone")
+    for read in (
+        lambda: _lines(path),
+        lambda: read_head(path, 10, "lock file"),
+        lambda: read_tail(path, 10, "stage file"),
+    ):
+        with pytest.raises(InputFileError) as caught:
+            read()
+        assert caught.value.kind == "not_regular", caught.value
+
+
+def test_head_and_tail_read_only_their_part(tmp_path: Path) -> None:
+    path = tmp_path / "stdout.txt"
+    path.write_bytes(b"0123456789")
+    assert read_head(path, 4, "file") == b"0123"
+    assert read_tail(path, 4, "file") == (b"6789", True)
+    assert read_tail(path, 40, "file") == (b"0123456789", False)
+
+
+# -- paths a pipeline names ----------------------------------------------------------
+
+
+def test_confine_path_follows_links_and_allows_only_the_roots(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "in.txt").write_text("in")
+    (root / "link-in").symlink_to(root / "in.txt")
+    (root / "link-out").symlink_to(outside)
+    where = {"attribute": "human.show", "node": "gate"}
+    assert confine_path(root / "link-in", [root], **where) == root / "in.txt"
+    assert confine_path(root / "not-yet", [root], **where) == root / "not-yet"
+    for escaping in (root / "link-out" / "x", root / ".." / "outside", Path("/etc/passwd")):
+        with pytest.raises(PipelinePathError) as caught:
+            confine_path(escaping, [root], **where)
+        assert caught.value.kind == "outside"
+        assert str(caught.value).startswith(f"human.show of node gate: {escaping}: resolves to")
+
+
+def test_read_confined_text_cuts_or_refuses_a_large_file(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"a" * 100)
+    where = {"attribute": "human.show", "node": "gate"}
+    assert read_confined_text(path, [tmp_path], 10, cut=True, **where) == "a" * 10
+    with pytest.raises(PipelinePathError) as caught:
+        read_confined_text(path, [tmp_path], 10, **where)
+    assert caught.value.kind == "too_large"
+    assert "point human.show at a smaller file" in str(caught.value)

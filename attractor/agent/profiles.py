@@ -6,10 +6,15 @@ models with gemini-cli's tools. A profile gives a session that set, the base
 instructions that go with it, the provider's own instruction file name (read
 beside AGENTS.md) and a context window to plan compaction against.
 
-The profile follows the model's provider unless a node names one
-(``tool_profile``). Anything else (the scripted backend, an OpenAI-compatible
-local server) gets ``default``: the generic tool set with exact-string editing,
-which small local models follow more reliably than a patch grammar.
+The profile follows the model's family, told by its name (``gpt-5``,
+``claude-sonnet-4-5``, ``openrouter/openai/gpt-5``), whatever endpoint serves it:
+an OpenAI model reached through a proxy or gateway still gets ``apply_patch``.
+A node may name a profile itself (``tool_profile``, also through the
+stylesheet). A model whose name says nothing gets its provider's profile,
+except on an OpenAI-compatible server other than OpenAI's own (llama.cpp, vLLM,
+Ollama...) and for the scripted backend, which get ``default``: the generic tool
+set with exact-string editing, which small local models follow more reliably
+than a patch grammar.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from attractor.agent.tools.read_many import read_many_tool
 from attractor.agent.tools.search import search_tool
 from attractor.agent.tools.shell import shell_tool
 from attractor.errors import UsageError
+from attractor.llm.factory import model_family
 
 PROFILE_NAMES = ("openai", "anthropic", "gemini", "default")
 UNIVERSAL_INSTRUCTIONS = "AGENTS.md"
@@ -136,12 +142,17 @@ PROFILES: dict[str, ToolProfile] = {
 
 
 def choose_profile(
-    provider: str, *, override: str | None = None, compatible_server: bool = False
+    provider: str,
+    *,
+    model: str | None = None,
+    override: str | None = None,
+    compatible_server: bool = False,
 ) -> ToolProfile:
-    """The profile for a model of ``provider``, or the one a node names.
+    """The profile a node names, else the one of ``model``'s family, else ``provider``'s.
 
     ``compatible_server``: the model is reached through an OpenAI-compatible server
-    other than OpenAI's own (llama.cpp, vLLM, Ollama...), which gets ``default``.
+    other than OpenAI's own (llama.cpp, vLLM, Ollama...); a model there whose name
+    tells no family gets ``default``.
 
     Raises:
         UsageError: ``override`` names no profile.
@@ -153,6 +164,9 @@ def choose_profile(
                 f"unknown tool_profile {override!r}: expected one of {', '.join(PROFILE_NAMES)}"
             )
         return PROFILES[key]
+    family = model_family(model) if model else None
+    if family is not None:
+        return PROFILES[family]
     if provider == "openai" and compatible_server:
         return PROFILES["default"]
     return PROFILES.get(provider, PROFILES["default"])

@@ -15,7 +15,9 @@ from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine.retry import max_retries_for
 from attractor.errors import UsageError
+from attractor.handlers.external.router import backend_name
 from attractor.handlers.turn_budget import resolve_budget
+from attractor.llm.credentials import key_plan, redact_url
 from attractor.llm.factory import resolve_spec
 from attractor.settings import Settings
 
@@ -38,11 +40,12 @@ def _order(graph: Graph) -> list[Node]:
     return order
 
 
-def _model(node: Node, settings: Settings) -> str:
+def _model(node: Node, settings: Settings) -> list[str]:
+    """The model line, and the key line: which variable (never its value) goes where."""
     if settings.backend == "simulate":
-        return "model: simulated (no model is called)"
+        return ["model: simulated (no model is called)"]
     if settings.backend.startswith("scripted:"):
-        return f"model: scripted replies from {settings.backend.removeprefix('scripted:')}"
+        return [f"model: scripted replies from {settings.backend.removeprefix('scripted:')}"]
     try:
         spec = resolve_spec(
             node_provider=node.get("llm_provider") or None,
@@ -51,12 +54,19 @@ def _model(node: Node, settings: Settings) -> str:
             run_provider=settings.provider,
             run_model=settings.model,
             run_base_url=settings.base_url,
+            run_api_key_env=settings.api_key_env,
         )
     except UsageError as error:
-        return f"model: cannot be chosen: {error}"
+        return [f"model: cannot be chosen: {error}"]
     source = settings.source("model") if settings.model else "node llm_model or stylesheet"
-    where = f" at {spec.base_url}" if spec.base_url else ""
-    return f"model: {spec.model} ({spec.provider}{where}; from {source})"
+    where = f" at {redact_url(spec.base_url)}" if spec.base_url else ""
+    lines = [f"model: {spec.model} ({spec.provider}{where}; from {source})"]
+    if backend_name(node, settings) == "llm":  # an agent CLI signs in on its own
+        key = key_plan(spec.provider, spec.base_url, spec.api_key_env).describe()
+        if settings.source("api_key_env").startswith("not applied"):
+            key += f"; api_key_env {settings.source('api_key_env')}"
+        lines.append(key)
+    return lines
 
 
 def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
@@ -64,7 +74,7 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
     lines: list[str] = []
     if kind == "codergen":
         budget = resolve_budget(node, graph, settings, prompt=node.prompt)
-        lines += [_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
+        lines += [*_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
     if kind == "tool":
         command = str(node.get("tool_command") or "")
         verb = "would run (simulated)" if settings.simulates_tools else "runs"

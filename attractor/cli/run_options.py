@@ -81,6 +81,11 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--provider", "NAME", "Model provider (openai, anthropic, gemini)."),
     ("--model", "ID", "Model id."),
     ("--base-url", "URL", "Base URL of an OpenAI-compatible server."),
+    (
+        "--api-key-env",
+        "NAME",
+        "Variable holding the key for --base-url (none is sent unless named).",
+    ),
     ("--kill-grace", "D", "Wait D between SIGTERM and SIGKILL when stopping commands."),
     ("--shell-timeout-cap", "D", "Longest timeout an agent may give one shell command."),
     ("--executor", "NAME", "Where the run executes: local (default) or ray."),

@@ -12,12 +12,14 @@ from attractor.errors import AttractorError
 
 _EPILOG = """\b
 Examples:
-  attractor serve                          # http://127.0.0.1:8700/, runs under .
+  attractor serve                          # prints http://127.0.0.1:8700/?token=...
   attractor serve --root ~/work --port 9000
   ATTRACTOR_SERVE_TOKEN=secret attractor serve --host 0.0.0.0
 
-Any address but a loopback one needs a token; clients send it as
-'Authorization: Bearer TOKEN', a browser opens http://HOST:PORT/?token=TOKEN once.
+Every request needs the token: a browser opens the printed address once (its
+?token=... sets a cookie), clients send 'Authorization: Bearer TOKEN'. A token
+the server makes is kept in ROOT/.attractor/serve.token (mode 0600) while it
+runs. --no-token turns the check off, on a loopback address only.
 """
 
 
@@ -34,7 +36,12 @@ Any address but a loopback one needs a token; clients send it as
 @click.option(
     "--token",
     envvar="ATTRACTOR_SERVE_TOKEN",
-    help="Require this token on every request (env ATTRACTOR_SERVE_TOKEN).",
+    help="The token every request must carry (env ATTRACTOR_SERVE_TOKEN); default: a new one.",
+)
+@click.option(
+    "--no-token",
+    is_flag=True,
+    help="Ask no token (loopback addresses only): any local process may then start runs.",
 )
 @click.option(
     "--executor",
@@ -51,13 +58,13 @@ def serve(
     port: int,
     root: str,
     token: str | None,
+    no_token: bool,
     executor: str | None,
     ray_address: str | None,
 ) -> NoReturn:
     """Serve the HTTP API, live event streams and the web page."""
     from attractor.server.serve import serve as run_server
 
-    shown = f"[{host}]" if ":" in host else host
     try:
         run_server(
             Path(root),
@@ -69,9 +76,8 @@ def serve(
                 for k, v in (("executor", executor), ("ray_address", ray_address))
                 if v is not None
             },
-            on_ready=lambda: click.echo(
-                f"serving http://{shown}:{port}/ (root {Path(root).resolve()})", err=True
-            ),
+            on_ready=lambda line: click.echo(line, err=True),
+            no_token=no_token,
         )
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)

@@ -190,7 +190,8 @@ _SPECS: list[AttrSpec] = [
         _N,
         _choice_parser(TOOL_PROFILES),
         None,
-        "agent tool set: openai, anthropic, gemini or default (else the provider's)",
+        "agent tool set: openai, anthropic, gemini or default "
+        "(else the model family's, else the provider's)",
     ),
     AttrSpec("context_window", _N, _positive, None, "model context size in tokens"),
     AttrSpec("auto_status", _N, parse_bool, False, "SUCCESS when the handler writes none"),

@@ -17,9 +17,12 @@ import re
 from pathlib import Path
 
 from attractor.engine.executor import WORKER_FILE
-from attractor.fileio import make_run_dir, write_text
+from attractor.errors import InputFileError
+from attractor.fileio import atomic_write_text, loads_json, make_run_dir, read_bounded
 
 MARKER = ".attempt"
+#: A marker names a visit and an attempt: a few bytes.
+_MARKER_LIMIT = 4096
 #: Files of the node's folder that belong to no attempt: which cluster node runs
 #: the branch that starts here.
 _NOT_AN_ATTEMPTS = frozenset({WORKER_FILE})
@@ -40,8 +43,9 @@ def files_of(node_dir: Path, visit: int, attempt: int, run: int = 1) -> Path:
 def begin_attempt(node_dir: Path, visit: int, attempt: int) -> str | None:
     """Move the previous attempt's files aside; returns their folder's name, if any."""
     moved = _archive(node_dir)
-    if (visit, attempt) != (1, 1):
-        write_text(node_dir / MARKER, json.dumps({"visit": visit, "attempt": attempt}))
+    if (visit, attempt) != (1, 1):  # renamed into place: never written through a FIFO
+        marker = json.dumps({"visit": visit, "attempt": attempt})
+        atomic_write_text(node_dir / MARKER, marker, fsync=False)
     return moved
 
 
@@ -51,7 +55,8 @@ def _archive(node_dir: Path) -> str | None:
         for e in os.scandir(node_dir)
         if not _ARCHIVE.match(e.name) and e.name not in _NOT_AN_ATTEMPTS
     ]
-    if not [e for e in entries if e.name != MARKER]:
+    # A marker that is not a regular file (a damaged run directory) moves aside too.
+    if not [e for e in entries if e.name != MARKER or not e.is_file(follow_symlinks=False)]:
         return None
     name = _name_of_previous(node_dir)
     target = node_dir / name
@@ -61,7 +66,7 @@ def _archive(node_dir: Path) -> str | None:
         target = node_dir / f"{name}-{n}"
     make_run_dir(target)
     for entry in entries:
-        if entry.name == MARKER:
+        if entry.name == MARKER and entry.is_file(follow_symlinks=False):
             os.unlink(entry.path)
         else:
             os.rename(entry.path, target / entry.name)
@@ -69,8 +74,9 @@ def _archive(node_dir: Path) -> str | None:
 
 
 def _name_of_previous(node_dir: Path) -> str:
+    path = node_dir / MARKER
     try:
-        data = json.loads((node_dir / MARKER).read_text(encoding="utf-8"))
+        data = loads_json(read_bounded(path, _MARKER_LIMIT, "attempt marker"), path, "marker")
         return f"v{int(data['visit'])}-a{int(data['attempt'])}"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (InputFileError, ValueError, KeyError, TypeError):
         return "v1-a1"  # first attempts leave no marker

@@ -15,14 +15,14 @@ retried after its result was lost returns that result without running anything.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attractor.engine.state import NodeResult, Walk
-from attractor.fileio import atomic_write_json, run_dir_mode
+from attractor.errors import InputFileError
+from attractor.fileio import STATE_LIMIT, atomic_write_json, loads_json, read_bounded, run_dir_mode
 from attractor.handlers.base import BranchResult
 from attractor.handlers.context import Context
 
@@ -55,12 +55,13 @@ class BranchProgress:
 
     def load(self, branch: str) -> Saved | None:
         """The saved state of ``branch``; None when there is none (or it is unreadable)."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+        try:  # a FIFO or a huge file is refused without blocking, like damaged JSON
+            text = read_bounded(self.path, STATE_LIMIT, "branch progress file")
+            data = loads_json(text, self.path, "branch progress file")
             if data.get("branch") != branch:
                 return None
             return _saved(data, branch)
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        except (InputFileError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
     def save(self, walk: Walk, next_node: str) -> None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import Checkpoint
 from attractor.engine.rundir import CHECKPOINT
@@ -49,7 +51,8 @@ class EngineChildRunner:
                 return ChildResult(status, reason, child.run_dir, already_finished=True)
             result = await self.resume(child.run_dir, options)
         else:
-            graph = self.prepare(child.dotfile)
+            # Read and parsed off the event loop: a large file must not stall the run.
+            graph = await anyio.to_thread.run_sync(self.prepare, child.dotfile)
             result = await self.start(graph, child.dotfile, options)
         return ChildResult(result.status, result.failure_reason, result.run_dir)
 

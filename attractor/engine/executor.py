@@ -10,13 +10,14 @@ executor keeps the in-process sub-traversal. The Ray executor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attractor.dot.graph import Graph
+from attractor.errors import InputFileError, UsageError
+from attractor.fileio import loads_json, read_bounded
 from attractor.handlers.base import BranchRunner
 from attractor.settings import Settings
 
@@ -70,13 +71,16 @@ class LocalExecutor:
 #: Which cluster node runs a run (in its run directory) or a branch (in the stage
 #: directory of its first node): ``{"node_id": ..., "host": ...}``.
 WORKER_FILE = "worker.json"
+#: A worker file names a node and a host: a few hundred bytes.
+_WORKER_LIMIT = 64 * 1024
 
 
 def worker_of(run_dir: Path) -> dict[str, Any] | None:
     """The cluster node that runs (or ran) the run in ``run_dir``; None for a local run."""
+    path = run_dir / WORKER_FILE
     try:
-        data = json.loads((run_dir / WORKER_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = loads_json(read_bounded(path, _WORKER_LIMIT, "worker file"), path, "worker file")
+    except (InputFileError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -84,7 +88,14 @@ def worker_of(run_dir: Path) -> dict[str, Any] | None:
 def executor_for(settings: Settings) -> Executor:
     """The executor ``settings.executor`` names (Ray is imported only when chosen)."""
     if settings.executor == "ray":
-        from attractor.engine.ray_executor import RayExecutor
-
+        try:
+            from attractor.engine.ray_executor import RayExecutor
+        except ModuleNotFoundError as error:
+            if error.name != "ray" and not (error.name or "").startswith("ray."):
+                raise
+            raise UsageError(
+                f"{settings.source('executor')} ray needs Ray, which is not installed: "
+                "pip install 'attractor[ray]'"
+            ) from None
         return RayExecutor(settings.ray_address)
     return LocalExecutor()

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,15 +26,25 @@ from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.rundir import (
     CHECKPOINT,
+    EVENTS,
     LOCK,
     MANIFEST,
     RESULTS,
     RunDir,
     _safe_name,
+    damaged_run_file,
     source_hash,
 )
 from attractor.errors import AttractorError, InputFileError
-from attractor.fileio import TEXT_LIMIT, read_bounded
+from attractor.fileio import (
+    EVENTS_LIMIT,
+    TEXT_LIMIT,
+    loads_json,
+    read_bounded,
+    read_head,
+    read_lines,
+    read_tail,
+)
 
 #: Where runs go under a root (the engine's default, relative to the directory run in).
 RUNS_SUBDIR = Path(".attractor") / "runs"
@@ -148,12 +157,19 @@ def list_runs(root: Path) -> list[RunInfo]:
 
 
 def run_info(path: Path) -> RunInfo:
-    """The manifest of the run in ``path``; a driver that died leaves ``stopped``."""
+    """The manifest of the run in ``path``; a driver that died leaves ``stopped``.
+
+    A manifest or results.jsonl that cannot be read (not a regular file, over
+    its limit, nested too deeply) leaves status ``damaged`` with the reason.
+    """
+    damage = ""
     try:
         manifest = RunDir(path).read_manifest()
-    except AttractorError:
-        manifest = {}
-    status = str(manifest.get("status") or "unknown")
+    except AttractorError as exc:
+        manifest, damage = {}, str(exc)
+    nodes_done, problem = _line_count(path / RESULTS)
+    damage = damage or problem
+    status = "damaged" if damage else str(manifest.get("status") or "unknown")
     usage = manifest.get("usage")
     current = _text_or_none(manifest.get("current_node"))
     if status == RUNNING:
@@ -177,8 +193,8 @@ def run_info(path: Path) -> RunInfo:
         finished_at=_number(manifest.get("finished_at")),
         duration=_number(manifest.get("duration")),
         current_node=current,
-        failure_reason=str(manifest.get("failure_reason") or ""),
-        nodes_done=_line_count(path / RESULTS),
+        failure_reason=damage or str(manifest.get("failure_reason") or ""),
+        nodes_done=nodes_done,
         tokens=_tokens(usage),
         cost=_cost(usage),
     )
@@ -199,12 +215,15 @@ def pipeline_digest(path: Path) -> str | None:
         return None
 
 
-def _line_count(path: Path) -> int:
+def _line_count(path: Path) -> tuple[int, str]:
+    """How many whole lines ``path`` holds, and why it cannot be read ("" when it can)."""
+    count = 0
     try:
-        with path.open("rb") as fh:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
-    except OSError:
-        return 0
+        for _ in read_lines(path, "results file"):
+            count += 1
+    except InputFileError as exc:
+        return 0, "" if exc.kind == "os" else str(damaged_run_file(exc))
+    return count, ""
 
 
 def _tokens(usage: object) -> int:
@@ -221,8 +240,8 @@ def _cost(usage: object) -> float | None:
 def driver_alive(path: Path) -> bool:
     """Whether the process that last locked the run directory still exists."""
     try:
-        pid = int((path / LOCK).read_text(encoding="ascii").strip() or "0")
-    except (OSError, ValueError):
+        pid = int(read_head(path / LOCK, 64, "lock file").strip() or b"0")
+    except (InputFileError, ValueError):
         return False
     if pid <= 0:
         return False
@@ -243,13 +262,11 @@ def load_checkpoint(path: Path) -> Checkpoint | None:
         return None
 
 
-def read_events(path: Path, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
-    """``(id, event)`` for each whole line of events.jsonl after event ``after``."""
+def read_events(path: Path, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(id, event)`` for each whole line of events.jsonl after event ``after``, streamed."""
     tail = EventTail(path, after)
-    found: list[tuple[int, dict[str, Any]]] = []
     while batch := tail.read():
-        found += batch
-    return found
+        yield from batch
 
 
 class EventTail:
@@ -268,42 +285,54 @@ class EventTail:
         self.after = after
         self.count = 0
         self._offset = 0
+        #: Set once a line over the limit (or the whole file) ends what can be read.
+        self._broken = False
 
     def read(self) -> list[tuple[int, dict[str, Any]]]:
         """The next events appended since the previous call, a chunk's worth at most.
 
-        An empty list means there is nothing new (yet).
+        An empty list means there is nothing new (yet). A file that is not a
+        regular file reads as empty; a line over :data:`~attractor.fileio.LINE_LIMIT`,
+        or a file over :data:`~attractor.fileio.EVENTS_LIMIT`, reads as one
+        ``unreadable`` event and nothing after it.
         """
-        while True:
-            data = self._next_chunk()
-            end = data.rfind(b"\n") + 1
-            if end == 0:
-                return []
-            self._offset += end
+        while lines := self._next_lines():
             found = []
-            for raw in data[:end].splitlines():
+            for raw in lines:
                 self.count += 1
                 if self.count > self.after:
                     found.append((self.count, _parse(raw)))
             if found:
                 return found
+        return []
 
-    def _next_chunk(self) -> bytes:
+    def _next_lines(self) -> list[bytes]:
+        """The whole lines after the offset, about :attr:`CHUNK` bytes of them."""
+        lines: list[bytes] = []
+        if self._broken:
+            return lines
+        size = 0
+        room = max(0, EVENTS_LIMIT - self._offset)
         try:
-            with self.path.open("rb") as handle:
-                handle.seek(self._offset)
-                data = handle.read(self.CHUNK)
-                if len(data) == self.CHUNK:
-                    data += handle.readline()  # the rest of the line the chunk cut
-                return data
-        except OSError:
-            return b""
+            for end, line in read_lines(
+                self.path, "events file", offset=self._offset, total_limit=room
+            ):
+                lines.append(line)
+                self._offset = end
+                size += len(line) + 1
+                if size >= self.CHUNK:
+                    break
+        except InputFileError as exc:
+            if exc.kind == "too_large":
+                self._broken = True
+                lines.append(b"")  # one unreadable event says where the file went wrong
+        return lines
 
 
 def _parse(raw: bytes) -> dict[str, Any]:
     try:
-        event = json.loads(raw)
-    except ValueError:
+        event = loads_json(raw.decode("utf-8"), EVENTS, "event")
+    except (ValueError, InputFileError):  # not JSON, not UTF-8, or nested too deeply
         return {"type": "unreadable"}
     return event if isinstance(event, dict) else {"type": "unreadable"}
 
@@ -339,17 +368,12 @@ _STAGE_FILES = (
 
 def tail_text(path: Path, limit: int) -> str | None:
     """The last ``limit`` bytes of a regular file as text; None when there is none."""
-    if not path.is_file():  # a FIFO would block the reader
-        return None
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - limit))
-            data = handle.read(limit)
-    except OSError:
+    try:  # a FIFO or a device is refused, never waited on
+        data, cut = read_tail(path, limit, "stage file")
+    except InputFileError:
         return None
     text = data.decode("utf-8", errors="replace")
-    return text if len(data) < limit else "…" + text
+    return "…" + text if cut else text
 
 
 def last_line(path: Path) -> str:

@@ -22,14 +22,15 @@ completed, so a later reader can tell the visits of a node apart.
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import CheckpointError
-from attractor.fileio import dumps_compact, run_file_mode
+from attractor.engine.rundir import damaged_run_file
+from attractor.errors import CheckpointError, InputFileError
+from attractor.fileio import dumps_compact, loads_json, read_lines, run_file_mode
 
 JOURNAL = "journal.jsonl"
 
@@ -80,43 +81,47 @@ class Journal:
 
 
 def _ends_with_newline(path: Path, size: int) -> bool:
-    with path.open("rb") as fh:
-        fh.seek(size - 1)
-        return fh.read(1) == b"\n"
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        return os.pread(fd, 1, size - 1) == b"\n"
+    finally:
+        os.close(fd)
 
 
 def read_records(path: Path, offset: int, after_seq: int) -> Iterator[tuple[int, dict[str, Any]]]:
     """The records of ``path`` from byte ``offset`` with ``seq`` above ``after_seq``.
 
-    Yields (line number counted from ``offset``, record). A last line without
-    its newline (a write cut short) is ignored; any other line that is not a
-    record makes the journal damaged.
+    Yields (line number counted from ``offset``, record), streaming: one line is
+    in memory at a time. A last line without its newline (a write cut short) is
+    ignored; any other line that is not a record makes the journal damaged, and
+    so do a journal that is not a regular file, a line over
+    :data:`~attractor.fileio.LINE_LIMIT` and more than
+    :data:`~attractor.fileio.STATE_LIMIT` bytes after ``offset``. An ``offset``
+    past the end yields nothing.
 
     Raises:
-        CheckpointError: a damaged line, naming the file and what to do.
+        CheckpointError: a damaged line or file, naming the file and what to do.
     """
     try:
-        with path.open("rb") as fh:
-            fh.seek(offset)
-            data = fh.read()
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise CheckpointError(f"{path}: cannot read the journal: {exc.strerror}") from None
-    lines = data.split(b"\n")
-    lines.pop()  # after the last newline: empty, or a record cut short
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue  # the newline that ended a cut-short record
-        record = _parse(path, number, line)
-        if record["seq"] > after_seq:
-            yield number, record
+        lines = read_lines(path, "journal", offset=offset)
+        for number, (_, line) in enumerate(lines, start=1):
+            if not line.strip():
+                continue  # the newline that ended a cut-short record
+            record = _parse(path, number, line)
+            if record["seq"] > after_seq:
+                yield number, record
+    except InputFileError as exc:
+        if exc.errno == errno.ENOENT:
+            return
+        if exc.kind == "os":
+            raise CheckpointError(f"{path}: cannot read the journal: {exc.reason}") from None
+        raise damaged_run_file(exc) from None
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
     try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
+        record = loads_json(line.decode("utf-8"), path, "journal record")
+    except (ValueError, InputFileError):  # UnicodeDecodeError is a ValueError
         record = None
     if not isinstance(record, dict) or type(record.get("seq")) is not int:
         raise CheckpointError(

@@ -206,7 +206,8 @@ def _sync_files(paths: list[Path]) -> None:
     """fdatasync each file, then fsync each folder once (for the renames that made them)."""
     for path in [*paths, *dict.fromkeys(p.parent for p in paths)]:
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            # O_NONBLOCK: a FIFO swapped in for a stage file must not block the run.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             continue  # moved aside since (a later attempt): nothing left to keep
         try:

@@ -28,11 +28,11 @@ import ray
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import WORKER_FILE, Drive, RunJob
 from attractor.engine.ray_branches import RayBranches
+from attractor.engine.ray_connect import connect
 from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, event_hub, relay
 from attractor.engine.ray_tasks import (
     STOP,
     Held,
-    connect,
     note_worker,
     run_remote,
     stop_requested,
@@ -43,14 +43,16 @@ from attractor.engine.ray_tasks import (
 from attractor.engine.run import RunOptions, RunResult, Stop, drive_job, watch_signals
 from attractor.engine.rundir import CHECKPOINT, new_run_dir
 from attractor.engine.state import Run
-from attractor.errors import RunError
+from attractor.errors import InputFileError, RunError
 from attractor.events import Event, PipelineStarted
-from attractor.fileio import write_text
+from attractor.fileio import read_bounded, write_text
 from attractor.handlers.base import BranchRunner
 from attractor.handlers.interviewer import ConsoleInterviewer
 from attractor.settings import Settings, absolute_backend
 
 PROBE = ".shared-check"
+#: The probe holds a token of a few dozen characters.
+_PROBE_LIMIT = 4096
 #: A run task mostly waits on its branches: a sliver of a core, so that it still
 #: lands only on nodes that run work (not on a head started with --num-cpus=0).
 _RUN_CPUS = 0.01
@@ -170,8 +172,8 @@ def check_shared(run_dir: Path, token: str, *, required: bool) -> None:
     """Fail at once when this worker does not see the run directory the driver wrote."""
     probe = run_dir / PROBE
     try:
-        seen = probe.read_text(encoding="utf-8")
-    except OSError:
+        seen: str | None = read_bounded(probe, _PROBE_LIMIT, "probe file")
+    except InputFileError:
         seen = None
     if seen is None and (required or not run_dir.is_dir()):
         raise unseen(run_dir)

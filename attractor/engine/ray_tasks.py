@@ -8,8 +8,8 @@ processes. A task that does not end within the kill grace is force-cancelled.
 
 from __future__ import annotations
 
+import errno
 import json
-import logging
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,8 +20,8 @@ import anyio
 import ray
 from ray.exceptions import RayTaskError
 
-from attractor.errors import AttractorError, RunError, UsageError
-from attractor.fileio import write_text
+from attractor.errors import AttractorError, InputFileError, RunError, UsageError
+from attractor.fileio import read_head, write_text
 
 STOP = ".stop"
 #: How often a task looks for a stop request, and the driver for a finished task.
@@ -29,17 +29,8 @@ POLL = 0.1
 #: How long past the kill grace a stopped task may take to write its last checkpoint.
 _FINISH_GRACE = 10.0
 _STOP_STATUSES = ("timed_out", "interrupted", "terminated", "hangup")
-
-
-def connect(address: str | None) -> None:
-    """Join the cluster at ``address`` (or start a local one) unless already connected."""
-    if not ray.is_initialized():
-        ray.init(
-            address=address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
+#: The stop file holds one of those words.
+_STOP_LIMIT = 64
 
 
 async def stop_requested(path: Path) -> Any:
@@ -52,10 +43,10 @@ async def stop_requested(path: Path) -> Any:
 
 
 def _read_stop(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        return None
+    try:  # a few bytes the driver writes; anything else in its place reads as a stop
+        return read_head(path, _STOP_LIMIT, "stop file").decode("utf-8", "replace").strip()
+    except InputFileError as exc:
+        return None if exc.errno == errno.ENOENT else "interrupted"
 
 
 async def cancel_on_request(stop_file: Path, scope: anyio.CancelScope) -> None:

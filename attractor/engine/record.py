@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from attractor.engine.state import NodeResult, Run
+from attractor.errors import InputFileError
+from attractor.fileio import read_head
 from attractor.handlers.preamble import counts_as_stage
 
 
@@ -49,9 +51,8 @@ class EngineRecord:
         if not run.graph.has_node(node_id):
             return ""
         path = run.run_dir.stage_dir(node_id) / "response.md"
-        try:
-            with path.open("rb") as fh:  # only the start: a response may be huge
-                head = fh.read(4 * limit)
-        except OSError:
+        try:  # only the start: a response may be huge
+            head = read_head(path, 4 * limit, "response file")
+        except InputFileError:
             return ""
         return head.decode("utf-8", errors="replace")[:limit]

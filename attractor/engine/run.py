@@ -61,7 +61,7 @@ from attractor.events import (
     PipelineStarted,
     PipelineTimedOut,
 )
-from attractor.fileio import AppendFile, atomic_write_text
+from attractor.fileio import AppendFile, atomic_write_text, confine_path
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import Services, Steering
 from attractor.handlers.builtin import default_registry
@@ -230,7 +230,8 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     bus = options.bus or EventBus()
     for observer in options.observers:
         bus.add_observer(observer)
-    services, owned = make_services(options, setup.graph, options.run_budget or setup.budget, bus)
+    budget = options.run_budget or setup.budget
+    services, owned = make_services(options, setup.graph, budget, bus, setup.source_path)
     backend = services.backend
     registry = options.registry or default_registry()
     stop = Stop()
@@ -279,9 +280,17 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
 
 
 def make_services(
-    options: RunOptions, graph: Graph, budget: RunTurnBudget, bus: EventBus
+    options: RunOptions,
+    graph: Graph,
+    budget: RunTurnBudget,
+    bus: EventBus,
+    source: Path | None = None,
 ) -> tuple[Services, bool]:
-    """The run-wide collaborators, and whether the run owns (and so closes) the backend."""
+    """The run-wide collaborators, and whether the run owns (and so closes) the backend.
+
+    ``source`` is the pipeline file the run started from: its folder is one of
+    the places a path the pipeline names may lead (the run's copy is not).
+    """
     backend, owned = _backend(options, graph)
     services = Services(
         settings=options.settings,
@@ -289,7 +298,8 @@ def make_services(
         interviewer=options.interviewer or ConsoleInterviewer(),
         run_budget=budget,
         emit=bus.emit,
-        base_workdir=_base_workdir(options.settings),
+        base_workdir=_base_workdir(options.settings, source),
+        pipeline_dir=source.resolve().parent if source is not None else None,
         steering=options.steering or Steering(),
     )
     child_options = replace(options, backend=backend, run_budget=budget)
@@ -393,10 +403,18 @@ def _backend(options: RunOptions, graph: Graph) -> tuple[CodergenBackend, bool]:
     return backend, True
 
 
-def _base_workdir(settings: Settings) -> Path:
+#: The graph attribute that may set the run's working directory.
+WORKDIR = "workdir"
+
+
+def _base_workdir(settings: Settings, source: Path | None) -> Path:
     base = Path(settings.workdir) if settings.workdir else Path.cwd()
     if not base.is_dir():
         raise RunError(f"working directory {base} does not exist ({settings.source('workdir')})")
+    if settings.source("workdir") == f"graph attribute {WORKDIR}":
+        # The pipeline chose it: it may lead only where the pipeline could read.
+        roots = [Path.cwd()] + ([source.parent] if source is not None else [])
+        return confine_path(base, roots, attribute=WORKDIR, node=None)
     return base.resolve()
 
 

@@ -21,6 +21,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ from attractor.fileio import (
     loads_json,
     make_run_dir,
     read_bounded,
+    read_lines,
+    require_regular,
     run_dir_mode,
     run_file_mode,
     set_run_permissions,
@@ -312,13 +315,7 @@ class RunDir:
         """
         if self._lock_fd is not None:
             return
-        try:
-            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, run_file_mode())
-        except OSError as exc:
-            raise UsageError(
-                f"{self.path}: cannot open the run directory's lock file: {exc.strerror}; "
-                "check that the directory exists and that you can write to it"
-            ) from None
+        fd = self._open_lock()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -331,6 +328,32 @@ class RunDir:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         self._lock_fd = fd
+
+    def _open_lock(self) -> int:
+        path = self.path / LOCK
+        try:
+            require_regular(path, "lock file")  # a FIFO, a device or a dangling link
+            # O_NOFOLLOW: a link swapped in since the check is refused, not followed.
+            flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(path, flags, run_file_mode())
+        except InputFileError as exc:
+            raise damaged_run_file(exc) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise CheckpointError(
+                    f"{path}: a symbolic link, not a regular file; "
+                    "the run directory is damaged, start a new run"
+                ) from None
+            raise UsageError(
+                f"{self.path}: cannot open the run directory's lock file: {exc.strerror}; "
+                "check that the directory exists and that you can write to it"
+            ) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise CheckpointError(
+                f"{path}: not a regular file; the run directory is damaged, start a new run"
+            )
+        return fd
 
     def unlock(self) -> None:
         """Release the lock taken by :meth:`lock` (closing the descriptor does it)."""
@@ -363,29 +386,30 @@ class RunDir:
         """The first ``count`` summary rows of results.jsonl (later ones are from
         work the checkpoint does not cover and will run again).
 
-        A missing file, or a row cut short by a crash, ends the rows early.
+        A missing file, or a row cut short by a crash, ends the rows early. The
+        file is streamed: only the rows asked for are read.
 
         Raises:
-            CheckpointError: the file is not a regular file, is over
-                :data:`~attractor.fileio.STATE_LIMIT`, or a row nests too deeply.
+            CheckpointError: the file is not a regular file, a row is over
+                :data:`~attractor.fileio.LINE_LIMIT` or nests too deeply.
         """
+        rows: list[dict[str, Any]] = []
+        if count <= 0:
+            return rows
         try:
-            text = read_bounded(self.results_path, STATE_LIMIT, "results file")
+            for _, line in read_lines(self.results_path, "results file"):
+                row = loads_json(line.decode("utf-8"), self.results_path, "results row")
+                if not isinstance(row, dict):
+                    break
+                rows.append(row)
+                if len(rows) == count:
+                    break
         except InputFileError as exc:
             if exc.kind in ("os", "not_utf8"):
-                return []
+                return rows
             raise damaged_run_file(exc) from None
-        rows: list[dict[str, Any]] = []
-        for line in text.split("\n")[:count]:
-            try:
-                row = loads_json(line, self.results_path, "results row")
-            except InputFileError as exc:
-                raise damaged_run_file(exc) from None
-            except ValueError:
-                break
-            if not isinstance(row, dict):
-                break
-            rows.append(row)
+        except ValueError:  # not JSON, or not UTF-8: the rows end here
+            pass
         return rows
 
     def stage_dir(self, node_id: str) -> Path:

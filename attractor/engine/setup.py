@@ -14,6 +14,7 @@ from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.continuation import Continuation, continued
+from attractor.engine.journal import JOURNAL
 from attractor.engine.progress import TrackedContext
 from attractor.engine.rundir import (
     PROCESSES,
@@ -85,7 +86,7 @@ def _read_source(graph: Graph, source_path: Path | None) -> str:
     if graph.source:
         return graph.source
     if source_path is not None and source_path.is_file():
-        return source_path.read_text(encoding="utf-8")
+        return read_bounded(source_path, TEXT_LIMIT, "pipeline file")
     return ""
 
 
@@ -231,10 +232,12 @@ def resume_setup(
 def _check_run_files(run_dir: RunDir) -> None:
     """Refuse run files that are not regular files before anything opens them.
 
-    A FIFO in place of processes.jsonl, results.jsonl or events.jsonl would
-    block resume for good when read or opened for appending.
+    A FIFO in place of processes.jsonl, results.jsonl, events.jsonl or
+    journal.jsonl would block resume for good when read or opened for
+    appending; a dangling symbolic link would have them created elsewhere.
     """
-    for path in (run_dir.path / PROCESSES, run_dir.results_path, run_dir.events_path):
+    paths = (run_dir.path / PROCESSES, run_dir.results_path, run_dir.events_path)
+    for path in (*paths, run_dir.path / JOURNAL):
         try:
             require_regular(path, "run file")
         except InputFileError as exc:
@@ -282,7 +285,7 @@ def _restore(
     return RunSetup(
         graph=graph,
         run_dir=run_dir,
-        source_path=Path(source) if source else None,
+        source_path=Path(source) if isinstance(source, str) and source else None,
         source_text=text,
         main=main,
         start=start,
@@ -352,7 +355,7 @@ def restore_walk(checkpoint: Checkpoint) -> Walk:
 def _source_warnings(manifest: dict[str, Any]) -> list[str]:
     source = manifest.get("source_file")
     recorded = manifest.get("source_sha256")
-    if not source or not recorded:
+    if not isinstance(source, str) or not source or not recorded:
         return []
     try:
         current = source_hash(read_bounded(source, TEXT_LIMIT, "pipeline file"))

@@ -54,13 +54,17 @@ class NodeResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> NodeResult:
+        """A row read back; raises KeyError, TypeError or ValueError for a damaged one."""
+        usage = data.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            raise TypeError(f"usage must be an object or null, not {type(usage).__name__}")
         return cls(
             node=str(data["node"]),
             status=str(data["status"]),
             attempts=int(data["attempts"]),
             duration=float(data["duration"]),
             note=str(data.get("note") or ""),
-            usage=data.get("usage"),
+            usage=usage,
             visit=int(data.get("visit", 1)),
         )
 

@@ -7,6 +7,7 @@ of its model turns) and the checkpoint (where a resume would start), through
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from attractor.engine.attempts import files_of
 from attractor.engine.inventory import load_checkpoint, read_events, run_info, stage_path
+from attractor.engine.rundir import CHECKPOINT
 from attractor.engine.setup import RESUMABLE
 
 
@@ -50,7 +52,7 @@ def timeline(path: Path) -> list[Attempt]:
         kind = event.get("type")
         if kind == "stage_started":
             name = str(event.get("name"))
-            attempt = int(event.get("attempt", 1))
+            attempt = _count(event.get("attempt"), 1)
             visit = _visit(event, visits, name, attempt)
             if rows and rows[-1].status != "running" and not rows[-1].route:
                 rows[-1].route = f"-> {name}"
@@ -67,7 +69,7 @@ def timeline(path: Path) -> list[Attempt]:
         elif kind == "agent_turn_completed":
             turn_of = open_rows.get(str(event.get("node")))
             if turn_of is not None:
-                used = int(event.get("input_tokens", 0)) + int(event.get("output_tokens", 0))
+                used = _count(event.get("input_tokens"), 0) + _count(event.get("output_tokens"), 0)
                 turn_of.tokens += used
     if not _live(path):
         for row in rows:
@@ -105,6 +107,11 @@ def _close(row: Attempt, event: dict[str, Any]) -> None:
         row.duration = max(0.0, (_ts(event) or 0.0) - started)
 
 
+def _count(value: Any, default: int) -> int:
+    """A count an event carries; a damaged value (text, a list...) reads as ``default``."""
+    return value if type(value) is int else default
+
+
 def _ts(event: dict[str, Any]) -> float | None:
     value = event.get("ts")
     return float(value) if isinstance(value, int | float) else None
@@ -120,6 +127,9 @@ def next_action(path: Path) -> str:
     checkpoint = load_checkpoint(path)
     if info.status == "running":
         return "the run is still running (another attractor process drives it)"
+    if checkpoint is None and os.path.lexists(path / CHECKPOINT):
+        why = f"attractor resume {path} says why"
+        return f"nothing to resume: its checkpoint cannot be read ({why})"
     if checkpoint is None:
         return "nothing to resume: the run stopped before its first checkpoint; start it again"
     resumable = info.status == "stopped" or checkpoint.status in RESUMABLE

@@ -82,6 +82,7 @@ class FactoryModels:
             run_provider=self.settings.provider,
             run_model=self.settings.model,
             run_base_url=self.settings.base_url,
+            run_api_key_env=self.settings.api_key_env,
         )
 
     def check(self, graph: Graph) -> None:
@@ -126,6 +127,7 @@ class AgentBackend:
         model = self.models.model_for(node)
         profile = choose_profile(
             model.provider,
+            model=model.name,
             override=node.get("tool_profile") or None,
             compatible_server=self.models.compatible_server(node),
         )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph, Node
 from attractor.events import Event
+from attractor.fileio import confine_path
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
@@ -164,6 +165,8 @@ class Services:
     run_budget: RunTurnBudget
     emit: Callable[[Event], None]
     base_workdir: Path
+    #: The folder of the pipeline file (not of the run's copy), None for DOT text.
+    pipeline_dir: Path | None = None
     #: The run so far, for the preamble of stages that do not continue a thread.
     record: RunRecord = field(default_factory=NoRecord)
     #: Runs child pipelines (the manager loop); None outside the engine.
@@ -217,10 +220,24 @@ class StageEnv:
         )
 
     def workdir(self, node: Node, graph: Graph) -> Path:
-        """Node ``workdir`` (else graph ``workdir``) relative to the run's base workdir."""
-        raw = str(node.get("workdir") or graph.get("workdir") or "").strip()
+        """Node ``workdir`` (else graph ``workdir``) relative to the run's base workdir.
+
+        Raises:
+            PipelinePathError: it resolves outside :meth:`read_roots`.
+        """
+        raw = str(node.get("workdir") or "").strip()
+        if not raw and self.settings.source("workdir") != "graph attribute workdir":
+            raw = str(graph.get("workdir") or "").strip()  # not already the base itself
         base = self.services.base_workdir
-        return (base / raw).resolve() if raw else base
+        if not raw:
+            return base
+        owner = node.id if node.has("workdir") else None
+        return confine_path(base / raw, self.read_roots(), attribute="workdir", node=owner)
+
+    def read_roots(self) -> tuple[Path, ...]:
+        """Where a path the pipeline names may lead: the workdir and the pipeline's folder."""
+        services = self.services
+        return tuple(p for p in (services.base_workdir, services.pipeline_dir) if p is not None)
 
 
 class Handler(Protocol):

@@ -16,9 +16,9 @@ from typing import Any
 
 from attractor.agent.report import trailing_object
 from attractor.dot.graph import Graph, Node
-from attractor.errors import AttractorError
+from attractor.errors import AttractorError, InputFileError
 from attractor.events import AgentWarning
-from attractor.fileio import write_text
+from attractor.fileio import TEXT_LIMIT, read_head, write_text
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
@@ -126,7 +126,10 @@ def _answer(result: str | Outcome, env: StageEnv) -> tuple[str, dict[str, Any]]:
     if isinstance(result, str):
         return result, {}
     path = env.stage_dir / "response.md"
-    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    try:
+        text = read_head(path, TEXT_LIMIT, "response file").decode("utf-8", errors="replace")
+    except InputFileError:
+        text = ""
     return text, result.context_updates
 
 

@@ -2,7 +2,9 @@
 
 The question shows what is being reviewed: the file named by ``human.show``
 (relative to the working directory), else the last response of the stage before
-the gate, at most :data:`REVIEW_CHARS` characters. An answer may carry a comment
+the gate, at most :data:`REVIEW_CHARS` characters. The file must lie inside the
+working directory or the pipeline's folder and be a regular file; otherwise the
+gate fails with the reason (a file not written yet is shown as such). An answer may carry a comment
 after the choice (``R: the tests are too weak``); it goes into the context
 (``human.gate.comment``) and into the prompt of the next LLM stage. An answer
 that matches no choice is rejected and the question asked again (up to
@@ -11,18 +13,22 @@ that matches no choice is rejected and the question asked again (up to
 
 from __future__ import annotations
 
+import errno
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+
 from attractor.dot.graph import Graph, Node
-from attractor.errors import UsageError
+from attractor.errors import PipelinePathError, UsageError
 from attractor.events import (
     InterviewCompleted,
     InterviewRejected,
     InterviewStarted,
     InterviewTimeout,
 )
+from attractor.fileio import read_confined_text
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY
@@ -65,7 +71,7 @@ class WaitForHumanHandler:
         choices = choices_for(node)
         if not choices:
             return Outcome.fail(f"human gate {node.id} has no outgoing edges to choose from")
-        question = _question(node, choices, review_for(node, graph, context, env))
+        question = _question(node, choices, await review_for(node, graph, context, env))
         env.emit(InterviewStarted(question=question.text, stage=node.id, review=question.review))
         for _ in range(MAX_ASKS):
             started = time.monotonic()
@@ -127,25 +133,37 @@ def check_auto_choice(graph: Graph, choice: str) -> None:
     )
 
 
-def review_for(node: Node, graph: Graph, context: Context, env: StageEnv) -> str:
-    """What the question shows: ``human.show``'s file, else the previous response."""
+async def review_for(node: Node, graph: Graph, context: Context, env: StageEnv) -> str:
+    """What the question shows: ``human.show``'s file, else the previous response.
+
+    The file is read in a worker thread, only if it lies inside the places a run
+    may read and is a regular file (see :func:`~attractor.fileio.read_confined_text`).
+
+    Raises:
+        PipelinePathError: ``human.show`` is refused; the gate fails with the reason.
+    """
     shown = str(node.get("human.show") or "").strip()
     if shown:
         path = env.workdir(node, graph) / shown
-        return f"{shown}:\n{_head(path)}"
+        return f"{shown}:\n{await _head(path, env.read_roots(), node.id)}"
     came = context.get(ARRIVAL_KEY)
     previous = came.get("from", "") if isinstance(came, dict) else ""
     text = env.services.record.response(str(previous), REVIEW_CHARS) if previous else ""
     return f"response of {previous}:\n{text}" if text.strip() else ""
 
 
-def _head(path: Path) -> str:
+async def _head(path: Path, roots: tuple[Path, ...], node: str) -> str:
+    def read() -> str:
+        return read_confined_text(
+            path, roots, REVIEW_CHARS * 4, attribute="human.show", node=node, cut=True
+        )
+
     try:
-        with path.open("rb") as fh:
-            data = fh.read(REVIEW_CHARS * 4)
-    except OSError as error:
-        return f"(cannot read it: {error.strerror or error})"
-    text = data.decode("utf-8", errors="replace")
+        text = await anyio.to_thread.run_sync(read)
+    except PipelinePathError as error:
+        if error.errno != errno.ENOENT:
+            raise
+        return "(cannot read it: no such file yet)"
     return text[:REVIEW_CHARS] + ("\n[... cut]" if len(text) > REVIEW_CHARS else "")
 
 

@@ -21,7 +21,7 @@ import anyio
 
 from attractor.dot.conditions import evaluate
 from attractor.dot.graph import Graph, Node
-from attractor.errors import AttractorError
+from attractor.errors import AttractorError, PipelinePathError
 from attractor.events import (
     Event,
     ManagerCycle,
@@ -30,6 +30,7 @@ from attractor.events import (
     StageFailed,
     StageStarted,
 )
+from attractor.fileio import confine_path
 from attractor.handlers.base import ChildResult, ChildRun, StageEnv, Steering
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
@@ -67,11 +68,15 @@ def config_for(node: Node, graph: Graph, env: StageEnv) -> ManagerConfig | str:
     if unknown:
         listed = ", ".join(unknown)
         return f"manager {node.id}: unknown manager.actions {listed}; use observe, steer, wait"
-    base = env.services.base_workdir
     own = str(node.get("stack.child_workdir") or graph.get("stack.child_workdir") or "").strip()
+    try:
+        dotfile = _resolve(raw, env, node)
+        workdir = _child_workdir(own, env, node, graph)
+    except PipelinePathError as error:
+        return str(error)
     return ManagerConfig(
-        dotfile=_resolve(raw, graph, base),
-        workdir=(base / own).resolve() if own else env.workdir(node, graph),
+        dotfile=dotfile,
+        workdir=workdir,
         poll_interval=float(node.get("manager.poll_interval")),
         max_cycles=int(node.get("manager.max_cycles")),
         stop_condition=str(node.get("manager.stop_condition") or "").strip(),
@@ -83,13 +88,28 @@ def parse_actions(text: str) -> frozenset[str]:
     return frozenset(a.strip() for a in text.split(",") if a.strip())
 
 
-def _resolve(raw: str, graph: Graph, base: Path) -> Path:
-    """A relative child file is found beside the parent pipeline, else in the workdir."""
+def _resolve(raw: str, env: StageEnv, node: Node) -> Path:
+    """A relative child file is found beside the parent pipeline, else in the workdir.
+
+    Either way it must lie inside the places a run may read (symbolic links
+    followed): the parent's working directory or its pipeline's folder.
+    """
     path = Path(raw)
-    if path.is_absolute():
-        return path
-    beside = Path(graph.file).parent / path if graph.file else None
-    return beside if beside is not None and beside.exists() else base / path
+    folder = env.services.pipeline_dir
+    if not path.is_absolute():
+        beside = folder / path if folder is not None else None
+        found = beside is not None and beside.exists()
+        path = beside if beside is not None and found else env.services.base_workdir / path
+    owner = node.id if node.has("stack.child_dotfile") else None
+    return confine_path(path, env.read_roots(), attribute="stack.child_dotfile", node=owner)
+
+
+def _child_workdir(own: str, env: StageEnv, node: Node, graph: Graph) -> Path:
+    if not own:
+        return env.workdir(node, graph)
+    path = env.services.base_workdir / own
+    owner = node.id if node.has("stack.child_workdir") else None
+    return confine_path(path, env.read_roots(), attribute="stack.child_workdir", node=owner)
 
 
 class Telemetry:

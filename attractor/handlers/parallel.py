@@ -10,7 +10,6 @@ branch results go into ``parallel.results`` and the run continues at the fan-in.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
 from pathlib import Path
@@ -18,13 +17,21 @@ from pathlib import Path
 import anyio
 
 from attractor.dot.graph import Edge, Graph, Node
+from attractor.errors import InputFileError
 from attractor.events import (
     ParallelBranchCompleted,
     ParallelBranchStarted,
     ParallelCompleted,
     ParallelStarted,
 )
-from attractor.fileio import atomic_write_json, atomic_write_text, run_dir_mode
+from attractor.fileio import (
+    STATE_LIMIT,
+    atomic_write_json,
+    atomic_write_text,
+    loads_json,
+    read_bounded,
+    run_dir_mode,
+)
 from attractor.handlers.base import BranchResult, StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
@@ -120,10 +127,10 @@ class BranchStore:
             return found
         for index, target in enumerate(targets):
             path = self.earlier / f"{index}.json"
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+            try:  # a branch whose file is missing or damaged runs again
+                data = loads_json(read_bounded(path, STATE_LIMIT, "branch file"), path, "branch")
                 result = BranchResult(**{k: str(v) for k, v in data.items()})
-            except (OSError, ValueError, TypeError):
+            except (InputFileError, ValueError, TypeError, AttributeError):
                 continue
             if result.id == target:
                 found[index] = result
@@ -140,9 +147,9 @@ class BranchStore:
     def _carry_progress(self, index: int) -> None:
         """The interrupted attempt's progress of an unfinished branch, for this attempt."""
         name = f"{index}{PROGRESS_SUFFIX}"
-        try:
-            text = (self.earlier / name).read_text(encoding="utf-8")
-        except OSError:
+        try:  # a damaged progress file: the branch starts over
+            text = read_bounded(self.earlier / name, STATE_LIMIT, "branch progress file")
+        except InputFileError:
             return
         self._make_folder()
         atomic_write_text(self.folder / name, text)

@@ -14,7 +14,8 @@ import re
 from types import ModuleType
 from typing import Any
 
-from attractor.errors import MissingCredentialsError, ProviderNotInstalledError
+from attractor.errors import ProviderNotInstalledError
+from attractor.llm.credentials import resolve_key
 from attractor.llm.retry import (
     DEFAULT_POLICY,
     RetryPolicy,
@@ -33,13 +34,15 @@ from attractor.llm.types import (
 
 try:
     import anthropic
-    from anthropic import AsyncAnthropic
+    from anthropic import AsyncAnthropic, Omit
     from anthropic.types import Message as AnthropicMessage
 except ImportError as exc:
     raise ProviderNotInstalledError("anthropic", "anthropic") from exc
 
 PROVIDER = "anthropic"
-API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+# The SDK insists on a credential; this one is never sent (see client_options).
+PLACEHOLDER_KEY = "not-sent"
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_TIMEOUT = 600.0
 
@@ -67,16 +70,24 @@ _THINKING_MODEL = re.compile(r"^claude-(?:3-7-|(?:opus|sonnet|haiku)-(\d+))")
 _THINKING_CACHE_LIMIT = 64
 
 
-def resolve_api_key(api_key: str | None) -> str:
-    """The key to use: the argument, then ``ANTHROPIC_API_KEY``.
+def client_options(
+    api_key: str | None, api_key_env: str | None, base_url: str | None
+) -> dict[str, Any]:
+    """The ``AsyncAnthropic`` keywords for ``base_url`` (``ANTHROPIC_BASE_URL`` if None).
+
+    The key follows :func:`attractor.llm.credentials.resolve_key`. Without one,
+    neither ``X-Api-Key`` nor ``Authorization`` is sent (the SDK's own fallback
+    to ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` and profiles is shut off).
 
     Raises:
-        MissingCredentialsError: neither is set.
+        MissingCredentialsError: the key's variable is not set.
     """
-    key = api_key or os.environ.get(API_KEY_ENV)
+    base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+    key = resolve_key(PROVIDER, base_url, api_key=api_key, api_key_env=api_key_env)
+    options: dict[str, Any] = {"api_key": key or PLACEHOLDER_KEY, "base_url": base_url}
     if not key:
-        raise MissingCredentialsError(PROVIDER, API_KEY_ENV)
-    return key
+        options["default_headers"] = {"X-Api-Key": Omit(), "Authorization": Omit()}
+    return options
 
 
 def supports_thinking(model: str) -> bool:
@@ -93,8 +104,10 @@ class AnthropicModel(SdkModel):
 
     Args:
         model: Model id, e.g. ``claude-sonnet-4-5``.
-        api_key: Overrides ``ANTHROPIC_API_KEY``.
+        api_key: The key to send, given in code (else see ``api_key_env``).
         base_url: Another Messages endpoint (a proxy or a test server).
+        api_key_env: The variable holding the key; None: ``ANTHROPIC_API_KEY``
+            for Anthropic's own service, no key for any other endpoint.
         max_tokens: Output cap when a request sets none (the API requires one).
         stream: Receive the answer as a stream and assemble it.
         parallel_tool_calls: ``False`` asks for at most one tool call per turn.
@@ -114,6 +127,7 @@ class AnthropicModel(SdkModel):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        api_key_env: str | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         stream: bool = False,
         parallel_tool_calls: bool | None = None,
@@ -133,8 +147,7 @@ class AnthropicModel(SdkModel):
         # wants them back unchanged when that turn is replayed.
         self._thinking: dict[str, list[dict[str, Any]]] = {}
         self._client = AsyncAnthropic(
-            api_key=resolve_api_key(api_key),
-            base_url=base_url,
+            **client_options(api_key, api_key_env, base_url),
             max_retries=0,  # our retry policy is the only one
             timeout=timeout,
         )

@@ -4,6 +4,7 @@ Provider SDKs are imported only when a model of that provider is checked or
 built, so importing this module never needs ``openai``, ``anthropic`` or
 ``google-genai``. OpenAI's own service is reached through the Responses API;
 any other OpenAI-compatible server (``--base-url``) through Chat Completions.
+Which API key goes where is decided in :mod:`attractor.llm.credentials`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,17 @@ import re
 from dataclasses import dataclass
 
 from attractor.errors import UsageError
+from attractor.llm.credentials import resolve_key
 from attractor.llm.types import Model
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 _OPENAI_MODEL = re.compile(r"^(gpt-|chatgpt-|o[134](-|$))")
-BASE_URL_ENV = "OPENAI_BASE_URL"
+#: The variable each provider's SDK reads for another endpoint when given none.
+BASE_URL_ENVS = {
+    "openai": "OPENAI_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "gemini": "GOOGLE_GEMINI_BASE_URL",
+}
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,8 @@ class ModelSpec:
     model: str
     base_url: str | None = None
     reasoning_effort: str | None = None
+    #: The variable holding the key, when the user named one (see llm.credentials).
+    api_key_env: str | None = None
 
 
 def detect_provider(model: str) -> str | None:
@@ -42,6 +51,16 @@ def detect_provider(model: str) -> str | None:
     return None
 
 
+def model_family(model: str) -> str | None:
+    """The vendor whose model ``model`` is, whoever serves it; ``None`` when unknown.
+
+    Gateways and proxies often prefix the vendor or their own route
+    (``openai/gpt-5``, ``openrouter/anthropic/claude-sonnet-4-5``): the last
+    path segment is the model's own name.
+    """
+    return detect_provider(model.strip().rsplit("/", 1)[-1])
+
+
 def resolve_spec(
     *,
     node_provider: str | None,
@@ -50,12 +69,16 @@ def resolve_spec(
     run_provider: str | None,
     run_model: str | None,
     run_base_url: str | None,
+    run_api_key_env: str | None = None,
 ) -> ModelSpec:
     """Combine node attributes and run options into one :class:`ModelSpec`.
 
     Run options win over node attributes. A model chosen for the run is not paired
     with a provider named on the node unless the model's own name is silent about
-    its provider. ``OPENAI_BASE_URL`` applies to openai when no base URL is given.
+    its provider. When no base URL is given, the provider SDK's own variable
+    (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL``)
+    applies, so that the key rule (:mod:`attractor.llm.credentials`) sees the
+    endpoint the SDK would use.
 
     Raises:
         UsageError: no model, an undetectable provider or an unknown provider.
@@ -69,10 +92,8 @@ def resolve_spec(
     provider = _choose_provider(
         model, node_provider, run_provider, from_run=bool(run_model), base_url=run_base_url
     )
-    base_url = run_base_url
-    if base_url is None and provider == "openai":
-        base_url = os.environ.get(BASE_URL_ENV) or None
-    return ModelSpec(provider, model, base_url, node_reasoning_effort)
+    base_url = run_base_url or os.environ.get(BASE_URL_ENVS[provider]) or None
+    return ModelSpec(provider, model, base_url, node_reasoning_effort, run_api_key_env)
 
 
 def _choose_provider(
@@ -109,24 +130,20 @@ def check_ready(spec: ModelSpec) -> None:
 
     Raises:
         ProviderNotInstalledError: the provider's SDK extra is not installed.
-        MissingCredentialsError: the provider's API key variable is not set.
+        MissingCredentialsError: the key variable the model needs is not set (the
+            provider's own for its service, or the one named by ``api_key_env``).
         UsageError: the provider is unknown.
     """
     _check_known(spec.provider)
     # Adapters are imported here, not at the top: each raises
     # ProviderNotInstalledError when its SDK is missing.
     if spec.provider == "openai":
-        import attractor.llm.openai_model as openai_model
-
-        openai_model.resolve_api_key(None, spec.base_url)
+        import attractor.llm.openai_model  # noqa: F401
     elif spec.provider == "gemini":
-        import attractor.llm.gemini_model as gemini_model
-
-        gemini_model.resolve_api_key(None)
+        import attractor.llm.gemini_model  # noqa: F401
     else:
-        import attractor.llm.anthropic_model as anthropic_model
-
-        anthropic_model.resolve_api_key(None)
+        import attractor.llm.anthropic_model  # noqa: F401
+    resolve_key(spec.provider, spec.base_url, api_key_env=spec.api_key_env)
 
 
 def uses_responses_api(spec: ModelSpec) -> bool:
@@ -149,6 +166,7 @@ def build_model(spec: ModelSpec, *, stream: bool = False) -> Model:
         return openai_responses.OpenAIResponsesModel(
             spec.model,
             base_url=spec.base_url,
+            api_key_env=spec.api_key_env,
             stream=stream,
             reasoning_effort=spec.reasoning_effort,
         )
@@ -158,6 +176,7 @@ def build_model(spec: ModelSpec, *, stream: bool = False) -> Model:
         return openai_model.OpenAIModel(
             spec.model,
             base_url=spec.base_url,
+            api_key_env=spec.api_key_env,
             stream=stream,
             # Local servers (llama.cpp and friends) handle one call per turn best.
             parallel_tool_calls=False,
@@ -167,13 +186,17 @@ def build_model(spec: ModelSpec, *, stream: bool = False) -> Model:
         import attractor.llm.gemini_model as gemini_model
 
         return gemini_model.GeminiModel(
-            spec.model, base_url=spec.base_url, reasoning_effort=spec.reasoning_effort
+            spec.model,
+            base_url=spec.base_url,
+            api_key_env=spec.api_key_env,
+            reasoning_effort=spec.reasoning_effort,
         )
     import attractor.llm.anthropic_model as anthropic_model
 
     return anthropic_model.AnthropicModel(
         spec.model,
         base_url=spec.base_url,
+        api_key_env=spec.api_key_env,
         stream=stream,
         reasoning_effort=spec.reasoning_effort,
     )

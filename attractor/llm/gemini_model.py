@@ -14,7 +14,8 @@ import os
 from types import ModuleType
 from typing import Any
 
-from attractor.errors import MissingCredentialsError, ProviderNotInstalledError
+from attractor.errors import ProviderNotInstalledError
+from attractor.llm.credentials import resolve_key
 from attractor.llm.retry import DEFAULT_POLICY, RetryPolicy, connection_error, status_error
 from attractor.llm.sdk_model import SdkModel
 from attractor.llm.types import (
@@ -46,7 +47,10 @@ except ImportError:  # pragma: no cover - depends on the SDK release
     _TIMEOUT = (httpx.TimeoutException,)
 
 PROVIDER = "gemini"
-API_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+BASE_URL_ENV = "GOOGLE_GEMINI_BASE_URL"
+KEY_HEADER = "x-goog-api-key"
+# The SDK insists on a key; this one is never sent (see client_options).
+PLACEHOLDER_KEY = "not-sent"
 DEFAULT_TIMEOUT = 600.0
 SYNTHETIC_ID = "attractor_call_"
 
@@ -75,16 +79,25 @@ _MODES: dict[ToolChoice, str] = {"auto": "AUTO", "required": "ANY", "none": "NON
 _TURN_CACHE_LIMIT = 64
 
 
-def resolve_api_key(api_key: str | None) -> str:
-    """The key to use: the argument, then ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``.
+def client_options(
+    api_key: str | None, api_key_env: str | None, base_url: str | None, timeout: float
+) -> dict[str, Any]:
+    """The ``genai.Client`` keywords for ``base_url`` (``GOOGLE_GEMINI_BASE_URL`` if None).
+
+    The key follows :func:`attractor.llm.credentials.resolve_key`; without one
+    the key header goes out empty (the SDK's own fallback to ``GEMINI_API_KEY``
+    and ``GOOGLE_API_KEY`` is shut off).
 
     Raises:
-        MissingCredentialsError: none is set.
+        MissingCredentialsError: the key's variable is not set.
     """
-    key = api_key or next((os.environ[v] for v in API_KEY_ENVS if os.environ.get(v)), None)
+    base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+    key = resolve_key(PROVIDER, base_url, api_key=api_key, api_key_env=api_key_env)
+    # The SDK's own retries stay off (retry_options=None): ours is the only policy.
+    options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000))
     if not key:
-        raise MissingCredentialsError(PROVIDER, " or ".join(API_KEY_ENVS))
-    return key
+        options.headers = {KEY_HEADER: ""}
+    return {"api_key": key or PLACEHOLDER_KEY, "http_options": options}
 
 
 class GeminiModel(SdkModel):
@@ -92,8 +105,10 @@ class GeminiModel(SdkModel):
 
     Args:
         model: Model id, e.g. ``gemini-2.5-pro``.
-        api_key: Overrides ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``.
+        api_key: The key to send, given in code (else see ``api_key_env``).
         base_url: Another endpoint (a proxy or a test server).
+        api_key_env: The variable holding the key; None: ``GEMINI_API_KEY`` or
+            ``GOOGLE_API_KEY`` for Google's own service, no key for any other.
         reasoning_effort: Default effort when a request names none.
         retry: Retry policy for transient failures.
         timeout: Seconds before one HTTP attempt times out.
@@ -108,6 +123,7 @@ class GeminiModel(SdkModel):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        api_key_env: str | None = None,
         reasoning_effort: str | None = None,
         retry: RetryPolicy = DEFAULT_POLICY,
         timeout: float = DEFAULT_TIMEOUT,
@@ -119,9 +135,7 @@ class GeminiModel(SdkModel):
         self._calls = 0
         # first tool call id -> the model turn that made it, signatures and all.
         self._turns: dict[str, types.Content] = {}
-        # The SDK's own retries stay off (retry_options=None): ours is the only policy.
-        options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000))
-        self._client = genai.Client(api_key=resolve_api_key(api_key), http_options=options)
+        self._client = genai.Client(**client_options(api_key, api_key_env, base_url, timeout))
 
     def _sdk(self) -> ModuleType:
         return genai

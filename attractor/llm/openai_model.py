@@ -1,7 +1,8 @@
 """OpenAI adapter on the official SDK's Chat Completions API.
 
 The same adapter drives any OpenAI-compatible server (llama.cpp, Ollama, vLLM,
-LM Studio) through ``base_url``; such a server needs no real API key.
+LM Studio) through ``base_url``; such a server gets no API key unless one is
+named for it (:mod:`attractor.llm.credentials`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from attractor.errors import MissingCredentialsError, ProviderError, ProviderNotInstalledError
+from attractor.errors import ProviderError, ProviderNotInstalledError
+from attractor.llm.credentials import is_official, resolve_key
 from attractor.llm.retry import (
     DEFAULT_POLICY,
     RetryPolicy,
@@ -32,16 +34,16 @@ from attractor.llm.types import (
 
 try:
     import openai
-    from openai import AsyncOpenAI, AsyncStream
+    from openai import AsyncOpenAI, AsyncStream, Omit
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 except ImportError as exc:
     raise ProviderNotInstalledError("openai", "openai") from exc
 
 PROVIDER = "openai"
-API_KEY_ENV = "OPENAI_API_KEY"
-# Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
-PLACEHOLDER_KEY = "not-needed"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+# The SDK insists on a key; this one is never sent (see client_options).
+PLACEHOLDER_KEY = "not-sent"
 DEFAULT_TIMEOUT = 600.0
 
 _FINISH_REASONS: dict[str, FinishReason] = {
@@ -55,19 +57,27 @@ _REASONING_MODEL = re.compile(r"^(o[1-9]|gpt-5)")
 _NO_REASONING_PARAM = ("o1-mini", "o1-preview")
 
 
-def resolve_api_key(api_key: str | None, base_url: str | None) -> str:
-    """The key to use: the argument, then ``OPENAI_API_KEY``, then a placeholder for local servers.
+def client_options(
+    api_key: str | None, api_key_env: str | None, base_url: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``AsyncOpenAI`` keywords and the per-request ones (``OPENAI_BASE_URL`` if None).
+
+    The key follows :func:`attractor.llm.credentials.resolve_key`. Without one,
+    no ``Authorization`` header is sent at all (the SDK's own fallback to
+    ``OPENAI_API_KEY`` is shut off), and a server other than OpenAI's gets none
+    of the ``OPENAI_ORG_ID``/``OPENAI_PROJECT_ID`` headers either.
 
     Raises:
-        MissingCredentialsError: no key anywhere, and ``base_url`` is not given
-            or is OpenAI's own hosted API (which would answer 401 to a placeholder).
+        MissingCredentialsError: the key's variable is not set.
     """
-    key = api_key or os.environ.get(API_KEY_ENV)
-    if key:
-        return key
-    if base_url and not is_hosted_openai(base_url):
-        return PLACEHOLDER_KEY
-    raise MissingCredentialsError(PROVIDER, API_KEY_ENV)
+    base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+    key = resolve_key(PROVIDER, base_url, api_key=api_key, api_key_env=api_key_env)
+    client: dict[str, Any] = {"api_key": key or PLACEHOLDER_KEY, "base_url": base_url}
+    if not is_official(PROVIDER, base_url):
+        client["default_headers"] = {"OpenAI-Organization": Omit(), "OpenAI-Project": Omit()}
+    # The SDK accepts an omitted Authorization header only per request.
+    per_request = {} if key else {"extra_headers": {"Authorization": Omit()}}
+    return client, per_request
 
 
 def is_hosted_openai(base_url: str) -> bool:
@@ -91,8 +101,10 @@ class OpenAIModel(SdkModel):
 
     Args:
         model: Model id sent to the server.
-        api_key: Overrides ``OPENAI_API_KEY``.
+        api_key: The key to send, given in code (else see ``api_key_env``).
         base_url: An OpenAI-compatible server, e.g. ``http://127.0.0.1:8080/v1``.
+        api_key_env: The variable holding the key; None: ``OPENAI_API_KEY`` for
+            OpenAI's own service, no key for any other server.
         stream: Ask for a streamed answer and assemble it (text and tool calls).
         parallel_tool_calls: ``False`` asks for at most one tool call per turn;
             ``None`` leaves the server default.
@@ -110,6 +122,7 @@ class OpenAIModel(SdkModel):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        api_key_env: str | None = None,
         stream: bool = False,
         parallel_tool_calls: bool | None = None,
         reasoning_effort: str | None = None,
@@ -122,9 +135,9 @@ class OpenAIModel(SdkModel):
         self._parallel_tool_calls = parallel_tool_calls
         self._reasoning_effort = reasoning_effort
         self._retry = retry
+        client, self._per_request = client_options(api_key, api_key_env, base_url)
         self._client = AsyncOpenAI(
-            api_key=resolve_api_key(api_key, base_url),
-            base_url=base_url,
+            **client,
             max_retries=0,  # our retry policy is the only one
             timeout=timeout,
         )
@@ -136,6 +149,7 @@ class OpenAIModel(SdkModel):
         kwargs: dict[str, Any] = {
             "model": self._model,
             "messages": [message_to_openai(m) for m in request.messages],
+            **self._per_request,
         }
         if request.max_tokens is not None:
             # Hosted OpenAI wants the newer name (o-series refuse max_tokens);

@@ -18,8 +18,8 @@ from attractor.errors import ProviderError, ProviderNotInstalledError
 from attractor.llm.openai_model import (
     DEFAULT_TIMEOUT,
     PROVIDER,
+    client_options,
     make_tool_call,
-    resolve_api_key,
     supports_reasoning_effort,
 )
 from attractor.llm.retry import DEFAULT_POLICY, RetryPolicy
@@ -55,8 +55,10 @@ class OpenAIResponsesModel(SdkModel):
 
     Args:
         model: Model id, e.g. ``gpt-5``.
-        api_key: Overrides ``OPENAI_API_KEY``.
+        api_key: The key to send, given in code (else see ``api_key_env``).
         base_url: Another Responses endpoint (a proxy or a test server).
+        api_key_env: The variable holding the key; None: ``OPENAI_API_KEY`` for
+            OpenAI's own service, no key for any other endpoint.
         stream: Receive the answer as a stream of events and keep the final one.
         parallel_tool_calls: ``False`` asks for at most one tool call per turn.
         reasoning_effort: Default effort when a request names none.
@@ -73,6 +75,7 @@ class OpenAIResponsesModel(SdkModel):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        api_key_env: str | None = None,
         stream: bool = False,
         parallel_tool_calls: bool | None = None,
         reasoning_effort: str | None = None,
@@ -86,9 +89,9 @@ class OpenAIResponsesModel(SdkModel):
         self._retry = retry
         # tool call id -> encrypted reasoning items of the turn that made the call.
         self._reasoning: dict[str, list[dict[str, Any]]] = {}
+        client, self._per_request = client_options(api_key, api_key_env, base_url)
         self._client = AsyncOpenAI(
-            api_key=resolve_api_key(api_key, None),
-            base_url=base_url,
+            **client,
             max_retries=0,  # our retry policy is the only one
             timeout=timeout,
         )
@@ -99,7 +102,12 @@ class OpenAIResponsesModel(SdkModel):
     def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:
         instructions, items = messages_to_input(request.messages, self._reasoning)
         # Nothing is kept on OpenAI's side: the reasoning comes back encrypted instead.
-        kwargs: dict[str, Any] = {"model": self._model, "input": items, "store": False}
+        kwargs: dict[str, Any] = {
+            "model": self._model,
+            "input": items,
+            "store": False,
+            **self._per_request,
+        }
         if instructions:
             kwargs["instructions"] = instructions
         if request.max_tokens is not None:

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -200,10 +201,20 @@ def survivors(path: Path) -> list[int]:
     """Groups recorded in ``path`` that were never seen to end and still run."""
     started: dict[int, tuple[int | None, int | None]] = {}
     try:
-        with path.open("rb") as fh:  # resume has checked it is a regular file
+        # Resume has checked it is a regular file; O_NONBLOCK and fstat in case it
+        # changed since (a FIFO would block the read for good).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        with os.fdopen(os.dup(fd), "rb") as fh:
             lines = fh.read(_LEDGER_LIMIT).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
+    finally:
+        os.close(fd)
     for line in lines:
         with suppress(ValueError, TypeError, AttributeError, KeyError, RecursionError):
             entry = json.loads(line)

@@ -7,7 +7,8 @@ Endpoints (JSON unless said otherwise)::
     GET  /pipelines/{id}                     status, progress, nodes, questions
     GET  /pipelines/{id}/events              Server-Sent Events (Last-Event-ID honoured)
     POST /pipelines/{id}/cancel              stop a run this server drives
-    POST /pipelines/{id}/resume              continue a stopped run
+    POST /pipelines/{id}/resume              continue a run: {}, {"retry_failed": true}
+                                             or {"from": NODE}
     GET  /pipelines/{id}/graph               SVG with each node's state
     GET  /pipelines/{id}/questions           human gates waiting for an answer
     POST /pipelines/{id}/questions/{qid}/answer   {"answer": KEY-OR-LABEL, "comment": TEXT}
@@ -35,14 +36,22 @@ from attractor.server.handlers import Handlers
 from attractor.server.runs import RunManager
 
 STATIC = Path(__file__).parent / "static"
-#: The Host headers a token-less server answers (it listens on loopback only).
+#: The Host headers a token-less server answers, besides its own address (it
+#: listens on loopback only).
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 
 def create_app(
-    root: Path, token: str | None = None, run_flags: dict[str, str] | None = None
+    root: Path,
+    token: str | None = None,
+    run_flags: dict[str, str] | None = None,
+    host: str = "127.0.0.1",
 ) -> Starlette:
-    """The application serving the runs under ``root``; ``token`` guards every request."""
+    """The application serving the runs under ``root``; ``token`` guards every request.
+
+    Without a token (``--no-token``, loopback only) a request must name the
+    bound ``host`` or a loopback name in its Host header.
+    """
     manager = RunManager(root, run_flags)
     h = Handlers(manager)
 
@@ -72,7 +81,8 @@ def create_app(
     if token:
         middleware = [Middleware(TokenMiddleware, token=token)]
     else:  # loopback only: a page from elsewhere cannot reach it by renaming a host
-        middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)]
+        allowed = [*LOOPBACK_NAMES, host.strip("[]"), f"[{host.strip('[]')}]"]
+        middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed)]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.manager = manager
     return app

@@ -8,7 +8,6 @@ question, 409 the run is not in a state for that.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import threading
@@ -17,13 +16,13 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 
 from attractor.api import load
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING
 from attractor.engine.executor import worker_of
 from attractor.engine.inventory import (
     RUNS_SUBDIR,
@@ -40,25 +39,24 @@ from attractor.engine.rundir import RunDir
 from attractor.errors import AttractorError, ValidationError
 from attractor.fileio import atomic_write_text
 from attractor.render import render
+from attractor.server.body import Problem, json_body, json_object
+from attractor.server.confine import inside
+from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
-from attractor.server.sse import event_stream
+from attractor.server.sse import EventStreamResponse, event_stream
 
 STATIC = Path(__file__).parent / "static"
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+#: A run id is a directory name: longer ones name no run.
+MAX_RUN_ID = 255
 #: Where posted DOT text is kept, under the root, so its run can be resumed.
 SUBMITTED = Path(".attractor") / "submitted"
-#: The largest request body taken (DOT source included).
-MAX_BODY = 4 * 1024 * 1024
+#: The largest pipeline a request may start (DOT text, or a file under the root).
+MAX_DOT = 1024 * 1024
+#: Parsing and drawing take a worker thread each; this many at once at most.
+WORKERS = 4
 
 Endpoint = Callable[["Handlers", Request], Awaitable[Response]]
-
-
-class Problem(Exception):
-    """An HTTP error with its status and one-line message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _answers(endpoint: Endpoint) -> Endpoint:
@@ -69,7 +67,9 @@ def _answers(endpoint: Endpoint) -> Endpoint:
         try:
             return await endpoint(self, request)
         except Problem as problem:
-            return JSONResponse({"error": str(problem)}, status_code=problem.status)
+            return JSONResponse(
+                {"error": str(problem)}, status_code=problem.status, headers=problem.headers
+            )
         except PermissionError as exc:
             return JSONResponse({"error": str(exc)}, status_code=403)
         except ValidationError as exc:
@@ -90,17 +90,26 @@ class Handlers:
         self._readers: dict[Path, RunReader] = {}
         #: Graphviz keeps global state: one picture is drawn at a time.
         self._drawing = threading.Lock()
+        self._reading = threading.Lock()
+        self._workers = anyio.CapacityLimiter(WORKERS)
 
     # -- lookup -------------------------------------------------------------
 
     def run_path(self, request: Request) -> Path:
         run_id = str(request.path_params["id"])
-        if _RUN_ID.match(run_id):
+        if len(run_id) <= MAX_RUN_ID and _RUN_ID.match(run_id):
             for base in (self.manager.root / RUNS_SUBDIR, self.manager.root):
                 path = base / run_id
-                if is_run_dir(path):
-                    return path
-        raise Problem(404, f"no run {run_id!r} under the server root")
+                if not is_run_dir(path):
+                    continue
+                if not inside(self.manager.root, path):
+                    raise Problem(
+                        403,
+                        f"run {run_id} lives outside the server root (a symbolic link leads "
+                        "out of it); the server shows runs under its root only",
+                    )
+                return path
+        raise Problem(404, f"no run {_shown(run_id)} under the server root")
 
     def graph_of(self, path: Path) -> Graph | None:
         """The run's pipeline copy, parsed once per change of the file."""
@@ -123,6 +132,15 @@ class Handlers:
             reader = self._readers[path] = RunReader(path, graph)
         return reader.read()
 
+    async def read_run(self, path: Path) -> tuple[Graph | None, RunState]:
+        """The run's pipeline and state, read in a worker thread (files may be large)."""
+
+        def read() -> tuple[Graph | None, RunState]:
+            with self._reading:  # the caches are shared
+                return self.graph_of(path), self.state_of(path)
+
+        return await anyio.to_thread.run_sync(read)
+
     # -- endpoints ----------------------------------------------------------
 
     async def index(self, request: Request) -> Response:
@@ -130,30 +148,40 @@ class Handlers:
 
     @_answers
     async def list_runs(self, request: Request) -> Response:
-        runs = list_runs(self.manager.root)
-        return JSONResponse({"runs": [self._with_activity(r.to_json()) for r in runs]})
+        def listing() -> list[dict[str, Any]]:
+            return [_with_worker(r.to_json()) for r in list_runs(self.manager.root)]
+
+        runs = await anyio.to_thread.run_sync(listing)
+        return JSONResponse({"runs": [self._with_activity(r) for r in runs]})
 
     @_answers
     async def start(self, request: Request) -> Response:
-        body = await _json_body(request)
-        source = self._source(body)
-        graph = load(source)
-        settings = _object(body, "settings")
-        run_id = await self.manager.start(graph, source, settings, _object(body, "context"))
+        body = await json_body(request)
+        settings = json_object(body, "settings")
+        seed = json_object(body, "context")
+
+        def prepare() -> tuple[Path, Graph]:  # parsing a large pipeline takes a while
+            source = self._source(body)
+            return source, load(source)
+
+        source, graph = await anyio.to_thread.run_sync(prepare, limiter=self._workers)
+        run_id = await self.manager.start(graph, source, settings, seed)
         return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"}, status_code=201)
 
     @_answers
     async def status(self, request: Request) -> Response:
         path = self.run_path(request)
-        data = self.state_of(path).to_json()
+        _, state = await self.read_run(path)
+        data = await anyio.to_thread.run_sync(_with_worker, state.to_json())
         return JSONResponse(self._with_activity(data))
 
     @_answers
     async def events(self, request: Request) -> Response:
         path = self.run_path(request)
         raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        if not raw.isdigit():
-            raise Problem(400, f"Last-Event-ID {raw!r} is not an event id (a whole number)")
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+            shown = raw if len(raw) <= 40 else f"{raw[:30]}... ({len(raw)} characters)"
+            raise Problem(400, f"Last-Event-ID {shown!r} is not an event id (a whole number)")
         run_id = path.name
         stream = event_stream(
             path,
@@ -163,12 +191,12 @@ class Handlers:
             lambda: self.manager.closing,
         )
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+        return EventStreamResponse(stream, headers)
 
     @_answers
     async def cancel(self, request: Request) -> Response:
         path = self.run_path(request)
-        await _json_body(request, required=False)
+        await json_body(request, required=False)
         if not self.manager.cancel(path.name):
             raise Problem(409, f"run {path.name} is not running in this server")
         return JSONResponse({"id": path.name, "status": "cancelling"}, status_code=202)
@@ -176,26 +204,30 @@ class Handlers:
     @_answers
     async def resume(self, request: Request) -> Response:
         path = self.run_path(request)
-        body = await _json_body(request, required=False)
-        if path.name in self.manager.active or run_info(path).status == RUNNING:
-            raise Problem(409, f"run {path.name} is still running; cancel it first")
-        graph = load(RunDir(path).pipeline_path)
-        run_id = await self.manager.resume(path, graph, _object(body, "settings"))
+        body = await json_body(request, required=False)
+        how = continuation_of(body)
+        info = self.manager.ended_by_error(run_info(path).to_json())
+        check_resumable(path.name, str(info["status"]), how, path.name in self.manager.active)
+        copy = RunDir(path).pipeline_path
+        _check_size(copy, f"run {path.name}'s pipeline copy")
+        graph = await anyio.to_thread.run_sync(load, copy, limiter=self._workers)
+        if how is not None and how.from_node is not None and not graph.has_node(how.from_node):
+            raise Problem(400, f'"from": run {path.name} has no node {_shown(how.from_node)}')
+        run_id = await self.manager.resume(path, graph, json_object(body, "settings"), how)
         return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"})
 
     @_answers
     async def graph(self, request: Request) -> Response:
         path = self.run_path(request)
-        graph = self.graph_of(path)
+        graph, state = await self.read_run(path)
         if graph is None:
             raise Problem(409, f"run {path.name}: its pipeline.dot copy cannot be read")
-        state = self.state_of(path)
 
         def draw() -> bytes:
             with self._drawing:
                 return render(graph, state, "svg")
 
-        svg = await anyio.to_thread.run_sync(draw)
+        svg = await anyio.to_thread.run_sync(draw, limiter=self._workers)
         return Response(svg, media_type="image/svg+xml")
 
     @_answers
@@ -211,8 +243,8 @@ class Handlers:
         qid = str(request.path_params["qid"])
         run = self.manager.active.get(path.name)
         if run is None or qid not in run.interviewer.pending:
-            raise Problem(404, f"no question {qid!r} is waiting in run {path.name}")
-        body = await _json_body(request)
+            raise Problem(404, f"no question {_shown(qid)} is waiting in run {path.name}")
+        body = await json_body(request)
         text = body.get("answer")
         if not isinstance(text, str) or not text.strip():
             raise Problem(400, 'give the answer as {"answer": "KEY or label", "comment": "..."}')
@@ -222,32 +254,31 @@ class Handlers:
 
     @_answers
     async def checkpoint(self, request: Request) -> Response:
-        return JSONResponse(self._checkpoint(request).to_json())
+        return JSONResponse((await self._checkpoint(request)).to_json())
 
     @_answers
     async def context(self, request: Request) -> Response:
-        return JSONResponse({"context": self._checkpoint(request).context})
+        return JSONResponse({"context": (await self._checkpoint(request)).context})
 
     @_answers
     async def node(self, request: Request) -> Response:
         path = self.run_path(request)
         node_id = str(request.path_params["node"])
-        graph = self.graph_of(path)
-        state = self.state_of(path)
+        graph, state = await self.read_run(path)
         if node_id not in state.nodes:
-            raise Problem(404, f"run {path.name} has no node {node_id!r}")
+            raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
         data: dict[str, Any] = {"node": state.nodes[node_id].to_json()}
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        data["files"] = stage_files(path, node_id)
+        data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
         return JSONResponse(data)
 
     # -- helpers ------------------------------------------------------------
 
-    def _checkpoint(self, request: Request) -> Any:
+    async def _checkpoint(self, request: Request) -> Any:
         path = self.run_path(request)
-        checkpoint = load_checkpoint(path)
+        checkpoint = await anyio.to_thread.run_sync(load_checkpoint, path)
         if checkpoint is None:
             raise Problem(404, f"run {path.name} has no readable checkpoint yet")
         return checkpoint
@@ -257,10 +288,7 @@ class Handlers:
         data["active"] = run is not None
         data["questions"] = [p.to_json() for p in run.interviewer.pending.values()] if run else []
         data["error"] = run.error if run else ""
-        path = data.get("path")
-        # Which cluster node runs it (the Ray executor); None for a local run.
-        data["worker"] = worker_of(Path(str(path))) if path else None
-        return data
+        return self.manager.ended_by_error(data)
 
     def _source(self, body: dict[str, Any]) -> Path:
         text, relative = body.get("dot_source"), body.get("path")
@@ -270,10 +298,14 @@ class Handlers:
             source = self.manager.confine(relative, "path")
             if not source.is_file():
                 raise Problem(404, f"path {relative!r}: no such pipeline file under the root")
+            _check_size(source, f"path {relative!r}")
             return source
         if not isinstance(text, str) or not text.strip():
             raise Problem(400, '"dot_source" must be the DOT text of a pipeline')
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        encoded = text.encode("utf-8")
+        if len(encoded) > MAX_DOT:
+            raise Problem(413, f'"dot_source" is {len(encoded)} bytes; {_DOT_LIMIT}')
+        digest = hashlib.sha256(encoded).hexdigest()[:16]
         folder = self.manager.root / SUBMITTED
         os.makedirs(folder, exist_ok=True)
         source = folder / f"{digest}.dot"
@@ -281,28 +313,26 @@ class Handlers:
         return source
 
 
-async def _json_body(request: Request, *, required: bool = True) -> dict[str, Any]:
-    # A JSON content type makes a browser ask first (CORS preflight) before a
-    # page from another site may post here; this server never says yes.
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        raise Problem(415, "send the request with Content-Type: application/json")
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise Problem(413, f"request body over {MAX_BODY // (1024 * 1024)} MiB")
-    if not raw.strip() and not required:
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise Problem(400, f"request body is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise Problem(400, "request body must be a JSON object")
+def _shown(name: str) -> str:
+    """A name from the URL for a message: quoted, and cut when long."""
+    return repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
+
+
+def _with_worker(data: dict[str, Any]) -> dict[str, Any]:
+    """Which cluster node runs the run (the Ray executor); None for a local run."""
+    path = data.get("path")
+    data["worker"] = worker_of(Path(str(path))) if path else None
     return data
 
 
-def _object(body: dict[str, Any], key: str) -> dict[str, Any]:
-    value = body.get(key) or {}
-    if not isinstance(value, dict):
-        raise Problem(400, f'"{key}" must be a JSON object')
-    return value
+_DOT_LIMIT = f"a pipeline the server starts has at most {MAX_DOT // 1024} KiB"
+
+
+def _check_size(path: Path, what: str) -> None:
+    """Refuse (413) a pipeline file too large to parse while others wait."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # reading it says what is wrong
+    if size > MAX_DOT:
+        raise Problem(413, f"{what} is {size} bytes; {_DOT_LIMIT}")

@@ -12,6 +12,7 @@ ledger), and the run is saved as ``interrupted``, ready to resume.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,8 +22,10 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from attractor.api import backend_for, settings_for
+from attractor.api import backend_for, resume_settings, settings_for
 from attractor.dot.graph import Graph
+from attractor.engine.checkpoint import RUNNING
+from attractor.engine.continuation import Continuation
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import RUNS_SUBDIR
 from attractor.engine.run import RunOptions, RunResult, execute
@@ -30,8 +33,12 @@ from attractor.engine.rundir import RunDir
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import atomic_write_json
+from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
-from attractor.settings import Settings
+from attractor.settings import RECORDED_SOURCE, Settings
+
+#: The server's log (uvicorn's, on stderr).
+LOG = logging.getLogger("uvicorn.error")
 
 #: How a launch starts the engine: a new run, or a resume.
 Begin = Callable[[RunOptions], Awaitable[RunResult]]
@@ -89,6 +96,8 @@ class RunManager:
         #: Settings of the server for every run (--executor, --ray-address).
         self.run_flags = dict(run_flags or {})
         self.active: dict[str, ActiveRun] = {}
+        #: Runs that died of an error the engine could not record: why, by id.
+        self.died: dict[str, str] = {}
         self._group: TaskGroup | None = None
         #: One per run a stream follows, so a waiting stream wakes on each event.
         self.changes: dict[str, Changes] = {}
@@ -108,17 +117,14 @@ class RunManager:
         Raises:
             PermissionError: it leads outside the root (the message says so).
         """
-        root = self.root.resolve()
-        path = (root / relative).resolve()
-        if path != root and root not in path.parents:
-            raise PermissionError(
-                f"{what} {relative!r} is outside the server root {root}; "
-                "name a path inside the root"
-            )
-        return path
+        return confine(self.root, relative, what)
 
-    def flags(self, requested: dict[str, Any]) -> dict[str, Any]:
-        """The request's settings checked, plus where runs and work go."""
+    def flags(self, requested: dict[str, Any], *, new_run: bool = True) -> dict[str, Any]:
+        """The request's settings checked, plus where runs and work go.
+
+        A resume (``new_run`` false) keeps the run's recorded workdir unless the
+        request names one.
+        """
         unknown = sorted(set(requested) - ALLOWED_SETTINGS)
         if unknown:
             raise UsageError(
@@ -127,7 +133,8 @@ class RunManager:
             )
         flags = {k: str(v) for k, v in requested.items() if v is not None}
         flags.update(self.run_flags)
-        flags["workdir"] = str(self.confine(flags.get("workdir", "."), "workdir"))
+        if new_run or "workdir" in flags:
+            flags["workdir"] = str(self.confine(flags.get("workdir", "."), "workdir"))
         backend = flags.get("backend", "")
         if backend.startswith("scripted:"):
             script = self.confine(backend.removeprefix("scripted:"), "scripted backend file")
@@ -139,23 +146,58 @@ class RunManager:
         self, graph: Graph, source: Path, requested: dict[str, Any], seed: dict[str, Any]
     ) -> str:
         """Start ``graph`` in a new run directory; returns the run id once it exists."""
-        settings = settings_for(graph, self.flags(requested))
+        flags = self.flags(requested)
+        settings = await anyio.to_thread.run_sync(
+            lambda: self.checked(graph, settings_for(graph, flags))
+        )
 
         async def begin(options: RunOptions) -> RunResult:
             return await execute(RunJob("run", source, graph), options)
 
         return await self._launch(graph, settings, seed, begin)
 
-    async def resume(self, path: Path, graph: Graph, requested: dict[str, Any]) -> str:
-        """Continue the stopped run in ``path`` (same directory, same id)."""
+    def checked(self, graph: Graph, settings: Settings) -> Settings:
+        """``settings`` once the workdir and every path ``graph`` names are inside the root.
+
+        Raises:
+            PermissionError: one of them leads outside (the message names it).
+        """
+        workdir = Path(settings.workdir) if settings.workdir else self.root
+        if not workdir.is_absolute():
+            workdir = self.root / workdir
+        self.confine(str(workdir), "the run's workdir")
+        check_graph_paths(graph, self.root, workdir.resolve())
+        return settings
+
+    def _resume_settings(self, path: Path, graph: Graph, flags: dict[str, Any]) -> Settings:
+        settings, _ = resume_settings(path, graph, flags)
+        if "workdir" not in flags and not settings.source("workdir").startswith(RECORDED_SOURCE):
+            # A run recorded no workdir when it worked where it ran: here, the root
+            # (not this process's directory, nor an environment's or config's choice).
+            settings, _ = resume_settings(path, graph, {**flags, "workdir": str(self.root)})
+        return self.checked(graph, settings)
+
+    async def resume(
+        self,
+        path: Path,
+        graph: Graph,
+        requested: dict[str, Any],
+        how: Continuation | None = None,
+    ) -> str:
+        """Continue the run in ``path`` (same directory, same id).
+
+        Without ``how`` a stopped run goes on where it stopped; ``how`` re-runs
+        a failed run's failed node or goes back to a node (``resume
+        --retry-failed`` / ``--from NODE``).
+        """
         if path.name in self.active:
             raise UsageError(f"run {path.name} is still running; cancel it first")
-        flags = self.flags(requested)
+        flags = self.flags(requested, new_run=False)
         del flags["logs_dir"]
-        settings = settings_for(graph, flags)
+        settings = await anyio.to_thread.run_sync(self._resume_settings, path, graph, flags)
 
         async def begin(options: RunOptions) -> RunResult:
-            return await execute(RunJob("resume", path, graph), options)
+            return await execute(RunJob("resume", path, graph, how), options)
 
         return await self._launch(graph, settings, {}, begin)
 
@@ -188,7 +230,7 @@ class RunManager:
         except Exception as exc:
             if launch.run is None:
                 raise  # before the run existed: the request that started it says why
-            launch.run.error = f"{type(exc).__name__}: {exc}"
+            self._died(launch.run, exc)
         finally:
             if launch.run is not None:
                 self.active.pop(launch.run.id, None)
@@ -197,6 +239,35 @@ class RunManager:
             if options.backend is not None:
                 with anyio.CancelScope(shield=True):
                     await options.backend.aclose()
+
+    def _died(self, run: ActiveRun, exc: BaseException) -> None:
+        """A run the engine could not end by itself: record it failed, with why, and log it."""
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        detail = str(exc) or type(exc).__name__
+        run.error = f"the run stopped on an error: {detail}"
+        self.died[run.id] = run.error
+        LOG.error("run %s failed: %s", run.id, run.error)
+        rundir = RunDir(run.path)
+        with contextlib.suppress(Exception):  # the disk may be what failed
+            manifest = rundir.read_manifest()
+            if manifest.get("status") in (RUNNING, None):
+                manifest.update(status="fail", failure_reason=run.error, finished_at=time.time())
+                rundir.write_manifest(manifest)
+
+    def ended_by_error(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A run's listing fields, failed with its reason when it died of an error here.
+
+        The manifest may still say ``running`` when the error kept the engine
+        (and this server) from writing it.
+        """
+        reason = self.died.get(str(data.get("id")))
+        if reason is not None and data.get("id") not in self.active:
+            if data.get("status") in (RUNNING, "stopped", "fail"):
+                data["status"] = "fail"
+                data["failure_reason"] = data.get("failure_reason") or reason
+            data["error"] = reason
+        return data
 
     def _observe(
         self, event: Event, options: RunOptions, launch: _Launch, task_status: TaskStatus[str]
@@ -215,6 +286,7 @@ class RunManager:
                 launch.scope,
             )
             self.active[event.run_id] = launch.run
+            self.died.pop(event.run_id, None)  # a resume starts it afresh
             if first:
                 task_status.started(event.run_id)
         if launch.run is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import socket
 from collections.abc import Callable, Iterator
@@ -10,26 +11,39 @@ from pathlib import Path
 
 import anyio
 import uvicorn
+from starlette.applications import Starlette
 
 from attractor.errors import UsageError
 from attractor.server.app import create_app
-from attractor.server.auth import is_loopback
+from attractor.server.auth import (
+    TOKEN_FILE,
+    is_loopback,
+    new_token,
+    remove_token_file,
+    write_token_file,
+)
 from attractor.server.runs import RunManager
 
 #: Open event streams get this long to end when the server stops.
 GRACEFUL_SECONDS = 3
 
 
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse to listen beyond this machine without a token.
+def check_bind(host: str, token: str | None, no_token: bool = False) -> None:
+    """Refuse ``--no-token`` with a token, or anywhere but on a loopback address.
 
     Raises:
-        UsageError: ``host`` is not a loopback address and no token is set.
+        UsageError: ``--no-token`` is given with a token, or with a ``host``
+            other machines can reach.
     """
-    if not is_loopback(host) and not token:
+    if no_token and token:
         raise UsageError(
-            f"--host {host} is reachable from other machines; set a token with --token "
-            "or ATTRACTOR_SERVE_TOKEN (or bind 127.0.0.1)"
+            "--no-token and a token (--token or ATTRACTOR_SERVE_TOKEN) exclude each other; pick one"
+        )
+    if no_token and not is_loopback(host):
+        raise UsageError(
+            f"--no-token is honoured on a loopback address only, and --host {host} is "
+            "reachable from other machines; drop --no-token (a token is made for you) "
+            "or bind 127.0.0.1"
         )
 
 
@@ -56,17 +70,47 @@ def serve(
     host: str,
     port: int,
     token: str | None,
-    on_ready: Callable[[], None] | None = None,
+    on_ready: Callable[[str], None] | None = None,
     run_flags: dict[str, str] | None = None,
+    no_token: bool = False,
 ) -> None:
-    """Run the server in the foreground; Ctrl-C stops it (runs are saved as interrupted)."""
-    check_bind(host, token)
+    """Run the server in the foreground; Ctrl-C stops it (runs are saved as interrupted).
+
+    Without ``token`` (and without ``no_token``) a token is made and kept in
+    ``ROOT/.attractor/serve.token`` while the server runs. ``on_ready`` gets the
+    line to show: the address to open, with a made token in it.
+    """
+    check_bind(host, token, no_token)
     if not root.is_dir():
         raise UsageError(f"--root {root}: no such directory")
     check_port(host, port)
-    if on_ready is not None:
-        on_ready()
-    app = create_app(root.resolve(), token, run_flags)
+    root = root.resolve()
+    made = not token and not no_token
+    if made:
+        token = new_token()
+        write_token_file(root, token)
+    try:
+        if on_ready is not None:
+            on_ready(_ready_line(root, host, port, token, made))
+        app = create_app(root, token, run_flags, host)
+        _serve_app(app, host, port)
+    finally:
+        if made and token:
+            remove_token_file(root, token)
+
+
+def _ready_line(root: Path, host: str, port: int, token: str | None, made: bool) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/"
+    if made:
+        where = f"the token is also in {root / TOKEN_FILE}"
+        return f"serving {url}?token={token} (root {root}; {where})"
+    if token:
+        return f"serving {url} (root {root}; open it once as {url}?token=TOKEN)"
+    return f"serving {url} (root {root}; no token: --no-token)"
+
+
+def _serve_app(app: Starlette, host: str, port: int) -> None:
     manager: RunManager = app.state.manager
     config = uvicorn.Config(
         app,
@@ -76,7 +120,16 @@ def serve(
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
+    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
     anyio.run(_serve_until_stopped, _Server(config), manager)
+
+
+class _QuietDrops(logging.Filter):
+    """Keeps quiet about an event stream left unfinished on purpose (sse.py drops a
+    client that stops taking data); uvicorn would log it as an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "ASGI callable returned without completing response."
 
 
 class _Server(uvicorn.Server):

@@ -29,6 +29,27 @@ def test_profile_follows_the_provider(provider: str, compatible: bool, expected:
     assert choose_profile(provider, compatible_server=compatible).id == expected
 
 
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("gpt-5", "openai"),
+        ("o4-mini", "openai"),
+        ("openai/gpt-5", "openai"),  # a gateway's route prefix
+        ("openrouter/anthropic/claude-sonnet-4-5", "anthropic"),
+        ("gemini-2.5-pro", "gemini"),
+        ("qwen2.5-coder", "default"),  # the name says nothing: the server decides
+    ],
+)
+def test_the_model_family_wins_over_the_endpoint(model: str, expected: str) -> None:
+    # An OpenAI model reached through a proxy or gateway is still the model
+    # trained on apply_patch.
+    assert choose_profile("openai", model=model, compatible_server=True).id == expected
+
+
+def test_a_node_override_wins_over_the_model_family() -> None:
+    assert choose_profile("openai", model="gpt-5", override="default").id == "default"
+
+
 def test_a_node_override_wins_and_a_bad_one_is_named() -> None:
     assert choose_profile("anthropic", override="OpenAI").id == "openai"
     assert choose_profile("openai", compatible_server=True, override="gemini").id == "gemini"

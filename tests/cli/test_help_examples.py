@@ -148,7 +148,9 @@ def _serve_example(example: str, workspace: Path, env: dict[str, str]) -> None:
     (workspace / "work").mkdir(exist_ok=True)  # ~/work, with HOME set to the workspace
     env = {**env, "HOME": str(workspace)}
     port = int(example.split("--port ")[1].split()[0]) if "--port " in example else 8700
-    command = example.split("#")[0].strip()
+    # Tests stay on loopback: an example that listens on every address is
+    # started on 127.0.0.1 instead (the flag's parsing is what it shows).
+    command = example.split("#")[0].strip().replace("--host 0.0.0.0", "--host 127.0.0.1")
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {command}" if command.startswith("attractor") else command],
         cwd=workspace,

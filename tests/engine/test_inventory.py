@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from attractor.engine.inventory import (
     run_graph,
     run_state,
 )
+from attractor.fileio import LINE_LIMIT
 from attractor.linter.prepare import prepare
 
 PIPELINE = """digraph twice {
@@ -88,7 +90,7 @@ def test_event_tail_returns_whole_lines_once_with_stable_ids(tmp_path: Path) -> 
     tail = EventTail(tmp_path)
     assert [(n, e["type"]) for n, e in tail.read()] == [(1, "a"), (2, "b")]
     with events.open("a") as handle:
-        handle.write('}\nnot json\n')
+        handle.write("}\nnot json\n")
     assert [(n, e["type"]) for n, e in tail.read()] == [(3, "c"), (4, "unreadable")]
     assert tail.read() == []
     assert [n for n, _ in EventTail(tmp_path, after=2).read()] == [3, 4]
@@ -105,3 +107,33 @@ def test_event_tail_reads_in_chunks_without_cutting_a_line(tmp_path: Path) -> No
         seen += batch
     assert [n for n, _ in seen] == list(range(4, 51))
     assert [e["n"] for _, e in seen] == list(range(3, 50))
+
+
+def test_event_tail_neither_waits_on_a_fifo_nor_reads_past_a_line_without_end(
+    tmp_path: Path,
+) -> None:
+    events = tmp_path / "events.jsonl"
+    os.mkfifo(events)
+    assert EventTail(tmp_path).read() == []  # no writer: an open() would block for good
+    events.unlink()
+    with events.open("wb") as handle:  # sparse: a line of NULs far over the line limit
+        handle.write(b'{"type": "a"}\n' + b"[" * 200 + b"]" * 200 + b"\n")
+        handle.truncate(LINE_LIMIT * 2)
+    tail = EventTail(tmp_path)
+    found = [(n, e["type"]) for n, e in tail.read()]  # too deep, then over the limit
+    assert found == [(1, "a"), (2, "unreadable"), (3, "unreadable")]
+    assert tail.read() == []  # and nothing after it, however often it is asked
+
+
+def test_a_run_whose_results_are_a_fifo_is_listed_as_damaged(tmp_path: Path) -> None:
+    for name in ("good", "bad"):
+        run = tmp_path / name
+        run.mkdir()
+        (run / "manifest.json").write_text(json.dumps({"name": name, "status": "success"}))
+        (run / "results.jsonl").write_text('{"node": "start"}\n')
+    (tmp_path / "bad" / "results.jsonl").unlink()
+    os.mkfifo(tmp_path / "bad" / "results.jsonl")
+    runs = {run.id: run for run in list_runs(tmp_path)}
+    assert (runs["good"].status, runs["good"].nodes_done) == ("success", 1)
+    assert runs["bad"].status == "damaged"
+    assert "results.jsonl: cannot read: a FIFO (named pipe)" in runs["bad"].failure_reason

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from attractor.llm.types import ModelRequest, ModelResponse, Usage
 from attractor.settings import Settings
 from tests.agent._helpers import Recorder, looping_model
 from tests.handlers._graphs import POS, graph_with_node
+from tests.llm.fake_http import FakeServer, Reply
+from tests.llm.wire import openai_completion
 
 
 def _request(
@@ -295,6 +298,34 @@ async def test_the_scripted_model_gets_the_default_tool_set(tmp_path: Path) -> N
     await AgentBackend(SharedModel(model)).run(request)
     names = {t.name for t in model.requests[0].tools}
     assert "edit_file" in names and not names & {"apply_patch", "spawn_agent"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("attrs", "editing"),
+    [
+        ({}, "apply_patch"),  # gpt-5 behind a gateway: the tools it was trained on
+        ({"tool_profile": "default"}, "edit_file"),  # the node still chooses
+    ],
+)
+async def test_an_openai_model_behind_a_gateway_keeps_its_tool_profile(
+    tmp_path: Path, attrs: dict[str, str], editing: str
+) -> None:
+    graph, node = graph_with_node({"prompt": "fix it", **attrs})
+    settings = Settings(backend="llm", provider="openai", model="gpt-5")
+    with FakeServer([Reply(body=openai_completion("done"))]).running() as gateway:
+        settings = replace(settings, base_url=f"{gateway.url}/v1")
+        request, _ = _request(tmp_path, node, graph, settings=settings)
+        backend = AgentBackend(FactoryModels(settings))
+        try:
+            outcome = await backend.run(request)
+        finally:
+            await backend.aclose()
+    assert outcome.status == StageStatus.SUCCESS, outcome.failure_reason
+    [sent] = gateway.bodies
+    names = {tool["function"]["name"] for tool in sent["tools"]}
+    assert editing in names
+    assert not names & {"apply_patch", "edit_file"} - {editing}
 
 
 def test_an_openai_compatible_server_is_told_apart_from_openai(

@@ -8,7 +8,8 @@ import pytest
 from google.genai import types
 
 from attractor.errors import MissingCredentialsError, ProviderError, RetryableProviderError
-from attractor.llm.gemini_model import GeminiModel, resolve_api_key
+from attractor.llm.credentials import resolve_key
+from attractor.llm.gemini_model import GeminiModel
 from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import Message, ModelRequest
 from tests.llm.fake_http import FakeServer, Reply, refused_url
@@ -176,7 +177,7 @@ async def test_a_reply_that_is_not_the_api_is_a_clear_error(
 def test_key_comes_from_either_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.setenv("GOOGLE_API_KEY", "from-google")
-    assert resolve_api_key(None) == "from-google"
+    assert resolve_key("gemini", None) == "from-google"
     monkeypatch.delenv("GOOGLE_API_KEY")
     with pytest.raises(MissingCredentialsError, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
-        resolve_api_key(None)
+        resolve_key("gemini", None)

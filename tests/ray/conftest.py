@@ -1,7 +1,8 @@
 """One local Ray cluster for the Ray tests: a head without CPUs and two worker nodes.
 
-Everything is offline and on this machine; each node is its own raylet process,
-so removing one is a real worker loss.
+Everything is offline and on this machine, on 127.0.0.1 only (every Ray process
+listens there and nothing talks to the machine's other addresses); each node is
+its own raylet process, so removing one is a real worker loss.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 from ray.cluster_utils import Cluster
 
+from attractor.engine.ray_connect import keep_on_loopback
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
@@ -26,6 +29,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="package")
 def cluster() -> Iterator[Cluster]:
+    # Every node's address is 127.0.0.1, in this process and in the CLI and
+    # server processes the tests start (they inherit the environment).
+    keep_on_loopback()
     # The head runs no tasks (as in a real deployment), so every run and branch
     # lands on a worker node that a test may remove.
     cluster = Cluster(

@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 
+from attractor.server.auth import TOKEN_FILE
+
 #: A tool step that waits for a file, then a human gate: a run that stops twice.
 GATE_PIPELINE = """digraph gate {
     start  [shape=Mdiamond]
@@ -25,6 +27,28 @@ GATE_PIPELINE = """digraph gate {
     start -> work -> review
     review -> done [label="[A] Approve"]
     review -> work [label="[R] Redo"]
+}
+"""
+
+#: The tool step breaks its own run directory: the checkpoint's place becomes a
+#: folder, so the engine cannot write the run's state any more.
+_WRECK = (
+    "for d in .attractor/runs/*/; do rm -f $d/checkpoint.json; mkdir -p $d/checkpoint.json/x; done"
+)
+BREAKS_ITS_RUN = f"""digraph breaks {{
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    wreck [shape=parallelogram, tool_command="{_WRECK}"]
+    start -> wreck -> done
+}}
+"""
+
+#: Fails until the file ``fixed`` exists.
+FLAKY = """digraph flaky {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    check [shape=parallelogram, tool_command="test -f fixed"]
+    start -> check -> done
 }
 """
 
@@ -72,14 +96,23 @@ class Server:
 
 
 def start_server(
-    root: Path, extra_args: Sequence[str] = (), token: str | None = None, host: str = "127.0.0.1"
+    root: Path,
+    extra_args: Sequence[str] = (),
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    python: Sequence[str] = ("-m", "attractor"),
 ) -> Server:
-    """``attractor serve`` in a subprocess, returned once it answers."""
+    """``attractor serve`` in a subprocess, returned once it answers.
+
+    Unless ``token`` is given or ``--no-token`` is passed, the client uses the
+    token the server made, read from ``ROOT/.attractor/serve.token``.
+    """
     port = free_port()
-    args = [sys.executable, "-m", "attractor", "serve", "--root", str(root), "--port", str(port)]
+    args = [sys.executable, *python, "serve", "--root", str(root), "--port", str(port)]
     args += ["--host", host, *extra_args]
     process = subprocess.Popen(args, cwd=root, env=_clean_env(), stderr=subprocess.PIPE, text=True)
-    server = Server(f"http://127.0.0.1:{port}", root, process, token)
+    address = host if host.startswith("127.") else "127.0.0.1"
+    server = Server(f"http://{address}:{port}", root, process, token)
     deadline = time.monotonic() + 30
     with server.client() as client:
         while time.monotonic() < deadline:
@@ -87,9 +120,12 @@ def start_server(
                 raise AssertionError(f"server exited: {server.stop()}")
             try:
                 client.get("/pipelines")
-                return server
             except httpx.TransportError:
                 time.sleep(0.05)  # the port is not open yet
+                continue
+            if token is None and "--no-token" not in extra_args:
+                server.token = (root / TOKEN_FILE).read_text().strip()
+            return server
     server.stop()
     raise AssertionError("server did not answer within 30s")
 

@@ -14,7 +14,6 @@ from tests.server.serverkit import (
     Server,
     read_until,
     sse_events,
-    start_server,
 )
 
 SLOW_TOOL = """digraph slow {
@@ -195,37 +194,9 @@ def test_bad_requests_are_refused_with_what_to_do(
         assert unknown.status_code == 400 and "unknown run setting" in unknown.text
         plain = client.post("/pipelines", content='{"path": "gate.dot"}')
         assert plain.status_code == 415 and "Content-Type: application/json" in plain.text
-        renamed = client.get("/pipelines", headers={"Host": "attacker.example"})
-        assert renamed.status_code == 400
         assert client.get("/pipelines/nothing-here").status_code == 404
         assert client.get("/pipelines/..%2F..%2Fetc").status_code == 404
     assert not (tmp_path / ".attractor").exists()
-
-
-def test_a_non_loopback_bind_needs_a_token_checked_on_every_request(root: Path) -> None:
-    refused = subprocess.run(
-        [sys.executable, "-m", "attractor", "serve", "--host", "0.0.0.0", "--root", str(root)],
-        capture_output=True, text=True, timeout=30,
-        env={k: v for k, v in os.environ.items() if k != "ATTRACTOR_SERVE_TOKEN"},
-    )  # fmt: skip
-    assert refused.returncode == 2
-    assert "--token" in refused.stderr and "Traceback" not in refused.stderr
-    server = start_server(root, ["--token", "s3cret"], token="s3cret", host="0.0.0.0")
-    try:
-        with server.client() as client:
-            assert client.get("/pipelines").status_code == 200
-            for path in ("/pipelines", "/", "/static/app.js", "/pipelines/x/events"):
-                bare = client.get(path, headers={"Authorization": "Bearer wrong"})
-                assert bare.status_code == 401, path
-            page = client.get("/?token=s3cret", headers={"Authorization": ""})
-            assert (
-                page.status_code == 200 and "attractor_token=s3cret" in page.headers["set-cookie"]
-            )
-            client.headers.pop("Authorization")
-            client.cookies.set("attractor_token", "s3cret")
-            assert client.get("/static/app.js").status_code == 200
-    finally:
-        server.stop()
 
 
 def test_serve_refuses_a_taken_port_and_a_missing_root_in_one_line(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.server.serverkit import Server
+from tests.server.serverkit import BREAKS_ITS_RUN, FLAKY, Server
 
 ARTIFACTS = Path(
     os.environ.get("ATTRACTOR_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
@@ -53,7 +53,8 @@ def test_a_gate_is_answered_in_the_page_and_the_run_finishes(
     server: Server, root: Path, browser: Browser
 ) -> None:
     page = browser.new_page(viewport={"width": 1366, "height": 800})
-    page.goto(server.url + "/")
+    page.goto(f"{server.url}/?token={server.token}")  # the address attractor serve prints
+    assert "token" not in page.url  # the page takes it out of the address bar
     expect(page.get_by_role("heading", name="Runs")).to_be_visible()
     page.get_by_label("Pipeline file under the server root").fill("gate.dot")
     page.keyboard.press("Enter")  # the form submits from the keyboard
@@ -118,11 +119,9 @@ def test_an_agent_node_shows_its_turn_and_tool_call_live(
         )
     run_id = started.json()["id"]
     page = browser.new_page(viewport={"width": 1366, "height": 800})
-    page.goto(f"{server.url}/#/run/{run_id}")
+    page.goto(f"{server.url}/?token={server.token}#/run/{run_id}")
     note = page.locator('#graph [id="node-fix"] text.live-note')
-    expect(note).to_have_text(
-        "turn 1/10 · shell: while [ ! -f go ]; do sleep 0.05; done; …"
-    )
+    expect(note).to_have_text("turn 1/10 · shell: while [ ! -f go ]; do sleep 0.05; done; …")
     expect(page.locator('#node-list button[data-node="fix"]')).to_contain_text("turn 1/10")
     (root / "go").touch()
     expect(page.locator("#run-status")).to_have_text("success")
@@ -130,3 +129,39 @@ def test_an_agent_node_shows_its_turn_and_tool_call_live(
     page.locator('#node-list button[data-node="fix"]').press("Enter")
     expect(page.locator("#node-files")).to_contain_text("response.md")
     expect(page.locator("#node-facts")).to_contain_text("success")
+
+
+def test_a_run_that_died_of_an_error_shows_failed_with_the_reason(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS_ITS_RUN)
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto(f"{server.url}/?token={server.token}")
+    page.get_by_label("Pipeline file under the server root").fill("breaks.dot")
+    page.keyboard.press("Enter")
+    expect(page.locator("#run-status")).to_have_text("fail")
+    expect(page.locator("#run-error")).to_contain_text("checkpoint.json")
+    expect(page.locator("#cancel-btn")).to_be_hidden()
+
+
+def test_a_failed_run_offers_retry_and_going_back_not_resume(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    (root / "flaky.dot").write_text(FLAKY)
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto(f"{server.url}/?token={server.token}")
+    page.get_by_label("Pipeline file under the server root").fill("flaky.dot")
+    page.keyboard.press("Enter")
+    expect(page.locator("#run-status")).to_have_text("fail")
+    expect(page.get_by_role("button", name="Resume run")).to_be_hidden()
+    retry = page.get_by_role("button", name="Retry failed node")
+    expect(retry).to_be_visible()
+    (root / "fixed").touch()
+    retry.click()
+    expect(page.locator("#run-status")).to_have_text("success")
+    expect(page.locator("#run-error")).to_have_text("")
+    expect(retry).to_be_hidden()
+    page.get_by_label("Run again from").select_option("check")
+    page.get_by_role("button", name="Go back").click()
+    expect(page.locator('#node-list button[data-node="check"]')).to_contain_text("x3")
+    expect(page.locator("#run-status")).to_have_text("success")

@@ -5,6 +5,16 @@ const STATES = ["pending", "running", "success", "partial", "fail", "skipped", "
 const FINAL = new Set(["pipeline_completed", "pipeline_failed", "pipeline_timed_out",
                        "pipeline_interrupted"]);
 const $ = (id) => document.getElementById(id);
+// Runs that stopped before their end: a plain resume goes on where they stopped.
+const RESUMABLE = new Set(["interrupted", "timed_out", "terminated", "hangup", "stopped"]);
+
+// The access token: opened as /?token=..., the page keeps it in memory and sends
+// it on every request (the server also set an HttpOnly cookie, which a reload
+// carries), and takes it out of the address bar so it is not shared by accident.
+const TOKEN = new URLSearchParams(location.search).get("token");
+if (TOKEN) history.replaceState(null, "", location.pathname + location.hash);
+const authHeaders = TOKEN ? { Authorization: `Bearer ${TOKEN}` } : {};
+const withToken = (url) => (TOKEN ? `${url}?token=${encodeURIComponent(TOKEN)}` : url);
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -19,7 +29,8 @@ function el(tag, attrs = {}, ...children) {
 
 async function api(path, options = {}) {
   const response = await fetch(path, {
-    headers: { "Content-Type": "application/json" }, credentials: "same-origin", ...options,
+    headers: { "Content-Type": "application/json", ...authHeaders }, credentials: "same-origin",
+    ...options,
   });
   const data = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(data.error || `${response.status} ${response.statusText}`);
@@ -102,7 +113,9 @@ async function refreshRun() {
   showHeader();
   renderNodeList();
   showQuestions(run.questions || []);
-  if (run.error) $("run-error").textContent = run.error;
+  // Why a run failed (or the error it died of here), else nothing.
+  const why = run.error || (run.status === "fail" ? run.failure_reason : "");
+  if (why) $("run-error").textContent = why;
 }
 
 function showHeader() {
@@ -112,9 +125,18 @@ function showHeader() {
   status.className = `badge s-${run.status}`;
   const p = run.progress;
   $("run-progress").textContent = p ? `node ${p.index} of ${p.total} on the main path` : "";
+  // Offer only what the server can do with the run as it is now.
+  const over = !run.active && run.status !== "running";
   $("cancel-btn").hidden = !run.active;
-  $("resume-btn").hidden = run.active || !["interrupted", "timed_out", "terminated", "hangup",
-                                              "stopped", "fail"].includes(run.status);
+  $("resume-btn").hidden = !over || !RESUMABLE.has(run.status);
+  $("retry-btn").hidden = !over || run.status !== "fail";
+  const entered = [...new Set(run.route || [])];
+  $("from-form").hidden = !over || !entered.length;
+  const select = $("from-node");
+  if (select.dataset.nodes !== entered.join("\n")) {
+    select.dataset.nodes = entered.join("\n");
+    select.replaceChildren(...entered.map((id) => el("option", { value: id, text: id })));
+  }
   showElapsed();
 }
 
@@ -126,7 +148,7 @@ function showElapsed() {
 
 async function loadGraph() {
   const response = await fetch(`/pipelines/${encodeURIComponent(view.id)}/graph`,
-                               { credentials: "same-origin" });
+                               { credentials: "same-origin", headers: authHeaders });
   if (!response.ok) return;
   $("graph").innerHTML = await response.text();
   for (const group of document.querySelectorAll("#graph g.node")) {
@@ -313,16 +335,27 @@ $("cancel-btn").addEventListener("click", async () => {
   catch (error) { $("run-error").textContent = error.message; }
 });
 
-$("resume-btn").addEventListener("click", async () => {
+// Resume (as `attractor resume`), retry the failed node (--retry-failed) or go
+// back to a node (--from NODE): the same run directory goes on.
+async function resume(how) {
   try {
-    const { id } = await api(`/pipelines/${encodeURIComponent(view.id)}/resume`, { method: "POST" });
+    const { id } = await api(`/pipelines/${encodeURIComponent(view.id)}/resume`,
+                             { method: "POST", body: JSON.stringify(how) });
     if (id !== view.id) location.hash = `#/run/${encodeURIComponent(id)}`;
     else await showRun(id);
   } catch (error) { $("run-error").textContent = error.message; }
+}
+
+$("resume-btn").addEventListener("click", () => resume({}));
+$("retry-btn").addEventListener("click", () => resume({ retry_failed: true }));
+$("from-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  resume({ from: $("from-node").value });
 });
 
 function openStream() {
-  const source = new EventSource(`/pipelines/${encodeURIComponent(view.id)}/events`);
+  // EventSource cannot set headers: the token goes in the query (and the cookie).
+  const source = new EventSource(withToken(`/pipelines/${encodeURIComponent(view.id)}/events`));
   view.source = source;
   source.onmessage = null;
   const handle = (message) => {
