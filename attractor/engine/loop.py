@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+
 from attractor.dot.graph import Node
 from attractor.engine.branch_progress import BranchProgress
 from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
@@ -37,6 +39,10 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
     """Traverse from ``start`` until an exit, a dead end, a failure or ``stop_at``."""
     node_id = start
     while True:
+        # A step whose handler awaits nothing (simulate, conditional, a cached
+        # result) would otherwise never give the event loop a turn: --timeout,
+        # signals and serve's cancel are delivered here.
+        await anyio.lowlevel.checkpoint()
         node = run.graph.node(node_id)
         if run.is_exit(node_id) and state.branch is None:
             redirect = _goal_gate_redirect(run, state, node)
@@ -50,6 +56,8 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
                 node_id = redirect
                 record_step(run, node_id)
                 continue
+        if not run.steps.take():
+            return WalkEnd("fail", run.steps.reason(node_id), state.current)
         outcome = await execute_node(run, state, node, _branch_runner(run))
         apply_outcome(state, node, outcome)
         decision = _decide(run, state, node, outcome, stop_at)
