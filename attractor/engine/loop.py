@@ -107,8 +107,10 @@ def _decide(
     if run.is_exit(node.id):
         return WalkEnd("success", "", node.id, outcome)
     step = next_step(node, outcome, state.context)
-    if step.target is None or not run.graph.has_node(step.target):
+    if step.target is None:
         return _dead_end(node, outcome)
+    if not run.graph.has_node(step.target):
+        return _end_at(node, outcome)
     target = run.graph.node(step.target)
     spun = _spin_end(run, state, node, outcome, target)
     if spun is not None:
@@ -116,7 +118,7 @@ def _decide(
     if step.loop_restart and state.branch is None:
         return WalkEnd("success", "", node.id, outcome, restart_at=target.id)
     if state.branch is not None and (target.id == stop_at or run.is_exit(target.id)):
-        return _dead_end(node, outcome)
+        return _end_at(node, outcome)  # the branch ends before the fan-in or exit
     # What the next stage's context fidelity reads: the edge it is entered by.
     came = arrival(step.edge) if step.edge is not None else {"from": node.id}
     state.context.set(ARRIVAL_KEY, came)
@@ -144,6 +146,26 @@ def _spin_end(
 
 
 def _dead_end(node: Node, outcome: Outcome) -> WalkEnd:
+    """The end of a traversal that found no next node.
+
+    A node with no outgoing edge is a terminal (the spec's rule): the run ends
+    there as its outcome says. A node whose edges all have conditions, none of
+    which held, is not: ending green there would report a pipeline that stopped
+    short (a tool printed something unexpected) as succeeded.
+    """
+    edges = node.outgoing()
+    if edges and outcome.status != StageStatus.FAIL:
+        conditions = ", ".join(e.condition or "(none)" for e in edges)
+        reason = (
+            f"stopped at {node.id}: no outgoing edge matched (conditions: {conditions}); "
+            f"its outcome was {outcome.status.value}"
+        )
+        return WalkEnd("fail", reason, node.id, outcome)
+    return _end_at(node, outcome)
+
+
+def _end_at(node: Node, outcome: Outcome) -> WalkEnd:
+    """End the traversal at ``node`` as its outcome says."""
     if outcome.status == StageStatus.FAIL:
         reason = outcome.failure_reason or "failed"
         return WalkEnd("fail", f"{node.id} failed: {reason}", node.id, outcome)
