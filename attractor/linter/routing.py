@@ -262,7 +262,7 @@ def _holds_for(condition: str, outcome: str) -> bool:
     return evaluate(parsed, outcome=outcome, preferred_label="", context=_NoContext())
 
 
-@rule("no_default_edge", "warning", after=("condition_syntax",))
+@rule("no_default_edge", "warning", after=("condition_syntax", "type_known"))
 def no_default_edge(graph: Graph) -> list[Diagnostic]:
     """A node whose outgoing edges all have conditions has a way out for every outcome.
 
