@@ -122,11 +122,13 @@ class Node(_View):
         ``exit``/``Exit``/``end``/``End`` the exit, whatever its shape, unless
         another node is one by shape or type (see :meth:`Graph.start_candidates`).
         """
+        by_shape = SHAPE_TO_TYPE.get(self.shape)
         if self.id in START_IDS or self.id in EXIT_IDS:
             kind = "start" if self.id in START_IDS else "exit"
-            if not any(_declared_type(n) == kind for n in self.graph.nodes()):
+            # The usual `start [shape=Mdiamond]` needs no look at the other nodes.
+            if by_shape != kind and not any(_declared_type(n) == kind for n in self.graph):
                 return kind
-        return SHAPE_TO_TYPE.get(self.shape)
+        return by_shape
 
     @property
     def classes(self) -> list[str]:
@@ -495,8 +497,8 @@ EXIT_IDS = frozenset({"exit", "Exit", "end", "End"})
 
 def _declared_type(node: Node) -> str | None:
     """The node's type from its ``type`` or ``shape`` attribute alone (not its id)."""
-    explicit = (node.raw("type") or "").strip()
-    return explicit or SHAPE_TO_TYPE.get(node.shape)
+    attrs = node.attrs  # raw text: this runs for every node when looking for the start
+    return attrs.get("type", "").strip() or SHAPE_TO_TYPE.get(attrs.get("shape", "").strip())
 
 
 _ACCELERATOR_PREFIX = re.compile(r"^(\[\w\]\s*|\w\)\s*|\w\s+-\s+)")
