@@ -71,3 +71,23 @@ def test_dry_run_shows_the_step_budget_and_its_source(workspace: Path) -> None:
     write(workspace / "big.dot", _chain(1500))
     big = invoke(["run", "big.dot", "--dry-run"])
     assert "\nstep budget: 15,020 node executions (default: 10 per node)\n" in big.stdout
+
+
+def test_max_visits_bounds_a_loop_restart_loop(workspace: Path) -> None:
+    # Visit counts carry across restarts: a fresh directory, not a fresh allowance.
+    bounded = RUNAWAY.replace('a [prompt="again"]', 'a [prompt="again", max_visits=3]')
+    bounded = bounded.replace(
+        'a -> a    [condition="outcome=success"]',
+        'a -> a    [condition="outcome=success", loop_restart=true]',
+    ).replace('[condition="outcome=fail"]', '[condition="outcome!=success"]')
+    write(workspace / "p.dot", bounded)
+    assert invoke(["lint", "--strict", "p.dot"]).exit_code == 0
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/r"])
+    # Three visits of a, then its fourth entry fails and routes to the exit.
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (workspace / "runs").iterdir()) == [
+        "r",
+        "r-restart1",
+        "r-restart2",
+        "r-restart3",
+    ]
