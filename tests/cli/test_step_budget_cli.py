@@ -91,3 +91,17 @@ def test_max_visits_bounds_a_loop_restart_loop(workspace: Path) -> None:
         "r-restart2",
         "r-restart3",
     ]
+
+
+def test_a_resumed_run_counts_the_steps_taken_before_it_stopped(workspace: Path) -> None:
+    write(workspace / "p.dot", RUNAWAY)
+    first = invoke(["run", "p.dot", "--timeout", "1s", "--max-steps", "100000", "--logs-dir", "r"])
+    assert first.exit_code == 124, first.output
+    taken = len((workspace / "r" / "results.jsonl").read_text("utf-8").splitlines())
+    assert taken > 1
+    limit = taken + 3
+    resumed = invoke(["resume", "r", "--timeout", "5m", "--max-steps", str(limit)])
+    assert resumed.exit_code == 1, resumed.output
+    assert f"{limit:,} of {limit:,} steps taken before a (--max-steps)" in resumed.stdout
+    rows = (workspace / "r" / "results.jsonl").read_text("utf-8").splitlines()
+    assert len(rows) == limit  # three more steps, not a fresh budget
