@@ -1,6 +1,6 @@
 """Lint and dry-run every pipeline of a folder, and count what fails and why.
 
-Usage: ``python benchmarks/corpus_lint.py FOLDER [--json] [--by-project] [--show RULE]``
+Usage: ``python benchmarks/corpus_lint.py FOLDER [--json] [--by-project] [--show RULE] [--list]``
 
 Every ``*.dot`` file under FOLDER (recursively) is linted as ``attractor lint``
 lints it, then dry-run as ``attractor run FILE --dry-run`` runs it (the real
@@ -14,7 +14,9 @@ A folder with an ``index.json`` (``{"files": [{"file": ..., "repo": ...}]}``)
 names each file's project; ``--by-project`` then also prints, per project,
 its files and the files with errors. ``--show RULE`` lists every diagnostic
 of one rule (file:line:col and message), to read before judging a rule.
-``--json`` prints the same figures as one JSON document.
+``--list`` prints one line per file instead: its path and the error rules it
+breaks (``clean`` when none), to compare two versions of attractor with
+``diff``. ``--json`` prints the figures as one JSON document.
 
 Nothing is written into FOLDER.
 """
@@ -175,17 +177,31 @@ def show(results: list[FileResult], rule: str, folder: Path) -> None:
                 print(f"{name}:{d.line}:{d.column}: {d.severity} {d.message}")
 
 
+def list_files(results: list[FileResult], folder: Path) -> None:
+    """One line per file: its path, then its error rules or ``clean``."""
+    root = folder.resolve()
+    for result in results:
+        rules = sorted({d.rule for d in result.diagnostics if d.is_error})
+        if result.unreadable is not None:
+            rules.insert(0, "unreadable")
+        print(f"{result.path.relative_to(root)}\t{' '.join(rules) or 'clean'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--by-project", action="store_true", help="add a line per project")
     parser.add_argument("--show", metavar="RULE", help="list every diagnostic of RULE")
+    parser.add_argument("--list", action="store_true", help="one line per file: its error rules")
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         print(f"corpus_lint: {args.folder}: not a folder", file=sys.stderr)
         return 2
     results = check(args.folder)
+    if args.list:
+        list_files(results, args.folder)
+        return 0
     if args.show:
         show(results, args.show, args.folder)
         return 0
