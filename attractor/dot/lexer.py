@@ -141,7 +141,7 @@ _BAD_MESSAGES = {
     "bad_comment": "unterminated block comment; close it with '*/'",
     "bad_string": 'unterminated string; close it with a matching "',
     "bad_html": "HTML labels (<...>) are not supported; use a quoted string",
-    "bad_hash": "'#' starts a comment only as the first character of a line; "
+    "bad_hash": "'#' starts a comment only at the start of a line; "
     "use // for a comment after code, and quote a value that holds '#'",
 }
 

@@ -91,7 +91,7 @@ def test_unescape_handles_the_documented_escapes() -> None:
         ("a /* never closed", "unterminated block comment", 3),
         ("label=<b>x</b>", "HTML labels", 7),
         ("a @ b", "unexpected character '@'", 3),
-        ("a [x=1] # note", "'#' starts a comment only as the first character of a line", 9),
+        ("a [x=1] # note", "'#' starts a comment only at the start of a line", 9),
         ("a [color=#ff0000]", "quote a value that holds '#'", 10),
     ],
 )

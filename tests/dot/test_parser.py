@@ -7,6 +7,7 @@ import pytest
 from attractor.dot.graph import SourcePos
 from attractor.dot.parser import derive_class, load, parse_dot
 from attractor.errors import PipelineError, PipelineSyntaxError
+from attractor.linter.prepare import prepare
 
 SPEC_BRANCH = """digraph Branch {
     graph [goal="Implement and validate a feature"]
@@ -296,3 +297,28 @@ def test_an_unclosed_attribute_list_is_reported_at_the_next_statement(
     assert error.message.startswith("attribute list not closed before ")
     assert error.message.endswith("; write ']' after its last attribute")
     assert (error.file, error.line, error.column) == ("u.dot", line, column)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        'label="Work" timeout="5xx"',  # the fast scan's one token
+        'label="Work"; timeout="5xx";',
+        '"label"="Work"\n        "timeout"="5xx"',  # quoted keys: the plain scan
+        'label="Work"\n# why\n        timeout="5xx"',  # a '#' line: the plain scan
+    ],
+)
+def test_lint_diagnostics_point_into_lists_without_commas(items: str) -> None:
+    text = (
+        "digraph G {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n"
+        f"  work [{items}]\n  start -> work -> exit\n}}\n"
+    )
+    graph, found = prepare(text, file="w.dot")
+    assert graph is not None and graph.node("work").attrs["label"] == "Work"
+    (bad,) = [d for d in found if d.is_error]
+    assert bad.rule == "attribute_value"
+    line = text[: text.index("timeout") - 1].count("\n") + 1
+    column = text.index("timeout") - text.rindex("\n", 0, text.index("timeout"))
+    if items.startswith('"'):
+        column -= 1  # a quoted key is placed at its opening quote
+    assert (bad.file, bad.line, bad.column) == ("w.dot", line, column)
