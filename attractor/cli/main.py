@@ -73,8 +73,15 @@ The last line turns on tab completion in bash; docs/cli.md shows zsh and fish.
     epilog=_EPILOG,
 )
 @click.version_option(__version__, prog_name="attractor")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Run multi-stage AI and coding-agent workflows written as Graphviz DOT graphs."""
+    from attractor.linter.base import closed_handler_types
+
+    # No handler can be registered from the command line: lint and run treat an
+    # unknown node type as an error (the library, where code may register one,
+    # as a warning).
+    ctx.with_resource(closed_handler_types())
 
 
 def main() -> None:

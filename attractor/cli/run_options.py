@@ -77,6 +77,7 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--max-total-turns", "N", "Cap on model requests for the whole run."),
     ("--max-total-tokens", "N", "Cap on tokens (input + output) for the whole run."),
     ("--max-cost", "USD", "Cap on the run's model cost in US dollars, e.g. 2.50."),
+    ("--max-steps", "N", "Cap on node executions for the run (10000, or 10 per node if more)."),
     ("--backend", "NAME", "simulate, llm, scripted:FILE, claude-code, codex or gemini-cli."),
     ("--provider", "NAME", "Model provider (openai, anthropic, gemini)."),
     ("--model", "ID", "Model id."),

@@ -52,6 +52,7 @@ from attractor.engine.setup import (
     utc_text,
 )
 from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
+from attractor.engine.step_budget import StepBudget
 from attractor.errors import AttractorError, RunError
 from attractor.events import (
     Event,
@@ -69,7 +70,7 @@ from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
-from attractor.settings import Settings
+from attractor.settings import Settings, step_limit
 
 __all__ = [
     "NodeResult",
@@ -236,9 +237,10 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     registry = options.registry or default_registry()
     stop = Stop()
     end: WalkEnd | None = None
+    steps = _step_budget(setup, options.settings)
     ledger = ProcessLedger(setup.run_dir.path / PROCESSES)
     ledger_token = CURRENT_LEDGER.set(ledger)
-    run = open_run(setup, services, registry, bus, options)
+    run = open_run(setup, services, registry, bus, options, steps)
     services.record = EngineRecord(lambda: run)
     services.sync_later = lambda path: _sync_later(run, path)
     try:
@@ -259,7 +261,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         finish_run(run, "restarted", end, None, setup.run_dir.path.name)
                         ledger.path = setup.run_dir.path / PROCESSES
                         carried = run.carried + run_usage(run)
-                        run = open_run(setup, services, registry, bus, options)
+                        run = open_run(setup, services, registry, bus, options, steps)
                         run.carried = carried
                 finally:
                     signals.cancel_scope.cancel()
@@ -277,6 +279,12 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
             bus.close()
             ledger.close()
             CURRENT_LEDGER.reset(ledger_token)
+
+
+def _step_budget(setup: RunSetup, settings: Settings) -> StepBudget:
+    """The run's step budget; on resume, the steps recorded before count."""
+    limit, source = step_limit(settings, len(setup.graph))
+    return StepBudget(limit, taken=len(setup.node_results), source=source)
 
 
 def make_services(
@@ -427,6 +435,7 @@ def open_run(
     registry: HandlerRegistry,
     bus: EventBus,
     options: RunOptions,
+    steps: StepBudget | None = None,
 ) -> Run:
     """Attach the event log, announce the start and write the first checkpoint."""
     run = Run(
@@ -442,6 +451,8 @@ def open_run(
         executor=options.executor,
         usage_before=setup.usage_before,
         spent_at_open=services.run_budget.spent,
+        steps=steps or StepBudget(),
+        start=setup.start,
     )
     log = EventLog(setup.run_dir.events_path)
     bus.add_observer(log)
@@ -509,8 +520,11 @@ def finish_run(
         run.main.visits[run.main.current] -= 1
         run.main.visits += Counter()  # drops the entry if it fell to zero
     unsaved: OSError | None = None
+    # Stopped before its first node (a loop_restart's new directory): it continues
+    # at the node it was opened to start at.
+    next_node = (run.main.current or run.start) if stopped else None
     try:
-        save_checkpoint(run, run.main.current if stopped else None, status, run.failure_reason)
+        save_checkpoint(run, next_node, status, run.failure_reason)
         _update_manifest(run, status, duration, restarted_into)
     except OSError as exc:
         unsaved = exc
@@ -522,7 +536,7 @@ def finish_run(
 
 
 def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:
-    node = run.main.current or "?"
+    node = run.main.current or run.start or "?"
     if status == "timed_out":
         after = _timeout_text(run.services.settings) or format_duration(timeout or 0)
         return f"pipeline timed out after {after} while running {node}"

@@ -183,7 +183,11 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
         run_dir=run_dir,
         source_path=previous.source_path,
         source_text=previous.source_text,
-        main=Walk(initial_context(previous.graph, previous.seed)),
+        # Visit limits count across restarts: a loop through a loop_restart edge
+        # gets a fresh directory and context, not a fresh allowance.
+        main=Walk(
+            initial_context(previous.graph, previous.seed), visits=previous.main.visits.copy()
+        ),
         start=target,
         budget=previous.budget,
         seed=previous.seed,
