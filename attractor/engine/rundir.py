@@ -232,7 +232,11 @@ def write_error(path: Path, exc: OSError, then: str) -> RunError:
         return DiskFullError(
             f"cannot write the run directory {path}: {reason}; free some space, then {then}"
         )
-    return RunError(f"cannot write the run directory {path}: {reason}; {then} once it is writable")
+    target = exc.filename2 or exc.filename  # the file may be the cause (a folder in its place)
+    where = f" ({target})" if target else ""
+    return RunError(
+        f"cannot write the run directory {path}: {reason}{where}; {then} once it is writable"
+    )
 
 
 def _claim_dir(path: Path, template: str, source: str) -> Path:
