@@ -24,8 +24,7 @@ LOOPS = {
     'a -> a [condition="outcome=success"]\na -> exit [condition="outcome=fail"]',
     "conditional": HEAD + "c [shape=diamond]\nstart -> c\n"
     'c -> c [condition="outcome=success"]\nc -> exit [condition="outcome=fail"]',
-    # Each turn runs 300 instant diamonds in a new run directory: long enough for a
-    # cancel sent to the newest directory to find it still running.
+    # Each turn runs 300 instant diamonds in a new run directory.
     "loop_restart": HEAD
     + 'a [prompt="again"]\nstart -> a -> '
     + " -> ".join(f"c{i}" for i in range(300))
@@ -79,19 +78,14 @@ def test_cancel_stops_an_instant_loop_and_the_server_answers_meanwhile(
         )
         # The server answers while the run goes.
         assert client.get("/pipelines").status_code == 200
-        current: list[str] = []
-
-        def cancel_current() -> bool:
-            # After a loop_restart the server knows the run by its newest directory.
-            newest = _run_dirs(root, run_id)[-1].name if kind == "loop_restart" else run_id
-            response = client.post(f"/pipelines/{newest}/cancel", json={})
-            current[:] = [newest]
-            return response.status_code == 202
-
-        _poll(cancel_current, "the cancel to be accepted")
+        # The id the start returned cancels the run, even after a loop_restart
+        # took it on into a new directory.
+        response = client.post(f"/pipelines/{run_id}/cancel", json={})
+        assert response.status_code == 202, response.text
 
         def ended() -> bool:
-            return client.get(f"/pipelines/{current[0]}").json()["active"] is False
+            newest = _run_dirs(root, run_id)[-1].name
+            return client.get(f"/pipelines/{newest}").json()["active"] is False
 
         _poll(ended, "the cancelled run to end")
     last = [d for d in _run_dirs(root, run_id) if _manifest(d)["status"] != "restarted"]
@@ -99,3 +93,15 @@ def test_cancel_stops_an_instant_loop_and_the_server_answers_meanwhile(
     assert _manifest(last[0])["status"] == "interrupted"
     checkpoint = json.loads((last[0] / "checkpoint.json").read_text("utf-8"))
     assert checkpoint["status"] == "interrupted" and checkpoint["next_node"], checkpoint
+
+
+def test_a_request_may_bound_the_run_with_max_steps(server: Server, root: Path) -> None:
+    dot = "digraph loop {\n" + LOOPS["simulate"] + "\n}\n"
+    with server.client() as client:
+        created = client.post("/pipelines", json={"dot_source": dot, "settings": {"max_steps": 7}})
+        assert created.status_code == 201, created.text
+        run_id = created.json()["id"]
+        _poll(lambda: client.get(f"/pipelines/{run_id}").json()["active"] is False, "the end")
+        data = client.get(f"/pipelines/{run_id}").json()
+    assert data["status"] == "fail", data
+    assert "step budget" in data["failure_reason"] and "7 of 7" in data["failure_reason"], data
