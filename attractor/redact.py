@@ -191,7 +191,8 @@ class Redactor:
                 for chunk in _chunks(source):
                     clean = self.data(chunk)
                     if out is None and clean is not chunk:
-                        out = tmp.open("wb")
+                        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+                        out = os.fdopen(os.open(tmp, flags, 0o600), "wb")  # private until renamed
                         _copy_head(path, done, out)
                     if out is not None:
                         out.write(clean)

@@ -23,6 +23,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
+from attractor import redact
 from attractor.dot.accelerators import accelerator_key as accelerator_key
 from attractor.dot.accelerators import strip_accelerator
 from attractor.errors import InputFileError, UsageError
@@ -197,7 +198,7 @@ class ConsoleInterviewer:
 
     async def ask(self, question: Question) -> Answer:
         out = self._stdout or sys.stderr
-        out.write(_render(question))
+        out.write(redact.text(_render(question)))  # what it shows may quote a run's output
         out.flush()
         with anyio.move_on_after(question.timeout_seconds):
             line = await self._lines().next_line()
