@@ -158,7 +158,9 @@ class Redactor:
     def value(self, value: Any) -> Any:
         """``value`` with the strings inside it (dict values, list items) redacted.
 
-        Returns the same object when nothing inside it changed.
+        Returns the same object when nothing inside it changed. Any other object
+        (a set, a path) whose text holds a secret becomes its redacted text, as
+        the JSON writers would turn it into text anyway.
         """
         if isinstance(value, str):
             return self.text(value)
@@ -169,8 +171,12 @@ class Redactor:
             items = [self.value(v) for v in value]
             if all(a is b for a, b in zip(items, value, strict=True)):
                 return value
-            return type(value)(items) if isinstance(value, tuple) else items
-        return value
+            return tuple(items) if isinstance(value, tuple) else items
+        if value is None or isinstance(value, int | float):
+            return value
+        shown = str(value)
+        clean = self.text(shown)
+        return value if clean is shown else clean
 
     def scrub_file(self, path: Path) -> bool:
         """Rewrite ``path`` without its secrets (atomically); True when it held any.

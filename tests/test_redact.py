@@ -175,3 +175,16 @@ def test_module_functions_redact_only_inside_a_run(redactor: Redactor) -> None:
         assert redact.value([OPENAI]) == ["[redacted:OPENAI_API_KEY]"]
     finally:
         redact.CURRENT.reset(token)
+
+
+def test_value_turns_other_objects_holding_a_secret_into_redacted_text() -> None:
+    redactor = Redactor.from_environment({"X_TOKEN": "abcdefghijk"})
+    holder = {"found": {"abcdefghijk"}, "path": Path("/tmp/abcdefghijk"), "n": 1.5}
+
+    assert redactor.value(holder) == {
+        "found": "{'[redacted:X_TOKEN]'}",
+        "path": "/tmp/[redacted:X_TOKEN]",
+        "n": 1.5,
+    }
+    plain = {"path": Path("/tmp/x")}
+    assert redactor.value(plain) is plain
