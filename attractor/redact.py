@@ -30,11 +30,13 @@ pipeline saved by the server, ``attractor init``) is never rewritten.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import fnmatch
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, AnyStr, Generic
@@ -51,6 +53,8 @@ SECRET_NAME_PATTERNS = (
     "*ACCESS_KEY*",
     "*PRIVATE_KEY*",
 )
+#: attractor's own settings whose values name variables (they match the patterns).
+NAMES_NOT_SECRETS = frozenset({"ATTRACTOR_SECRETS", "ATTRACTOR_API_KEY_ENV"})
 #: Shorter values are not redacted: they would mangle ordinary output.
 MIN_SECRET_LENGTH = 8
 #: The prefix of every replacement; tools that write files refuse text holding it.
@@ -92,6 +96,8 @@ _WORD_START = frozenset(kind for kind, _ in KEY_PATTERNS if kind != "private-key
 def names_secret(name: str, declared: Iterable[str] = ()) -> bool:
     """Whether variable ``name`` holds a secret: a default pattern or a declared name/pattern."""
     upper = name.upper()
+    if upper in NAMES_NOT_SECRETS:
+        return False
     return any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_NAME_PATTERNS, *declared))
 
 
@@ -183,13 +189,17 @@ class Redactor:
 
         Read in line-aligned chunks (a private key block is kept whole), so a
         file of any size costs one pass and little memory; a file without
-        secrets is only read. A missing file is nothing to do.
+        secrets is only read. A missing file, or anything but a regular file (a
+        FIFO a command left in its place is not waited on), is nothing to do.
         """
         try:
-            source = path.open("rb")
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, IsADirectoryError):
             return False
-        with source:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return False
+        with os.fdopen(fd, "rb") as source:
             out = None
             tmp = path.with_name(f".{path.name}.{os.getpid()}.redact")
             done = 0
@@ -199,14 +209,14 @@ class Redactor:
                     if out is None and clean is not chunk:
                         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
                         out = os.fdopen(os.open(tmp, flags, 0o600), "wb")  # private until renamed
-                        _copy_head(path, done, out)
+                        _copy_head(fd, done, out)
                     if out is not None:
                         out.write(clean)
                     done += len(chunk)
                 if out is None:
                     return False
                 out.close()
-                os.chmod(tmp, os.stat(path).st_mode & 0o777)
+                os.chmod(tmp, os.fstat(fd).st_mode & 0o777)
                 os.replace(tmp, path)
                 return True
             finally:
@@ -287,15 +297,15 @@ _CHUNK = 1024 * 1024
 _BLOCK_LIMIT = 64 * 1024
 
 
-def _copy_head(path: Path, size: int, out: Any) -> None:
-    """Copy the first ``size`` bytes of ``path`` (already known clean) to ``out``."""
-    with path.open("rb") as head:
-        while size > 0:
-            piece = head.read(min(size, _CHUNK))
-            if not piece:
-                return
-            out.write(piece)
-            size -= len(piece)
+def _copy_head(fd: int, size: int, out: Any) -> None:
+    """Copy the first ``size`` bytes of file ``fd`` (already known clean) to ``out``."""
+    offset = 0
+    while offset < size:
+        piece = os.pread(fd, min(size - offset, _CHUNK), offset)
+        if not piece:
+            return
+        out.write(piece)
+        offset += len(piece)
 
 
 def _written_forms(value: str) -> list[str]:
@@ -360,4 +370,7 @@ def scrub_files(paths: Iterable[Path]) -> None:
     redactor = CURRENT.get()
     if redactor is not None:
         for path in paths:
-            redactor.scrub_file(path)
+            # Best effort: this runs as a step ends, also when it is cancelled, and
+            # must not hide why it ended (a file it cannot rewrite stays as it is).
+            with contextlib.suppress(OSError):
+                redactor.scrub_file(path)

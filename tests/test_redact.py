@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,14 @@ def test_value_turns_other_objects_holding_a_secret_into_redacted_text() -> None
     }
     plain = {"path": Path("/tmp/x")}
     assert redactor.value(plain) is plain
+
+
+def test_scrub_file_leaves_a_fifo_alone(tmp_path: Path, redactor: Redactor) -> None:
+    fifo = tmp_path / "stdout.txt"
+    os.mkfifo(fifo)  # a command may leave one where its output was: never waited on
+    assert not redactor.scrub_file(fifo)
+
+
+def test_attractors_settings_that_name_variables_are_not_secrets() -> None:
+    env = {"ATTRACTOR_SECRETS": "MYCO_DEPLOY_*", "ATTRACTOR_API_KEY_ENV": "LOCAL_LLM_KEY"}
+    assert Redactor.from_environment(env).names == ()

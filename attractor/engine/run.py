@@ -67,11 +67,13 @@ from attractor.fileio import AppendFile, atomic_write_text, confine_path
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import Services, Steering
 from attractor.handlers.builtin import default_registry
+from attractor.handlers.external.runner import STDERR_FILE, STREAM_FILE
 from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
 from attractor.redact import CURRENT as CURRENT_REDACTOR
+from attractor.redact import scrub_files
 from attractor.settings import Settings, redactor_for, step_limit
 
 __all__ = [
@@ -186,7 +188,18 @@ async def resume_pipeline(
     prepare = prepare_run_graph if graph is None else (lambda _path: graph)
     with _redacting(options.settings):
         setup = resume_setup(run_dir, options.settings, prepare, options.context_seed, how)
+        # A command's files are scrubbed when it ends: not when the engine died under it.
+        scrub_files(_command_outputs(setup.run_dir.path))
         return await _drive(setup, options)
+
+
+#: The files commands write themselves (tool nodes, agent CLIs), scrubbed when they end.
+_COMMAND_OUTPUTS = ("stdout.txt", "stderr.txt", STREAM_FILE, STDERR_FILE)
+
+
+def _command_outputs(run_dir: Path) -> Iterator[Path]:
+    for name in _COMMAND_OUTPUTS:
+        yield from run_dir.rglob(name)
 
 
 @contextmanager

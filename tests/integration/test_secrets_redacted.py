@@ -284,3 +284,43 @@ def test_a_stopped_tools_output_files_are_scrubbed_too(workspace: Path) -> None:
     for path in _files(run):
         leaks += _leaks(path.read_bytes(), str(path.relative_to(workspace)))
     assert leaks == []
+
+
+KILLED = """digraph killed {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    slow  [shape=parallelogram, tool_command="printenv DEPLOY_TOKEN; [ -f go ] || sleep 60"]
+    start -> slow -> done
+}
+"""
+
+
+def test_a_resume_scrubs_the_output_of_a_command_the_engine_died_under(workspace: Path) -> None:
+    (workspace / "killed.dot").write_text(KILLED)
+    args = [sys.executable, "-m", "attractor", "run", "killed.dot"]
+    engine = subprocess.Popen(
+        args, cwd=workspace, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while (
+            not list(workspace.glob(".attractor/runs/*/slow/stdout.txt"))
+            or not next(iter(workspace.glob(".attractor/runs/*/slow/stdout.txt"))).read_text()
+        ):
+            assert time.monotonic() < deadline, "the command printed nothing"
+            time.sleep(0.05)
+    finally:
+        engine.kill()  # SIGKILL: no finally of the engine runs
+        engine.wait(timeout=30)
+    [run] = _run_dirs(workspace)
+    assert ENV_SECRETS["DEPLOY_TOKEN"] in (run / "slow" / "stdout.txt").read_text()
+
+    (workspace / "go").touch()
+    args = [sys.executable, "-m", "attractor", "resume", str(run)]
+    resumed = subprocess.run(args, cwd=workspace, env=_env(), capture_output=True, text=True)
+
+    assert resumed.returncode == 0, resumed.stderr
+    leaks = _leaks(resumed.stdout + resumed.stderr, "CLI output")
+    for path in _files(run):
+        leaks += _leaks(path.read_bytes(), str(path.relative_to(workspace)))
+    assert leaks == []
