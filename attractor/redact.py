@@ -238,8 +238,20 @@ class _Finder(Generic[AnyStr]):
         #: (kind, the literal its pattern starts with, pattern)
         self.patterns: list[tuple[str, AnyStr, re.Pattern[AnyStr]]] = patterns
         self.empty: AnyStr = empty
+        # Every find starts with one of these: text holding none is returned at once.
+        literals = [literal for _, literal, _ in patterns] + [value for value, _ in values]
+        self.anchors: tuple[AnyStr, ...] = tuple(
+            dict.fromkeys(
+                a for a in literals if not any(b != a and a.startswith(b) for b in literals)
+            )
+        )
 
     def redact(self, text: AnyStr) -> AnyStr:
+        for anchor in self.anchors:
+            if anchor in text:
+                break
+        else:
+            return text
         spans = self._spans(text)
         if not spans:
             return text
