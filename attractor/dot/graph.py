@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, KeysView
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
 from attractor.dot.source import Source, SourcePos
 from attractor.dot.store import EdgeData, Item, NodeData, Pos
+
+if TYPE_CHECKING:
+    from attractor.dot.dialects import AliasUse
 
 __all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 
@@ -222,6 +225,8 @@ class Graph(_View):
         self._indexed = False
         #: (node id, first declaration, repeated declaration) for duplicate_node.
         self.duplicates: list[tuple[str, SourcePos, SourcePos]] = []
+        #: The aliases the alias transform resolved (for the ``alias`` lint rule).
+        self.aliases: list[AliasUse] = []
 
     def _where(self) -> Source | None:
         return self._source

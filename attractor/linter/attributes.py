@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from attractor.dot.conditions import parse_condition, special_key_typo
+from attractor.dot.dialects import foreign, is_metadata
 from attractor.dot.graph import Edge, Graph, Node, SourcePos
 from attractor.dot.schema import (
     FIDELITY_MODES,
@@ -98,12 +99,18 @@ def _unknown_message(key: str, scope: str) -> tuple[str, str]:
 
 @rule("unknown_attribute", "warning")
 def unknown_attribute(graph: Graph) -> list[Diagnostic]:
-    """An attribute attractor does not understand here (Graphviz styling is fine)."""
+    """An attribute attractor does not understand here (Graphviz styling is fine).
+
+    Keys in a metadata namespace (``x_``, ``ui_``, ``meta.``) are never reported;
+    attributes another engine acts on are errors of ``dialect_attribute``.
+    """
     found: list[Diagnostic] = []
     seen: set[tuple[str, SourcePos | None]] = set()
     for item in _items(graph):
         for key in item.attrs:
             if key in PRESENTATION_ATTRIBUTES or spec_for(key, item.scope) is not None:
+                continue
+            if is_metadata(key) or foreign(item.scope, key) is not None:
                 continue
             if _once(seen, key, item):
                 message, fix = _unknown_message(key, item.scope)

@@ -11,6 +11,7 @@ from attractor.errors import Diagnostic, ValidationError
 from attractor.linter import (
     attributes,
     backends,
+    dialects,
     flow,
     manager,
     resources,
@@ -48,6 +49,7 @@ def builtin_rules() -> list[FunctionRule]:
 #: Rules about single nodes and their attributes (run on the graph as written).
 _NODE_RULES = (
     *attributes.RULES,
+    *dialects.RULES,
     *threads.RULES,
     *manager.RULES,
     *backends.RULES,
