@@ -78,10 +78,21 @@ def _aliases(graph: Graph, node: str | None, edge: tuple[str, str] | None = None
     return ["aliases: " + ", ".join(shown)]
 
 
+def _prompt_source(node: Node, graph: Graph) -> str:
+    """Where the stage's prompt comes from: a prompt file, the prompt or the label."""
+    read = graph.prompt_files.get(node.id)
+    if read is not None:
+        return f"prompt: from {read.path} ({len(read.text):,} characters)"
+    if node.prompt:
+        return f"prompt: inline ({len(node.prompt):,} characters)"
+    return "prompt: the label (no prompt attribute)"
+
+
 def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
     kind = node.handler_type
     lines: list[str] = _aliases(graph, node.id)
     if kind == "codergen":
+        lines.append(_prompt_source(node, graph))
         budget = resolve_budget(node, graph, settings, prompt=node.prompt)
         lines += [*_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
     if kind == "tool":

@@ -42,8 +42,13 @@ ATTRIBUTE_ALIASES: dict[tuple[Scope, str], str] = {
     ("node", "tool.command"): "tool_command",
     ("node", "default_choice"): "human.default_choice",
     ("node", "node_type"): "type",
+    ("node", "prompt_file"): "prompt",
     ("graph", "context_fidelity_default"): "default_fidelity",
 }
+
+#: Aliases whose value gains a prefix on the way: ``prompt_file="p.md"`` is
+#: ``prompt="@p.md"`` (a prompt file, see :mod:`attractor.dot.prompts`).
+VALUE_PREFIXES: dict[tuple[Scope, str], str] = {("node", "prompt_file"): "@"}
 
 #: Stylesheet property alias -> our property.
 PROPERTY_ALIASES: dict[str, str] = {"model": "llm_model", "provider": "llm_provider"}

@@ -1,8 +1,9 @@
 """Transforms applied between parsing and validation.
 
 Built-in transforms, in order: aliases of other engines' dialects resolved to
-our names (:mod:`attractor.dot.dialects`), ``$goal`` expansion in prompts, then
-the model stylesheet. Transforms modify the graph in place and return it (copying a
+our names (:mod:`attractor.dot.dialects`), prompt files read
+(:mod:`attractor.dot.prompts`), ``$goal`` expansion in prompts, then the model
+stylesheet. Transforms modify the graph in place and return it (copying a
 10,000-node graph for every transform would cost more than it protects).
 """
 
@@ -11,8 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from attractor.dot.dialects import AliasUse, canonical_attribute, canonical_condition
+from attractor.dot.dialects import (
+    VALUE_PREFIXES,
+    AliasUse,
+    canonical_attribute,
+    canonical_condition,
+)
 from attractor.dot.graph import Edge, Graph, Node
+from attractor.dot.prompts import PromptFiles
 from attractor.errors import StylesheetError
 
 
@@ -45,7 +52,7 @@ class AliasResolution:
         found = [(k, c) for k in item.attrs if (c := canonical_attribute(item.scope, k))]
         for key, canonical in found:
             pos = item.pos_of(key) or item.pos
-            value = item.attrs.pop(key)
+            value = VALUE_PREFIXES.get((item.scope, key), "") + item.attrs.pop(key)
             shadowed = canonical in item.attrs
             if not shadowed:
                 item.set(canonical, value, pos)
@@ -108,6 +115,7 @@ class StylesheetApplication:
 
 BUILTIN_TRANSFORMS: tuple[Transform, ...] = (
     AliasResolution(),
+    PromptFiles(),
     GoalExpansion(),
     StylesheetApplication(),
 )

@@ -96,6 +96,7 @@ def start_setup(
     run_dir.lock()
     text = _read_source(graph, source_path)
     run_dir.copy_source(text)
+    run_dir.copy_prompt_files(graph)
     manifest = _manifest(graph, run_dir, source_path, text)
     manifest["context_seed"] = dict(seed)
     # How nodes execute, so that a resume continues the same way (see api.resume_settings).
@@ -161,6 +162,7 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
     run_dir = RunDir(sibling_run_dir(origin, f"restart{n}"))
     run_dir.lock()
     run_dir.copy_source(previous.source_text)
+    run_dir.copy_prompt_files(previous.graph)
     manifest = _manifest(previous.graph, run_dir, previous.source_path, previous.source_text)
     manifest["restarted_from"] = previous.run_dir.path.name
     manifest["settings"] = previous.manifest.get("settings", {})

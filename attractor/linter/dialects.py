@@ -39,6 +39,9 @@ def _alias_diagnostic(use: AliasUse) -> Diagnostic:
             use.edge,
             f"remove {use.written}",
         )
+    elif use.written == "prompt_file":
+        message = "'prompt_file' is read as prompt=\"@FILE\" (a prompt file)"
+        fix = 'write prompt="@FILE" instead of prompt_file="FILE"'
     else:
         message = f"'{use.written}' is read as {use.canonical}"
         fix = f"rename {use.written} to {use.canonical}"

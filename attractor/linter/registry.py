@@ -14,6 +14,7 @@ from attractor.linter import (
     dialects,
     flow,
     manager,
+    prompts,
     resources,
     routing,
     structure,
@@ -50,6 +51,7 @@ def builtin_rules() -> list[FunctionRule]:
 _NODE_RULES = (
     *attributes.RULES,
     *dialects.RULES,
+    *prompts.RULES,
     *threads.RULES,
     *manager.RULES,
     *backends.RULES,
