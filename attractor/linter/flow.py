@@ -36,9 +36,7 @@ def _dead_ends(graph: Graph, reached: set[str]) -> list[Node]:
     """Reached nodes with no outgoing edge that are no exit: the run ends there too."""
     known = facts(graph)
     exits = {n.id for n in known.exits}
-    return [
-        n for n in known.nodes if n.id in reached and n.id not in exits and not n.outgoing()
-    ]
+    return [n for n in known.nodes if n.id in reached and n.id not in exits and not n.outgoing()]
 
 
 @rule("exit_reachable", "error")
