@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from attractor.dot.conditions import OUTCOME_VALUES
-from attractor.dot.schema import Scope
+from attractor.dot.schema import SHAPE_TO_TYPE, Scope
 from attractor.dot.source import SourcePos
 
 #: (scope, alias) -> our attribute name.
@@ -44,6 +44,20 @@ ATTRIBUTE_ALIASES: dict[tuple[Scope, str], str] = {
     ("node", "node_type"): "type",
     ("node", "prompt_file"): "prompt",
     ("graph", "context_fidelity_default"): "default_fidelity",
+}
+
+#: Aliases that apply only to these values: ``node_type="conditional"`` is
+#: ``type="conditional"``, but one project's editor also writes
+#: ``node_type="stack.observe"`` on LLM stages (with ``is_codergen="true"``),
+#: where it names no handler: left alone, it is an unknown attribute.
+ALIAS_VALUES: dict[tuple[Scope, str], frozenset[str]] = {
+    ("node", "node_type"): frozenset(SHAPE_TO_TYPE.values()),
+}
+
+#: Keys another engine writes that say what attractor already does: silent
+#: when the value and the node's handler type agree (key -> value, types).
+AGREEING: dict[str, tuple[str, frozenset[str]]] = {
+    "is_codergen": ("true", frozenset({"codergen", "start", "exit"})),
 }
 
 #: Aliases whose value gains a prefix on the way: ``prompt_file="p.md"`` is
@@ -120,9 +134,22 @@ FOREIGN_ATTRIBUTES: dict[tuple[Scope, str], Foreign] = {
 }
 
 
-def canonical_attribute(scope: Scope, key: str) -> str | None:
-    """Our name for ``key`` when it is an alias in ``scope``, else None."""
+def canonical_attribute(scope: Scope, key: str, value: str = "") -> str | None:
+    """Our name for ``key`` (written with ``value``) when it is an alias in
+    ``scope``, else None."""
+    values = ALIAS_VALUES.get((scope, key))
+    if values is not None and value.strip() not in values:
+        return None
     return ATTRIBUTE_ALIASES.get((scope, key))
+
+
+def agrees(key: str, value: str, handler_type: str) -> bool:
+    """Whether ``key=value`` only says what the node's handler type already does."""
+    agreeing = AGREEING.get(key)
+    return agreeing is not None and (value.strip().lower(), handler_type in agreeing[1]) == (
+        agreeing[0],
+        True,
+    )
 
 
 def canonical_outcome(value: str) -> str | None:

@@ -49,7 +49,8 @@ class AliasResolution:
 
     @staticmethod
     def _rename(graph: Graph, item: Graph | Node, uses: list[AliasUse]) -> None:
-        found = [(k, c) for k in item.attrs if (c := canonical_attribute(item.scope, k))]
+        attrs = item.attrs
+        found = [(k, c) for k, v in attrs.items() if (c := canonical_attribute(item.scope, k, v))]
         for key, canonical in found:
             pos = item.pos_of(key) or item.pos
             value = VALUE_PREFIXES.get((item.scope, key), "") + item.attrs.pop(key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from attractor.dot.conditions import parse_condition, special_key_typo
-from attractor.dot.dialects import foreign, is_metadata
+from attractor.dot.dialects import agrees, foreign, is_metadata
 from attractor.dot.graph import Edge, Graph, Node, SourcePos
 from attractor.dot.schema import (
     FIDELITY_MODES,
@@ -101,8 +101,10 @@ def _unknown_message(key: str, scope: str) -> tuple[str, str]:
 def unknown_attribute(graph: Graph) -> list[Diagnostic]:
     """An attribute attractor does not understand here (Graphviz styling is fine).
 
-    Keys in a metadata namespace (``x_``, ``ui_``, ``meta.``) are never reported;
-    attributes another engine acts on are errors of ``dialect_attribute``.
+    Keys in a metadata namespace (``x_``, ``ui_``, ``meta.``) are never reported,
+    nor is ``is_codergen="true"`` on a node that runs as an LLM stage (or the
+    start or exit) anyway; attributes another engine acts on and attractor
+    cannot honour are errors of ``dialect_attribute``.
     """
     found: list[Diagnostic] = []
     seen: set[tuple[str, SourcePos | None]] = set()
@@ -111,6 +113,8 @@ def unknown_attribute(graph: Graph) -> list[Diagnostic]:
             if key in PRESENTATION_ATTRIBUTES or spec_for(key, item.scope) is not None:
                 continue
             if is_metadata(key) or foreign(item.scope, key) is not None:
+                continue
+            if isinstance(item, Node) and agrees(key, item.attrs[key], facts(graph).types[item.id]):
                 continue
             if _once(seen, key, item):
                 message, fix = _unknown_message(key, item.scope)

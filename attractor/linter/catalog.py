@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.dialects import (
+    AGREEING,
+    ALIAS_VALUES,
     ATTRIBUTE_ALIASES,
     FOREIGN_ATTRIBUTES,
     METADATA_PREFIXES,
@@ -194,7 +196,19 @@ def dialects_markdown() -> str:
     out += [
         "",
         "Outcome values are matched in any letter case: `outcome=SUCCESS` is",
-        "`outcome=success`.",
+        "`outcome=success`. `node_type` is read as `type` only when its value is one of",
+        "our handler types ("
+        + ", ".join(f"`{t}`" for t in sorted(ALIAS_VALUES[("node", "node_type")]))
+        + "); any other value (one project's editor",
+        "writes `node_type=\"stack.observe\"` on LLM stages) stays an unknown attribute.",
+        "`prompt_file=\"FILE\"` is read as `prompt=\"@FILE\"`, a prompt file.",
+        "",
+        "Some keys only say what attractor does anyway and are silent then: "
+        + "; ".join(
+            f"`{key}={value}` on a {' or '.join(sorted(types))} node"
+            for key, (value, types) in AGREEING.items()
+        )
+        + ".",
         "",
         "## Attributes attractor cannot honour",
         "",

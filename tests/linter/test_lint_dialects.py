@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attractor.linter.prepare import prepare
-from tests.linter.lintkit import by_rule, lint, lint_body
+from tests.linter.lintkit import HEAD, by_rule, lint, lint_body
 
 ALIASED = """digraph T {
     goal="ship it"
@@ -108,3 +108,21 @@ def test_unknown_outcome_values_stay_errors() -> None:
         ' s -> e [condition="outcome=needs_dod"] }'
     )
     assert by_rule(found, "condition_syntax")
+
+
+def test_node_type_is_type_only_for_our_handler_types() -> None:
+    found = lint_body(
+        'c [node_type="conditional"]; w [is_codergen="true", node_type="stack.observe"]\n'
+        "start -> c -> w -> exit\n"
+        't [shape=parallelogram, tool_command="true", is_codergen="true"]\n'
+        "w -> t -> exit"
+    )
+    graph, _ = prepare(HEAD + 'c [node_type="conditional"]\nstart -> c -> exit\n}\n')
+    assert graph is not None and graph.node("c").handler_type == "conditional"
+    assert not by_rule(found, "type_known")
+    unknown = {(d.node, d.message) for d in by_rule(found, "unknown_attribute")}
+    # is_codergen="true" says what an LLM stage is anyway; on a tool node it does not.
+    assert unknown == {
+        ("w", "unknown attribute 'node_type' is ignored"),
+        ("t", "unknown attribute 'is_codergen' is ignored"),
+    }
