@@ -225,6 +225,36 @@ def tool_command_missing(graph: Graph) -> list[Diagnostic]:
     ]
 
 
+@rule("tool_command_unused", "warning", after=("type_known",))
+def tool_command_unused(graph: Graph) -> list[Diagnostic]:
+    """A ``tool_command`` (or its alias ``command``) on a node that is not a tool node.
+
+    Only a tool node (shape=parallelogram or type=tool) runs its command; any
+    other node ignores it, so an LLM stage written with a command would send
+    its prompt or label to the model instead of running the command.
+    """
+    found: list[Diagnostic] = []
+    seen: set[tuple[str, SourcePos | None]] = set()
+    known = facts(graph)
+    for node in known.nodes:
+        kind = known.types[node.id]
+        if kind == "tool" or not node.attrs.get("tool_command", "").strip():
+            continue
+        if _once(seen, "tool_command", node):
+            found.append(
+                at(
+                    "tool_command_unused",
+                    "warning",
+                    node,
+                    f"tool_command on {node.id} never runs: its type is {kind}, not tool",
+                    key="tool_command",
+                    fix=f"make {node.id} a tool node with shape=parallelogram, "
+                    "or remove tool_command",
+                )
+            )
+    return found
+
+
 @rule("condition_syntax", "error", after=("gate_choice_condition",))
 def condition_syntax(graph: Graph) -> list[Diagnostic]:
     """Edge conditions parse (clauses ``key=value``, ``key!=value`` or a bare key, joined by &&)."""

@@ -126,3 +126,12 @@ def test_node_type_is_type_only_for_our_handler_types() -> None:
         ("w", "unknown attribute 'node_type' is ignored"),
         ("t", "unknown attribute 'is_codergen' is ignored"),
     }
+
+
+def test_a_command_on_a_node_that_is_no_tool_node_says_it_never_runs() -> None:
+    found = lint_body(
+        'w [command="make test"]\nt [shape=parallelogram, command="make"]\nstart -> w -> t -> exit'
+    )
+    (unused,) = by_rule(found, "tool_command_unused")
+    assert unused.node == "w" and unused.severity == "warning"
+    assert unused.message == "tool_command on w never runs: its type is codergen, not tool"
