@@ -200,8 +200,8 @@ def dialects_markdown() -> str:
         "our handler types ("
         + ", ".join(f"`{t}`" for t in sorted(ALIAS_VALUES[("node", "node_type")]))
         + "); any other value (one project's editor",
-        "writes `node_type=\"stack.observe\"` on LLM stages) stays an unknown attribute.",
-        "`prompt_file=\"FILE\"` is read as `prompt=\"@FILE\"`, a prompt file.",
+        'writes `node_type="stack.observe"` on LLM stages) stays an unknown attribute.',
+        '`prompt_file="FILE"` is read as `prompt="@FILE"`, a prompt file.',
         "",
         "Some keys only say what attractor does anyway and are silent then: "
         + "; ".join(
