@@ -11,9 +11,14 @@ import sys
 import click
 
 _EPILOG = """\b
-Editors start it; it talks the Language Server Protocol on stdin/stdout:
+Examples:
   attractor lsp
-docs/editors.md shows VS Code, Neovim and Helix set-ups.
+  attractor lsp --debounce 250
+
+\b
+Editors start it; it talks the Language Server Protocol on stdin/stdout and
+ends when the client exits or closes stdin. docs/editors.md shows VS Code,
+Neovim and Helix set-ups.
 """
 
 

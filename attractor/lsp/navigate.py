@@ -10,7 +10,7 @@ from lsprotocol import types as lsp
 
 from attractor.dot.graph import Graph
 from attractor.lsp.analysis import CHILD_KEY, child_path
-from attractor.lsp.text import id_occurrences, position_of, quoted_id_occurrences, word_at
+from attractor.lsp.text import id_occurrences, position_of, target_occurrences, word_at
 
 #: Attributes whose value names a file, relative to the pipeline's folder.
 FILE_KEYS = (CHILD_KEY, "human.show")
@@ -68,7 +68,7 @@ def references(graph: Graph, text: str, uri: str, offset: int) -> list[lsp.Locat
     if found is None:
         return []
     name = found[0]
-    starts = sorted({*id_occurrences(text, name), *quoted_id_occurrences(text, name)})
+    starts = sorted({*id_occurrences(text, name), *target_occurrences(text, name)})
     return [lsp.Location(uri, _range(text, at, at + len(name))) for at in starts]
 
 

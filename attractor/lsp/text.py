@@ -87,13 +87,13 @@ def id_occurrences(text: str, name: str) -> Iterator[int]:
             yield match.start()
 
 
-def quoted_id_occurrences(text: str, name: str) -> Iterator[int]:
-    """Offsets of ``"name"`` written as a quoted value (``retry_target="name"``)."""
-    needle = f'"{name}"'
-    start = text.find(needle)
-    while start >= 0:
-        yield start + 1
-        start = text.find(needle, start + 1)
+def target_occurrences(text: str, name: str) -> Iterator[int]:
+    """Offsets of ``name`` as the value of ``retry_target`` or ``fallback_retry_target``."""
+    if name not in text:
+        return
+    pattern = re.compile(r'\b(?:fallback_)?retry_target\s*=\s*"?(' + re.escape(name) + r')\b"?')
+    for match in pattern.finditer(text):
+        yield match.start(1)
 
 
 Where = Literal["name", "value", "edge_target", "statement", "string"]
