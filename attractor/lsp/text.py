@@ -10,8 +10,10 @@ passed through as they are.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 #: Strings, comments and the punctuation that opens and closes statements.
@@ -28,23 +30,26 @@ _IDS = re.compile(
 _WORD = re.compile(r"[A-Za-z_][\w.\-:]*")
 
 
+@lru_cache(maxsize=8)
+def line_starts(text: str) -> list[int]:
+    """The offset of each line's first character (kept for the last few texts)."""
+    return [0, *map(re.Match.end, re.finditer("\n", text))]
+
+
 def offset_of(text: str, line: int, character: int) -> int:
     """The offset of a 0-based (line, character), clamped to the text."""
-    start = 0
-    for _ in range(line):
-        found = text.find("\n", start)
-        if found < 0:
-            return len(text)
-        start = found + 1
-    end = text.find("\n", start)
-    end = len(text) if end < 0 else end
-    return min(start + character, end)
+    starts = line_starts(text)
+    if line >= len(starts):
+        return len(text)
+    end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
+    return min(starts[line] + character, end)
 
 
 def position_of(text: str, offset: int) -> tuple[int, int]:
     """The 0-based (line, character) of ``offset``."""
-    line = text.count("\n", 0, offset)
-    return line, offset - (text.rfind("\n", 0, offset) + 1)
+    starts = line_starts(text)
+    line = bisect_right(starts, offset) - 1
+    return line, offset - starts[line]
 
 
 def token_end(text: str, offset: int) -> int:
