@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import zipfile
-from pathlib import Path
 from typing import Any
 
 import pytest
