@@ -15,12 +15,10 @@ from lsprotocol import types as lsp
 
 from attractor.dot.graph import Graph, Node
 from attractor.dot.parser import parse_dot, read_source
-from attractor.dot.transforms import apply_transforms
 from attractor.errors import Diagnostic, PipelineError, PipelineSyntaxError
 from attractor.linter.base import closed_handler_types
-from attractor.linter.prepare import syntax_diagnostic
-from attractor.linter.registry import validate
-from attractor.lsp.text import offset_of, token_end
+from attractor.linter.prepare import prepare, syntax_diagnostic
+from attractor.lsp.text import offset_of, position_of, token_end
 
 #: The rules reference of a source checkout (a wheel ships no docs: then the
 #: client's ``rulesDocs`` initialization option, else no link; hover has the text).
@@ -57,12 +55,14 @@ def default_docs_url() -> str | None:
 def lint_text(text: str, file: str) -> tuple[Graph | None, list[Diagnostic]]:
     """What ``attractor lint`` reports for ``text`` as the file ``file``."""
     with closed_handler_types():  # as on the command line: an unknown type is an error
+        if "{" in text:
+            return prepare(text, file=file)
+        # prepare() would take a text without '{' for a path; it cannot parse anyway.
         try:
-            graph = parse_dot(text, file=file)
+            parse_dot(text, file=file)
         except PipelineSyntaxError as error:
             return None, [syntax_diagnostic(error)]
-        graph = apply_transforms(graph)  # $goal and the stylesheet, as prepare() does
-        return graph, validate(graph)
+        return None, []  # unreachable: a graph needs '{'
 
 
 def analyze(
@@ -76,9 +76,35 @@ def analyze(
     """Lint ``text`` (and the child pipelines it names) into LSP diagnostics."""
     graph, found = lint_text(text, file)
     result = Analysis(text, file, graph, found, version=version)
-    result.diagnostics = [to_lsp(d, text, docs=docs) for d in found]
+    result.diagnostics = [
+        to_lsp(d, text, docs=docs) if _same_file(d.file, file) else _elsewhere(d, text, docs)
+        for d in found
+    ]
     if graph is not None:
         result.diagnostics += child_diagnostics(graph, text, read, docs)
+    return result
+
+
+def _same_file(found: str, file: str) -> bool:
+    return found == file or Path(found).resolve() == Path(file).resolve()
+
+
+def _elsewhere(found: Diagnostic, text: str, docs: str | None) -> lsp.Diagnostic:
+    """A finding in another file the pipeline reads (a prompt file): shown where the
+    pipeline names that file (else at its top), pointing at the place in it."""
+    name = Path(found.file).name
+    at = text.find(name) if name else -1
+    start = lsp.Position(*position_of(text, at)) if at >= 0 else lsp.Position(0, 0)
+    end = lsp.Position(start.line, start.character + len(name)) if at >= 0 else start
+    result = to_lsp(found, text, lsp.Range(start, end), docs=docs)
+    result.message = f"{name}:{found.line}:{found.column}: {found.message}"
+    inner = lsp.Position(max(found.line - 1, 0), max(found.column - 1, 0))
+    where = lsp.Location(Path(found.file).resolve().as_uri(), lsp.Range(inner, inner))
+    result.related_information = [
+        lsp.DiagnosticRelatedInformation(where, found.message),
+        *(result.related_information or []),
+    ]
+    result.data = None  # its fix is for the other file
     return result
 
 

@@ -73,10 +73,10 @@ class AttractorServer(LanguageServer):
 
     def _work(self) -> None:
         while (uri := self._next_due()) is not None:
+            if uri not in self.workspace.text_documents:
+                continue  # closed meanwhile
             try:
                 self.publish(uri, self.current(uri))
-            except KeyError:
-                continue  # closed meanwhile
             except Exception as error:  # noqa: BLE001 - a bug must not end the server
                 self.window_log_message(
                     lsp.LogMessageParams(lsp.MessageType.Error, f"lint failed: {error!r}")
@@ -93,8 +93,8 @@ class AttractorServer(LanguageServer):
         return document.source if document is not None else read_source(path)
 
     def current(self, uri: str) -> Analysis:
-        """The analysis of the document's current text (raises KeyError once closed)."""
-        document = self.workspace.text_documents[uri]
+        """The analysis of the document's current text (read from disk if not open)."""
+        document = self.workspace.get_text_document(uri)
         text, version = document.source, document.version
         found = self._analyses.get(uri)
         if found is not None and found.version == version and found.text == text:
