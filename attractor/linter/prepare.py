@@ -13,11 +13,11 @@ from attractor.errors import Diagnostic, PipelineSyntaxError
 from attractor.linter.registry import LintRule, validate
 
 
-def _source(source: str | Path, file: str | None) -> tuple[str, str]:
-    """(text, file name): a Path or a string without '{' is a file to read."""
+def _source(source: str | Path, file: str | None) -> tuple[str, str, Path | None]:
+    """(text, file name, folder): a Path or a string without '{' is a file to read."""
     if isinstance(source, Path) or "{" not in source:
-        return read_source(source), file or str(source)
-    return source, file or "<string>"
+        return read_source(source), file or str(source), Path(source).resolve().parent
+    return source, file or "<string>", None
 
 
 def prepare(
@@ -36,11 +36,14 @@ def prepare(
     Raises:
         PipelineError: when the file cannot be read (the CLI exits 2).
     """
-    text, name = _source(source, file)
+    text, name, folder = _source(source, file)
     try:
         graph = parse_dot(text, file=name)
     except PipelineSyntaxError as error:
         return None, [syntax_diagnostic(error)]
+    # Paths the pipeline names (prompt files) start at its file's folder; a
+    # pipeline given as text has none.
+    graph.folder = folder
     graph = apply_transforms(graph, transforms)
     return graph, validate(graph, extra_rules)
 
