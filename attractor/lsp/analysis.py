@@ -28,6 +28,7 @@ _SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
     "warning": lsp.DiagnosticSeverity.Warning,
     "info": lsp.DiagnosticSeverity.Information,
+    "style": lsp.DiagnosticSeverity.Information,  # only --strict counts it
 }
 CHILD_KEY = "stack.child_dotfile"
 

@@ -2,7 +2,9 @@
 
 Each diagnostic carries its fix text (``data.fix``); the fixes below are those
 whose text says exactly what to write: rename an attribute, use another value,
-rename a misspelt node id, declare a node, add ``max_visits``. Separators in an
+rename a misspelt node id, declare a node, add ``max_visits``, write another
+engine's alias (attribute or status) in attractor's spelling, remove an alias
+its canonical attribute overrides. Separators in an
 attribute list are optional in attractor's DOT, so a missing comma is never a
 diagnostic and needs no fix.
 """
@@ -23,6 +25,10 @@ _USE_VALUE = re.compile(r"^use (?P<key>[\w.]+)=(?P<value>[\w.:\-]+)$")
 _RENAME_ID = re.compile(r"^rename '(?P<old>\w+)' to '(?P<new>\w+)'$")
 _DECLARE = re.compile(r"^declare it: (?P<decl>\w+ \[.*\])$")
 _MAX_VISITS = re.compile(r"^add max_visits=N to (?P<node>\w+)")
+#: The alias rule's fixes: our spelling of another engine's attribute or status.
+_ALIAS = re.compile(r"^rename (?P<old>[\w.]+) to (?P<new>[\w.]+)$")
+_OUTCOME = re.compile(r"^write outcome=(?P<new>\w+)$")
+_REMOVE = re.compile(r"^remove (?P<key>[\w.]+)$")
 
 Edits = list[lsp.TextEdit]
 
@@ -52,6 +58,39 @@ def use_value(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Ed
         return []
     written = value if re.fullmatch(r"\w+", value) else f'"{value}"'
     return [lsp.TextEdit(_range(text, item.start(1), item.end(1)), written)]
+
+
+def rename_alias(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
+    start = _at(text, diagnostic)
+    old = match.group("old")
+    key = re.compile(r'"?' + re.escape(old) + r'"?(?=\s*=)').match(text, start)
+    if key is None:
+        return []
+    return [lsp.TextEdit(_range(text, start, key.end()), match.group("new"))]
+
+
+def canonical_outcome(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
+    written = re.search(r"outcome '([^']+)' is read as", diagnostic.message)
+    start = _at(text, diagnostic)
+    item = re.compile(r'condition\s*=\s*"((?:[^"\\]|\\.)*)"').match(text, start)
+    if written is None or item is None:
+        return []
+    value = re.compile(r"\boutcome\s*!?=\s*(" + re.escape(written.group(1)) + r")\b")
+    found = value.search(text, item.start(1), item.end(1))
+    if found is None:
+        return []
+    return [lsp.TextEdit(_range(text, found.start(1), found.end(1)), match.group("new"))]
+
+
+def remove_item(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
+    start = _at(text, diagnostic)
+    key = re.escape(match.group("key"))
+    item = re.compile(r'"?' + key + r'"?\s*=\s*' + _ValueRe + r"[ \t]*[,;]?[ \t]*").match(
+        text, start
+    )
+    if item is None:
+        return []
+    return [lsp.TextEdit(_range(text, start, item.end()), "")]
 
 
 def rename_id(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
@@ -103,6 +142,9 @@ _FIXES: list[tuple[re.Pattern[str], Callable[[str, lsp.Diagnostic, re.Match[str]
     (_RENAME_ID, rename_id, "Rename '{old}' to '{new}'"),
     (_DECLARE, declare, "Declare {decl}"),
     (_MAX_VISITS, add_max_visits, "Add max_visits=3 to {node}"),
+    (_ALIAS, rename_alias, "Rename {old} to {new}"),
+    (_OUTCOME, canonical_outcome, "Write outcome={new}"),
+    (_REMOVE, remove_item, "Remove {key}"),
 ]
 
 

@@ -92,6 +92,57 @@ async def test_quick_fix_renames_a_misspelt_node_id_everywhere(tmp_path: Path) -
     assert "exitt" not in fixed and "check -> exit [" in fixed
 
 
+ALIASED = """\
+digraph p {
+    start [shape=Mdiamond]
+    exit [shape=Msquare]
+    work [prompt="x", model="gpt-5", max_visits=3]
+    both [prompt="y", provider="openai", llm_provider="anthropic"]
+    start -> work -> both
+    both -> exit [condition="outcome=succeeded"]
+    both -> work [condition="outcome!=succeeded"]
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ('model="gpt-5"', 'llm_model="gpt-5"'),
+        ('condition="outcome=succeeded"', 'condition="outcome=success"'),
+        ('provider="openai", llm_provider', "llm_provider"),
+    ],
+)
+async def test_a_quick_fix_writes_an_alias_in_our_spelling(
+    tmp_path: Path, written: str, expected: str
+) -> None:
+    path = tmp_path / "p.dot"
+    path.write_text(ALIASED, encoding="utf-8")
+    line = next(i for i, row in enumerate(ALIASED.split("\n")) if written in row)
+    async with session() as s:
+        uri = s.open(path)
+        found = [
+            d
+            for d in await s.diagnostics_for(uri)
+            if d.code == "alias" and d.range.start.line == line
+        ]
+        assert len(found) == 1, found
+        actions = await s.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                lsp.TextDocumentIdentifier(uri), found[0].range, lsp.CodeActionContext(found)
+            )
+        )
+    assert actions is not None and len(actions) == 1
+    action = actions[0]
+    assert isinstance(action, lsp.CodeAction) and action.edit and action.edit.changes
+    fixed = _apply(ALIASED, list(action.edit.changes[uri]))
+    assert fixed.split("\n")[line] == ALIASED.split("\n")[line].replace(written, expected, 1)
+    alias_lines = [d.line - 1 for d in lint_text(fixed, str(path))[1] if d.rule == "alias"]
+    assert alias_lines.count(line) < [
+        d.line - 1 for d in lint_text(ALIASED, str(path))[1] if d.rule == "alias"
+    ].count(line)
+
+
 async def _complete(s: Session, uri: str, text: str, marker: str = "|") -> set[str]:
     line = next(i for i, row in enumerate(text.split("\n")) if marker in row)
     character = text.split("\n")[line].index(marker)
