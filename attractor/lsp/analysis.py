@@ -57,7 +57,8 @@ def lint_text(text: str, file: str) -> tuple[Graph | None, list[Diagnostic]]:
     """What ``attractor lint`` reports for ``text`` as the file ``file``."""
     with closed_handler_types():  # as on the command line: an unknown type is an error
         if "{" in text:
-            return prepare(text, file=file)
+            # Prompt files start at the file's folder, as when lint reads the file.
+            return prepare(text, file=file, folder=Path(file).resolve().parent)
         # prepare() would take a text without '{' for a path; it cannot parse anyway.
         try:
             parse_dot(text, file=file)

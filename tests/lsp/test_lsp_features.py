@@ -377,3 +377,34 @@ async def test_formatting_indents_and_adds_commas(tmp_path: Path) -> None:
     assert formatted == TIDY
     assert not again  # formatting is stable
     assert _rules(formatted, str(path)) == _rules(MESSY, str(path))
+
+
+PROMPTED = """\
+digraph p {
+    start [shape=Mdiamond]
+    exit [shape=Msquare]
+    work [prompt="@prompts/work.md", max_visits=2]
+    gone [prompt="@prompts/none.md"]
+    start -> work -> gone -> exit
+}
+"""
+
+
+async def test_prompt_files_are_linted_and_reachable_by_definition(tmp_path: Path) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "work.md").write_text("Do the work.\n", encoding="utf-8")
+    path = tmp_path / "p.dot"
+    path.write_text(PROMPTED, encoding="utf-8")
+    async with session() as s:
+        uri = s.open(path)
+        found = await s.diagnostics_for(uri)
+        defined = await s.client.text_document_definition_async(
+            lsp.DefinitionParams(
+                lsp.TextDocumentIdentifier(uri), _pos(PROMPTED, "work [", "work.md")
+            )
+        )
+    missing = [d for d in found if d.code == "prompt_file"]
+    assert len(missing) == 1 and "prompts/none.md" in missing[0].message
+    assert missing[0].range.start.line == 4
+    assert isinstance(defined, lsp.Location)
+    assert defined.uri == (tmp_path / "prompts" / "work.md").resolve().as_uri()
