@@ -408,3 +408,29 @@ async def test_prompt_files_are_linted_and_reachable_by_definition(tmp_path: Pat
     assert missing[0].range.start.line == 4
     assert isinstance(defined, lsp.Location)
     assert defined.uri == (tmp_path / "prompts" / "work.md").resolve().as_uri()
+
+
+@pytest.mark.parametrize(
+    "text", ["", "digraph", 'digraph p {\n    a [prompt="unclosed\n', "digraph p {\n    a -> \n}\n"]
+)
+async def test_every_request_answers_on_text_that_does_not_parse(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "p.dot"
+    path.write_text(text, encoding="utf-8")
+    doc = lsp.TextDocumentIdentifier
+    async with session() as s:
+        uri = s.open(path)
+        found = await s.diagnostics_for(uri)
+        lines = text.split("\n")
+        end = lsp.Position(len(lines) - 1, len(lines[-1]))
+        await s.client.text_document_completion_async(lsp.CompletionParams(doc(uri), end))
+        await s.client.text_document_hover_async(lsp.HoverParams(doc(uri), lsp.Position(0, 0)))
+        await s.client.text_document_definition_async(lsp.DefinitionParams(doc(uri), end))
+        await s.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(doc(uri)))
+        await s.client.text_document_formatting_async(
+            lsp.DocumentFormattingParams(doc(uri), lsp.FormattingOptions(4, True))
+        )
+        # Still serving: a fixed text gets its (empty) diagnostics.
+        version = s.change(uri, "digraph p {\n    start [shape=Mdiamond]\n}\n")
+        after = await s.diagnostics_for(uri, version)
+    assert [d.code for d in found] == ["syntax"]
+    assert "syntax" not in {d.code for d in after}
