@@ -275,9 +275,8 @@ class Handlers:
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        files = await anyio.to_thread.run_sync(stage_files, path, node_id)
-        data["files"] = self.redactor.value(files)
-        return JSONResponse(data)
+        data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
+        return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
 
     # -- helpers ------------------------------------------------------------
 
