@@ -117,7 +117,8 @@ class Redactor:
     text (a substring search too). One alternation of them all would need a
     named group per kind to tell them apart, and ``re`` scans such a pattern
     dozens of times slower (``benchmarks/bench_redact.py``). Overlapping finds
-    keep the earliest, and at one position the first value or kind listed.
+    become one, named after the earliest (at one position: the first value or
+    kind listed), so no part of either is left.
     """
 
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
@@ -259,8 +260,9 @@ class _Finder(Generic[AnyStr]):
         parts: list[AnyStr] = []
         end = 0
         for start, stop, replacement, _ in spans:
-            if start < end:
-                continue  # inside an earlier find
+            if start < end:  # overlaps an earlier find: that one's marker covers both
+                end = max(end, stop)
+                continue
             parts += (text[end:start], replacement)
             end = stop
         parts.append(text[end:])

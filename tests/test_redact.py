@@ -200,3 +200,12 @@ def test_scrub_file_leaves_a_fifo_alone(tmp_path: Path, redactor: Redactor) -> N
 def test_attractors_settings_that_name_variables_are_not_secrets() -> None:
     env = {"ATTRACTOR_SECRETS": "MYCO_DEPLOY_*", "ATTRACTOR_API_KEY_ENV": "LOCAL_LLM_KEY"}
     assert Redactor.from_environment(env).names == ()
+
+
+def test_overlapping_finds_leave_no_part_of_either() -> None:
+    # A key shape that ends inside a secret value: the value's tail must not stay.
+    redactor = Redactor.from_environment({"X_TOKEN": "AKIAQWERTYUIOPASDFGH-tail-of-the-value"})
+    text = "id AKIAQWERTYUIOPASDFGH-tail-of-the-value end"
+    assert redactor.text(text) == "id [redacted:X_TOKEN] end"
+    other = Redactor.from_environment({"Y_TOKEN": "prefix-AKIAQWERTYUIOPASDFG"})
+    assert other.text("prefix-AKIAQWERTYUIOPASDFGH!") == "[redacted:Y_TOKEN]!"
