@@ -332,7 +332,10 @@ def _written_forms(value: str) -> list[str]:
 
 
 def _chunks(source: Any) -> Iterable[bytes]:
-    """Pieces of ``source`` that end at a line end, none cutting a private key block."""
+    """Pieces of ``source`` that end at a line end, none cutting a private key block.
+
+    A line longer than a piece is cut after a space or tab, else anywhere.
+    """
     rest = b""
     while True:
         data = source.read(_CHUNK)
@@ -345,9 +348,10 @@ def _chunks(source: Any) -> Iterable[bytes]:
         begin = data.rfind(b"-----BEGIN", 0, cut)
         if begin >= 0 and data.find(b"-----END", begin) < 0 and len(data) - begin < _BLOCK_LIMIT:
             cut = begin
-        if cut <= 0:
-            cut = len(data) if len(data) > _BLOCK_LIMIT else 0
-        if cut:
+        if cut <= 0 and len(data) > _BLOCK_LIMIT:
+            # A line longer than that: cut after its last blank (keys hold none).
+            cut = max(data.rfind(b" "), data.rfind(b"\t")) + 1 or len(data)
+        if cut > 0:
             yield data[:cut]
         rest = data[cut:]
 

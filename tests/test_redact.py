@@ -209,3 +209,14 @@ def test_overlapping_finds_leave_no_part_of_either() -> None:
     assert redactor.text(text) == "id [redacted:X_TOKEN] end"
     other = Redactor.from_environment({"Y_TOKEN": "prefix-AKIAQWERTYUIOPASDFG"})
     assert other.text("prefix-AKIAQWERTYUIOPASDFGH!") == "[redacted:Y_TOKEN]!"
+
+
+def test_scrub_file_finds_a_secret_on_a_line_longer_than_its_chunks(
+    tmp_path: Path, redactor: Redactor
+) -> None:
+    words = ("word " * 230_000).encode()  # 1.15 MB without a newline: more than a chunk
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(words[: 1024 * 1024 - 10] + OPENAI.encode() + b" " + words)
+
+    assert redactor.scrub_file(path)
+    assert OPENAI.encode() not in path.read_bytes()
