@@ -150,6 +150,7 @@ class AgentBackend:
                 context=context,
                 context_window=node.get("context_window") or profile.context_window,
                 subagent_depth=1 if profile.subagents else 0,
+                environment=request.environment,
             ),
             tools=profile.registry(),
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),

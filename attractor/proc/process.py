@@ -74,6 +74,7 @@ async def run_process(
     stdout_path: Path | None = None,
     stderr_path: Path | None = None,
     stdin_path: Path | None = None,
+    wrap: Sequence[str] = (),
 ) -> ProcessResult:
     """Run ``command`` through the shell in its own process group.
 
@@ -86,6 +87,8 @@ async def run_process(
         stdout_path: write stdout to this file instead of capturing it.
         stderr_path: write stderr to this file instead of capturing it.
         stdin_path: the command reads this file as stdin (default: /dev/null).
+        wrap: a program and its arguments that run ``/bin/sh -c command``
+            (a sandbox); its process group is the one killed.
 
     Cancellation of the caller terminates the group (shielded) and re-raises.
     """
@@ -96,7 +99,7 @@ async def run_process(
         err = _target(opened, stderr_path)
         inp = _source(opened, stdin_path)
         before = boot_clock()
-        process, direct = await _start(command, (inp, out, err), cwd, env)
+        process, direct = await _start(command, (inp, out, err), cwd, env, wrap)
         spawned = (before, boot_clock())
         buffers = (_Capture(), _Capture())
         timed_out = await _watch(process, spawned, buffers, timeout, kill_grace)
@@ -153,10 +156,15 @@ async def _start(
     streams: Streams,
     cwd: Path,
     env: Mapping[str, str] | None,
+    wrap: Sequence[str] = (),
 ) -> tuple[Process, bool]:
     """The started process, and whether it runs without the shell."""
     full_env = env if isinstance(env, dict) or env is None else dict(env)  # Popen only reads it
-    shell = ["/bin/sh", "-c", command]
+    shell = [*wrap, "/bin/sh", "-c", command]
+    if wrap:  # the wrapper starts fine even when the command cannot: always a shell
+        if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
+            return await _open(shell, streams, cwd, full_env), False
+        return PidfdProcess.start(shell, streams, cwd, full_env), False
     if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
         return await _open(shell, streams, cwd, full_env), False
     argv = direct_argv(command)
