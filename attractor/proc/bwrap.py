@@ -13,14 +13,16 @@ The layout, in mount order (later mounts sit on top of earlier ones):
 5. the user's secret directories and files hidden: an empty tmpfs over a
    directory, ``/dev/null`` over a file.
 
-The command runs in new pid, IPC, UTS and (unless ``network=on``) network
-namespaces, without capabilities, and dies with the engine
+The command runs in new user, pid, IPC, UTS and (unless ``network=on``)
+network namespaces, without capabilities, with ``/proc/sys`` read-only (an
+engine running as root would otherwise let it change kernel settings), and dies with the engine
 (``--die-with-parent``). When the command exits, the namespace's init (bwrap)
 exits and the kernel kills whatever it left behind.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import subprocess
@@ -49,6 +51,9 @@ HIDDEN_IN_HOME = (
     ".terraform.d/credentials.tfrc.json",
     ".config/attractor",
 )
+
+#: Secret files of the system itself, hidden as well (globs).
+HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_*_key")
 
 #: The probe: the flags every sandboxed command uses, around ``/bin/true``.
 _PROBE_TIMEOUT = 10.0
@@ -103,6 +108,9 @@ def probe() -> str | None:
 def _base_flags(*, network: bool) -> list[str]:
     flags = [
         "--die-with-parent",
+        "--unshare-user",
+        "--cap-drop",
+        "ALL",
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",
@@ -124,8 +132,8 @@ def wrap_argv(fence: Fence) -> list[str]:
     """``bwrap`` and its flags, to be followed by the command's argv."""
     program = bwrap_path() or "bwrap"
     argv = [program, *_base_flags(network=fence.network), "--ro-bind", "/", "/"]
-    argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
-    argv += ["--tmpfs", "/dev/shm"]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    argv += ["--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/dev/shm"]
     if fence.network:
         argv += _resolver_binds()
     writable = [fence.workdir, *fence.writable]
@@ -144,6 +152,7 @@ def wrap_argv(fence: Fence) -> list[str]:
                 if own is not None and own.resolve().is_relative_to(run_dir):
                     argv += ["--bind", str(own.resolve()), str(own.resolve())]
     argv += _hidden(_home(fence))
+    argv += _hidden_system()
     if fence.scratch is not None:
         argv += ["--setenv", "TMPDIR", str(fence.scratch.resolve())]
     argv += ["--chdir", str(fence.workdir.resolve()), "--"]
@@ -156,6 +165,16 @@ def _resolver_binds() -> list[str]:
     if target.is_relative_to("/run") and target.exists():
         return ["--ro-bind", str(target), str(target)]
     return []
+
+
+@cache
+def _hidden_system() -> tuple[str, ...]:
+    """Secret files of the system (readable when the engine runs as root): /dev/null over each."""
+    argv: list[str] = []
+    for pattern in HIDDEN_SYSTEM:
+        for path in sorted(glob.glob(pattern)):
+            argv += ["--ro-bind", "/dev/null", path]
+    return tuple(argv)
 
 
 def _hidden(home: Path | None) -> list[str]:
