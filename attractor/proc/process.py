@@ -26,6 +26,7 @@ parent is the engine.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -161,10 +162,14 @@ async def _start(
     """The started process, and whether it runs without the shell."""
     full_env = env if isinstance(env, dict) or env is None else dict(env)  # Popen only reads it
     shell = [*wrap, "/bin/sh", "-c", command]
-    if wrap:  # the wrapper starts fine even when the command cannot: always a shell
+    if wrap:
+        # The wrapper starts fine even when the command cannot: a plain command
+        # runs without the shell only when its program is found here first.
+        argv = _found(direct_argv(command), full_env)
+        program = [*wrap, *argv] if argv else shell
         if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
-            return await _open(shell, streams, cwd, full_env), False
-        return PidfdProcess.start(shell, streams, cwd, full_env), False
+            return await _open(program, streams, cwd, full_env), argv is not None
+        return PidfdProcess.start(program, streams, cwd, full_env), argv is not None
     if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
         return await _open(shell, streams, cwd, full_env), False
     argv = direct_argv(command)
@@ -172,6 +177,15 @@ async def _start(
         with suppress(OSError):
             return PidfdProcess.start(argv, streams, cwd, full_env), True
     return PidfdProcess.start(shell, streams, cwd, full_env), False
+
+
+def _found(argv: list[str] | None, env: Mapping[str, str] | None) -> list[str] | None:
+    """``argv`` with its program looked up on the command's PATH, None when not found."""
+    if argv is None:
+        return None
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    program = shutil.which(argv[0], path=path)
+    return [program, *argv[1:]] if program is not None else None
 
 
 async def _open(
