@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -106,7 +106,8 @@ class LocalEnvironment:
             env[key] = str(value)
         return env
 
-    def wrap(self) -> list[str]:
+    def wrap(self, cwd: Path | None = None) -> list[str]:
+        """The program and flags wrapped around each command (none here)."""
         return []
 
     async def run(
@@ -121,6 +122,7 @@ class LocalEnvironment:
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
     ) -> ProcessResult:
+        await self.setup()
         return await run_process(
             command,
             cwd=cwd or self.workdir,
@@ -130,7 +132,7 @@ class LocalEnvironment:
             stdout_path=stdout_path,
             stderr_path=stderr_path,
             stdin_path=stdin_path,
-            wrap=self.wrap(),
+            wrap=self.wrap(cwd),
         )
 
     def _inside(self, path: str | Path) -> Path:
@@ -169,42 +171,26 @@ class BwrapEnvironment(LocalEnvironment):
     def _fence(self) -> Fence:
         return self.fence if self.fence is not None else Fence(self.workdir)
 
+    #: The bwrap command line per working directory, worked out by the first
+    #: command there: the layout is fixed for the rest of the step.
+    _wraps: dict[Path, list[str]] = field(default_factory=dict, repr=False)
+
     async def setup(self) -> None:
         fence = self._fence()
         for path in (fence.scratch, fence.stage_dir):
             if path is not None:
                 path.mkdir(parents=True, exist_ok=True)
 
-    def wrap(self) -> list[str]:
-        return wrap_argv(self._fence())
-
-    async def run(
-        self,
-        command: str,
-        *,
-        cwd: Path | None = None,
-        timeout: float | None = None,
-        kill_grace: float = 2.0,
-        extra_env: Mapping[str, Any] | None = None,
-        stdout_path: Path | None = None,
-        stderr_path: Path | None = None,
-        stdin_path: Path | None = None,
-    ) -> ProcessResult:
-        await self.setup()
-        fence = self._fence()
-        if cwd is not None and cwd != fence.workdir:
-            fence = Fence(**{**fence.__dict__, "workdir": cwd})
-        return await run_process(
-            command,
-            cwd=cwd or self.workdir,
-            timeout=timeout,
-            kill_grace=kill_grace,
-            env=self.env(extra_env),
-            stdout_path=stdout_path,
-            stderr_path=stderr_path,
-            stdin_path=stdin_path,
-            wrap=wrap_argv(fence),
-        )
+    def wrap(self, cwd: Path | None = None) -> list[str]:
+        """``bwrap`` and its flags for a command in ``cwd``, the writable workdir."""
+        cwd = cwd or self.workdir
+        argv = self._wraps.get(cwd)
+        if argv is None:
+            fence = self._fence()
+            if cwd != fence.workdir:  # a subagent's folder: only it is writable
+                fence = replace(fence, workdir=cwd)
+            argv = self._wraps[cwd] = wrap_argv(fence)
+        return argv
 
     def describe(self) -> str:
         fence = self._fence()
