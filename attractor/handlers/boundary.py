@@ -54,6 +54,8 @@ def boundary_of(node: Node, settings: Settings, base: Path) -> Boundary:
     allow = settings.env_allow + parse_patterns(_own(node, "env_allow") or "")
     deny = settings.env_deny + parse_patterns(_own(node, "env_deny") or "")
     sandbox = _own(node, "sandbox") or settings.sandbox
+    if sandbox == "auto" and settings.sandbox == SANDBOX_REQUIRED:
+        sandbox = SANDBOX_REQUIRED  # a node's auto cannot undo the run's requirement
     net = _own(node, "network")
     network = parse_on_off(net) if net is not None else settings.network
     extra = settings.writable + parse_paths(_own(node, "writable") or "")

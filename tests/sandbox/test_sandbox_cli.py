@@ -62,13 +62,18 @@ def test_a_tool_node_is_sandboxed_by_default(workspace: Path) -> None:
     assert "Read-only file system" in (workspace / "runs" / "t" / "stderr.txt").read_text()
 
 
-def test_sandbox_required_without_bwrap_refuses_to_run(workspace: Path, tmp_path: Path) -> None:
-    write(workspace / "p.dot", TOOL % ("touch ran.txt", ""))
+@pytest.mark.parametrize("attrs", ["", ", sandbox=auto"])
+def test_sandbox_required_without_bwrap_refuses_to_run(
+    workspace: Path, tmp_path: Path, attrs: str
+) -> None:
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", attrs))
     env = {"PATH": _no_bwrap_path(tmp_path)}
     code, out, err = finish(spawn(["run", "p.dot", "--sandbox", "required"], workspace, env))
     assert code == 2, err
-    assert "requires a sandbox, but bwrap is not installed" in err
-    assert "apt-get install bubblewrap" in err
+    assert err.strip().splitlines() == [
+        "error: the run requires a sandbox, but bwrap is not installed "
+        "(Debian/Ubuntu: apt-get install bubblewrap)"
+    ]
     assert not (workspace / "ran.txt").exists()
 
 
