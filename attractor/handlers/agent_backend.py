@@ -290,6 +290,7 @@ def session_outcome(
             "turns_used": result.turns_used,
             "turn_limit_reached": result.turn_limit_reached,
             "usage": result.usage.to_json(),
+            **({"boundary": request.environment.describe()} if request.environment else {}),
         },
     )
 

@@ -25,6 +25,12 @@ class ToolHandler:
     """Runs a shell command and reports its exit status."""
 
     async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        outcome = await self._execute(node, graph, env)
+        if not env.settings.simulates_tools:  # where it ran, for status.json and the web page
+            outcome.details.setdefault("boundary", env.environment(node, graph).describe())
+        return outcome
+
+    async def _execute(self, node: Node, graph: Graph, env: StageEnv) -> Outcome:
         command = str(node.get("tool_command") or "").strip()
         if not command:
             return Outcome.fail(f"node {node.id}: no tool_command specified")

@@ -154,7 +154,7 @@ class LocalEnvironment:
         return sorted(p for p in root.glob(pattern) if p.resolve().is_relative_to(root))
 
     def describe(self) -> str:
-        return f"local (no sandbox), {self.policy.describe()}"
+        return f"local, no sandbox, {self.policy.describe()}"
 
     def note(self, result: ProcessResult) -> str:
         """A note for the model about how the command hit the boundary ('' when it did not)."""
@@ -195,8 +195,8 @@ class BwrapEnvironment(LocalEnvironment):
     def describe(self) -> str:
         fence = self._fence()
         net = "network on" if fence.network else "network off"
-        extra = "".join(f", writable {p}" for p in fence.writable)
-        return f"bwrap sandbox ({net}, writable workdir{extra}), {self.policy.describe()}"
+        extra = "".join(f", {p}" for p in fence.writable)
+        return f"bwrap sandbox, {net}, writable: workdir{extra}, {self.policy.describe()}"
 
     def note(self, result: ProcessResult) -> str:
         if result.returncode in (0, None):

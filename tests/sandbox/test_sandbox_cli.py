@@ -203,3 +203,11 @@ def test_the_agent_is_told_when_the_sandbox_refused(workspace: Path) -> None:
     assert (
         "[sandbox: " in output and "only the working directory and $TMPDIR are writable" in output
     )
+
+
+def test_status_json_says_where_the_step_ran(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("true", ", sandbox=none, env=none"))
+    result = invoke(["run", "p.dot", "--logs-dir", "runs"])
+    assert result.exit_code == 0, result.stderr
+    status = json.loads((workspace / "runs" / "t" / "status.json").read_text())
+    assert status["boundary"] == "local, no sandbox, env=none"
