@@ -211,3 +211,23 @@ def test_status_json_says_where_the_step_ran(workspace: Path) -> None:
     assert result.exit_code == 0, result.stderr
     status = json.loads((workspace / "runs" / "t" / "status.json").read_text())
     assert status["boundary"] == "local, no sandbox, env=none"
+
+
+def test_a_bwrap_that_cannot_create_namespaces_is_named(workspace: Path, tmp_path: Path) -> None:
+    bin_dir = Path(_no_bwrap_path(tmp_path))
+    refusal = "bwrap: No permissions to create new namespace, likely because the kernel does not"
+    fake = bin_dir / "bwrap"  # what bwrap says where user namespaces are disabled
+    fake.write_text(f"#!/bin/sh\necho '{refusal}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", ""))
+    env = {"PATH": str(bin_dir)}
+    code, _, err = finish(spawn(["run", "p.dot", "--sandbox", "required"], workspace, env))
+    assert code == 2
+    assert err.strip() == (
+        f"error: the run requires a sandbox, but bwrap cannot create a sandbox here ({refusal}); "
+        "user namespaces may be disabled"
+    )
+    code, _, err = finish(spawn(["run", "p.dot", "--logs-dir", "runs"], workspace, env))
+    assert code == 0, err
+    assert f"notice: no sandbox: bwrap cannot create a sandbox here ({refusal})" in err
+    assert (workspace / "ran.txt").exists()
