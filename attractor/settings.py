@@ -37,7 +37,7 @@ from attractor.dot.schema import (
     parse_on_off,
 )
 from attractor.errors import InputFileError, SettingError, UsageError
-from attractor.fileio import TEXT_LIMIT, read_bounded
+from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
@@ -158,6 +158,13 @@ def _paths(raw: Any) -> tuple[str, ...]:
     return tuple(str(p).strip() for p in items if str(p).strip())
 
 
+def _permissions(raw: Any) -> str:
+    text = str(raw).strip()
+    if text not in RUN_PERMISSIONS:
+        raise ValueError("expected one of " + ", ".join(RUN_PERMISSIONS))
+    return text
+
+
 def _text(raw: Any) -> str:
     text = str(raw).strip()
     if not text:
@@ -184,6 +191,9 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("max_total_turns", "--max-total-turns", "ATTRACTOR_MAX_TOTAL_TURNS", _positive_int),
     _Field("max_total_tokens", "--max-total-tokens", "ATTRACTOR_MAX_TOTAL_TOKENS", _positive_int),
     _Field("max_cost", "--max-cost", "ATTRACTOR_MAX_COST", _dollars),
+    _Field(
+        "max_steps", "--max-steps", "ATTRACTOR_MAX_STEPS", _positive_int, graph_attr="max_steps"
+    ),
     _Field("backend", "--backend", "ATTRACTOR_BACKEND", _backend),
     _Field("provider", "--provider", "ATTRACTOR_PROVIDER", _text),
     _Field("model", "--model", "ATTRACTOR_MODEL", _text),
@@ -205,6 +215,14 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("sandbox", "--sandbox", "ATTRACTOR_SANDBOX", _choice(RUN_SANDBOX), "auto", "sandbox"),
     _Field("network", "--network", "ATTRACTOR_NETWORK", _on_off, False, "network"),
     _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
+    # No flag: a choice about a machine or a team, made once in the environment or config.
+    _Field(
+        "run_permissions",
+        "--run-permissions",
+        "ATTRACTOR_RUN_PERMISSIONS",
+        _permissions,
+        "private",
+    ),
 )
 FIELD_NAMES = tuple(f.name for f in _FIELDS)
 
@@ -225,6 +243,8 @@ class Settings:
     max_total_turns: int | None = None
     max_total_tokens: int | None = None
     max_cost: float | None = None
+    #: The run-wide step budget; None: :func:`step_limit`'s default for the graph.
+    max_steps: int | None = None
     backend: str = "simulate"
     provider: str | None = None
     model: str | None = None
@@ -246,6 +266,8 @@ class Settings:
     network: bool = False
     #: Extra writable paths for sandboxed commands (relative to the workdir).
     writable: tuple[str, ...] = ()
+    #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.
+    run_permissions: str = "private"
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
     prices: dict[str, ModelPrice] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -268,6 +290,23 @@ class Settings:
     def text(self, name: str) -> str | None:
         """The value of ``name`` as written by the user, or None for a default."""
         return self.texts.get(name)
+
+
+#: The step budget of a run when none is set: this many steps, or
+#: :data:`STEPS_PER_NODE` per node of a larger graph, whichever is more. A
+#: pipeline without loops takes one step per node, so the default never stops
+#: it; a loop that nothing bounds is stopped after seconds of instant steps.
+DEFAULT_MAX_STEPS = 10_000
+STEPS_PER_NODE = 10
+
+
+def step_limit(settings: Settings, node_count: int) -> tuple[int, str]:
+    """The run's step budget and where it comes from (see :data:`DEFAULT_MAX_STEPS`)."""
+    if settings.max_steps is not None:
+        return settings.max_steps, settings.source("max_steps")
+    if node_count * STEPS_PER_NODE > DEFAULT_MAX_STEPS:
+        return node_count * STEPS_PER_NODE, f"default: {STEPS_PER_NODE} per node"
+    return DEFAULT_MAX_STEPS, "default"
 
 
 def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, Any]] | None:
@@ -337,7 +376,7 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
 #: The settings that decide how nodes execute, kept in a run's manifest for resume.
 RECORDED = (
     "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
-    "max_total_turns", "max_total_tokens", "max_cost", "timeout", "kill_grace",
+    "max_total_turns", "max_total_tokens", "max_cost", "max_steps", "timeout", "kill_grace",
     "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"

@@ -8,7 +8,7 @@ import pytest
 
 from attractor.errors import SettingError, UsageError
 from attractor.llm.factory import resolve_spec
-from attractor.settings import resolve_settings
+from attractor.settings import resolve_settings, step_limit
 
 
 def test_defaults_when_nothing_is_given(tmp_path: Path) -> None:
@@ -189,3 +189,24 @@ def test_a_provider_given_as_backend_gets_the_flags_to_use(tmp_path: Path, name:
     message = str(caught.value)
     assert message.startswith(f'--backend="{name}": expected simulate, llm, scripted:FILE, ')
     assert f"--provider {name.lower()} --model ID" in message
+
+
+def test_max_steps_from_flag_env_config_graph_and_its_default(tmp_path: Path) -> None:
+    graph = {"max_steps": "300"}
+    only_graph = resolve_settings(env={}, cwd=tmp_path, graph_attrs=graph)
+    assert step_limit(only_graph, 5) == (300, "graph attribute max_steps")
+    (tmp_path / "attractor.toml").write_text("max_steps = 200\n")
+    from_config = resolve_settings(env={}, cwd=tmp_path, graph_attrs=graph)
+    assert step_limit(from_config, 5) == (200, "attractor.toml: max_steps")
+    from_env = resolve_settings(env={"ATTRACTOR_MAX_STEPS": "100"}, cwd=tmp_path)
+    assert step_limit(from_env, 5) == (100, "ATTRACTOR_MAX_STEPS")
+    from_flag = resolve_settings(
+        {"max_steps": "50"}, env={"ATTRACTOR_MAX_STEPS": "100"}, cwd=tmp_path
+    )
+    assert step_limit(from_flag, 5) == (50, "--max-steps")
+    with pytest.raises(SettingError, match='ATTRACTOR_MAX_STEPS="0": must be a positive integer'):
+        resolve_settings(env={"ATTRACTOR_MAX_STEPS": "0"}, cwd=tmp_path)
+    # Unset: 10,000 steps, or ten per node of a larger graph (a 10,000-node chain runs).
+    unset = resolve_settings(env={}, cwd=tmp_path / "nowhere")
+    assert step_limit(unset, 40) == (10_000, "default")
+    assert step_limit(unset, 10_000) == (100_000, "default: 10 per node")

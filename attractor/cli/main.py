@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import signal
 import sys
 
 import click
 
+from attractor.cli import stop_signals
 from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
@@ -30,6 +32,14 @@ _COMMANDS = {
 
 
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        # A KeyboardInterrupt that reaches click (Python's own SIGINT handler,
+        # put back by asyncio after a run) would print "Aborted!" and exit 1.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise stop_signals.StopSignal(signal.SIGINT) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
@@ -63,14 +73,30 @@ The last line turns on tab completion in bash; docs/cli.md shows zsh and fish.
     epilog=_EPILOG,
 )
 @click.version_option(__version__, prog_name="attractor")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Run multi-stage AI and coding-agent workflows written as Graphviz DOT graphs."""
+    from attractor.linter.base import closed_handler_types
+
+    # No handler can be registered from the command line: lint and run treat an
+    # unknown node type as an error (the library, where code may register one,
+    # as a warning).
+    ctx.with_resource(closed_handler_types())
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Run the command line (the console script reaches it through ``entry.main``)."""
+    stop_signals.install()
     try:
-        cli.main(standalone_mode=True)
+        try:
+            cli.main(standalone_mode=True)
+        except BaseExceptionGroup as group:  # a stop signal inside a task group
+            stop = stop_signals.found_in(group)
+            if stop is None:
+                raise
+            raise stop from None
+    except stop_signals.StopSignal as stop:
+        _exit(stop_signals.settle(stop))
     except SystemExit as done:
         _exit(done.code)
 

@@ -21,7 +21,7 @@ from attractor.handlers.external.router import backend_name
 from attractor.handlers.turn_budget import resolve_budget
 from attractor.llm.credentials import key_plan, redact_url
 from attractor.llm.factory import resolve_spec
-from attractor.settings import Settings
+from attractor.settings import Settings, step_limit
 
 
 def _order(graph: Graph) -> list[Node]:
@@ -132,6 +132,11 @@ def _backend_source(settings: Settings) -> str:
     return "no model configured; tool commands would run for real"
 
 
+def _steps_line(graph: Graph, settings: Settings) -> str:
+    limit, source = step_limit(settings, len(graph))
+    return f"step budget: {limit:,} node executions ({source})"
+
+
 def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     """The dry-run plan as text (ends with a newline)."""
     order = _order(graph)
@@ -139,6 +144,7 @@ def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     lines = [
         f"dry run of {file}: nothing runs (no model calls, no tool commands, no run directory)",
         f"backend: {settings.backend} ({_backend_source(settings)})",
+        _steps_line(graph, settings),
     ]
     if graph.goal:
         lines.append(f"goal: {graph.goal}")

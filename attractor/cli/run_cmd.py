@@ -3,8 +3,8 @@
 The commands only parse arguments, resolve settings, pick a display and turn
 the engine's :class:`~attractor.engine.run.RunResult` into output and an
 exit code; the engine does everything else. Exit codes: 0 succeeded, 1 failed,
-2 usage error or invalid pipeline, 124 timed out, 130 interrupted, 143
-terminated.
+2 usage error or invalid pipeline, 74 disk full, 124 timed out, 129 hung up,
+130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
@@ -22,18 +22,19 @@ import click
 from rich.console import Console
 
 from attractor.api import backend_for, resume_settings, settings_for
+from attractor.cli import stop_signals
 from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
-from attractor.cli.run_options import CommonOptions, common_options
+from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation
 from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import main_path
 from attractor.engine.run import RunOptions, RunResult, execute
-from attractor.engine.rundir import RunDir
+from attractor.engine.rundir import RunDir, check_logs_dir, disk_full, never_started
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.handlers.backend import CodergenBackend
-from attractor.handlers.human import gates_needing_a_person
+from attractor.handlers.human import check_auto_choice, gates_needing_a_person
 from attractor.handlers.interviewer import (
     AutoApproveInterviewer,
     ConsoleInterviewer,
@@ -60,7 +61,8 @@ class _Plan:
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
-    "124 timed out, 129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
+    "74 disk full (resumable), 124 timed out, 129 hung up (SIGHUP), "
+    "130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
 )
 _RUN_EPILOG = f"""\b
 Examples:
@@ -84,7 +86,7 @@ Completed nodes never run again; the node that was running starts over.
 """
 
 
-@click.command(epilog=_RUN_EPILOG)
+@click.command(cls=RunCommand, epilog=_RUN_EPILOG)
 @click.argument("file", metavar="FILE")
 @click.option(
     "--dry-run",
@@ -99,7 +101,7 @@ def run(file: str, dry_run: bool, **params: Any) -> NoReturn:
     _execute(params, lambda options: _plan_run(Path(file), options))
 
 
-@click.command(epilog=_RESUME_EPILOG)
+@click.command(cls=RunCommand, epilog=_RESUME_EPILOG)
 @click.argument("run_dir", metavar="RUN_DIR", required=False)
 @click.option("--latest", is_flag=True, help="Resume the newest stopped run under .attractor/runs.")
 @click.option(
@@ -163,6 +165,10 @@ def _execute(
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         code = err.exit_code
+    except OSError as err:  # a file the command had to write, outside any run directory
+        where = f" ({err.filename})" if err.filename else ""
+        click.echo(f"error: {err.strerror or err}{where}", err=True)
+        code = 74 if disk_full(err) else 1
     except KeyboardInterrupt:
         # Ctrl-C before the engine installed its own handler: nothing ran yet.
         click.echo("error: interrupted", err=True)
@@ -183,19 +189,26 @@ def _print_lint(err: ValidationError) -> None:
 def _plan_run(path: Path, options: CommonOptions) -> _Plan:
     graph = _load_checked(path, quiet=options.quiet)
     settings = _settings(options, graph)
+    check_logs_dir(settings.logs_dir, settings.source("logs_dir"))
     job = RunJob("run", path, graph)
     return _Plan(graph, settings, lambda run_options: execute(job, run_options))
 
 
-def _plan_resume(
-    run_dir: Path, options: CommonOptions, how: Continuation | None = None
-) -> _Plan:
-    copy = RunDir(run_dir).pipeline_path
-    if not os.path.lexists(copy):  # anything else there is read, or refused, by prepare
+def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> _Plan:
+    found = RunDir(run_dir)
+    copy = found.pipeline_path
+    # Before anything else (gates, models, the lock file): is this a run directory?
+    if never_started(run_dir):
         raise UsageError(
-            f"{run_dir}: not a run directory (no {copy.name}); "
-            "pass the run directory that attractor run printed"
+            f"{run_dir}: this run never started (it stopped while its directory was being "
+            f"created); start it again: attractor run PIPELINE --logs-dir {run_dir}"
         )
+    for needed in (found.checkpoint_path, copy):
+        if not os.path.lexists(needed):  # anything else there is read, or refused, later
+            raise UsageError(
+                f"{run_dir}: not a run directory (no {needed.name}); "
+                "pass the run directory that attractor run printed"
+            )
     graph = _load_checked(copy, quiet=True)
     settings, notes = resume_settings(run_dir, graph, options.flags, options.config)
     if not options.quiet:
@@ -226,7 +239,9 @@ def _settings(options: CommonOptions, graph: Graph) -> Settings:
 
 def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
     if options.auto_approve:
-        return AutoApproveInterviewer()
+        if options.auto_choice is not None:
+            check_auto_choice(graph, options.auto_choice)
+        return AutoApproveInterviewer(options.auto_choice)
     if options.answers is not None:
         return QueueInterviewer.from_file(Path(options.answers))
     gates = gates_needing_a_person(graph)
@@ -284,7 +299,10 @@ def _run_planned(plan: _Plan, options: CommonOptions) -> int:
             handle_signals=True,
             executor=executor_for(plan.settings),
         )
-        result = anyio.run(_run_and_close, plan.start, run_options, backend)
+        try:
+            result = anyio.run(_run_and_close, plan.start, run_options, backend)
+        finally:
+            stop_signals.reinstall()  # asyncio put the defaults back when the run ended
     try:
         _report(result, console, mode=mode, elapsed=time.monotonic() - started)
     except BrokenPipeError:

@@ -108,11 +108,27 @@ class Node(_View):
 
     @property
     def handler_type(self) -> str:
-        """Explicit ``type``, else the type mapped from ``shape``, else codergen."""
+        """Explicit ``type``, else the start or exit by id, else by ``shape``, else codergen."""
         explicit = self._item.attrs.get("type", "").strip()
         if explicit:
             return explicit
-        return SHAPE_TO_TYPE.get(self.shape, "codergen")
+        return self.implied_type or "codergen"
+
+    @property
+    def implied_type(self) -> str | None:
+        """The type the node has without a ``type`` attribute, None for the default.
+
+        A node with id ``start``/``Start`` is the start, and one with id
+        ``exit``/``Exit``/``end``/``End`` the exit, whatever its shape, unless
+        another node is one by shape or type (see :meth:`Graph.start_candidates`).
+        """
+        by_shape = SHAPE_TO_TYPE.get(self.shape)
+        if self.id in START_IDS or self.id in EXIT_IDS:
+            kind = "start" if self.id in START_IDS else "exit"
+            # The usual `start [shape=Mdiamond]` needs no look at the other nodes.
+            if by_shape != kind and not any(_declared_type(n) == kind for n in self.graph):
+                return kind
+        return by_shape
 
     @property
     def classes(self) -> list[str]:
@@ -445,31 +461,44 @@ class Graph(_View):
         return node_id in self._nodes
 
     def start_candidates(self) -> list[Node]:
-        """Nodes that look like a start: shape Mdiamond, else id start/Start."""
-        by_shape = [n for n in self.nodes() if n.shape == "Mdiamond"]
-        if by_shape:
-            return by_shape
-        return [n for n in self.nodes() if n.id in ("start", "Start")]
+        """Start nodes: ``type=start`` or shape Mdiamond (with no other type), else an
+        id start/Start with no ``type``."""
+        return self._by_kind("start", START_IDS)
 
     def exit_candidates(self) -> list[Node]:
-        """Nodes that look like an exit: shape Msquare, else id exit/end."""
-        by_shape = [n for n in self.nodes() if n.shape == "Msquare"]
-        if by_shape:
-            return by_shape
-        return [n for n in self.nodes() if n.id in ("exit", "end", "Exit", "End")]
+        """Exit nodes: ``type=exit`` or shape Msquare (with no other type), else an id
+        exit/Exit/end/End with no ``type``."""
+        return self._by_kind("exit", EXIT_IDS)
+
+    def _by_kind(self, kind: str, ids: frozenset[str]) -> list[Node]:
+        nodes = self.nodes()
+        declared = [n for n in nodes if _declared_type(n) == kind]
+        if declared:
+            return declared
+        return [n for n in nodes if n.id in ids and not n.raw("type")]
 
     def start_node(self) -> Node | None:
         found = self.start_candidates()
         return found[0] if len(found) == 1 else None
 
     def exit_ids(self) -> set[str]:
-        """Every exit node's id (by shape or id, or by type), in one pass over the graph."""
-        by_shape = {n.id for n in self.exit_candidates()}
-        return by_shape | {n.id for n in self.nodes() if n.handler_type == "exit"}
+        """Every exit node's id (by type, shape or id)."""
+        return {n.id for n in self.exit_candidates()}
 
     def is_exit(self, node: Node) -> bool:
         """One node's question; ask :meth:`exit_ids` once when checking many."""
         return node.id in self.exit_ids()
+
+
+#: Ids that make a node the start, or the exit, when no node is one by type or shape.
+START_IDS = frozenset({"start", "Start"})
+EXIT_IDS = frozenset({"exit", "Exit", "end", "End"})
+
+
+def _declared_type(node: Node) -> str | None:
+    """The node's type from its ``type`` or ``shape`` attribute alone (not its id)."""
+    attrs = node.attrs  # raw text: this runs for every node when looking for the start
+    return attrs.get("type", "").strip() or SHAPE_TO_TYPE.get(attrs.get("shape", "").strip())
 
 
 _ACCELERATOR_PREFIX = re.compile(r"^(\[\w\]\s*|\w\)\s*|\w\s+-\s+)")

@@ -1,8 +1,9 @@
 """Tokenizer for attractor's DOT subset.
 
 One compiled master regular expression scans the whole text; whitespace and
-comments are skipped inside the scan, so the parser only ever sees meaningful
-tokens. Every token carries its 1-based line and column.
+comments (``//``, ``/* */`` and, as Graphviz reads them, lines whose first
+non-blank character is ``#``) are skipped inside the scan, so the parser only
+ever sees meaningful tokens. Every token carries its 1-based line and column.
 
 Token kinds: ``WORD`` (identifiers, keys, numbers, durations and bare values
 such as ``summary:high`` or ``-1``), ``STRING`` (the unescaped contents of a
@@ -11,7 +12,8 @@ double-quoted string), ``ARROW`` (``->``), the punctuation ``{ } [ ] , ; =``
 :class:`~attractor.errors.PipelineSyntaxError` with its position.
 
 For the parser, :func:`scan` can also work in its fast mode (``fast=True``):
-each well-formed attribute list is then a single ``ATTRS`` token, a node
+each well-formed attribute list (bare keys, items separated by whitespace and
+at most one ``,`` or ``;``, no comment) is then a single ``ATTRS`` token, a node
 statement of a plain id and such a list a single ``NODE`` token, and each edge
 chain of plain node ids (``a -> b -> c``, only whitespace between) a single
 ``CHAIN`` token. A 10,000-node file then scans into about a ninth as many
@@ -37,12 +39,17 @@ NODE = "NODE"
 
 #: Whitespace and comments before a token. Possessive (``*+``, ``++``): the
 #: regex never backtracks into it, so trailing blank lines cost linear time
-#: instead of trying every way to split them.
-_SKIP = r"(?:[ \t\r\n\f\v]++|//[^\n]*+|/\*[\s\S]*?\*/)*+"
+#: instead of trying every way to split them. A line whose first non-blank
+#: character is ``#`` is skipped too (Graphviz discards such lines as C
+#: preprocessor output): each newline is matched with the indentation after it
+#: and such a line. A ``#`` line opening the file is skipped by :func:`scan`.
+_SKIP = r"(?:[ \t\r\f\v]++|\n[ \t\r\f\v]*+(?:\#[^\n]*+)?|//[^\n]*+|/\*[\s\S]*?\*/)*+"
+#: A ``#`` line at the very start of the text (no newline before it).
+_FIRST_HASH_LINE = re.compile(r"[ \t\r\f\v]*+\#[^\n]*+")
 _WORD = r"-?[A-Za-z0-9_.:]+(?:-(?![->])[A-Za-z0-9_.:]*)*"
 _STRING = r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"'
 #: Quoted strings joined with ``+`` (``"a" + "b"``) are one string, as in Graphviz.
-_JOINED = rf"{_STRING}(?:(?=[ \t\r\n\f\v]*+[+/]){_SKIP}\+{_SKIP}{_STRING})*+"
+_JOINED = rf"{_STRING}(?:(?=[ \t\r\n\f\v]*+[+/\#]){_SKIP}\+{_SKIP}{_STRING})*+"
 _ONE_STRING = re.compile(_STRING)
 _GLUE = re.compile(rf"{_SKIP}\+{_SKIP}")
 _TOKENS = rf"""
@@ -54,6 +61,7 @@ _TOKENS = rf"""
       | (?P<bad_comment>/\*)
       | (?P<bad_string>")
       | (?P<bad_html><)
+      | (?P<bad_hash>\#)
       | (?P<bad_char>\S)
       | (?P<END>\Z)
 """
@@ -90,10 +98,12 @@ def attr_items() -> re.Pattern[str]:
     return re.compile(_attr_item("("))
 
 
-_BLOCK = rf"\[{_SPACE}(?>{_attr_item('(?:')}{_SPACE}(?:,{_SPACE}|(?=\])))*\]"
+#: A well-formed list: items with bare keys, each followed by whitespace and at
+#: most one ``,`` or ``;`` (Graphviz's separators, both optional).
+_BLOCK = rf"\[{_SPACE}(?>{_attr_item('(?:')}{_SPACE}(?:[,;]{_SPACE})?)*\]"
 
-#: ``(key, value)`` of each item of a well-formed list (only whitespace between
-#: items, each followed by ``,`` or the closing ``]``), for ``findall``: a quoted
+#: ``(key, value)`` of each item of a well-formed list (only whitespace and at
+#: most one ``,`` or ``;`` between items), for ``findall``: a quoted
 #: value gives its body (still escaped), a bare one itself. Only correct on such
 #: a list.
 PAIRS = re.compile(
@@ -131,6 +141,8 @@ _BAD_MESSAGES = {
     "bad_comment": "unterminated block comment; close it with '*/'",
     "bad_string": 'unterminated string; close it with a matching "',
     "bad_html": "HTML labels (<...>) are not supported; use a quoted string",
+    "bad_hash": "'#' starts a comment only at the start of a line; "
+    "use // for a comment after code, and quote a value that holds '#'",
 }
 
 
@@ -240,7 +252,8 @@ def scan(text: str, *, file: str = "<string>", fast: bool = False) -> Scan:
     offsets: list[int] = []
     ends: dict[int, int] = {}
     add_kind, add_value, add_offset = kinds.append, values.append, offsets.append
-    for match in (_FAST if fast else _master()).finditer(text):
+    first = _FIRST_HASH_LINE.match(text)
+    for match in (_FAST if fast else _master()).finditer(text, first.end() if first else 0):
         kind = match.lastgroup
         start, end = match.span(kind)  # type: ignore[arg-type]
         if kind == "ATTRS":

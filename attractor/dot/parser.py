@@ -43,6 +43,9 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CLASS_DROP = re.compile(r"[^a-z0-9-]")
 _LOW = (1 << 32) - 1  # see span_bounds
 _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"})
+#: Tokens after a key that cannot continue an attribute list but start or end a
+#: statement: the list before the key was not closed.
+_NOT_IN_A_LIST = frozenset({"[", "{", "}", ARROW, EOF, ATTRS})
 
 #: An attribute list as parsed: key -> value, and key -> offset of the key (the
 #: graph works out positions from offsets when they are read).
@@ -225,6 +228,11 @@ class _Parser:
             self.advance()
             ids = CHAIN_IDS.finditer(self.text, self.offsets[i], self.ends[i])
             self.edge_statement([(m.group(), m.start()) for m in ids], scope)
+        elif kind == STRING and self.kinds[i + 1] == "=":
+            self.advance()
+            self.advance()
+            key = self.check_key(i)  # a quoted key: "goal" = "..."
+            self.graph_attrs(({key: self.value()}, {key: self.offsets[i]}), scope)
         elif kind == STRING:
             raise self.fail(
                 i, "node ids are bare identifiers like review_code; put display text in label"
@@ -344,7 +352,9 @@ class _Parser:
         self.graph.add_parsed_edges(ends, values, positions or None, where)
 
     def attr_block(self) -> Own:
-        """``[ key=value, ... ]`` (empty allowed, trailing comma tolerated)."""
+        """``[ key=value, ... ]``: as in Graphviz, each item may be followed by one
+        ``,`` or ``;``, or by nothing (the next item, or the closing ``]``); a key
+        may be quoted. An empty list is allowed."""
         if self.kinds[self.i] == ATTRS:
             span = self.ends[self.advance()]
             return self.block_values(span), span
@@ -354,21 +364,29 @@ class _Parser:
         positions: dict[str, int] = {}
         while kinds[self.i] != "]":
             key_i = self.advance()
-            if kinds[key_i] != WORD:
+            if kinds[key_i] != WORD and kinds[key_i] != STRING:
                 raise self.fail(
                     key_i, f"expected an attribute name or ']', found {self.found(key_i)}"
                 )
             key = self.check_key(key_i)
+            if kinds[self.i] in _NOT_IN_A_LIST:
+                # `a [x=1` then `b [...]` or `b -> c` on the next line: the list
+                # was never closed, and the key is really a statement's first id.
+                raise self.fail(
+                    key_i,
+                    f"attribute list not closed before {self.found(key_i)}; "
+                    "write ']' after its last attribute",
+                )
             self.expect("=", f"'=' after attribute name '{key}'")
             values[key] = self.value()
             positions[key] = self.offsets[key_i]
             sep = kinds[self.i]
-            if sep == ",":
+            if sep == "," or sep == ";":
                 self.advance()
-            elif sep != "]":
+            elif sep != "]" and sep != WORD and sep != STRING:
                 raise self.fail(
                     self.i,
-                    "expected ',' between attributes or ']' to close the list, "
+                    "expected another attribute or ']' to close the list, "
                     f"found {self.found(self.i)}",
                 )
         self.advance()

@@ -190,6 +190,7 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("default_max_turns", _G, _turns, None, "turn budget for nodes without max_turns"),
     AttrSpec("default_sprint_limit", _G, _nonneg, 0, "reflection every N turns (0 = off)"),
     AttrSpec("default_max_visits", _G, _positive, None, "visit limit for nodes without one"),
+    AttrSpec("max_steps", _G, _positive, None, "run-wide step budget (node executions)"),
     AttrSpec("profile", _G, _choice_parser(PROFILES), None, "execution profile"),
     AttrSpec("stack.child_dotfile", _GN, _string, "", "child pipeline for a manager loop"),
     AttrSpec("stack.child_workdir", _GN, _string, "", "working directory of the child"),

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+
 from attractor.dot.graph import Node
 from attractor.engine.branch_progress import BranchProgress
 from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
@@ -37,6 +39,10 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
     """Traverse from ``start`` until an exit, a dead end, a failure or ``stop_at``."""
     node_id = start
     while True:
+        # A step whose handler awaits nothing (simulate, conditional, a cached
+        # result) would otherwise never give the event loop a turn: --timeout,
+        # signals and serve's cancel are delivered here.
+        await anyio.lowlevel.checkpoint()
         node = run.graph.node(node_id)
         if run.is_exit(node_id) and state.branch is None:
             redirect = _goal_gate_redirect(run, state, node)
@@ -50,6 +56,8 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
                 node_id = redirect
                 record_step(run, node_id)
                 continue
+        if not run.steps.take():
+            return WalkEnd("fail", run.steps.reason(node_id), state.current)
         outcome = await execute_node(run, state, node, _branch_runner(run))
         apply_outcome(state, node, outcome)
         decision = _decide(run, state, node, outcome, stop_at)
@@ -99,8 +107,10 @@ def _decide(
     if run.is_exit(node.id):
         return WalkEnd("success", "", node.id, outcome)
     step = next_step(node, outcome, state.context)
-    if step.target is None or not run.graph.has_node(step.target):
+    if step.target is None:
         return _dead_end(node, outcome)
+    if not run.graph.has_node(step.target):
+        return _end_at(node, outcome)
     target = run.graph.node(step.target)
     spun = _spin_end(run, state, node, outcome, target)
     if spun is not None:
@@ -108,7 +118,7 @@ def _decide(
     if step.loop_restart and state.branch is None:
         return WalkEnd("success", "", node.id, outcome, restart_at=target.id)
     if state.branch is not None and (target.id == stop_at or run.is_exit(target.id)):
-        return _dead_end(node, outcome)
+        return _end_at(node, outcome)  # the branch ends before the fan-in or exit
     # What the next stage's context fidelity reads: the edge it is entered by.
     came = arrival(step.edge) if step.edge is not None else {"from": node.id}
     state.context.set(ARRIVAL_KEY, came)
@@ -136,6 +146,26 @@ def _spin_end(
 
 
 def _dead_end(node: Node, outcome: Outcome) -> WalkEnd:
+    """The end of a traversal that found no next node.
+
+    A node with no outgoing edge is a terminal (the spec's rule): the run ends
+    there as its outcome says. A node whose edges all have conditions, none of
+    which held, is not: ending green there would report a pipeline that stopped
+    short (a tool printed something unexpected) as succeeded.
+    """
+    edges = node.outgoing()
+    if edges and outcome.status != StageStatus.FAIL:
+        conditions = ", ".join(e.condition or "(none)" for e in edges)
+        reason = (
+            f"stopped at {node.id}: no outgoing edge matched (conditions: {conditions}); "
+            f"its outcome was {outcome.status.value}"
+        )
+        return WalkEnd("fail", reason, node.id, outcome)
+    return _end_at(node, outcome)
+
+
+def _end_at(node: Node, outcome: Outcome) -> WalkEnd:
+    """End the traversal at ``node`` as its outcome says."""
     if outcome.status == StageStatus.FAIL:
         reason = outcome.failure_reason or "failed"
         return WalkEnd("fail", f"{node.id} failed: {reason}", node.id, outcome)

@@ -14,6 +14,7 @@ from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import RunDir
+from attractor.engine.step_budget import StepBudget
 from attractor.events import CheckpointSaved, Event
 from attractor.fileio import AppendFile, dumps
 from attractor.handlers.base import Services
@@ -128,6 +129,10 @@ class Run:
     #: What the earlier directories of this run spent (a ``loop_restart`` goes on in
     #: a new directory): added to this one's for the run's result.
     carried: Usage = field(default_factory=Usage)
+    #: The run-wide step budget (one object for a run and its loop_restart successors).
+    steps: StepBudget = field(default_factory=StepBudget)
+    #: The node this run directory's traversal starts (or continues) at.
+    start: str | None = None
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)

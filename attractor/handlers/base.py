@@ -107,7 +107,10 @@ class Steering:
         self._pending: list[str] = []
 
     def push(self, text: str) -> None:
-        self._pending.append(text)
+        # A supervisor steers at each node the child enters; until an agent takes
+        # the message, entering another node (start, a conditional) adds nothing.
+        if text not in self._pending:
+            self._pending.append(text)
 
     def take(self) -> list[str]:
         """Every message queued since the last call (each goes to one agent only)."""

@@ -1,14 +1,14 @@
 """Map handler type names to handlers; custom types can be registered.
 
-Resolution order: the node's explicit ``type``, then the type of its shape,
-then the default (codergen). An explicit type with no registered handler is an
+Resolution order: the node's explicit ``type``, then the start or exit by id
+(``start``, ``exit``, ``end``...), then the type of its shape, then the default
+(codergen). An explicit type with no registered handler is an
 error (the node fails) rather than a silent fallback to codergen.
 """
 
 from __future__ import annotations
 
 from attractor.dot.graph import Node
-from attractor.dot.schema import SHAPE_TO_TYPE
 from attractor.errors import RunError
 from attractor.handlers.base import Handler
 from attractor.linter.base import register_known_type
@@ -43,7 +43,7 @@ class HandlerRegistry:
                 f"node {node.id}: no handler is registered for type {explicit!r}; "
                 f"known types: {', '.join(self.types())}"
             )
-        by_shape = SHAPE_TO_TYPE.get(node.shape)
+        by_shape = node.implied_type  # the start or exit by id, else by shape
         if by_shape is None:
             return self.default_type
         if by_shape not in self._handlers:

@@ -13,8 +13,16 @@ from attractor.dot.schema import (
     known_names,
     spec_for,
 )
-from attractor.errors import ConditionError, Diagnostic, StylesheetError
-from attractor.linter.base import at, at_value, did_you_mean, facts, known_types, rule_list
+from attractor.errors import ConditionError, Diagnostic, Severity, StylesheetError
+from attractor.linter.base import (
+    at,
+    at_value,
+    did_you_mean,
+    facts,
+    handler_types_closed,
+    known_types,
+    rule_list,
+)
 
 RULES, rule = rule_list()
 
@@ -127,24 +135,42 @@ def fidelity_valid(graph: Graph) -> list[Diagnostic]:
     return found
 
 
-@rule("type_known", "warning")
+@rule("type_known", "error", "warning")
 def type_known(graph: Graph) -> list[Diagnostic]:
-    """An explicit ``type`` names a registered handler type."""
+    """An explicit ``type`` names a registered handler type.
+
+    A node whose type has no handler fails every time it runs. From the command
+    line (``attractor lint``, ``run``, ``resume``, ``serve``) no handler can be
+    registered, so an unknown type is an ERROR there. Through the library it is
+    a WARNING: the program may still register a handler for it
+    (``HandlerRegistry.register``, which also tells lint the type exists) before
+    it runs the pipeline.
+    """
     types = known_types()
+    closed = handler_types_closed()
+    severity: Severity = "error" if closed else "warning"
     found: list[Diagnostic] = []
     for node in facts(graph).nodes:
         value = node.attrs.get("type", "").strip()
         if not value or value in types:
             continue
         close = did_you_mean(value, types, cutoff=0.6)
+        if closed:
+            why = (
+                "no handler can be registered for it from the command line, "
+                "so the node would fail every time it runs"
+            )
+        else:
+            why = "register a handler for it before the run, or the node fails every time"
+        fix = f"use type={close}" if close else "use one of " + ", ".join(sorted(types))
         found.append(
             at(
                 "type_known",
-                "warning",
+                severity,
                 node,
-                f"type={value} is not a known handler type",
+                f"type={value} is not a known handler type; {why}",
                 key="type",
-                fix=f"use type={close}" if close else "use one of " + ", ".join(sorted(types)),
+                fix=fix,
             )
         )
     return found

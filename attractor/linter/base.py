@@ -6,6 +6,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -187,3 +188,28 @@ def register_known_type(name: str) -> None:
 
 def known_types() -> frozenset[str]:
     return frozenset(_KNOWN_TYPES)
+
+
+#: True where no handler can be registered (the command line): an unknown
+#: ``type`` is then an error, not a warning.
+_TYPES_CLOSED: ContextVar[bool] = ContextVar("attractor_handler_types_closed", default=False)
+
+
+@contextmanager
+def closed_handler_types() -> Iterator[None]:
+    """Inside this block no code registers handler types: ``type_known`` reports errors.
+
+    The command line enters it for every command. A program using the library
+    stays outside it, since it may register a handler for a type before it runs
+    the pipeline (:meth:`attractor.handlers.registry.HandlerRegistry.register`).
+    """
+    token = _TYPES_CLOSED.set(True)
+    try:
+        yield
+    finally:
+        _TYPES_CLOSED.reset(token)
+
+
+def handler_types_closed() -> bool:
+    """Whether an unknown handler type can never get a handler here (see above)."""
+    return _TYPES_CLOSED.get()

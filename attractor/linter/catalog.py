@@ -41,7 +41,12 @@ _FILE_RULES = (
         "One `digraph NAME { ... }` per file, holding node statements "
         '(`id [key=value, ...]`), edge chains (`a -> b -> c [label="..."]`), '
         "`graph`/`node`/`edge` default lists, `key=value` graph attributes and "
-        "`subgraph` blocks. Node ids are bare identifiers; `--` (undirected edges), "
+        "`subgraph` blocks. As in Graphviz, `,` (the documented style), `;` or plain "
+        "spaces and newlines separate the items of an attribute list "
+        '(`start [shape=Mdiamond label="Start"]`), a key may be quoted '
+        '(`"context.slot"="1"`), and a line whose first non-blank character is `#` '
+        "is a comment (after code, use `//`). Node ids are bare identifiers; "
+        "`--` (undirected edges), "
         "`strict` and HTML labels are not supported. The fix line says what to write "
         "at the reported position. Nothing else is checked until the file parses.",
     ),

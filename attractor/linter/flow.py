@@ -73,45 +73,73 @@ def fan_in_reachable(graph: Graph) -> list[Diagnostic]:
 
 
 def _bounds_loop(node: Node, handler_type: str) -> bool:
-    """A node that stops a loop: a visit limit, a goal gate, a human's choice, the exit."""
-    return (
-        handler_type in ("wait.human", "exit")
-        or "max_visits" in node.attrs
-        or ("goal_gate" in node.attrs and node.get("goal_gate") is True)
-    )
+    """A node that stops a loop: a visit limit, a human's choice, the exit."""
+    return handler_type in ("wait.human", "exit") or "max_visits" in node.attrs
 
 
 @rule("unbounded_loop", "warning")
 def unbounded_loop(graph: Graph) -> list[Diagnostic]:
-    """A cycle with no condition, no max_visits and no goal_gate can only run forever.
+    """A loop that no visit limit bounds repeats until the run's step budget stops it.
 
-    Cycles through a human gate (``wait.human``) count as bounded: a person
-    chooses the way out. A graph-level ``default_max_visits`` bounds every loop.
+    Every cycle needs a node with ``max_visits`` on it (its failure once the
+    limit is passed routes like any failure, so the run can move on or stop).
+    An edge condition does not bound a loop: ``implement -> tests -> implement
+    [condition="outcome=fail"]`` repeats for as long as the tests fail, and a
+    stage that finishes at once (a simulated or a cached one) repeats thousands
+    of times a second. Cycles through a human gate (``wait.human``) count as
+    bounded: a person chooses the way out. A graph-level ``default_max_visits``
+    bounds every loop, and so does a graph-level ``max_steps`` (the run-wide
+    step budget, written on purpose). Visit counts carry across a
+    ``loop_restart`` edge, so ``max_visits`` bounds those loops too. Without a
+    bound, the default step budget (``--max-steps``, docs/cli.md) is what ends
+    the run, as a failure.
     """
-    if "default_max_visits" in graph.attrs:
+    if "default_max_visits" in graph.attrs or "max_steps" in graph.attrs:
         return []
     known = facts(graph)
     free: dict[str, set[str]] = {
         n.id: set() for n in known.nodes if not _bounds_loop(n, known.types[n.id])
     }
+    unconditional: set[tuple[str, str]] = set()
     for e in known.edges:
-        if not e.condition and e.source in free and e.target in free:
+        if e.source in free and e.target in free:
             free[e.source].add(e.target)
+            if not e.condition:
+                unconditional.add((e.source, e.target))
     order = {node_id: i for i, node_id in enumerate(graph.node_ids())}
     found: list[Diagnostic] = []
     for component in strongly_connected(free):
         members = sorted(component, key=order.__getitem__)
         if len(members) == 1 and members[0] not in free[members[0]]:
             continue
-        shown = ", ".join(members[:6]) + (", ..." if len(members) > 6 else "")
-        found.append(
-            at(
-                "unbounded_loop",
-                "warning",
-                graph.node(members[0]),
-                f"loop through {shown} has no condition on its edges and no max_visits "
-                "or goal_gate on its nodes; nothing limits how often it repeats",
-                fix=f"add max_visits=N to {members[0]} or a condition on one of the loop's edges",
-            )
-        )
+        found.append(_loop_warning(graph, members, _closed(set(component), unconditional)))
     return found
+
+
+def _closed(component: set[str], unconditional: set[tuple[str, str]]) -> bool:
+    """Whether unconditional edges alone close a cycle among ``component`` (it never ends)."""
+    edges: dict[str, set[str]] = {n: set() for n in component}
+    for source, target in unconditional:
+        if source in component and target in component:
+            edges[source].add(target)
+    return any(
+        len(cycle) > 1 or any(n in edges[n] for n in cycle) for cycle in strongly_connected(edges)
+    )
+
+
+def _loop_warning(graph: Graph, members: list[str], closed: bool) -> Diagnostic:
+    shown = ", ".join(members[:6]) + (", ..." if len(members) > 6 else "")
+    why = (
+        "no condition on its edges, so it never ends by itself"
+        if closed
+        else "repeats for as long as its edge conditions hold"
+    )
+    return at(
+        "unbounded_loop",
+        "warning",
+        graph.node(members[0]),
+        f"loop through {shown} has no max_visits on its nodes and {why}; only the run's "
+        "step budget (--max-steps) would stop it",
+        fix=f"add max_visits=N to {members[0]} (past the limit it fails, and its failure "
+        "routes on), or set default_max_visits on the graph",
+    )

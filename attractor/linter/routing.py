@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from attractor.dot.accelerators import accelerator_key, strip_accelerator
-from attractor.dot.conditions import Clause, parse_condition
+from attractor.dot.conditions import Clause, evaluate, parse_condition
 from attractor.dot.graph import Edge, Graph, Node, normalize_label
 from attractor.dot.schema import SHAPE_TO_TYPE
 from attractor.errors import ConditionError, Diagnostic
@@ -229,6 +229,76 @@ def edge_never_taken(graph: Graph) -> list[Diagnostic]:
                 key="condition",
                 offset=pair[1].column,
                 fix="keep one of the two clauses, or split the edge in two",
+            )
+        )
+    return found
+
+
+#: The outcomes a node of each type may end with that do not take the failure
+#: route: a tool succeeds or fails; other nodes may also report partial success.
+_NOT_FAILED: dict[str, tuple[str, ...]] = {"tool": ("success",)}
+_NOT_FAILED_DEFAULT = ("success", "partial_success")
+
+
+class _NoContext:
+    """The context of a condition that reads only ``outcome``: never consulted."""
+
+    def get(self, key: str, default: object = None) -> object:
+        return default
+
+
+def _holds_for(condition: str, outcome: str) -> bool:
+    """Whether ``condition`` surely holds for a node that ended with ``outcome``.
+
+    Only conditions on ``outcome`` alone can be decided before the run; one that
+    reads the context or the preferred label may not hold, so it does not count.
+    """
+    try:
+        parsed = parse_condition(condition)
+    except ConditionError:
+        return True  # condition_syntax reports it
+    if any(clause.key != "outcome" for clause in parsed.clauses):
+        return False
+    return evaluate(parsed, outcome=outcome, preferred_label="", context=_NoContext())
+
+
+@rule("no_default_edge", "warning", after=("condition_syntax", "type_known"))
+def no_default_edge(graph: Graph) -> list[Diagnostic]:
+    """A node whose outgoing edges all have conditions has a way out for every outcome.
+
+    When no condition holds, the run stops at that node and fails with
+    ``stopped at NODE: no outgoing edge matched (conditions: ...)``: a tool that
+    prints something unexpected must not end a pipeline early and green. A
+    node with no outgoing edge at all is a terminal and ends the run as its
+    outcome says. The rule warns when, for an outcome the node can end with
+    other than a failure (success, and partial success except for tools), no
+    condition surely holds: conditions that read the context or the preferred
+    label may not. Failures take the failure route (fail edges,
+    ``retry_target``) and are not counted here. Add an edge without a
+    condition as the way out, or a condition for the outcome named.
+    """
+    known = facts(graph)
+    found: list[Diagnostic] = []
+    for node in known.nodes:
+        kind = known.types[node.id]
+        edges = node.outgoing()
+        if kind in ("exit", "parallel", "wait.human") or not edges:
+            continue
+        if any(not e.condition for e in edges):
+            continue
+        outcomes = _NOT_FAILED.get(kind, _NOT_FAILED_DEFAULT)
+        missed = [o for o in outcomes if not any(_holds_for(e.condition, o) for e in edges)]
+        if not missed:
+            continue
+        found.append(
+            at(
+                "no_default_edge",
+                "warning",
+                node,
+                f"every edge out of {node.id} has a condition and none surely holds when it "
+                f"ends with outcome={missed[0]}; the run would stop there and fail",
+                fix=f"add an edge without a condition as the way out of {node.id}, "
+                f'or one with condition="outcome={missed[0]}"',
             )
         )
     return found

@@ -13,7 +13,12 @@ RULES, rule = rule_list()
 
 @rule("start_node", "error")
 def start_node(graph: Graph) -> list[Diagnostic]:
-    """Exactly one start node (shape=Mdiamond, else an id start/Start)."""
+    """Exactly one start node.
+
+    A start node has ``type=start`` or shape Mdiamond (``type`` wins over
+    ``shape``); when no node has either, a node with id ``start`` or ``Start``
+    and no ``type`` is the start, whatever its shape.
+    """
     found = facts(graph).starts
     if not found:
         return [
@@ -39,7 +44,14 @@ def start_node(graph: Graph) -> list[Diagnostic]:
 
 @rule("terminal_node", "error")
 def terminal_node(graph: Graph) -> list[Diagnostic]:
-    """Exactly one exit node (shape=Msquare, else an id exit/end)."""
+    """Exactly one exit node.
+
+    An exit node has ``type=exit`` or shape Msquare (``type`` wins over
+    ``shape``); when no node has either, a node with id ``exit``, ``Exit``,
+    ``end`` or ``End`` and no ``type`` is the exit, whatever its shape. The
+    spec names ``exit``/``end``; the capitalised forms mirror its
+    ``start``/``Start``.
+    """
     found = facts(graph).exits
     if not found:
         return [
@@ -108,18 +120,25 @@ def edge_target_exists(graph: Graph) -> list[Diagnostic]:
 
     Following Graphviz, a node mentioned only in an edge still exists (the
     spec's own human-gate example relies on that), so an undeclared endpoint
-    is only a WARNING asking the author to declare it. When its id is a near
+    is only a WARNING asking the author to declare it (not for the start and
+    exit by id, ``Start -> ... -> End``, which need nothing). When its id is a near
     miss of a declared node (``implment`` vs ``implement``) it is almost
     certainly a typo that silently creates an empty stage, so it is an ERROR
     with a did-you-mean.
     """
-    nodes = facts(graph).nodes
-    declared = [n.id for n in nodes if n.declared]
+    known = facts(graph)
+    declared = [n.id for n in known.nodes if n.declared]
     found: list[Diagnostic] = []
-    for node in nodes:
+    for node in known.nodes:
         if not node.declared:
             found.append(replace(_undeclared(graph, node, declared), node=node.id))
-    return found
+    # The start and exit by id (``Start -> ... -> End``) need no declaration:
+    # they have no attributes to give.
+    return [d for d in found if d.severity == "error" or known.types[d.node or ""] not in _NO_ATTRS]
+
+
+#: Node types that are complete without attributes.
+_NO_ATTRS = ("start", "exit")
 
 
 def _undeclared(graph: Graph, node: Node, declared: list[str]) -> Diagnostic:

@@ -54,6 +54,9 @@ ALLOWED_SETTINGS = frozenset(
         "provider",
         "model",
         "base_url",
+        "max_total_tokens",
+        "max_cost",
+        "max_steps",
         "kill_grace",
         "shell_timeout_cap",
         "workdir",
@@ -96,6 +99,8 @@ class RunManager:
         #: Settings of the server for every run (--executor, --ray-address).
         self.run_flags = dict(run_flags or {})
         self.active: dict[str, ActiveRun] = {}
+        #: Every id a run still going has had (a loop_restart gives it a new one), to its launch.
+        self._launches: dict[str, _Launch] = {}
         #: Runs that died of an error the engine could not record: why, by id.
         self.died: dict[str, str] = {}
         self._group: TaskGroup | None = None
@@ -232,6 +237,8 @@ class RunManager:
                 raise  # before the run existed: the request that started it says why
             self._died(launch.run, exc)
         finally:
+            for run_id in launch.ids:
+                self._launches.pop(run_id, None)
             if launch.run is not None:
                 self.active.pop(launch.run.id, None)
                 launch.run.changes.notify()
@@ -286,6 +293,8 @@ class RunManager:
                 launch.scope,
             )
             self.active[event.run_id] = launch.run
+            launch.ids.append(event.run_id)
+            self._launches[event.run_id] = launch
             self.died.pop(event.run_id, None)  # a resume starts it afresh
             if first:
                 task_status.started(event.run_id)
@@ -304,11 +313,15 @@ class RunManager:
             changes.notify()
 
     def cancel(self, run_id: str) -> bool:
-        """Cancel a run this server drives; False when it is not one of them."""
-        run = self.active.get(run_id)
-        if run is None:
+        """Cancel a run this server drives; False when it is not one of them.
+
+        A run that went on in a new directory (``loop_restart``) is still cancelled
+        by the id its start returned.
+        """
+        launch = self._launches.get(run_id)
+        if launch is None:
             return False
-        run.scope.cancel()
+        launch.scope.cancel()
         return True
 
 
@@ -318,6 +331,8 @@ class _Launch:
     def __init__(self) -> None:
         self.scope = anyio.CancelScope()
         self.run: ActiveRun | None = None
+        #: Every id the run has had, its first one first.
+        self.ids: list[str] = []
 
     def record_answer(self, pending: Pending) -> None:
         """The answer and its comment, kept in the gate's stage folder (answer.json)."""

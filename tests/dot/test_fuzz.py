@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import pydot
+import pygraphviz  # type: ignore[import-untyped,unused-ignore]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,9 @@ FRAGMENTS = [
     "shape=Msquare",
     "label",
     "//c\n",
+    "\n#c\n",
+    "#",
+    '"k"=v',
     "/*c*/",
     "/*",
     '"',
@@ -115,3 +119,48 @@ def test_same_nodes_and_edges_as_pydot(text: str) -> None:
     assert sorted((e.source, e.target) for e in ours.edges()) == sorted(
         (e.get_source(), e.get_destination()) for e in theirs.get_edges()
     )
+
+
+#: Separators Graphviz allows after an item of an attribute list.
+separators = st.sampled_from([",", ";", "", " ", "\n", ",\n", " ;", "\n# note\n"])
+keys = st.sampled_from(["label", "prompt", "shape", "max_turns", "x_1", '"context.slot"'])
+#: Values that are Graphviz IDs as written (a bare 5m is not: Graphviz splits it).
+values = st.sampled_from(['"A"', '"two words"', "box", "-1", '"5m"', '"a,b;c"', '"# no comment"'])
+
+
+@st.composite
+def attr_list(draw: st.DrawFn) -> str:
+    items = []
+    for _ in range(draw(st.integers(0, 4))):
+        key = draw(keys)
+        if draw(st.booleans()) and not key.startswith('"'):
+            key = f'"{key}"'
+        items.append(f"{key}={draw(values)}{draw(separators)}")
+    return "[" + " ".join(items) + "]"
+
+
+@st.composite
+def graphviz_pipelines(draw: st.DrawFn) -> str:
+    """Node and edge statements with lists in every separator style Graphviz reads."""
+    lines = ["# generated", "digraph G {"]
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()):
+            lines.append(f"  {draw(ids)} {draw(attr_list())}")
+        else:
+            lines.append(f"  {draw(ids)} -> {draw(ids)} {draw(attr_list())}")
+        if draw(st.booleans()):
+            lines.append("  # a comment line")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphviz_pipelines())
+def test_attribute_lists_read_as_graphviz_reads_them(text: str) -> None:
+    ours = parse_dot(text)
+    theirs = pygraphviz.AGraph(string=text)
+    for node in ours.nodes():
+        assert node.attrs == dict(theirs.get_node(node.id).attr), text
+    their_edges = sorted((a, b, sorted(e.attr.items())) for e in theirs.edges() for a, b in [e])
+    our_edges = sorted((e.source, e.target, sorted(e.attrs.items())) for e in ours.edges())
+    assert our_edges == their_edges, text

@@ -24,6 +24,23 @@ def test_comments_and_whitespace_are_skipped_and_lines_counted() -> None:
     assert [(t.value, t.line, t.column) for t in tokens[:-1]] == [("a", 3, 10)]
 
 
+def test_hash_lines_are_skipped_like_graphviz_preprocessor_lines() -> None:
+    text = '# 1 "pipeline.dot"\ndigraph G {\n  # a note\n\t#x\r\n  a [label="# kept"]\n}'
+    tokens = tokenize(text)
+    assert [(t.value, t.line, t.column) for t in tokens[:4]] == [
+        ("digraph", 2, 1),
+        ("G", 2, 9),
+        ("{", 2, 11),
+        ("a", 5, 3),
+    ]
+    assert ("# kept", 5, 12) in [(t.value, t.line, t.column) for t in tokens]
+
+
+def test_hash_line_between_joined_strings() -> None:
+    tokens = tokenize('"a"\n# why\n+ "b" c')
+    assert [(t.kind, t.value) for t in tokens[:2]] == [(STRING, "ab"), (WORD, "c")]
+
+
 def test_multiline_string_advances_the_line() -> None:
     tokens = tokenize('"a\nb" c')
     assert tokens[0].value == "a\nb"
@@ -74,6 +91,8 @@ def test_unescape_handles_the_documented_escapes() -> None:
         ("a /* never closed", "unterminated block comment", 3),
         ("label=<b>x</b>", "HTML labels", 7),
         ("a @ b", "unexpected character '@'", 3),
+        ("a [x=1] # note", "'#' starts a comment only at the start of a line", 9),
+        ("a [color=#ff0000]", "quote a value that holds '#'", 10),
     ],
 )
 def test_bad_input_raises_with_position(text: str, message: str, column: int) -> None:

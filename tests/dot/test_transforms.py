@@ -63,7 +63,7 @@ def test_prepare_text_path_and_syntax_error(tmp_path: Path) -> None:
     graph, found = prepare(text)
     assert graph is not None and found == []
     path = tmp_path / "p.dot"
-    path.write_text("digraph G {\n  a [x=1 y=2]\n}", encoding="utf-8")
+    path.write_text("digraph G {\n  a [x=1 =2]\n}", encoding="utf-8")
     graph, found = prepare(path)
     assert graph is None
     assert [(d.rule, d.file, d.line, d.column) for d in found] == [("syntax", str(path), 2, 10)]

@@ -46,7 +46,10 @@ def test_attribute_value_on_edges_and_graph_and_defaults_once() -> None:
 
 
 def test_good_values_quoted_or_bare_pass() -> None:
-    body = 'w [prompt=p, timeout=900s, max_turns=auto, max_retries="2", goal_gate=false]\n'
+    body = (
+        'w [prompt=p, timeout=900s, max_turns=auto, max_retries="2", goal_gate=false, '
+        "max_visits=3]\n"
+    )
     assert (
         lint_body(body + 'start -> w -> exit\nw -> w [weight=-1, condition="outcome=retry"]') == []
     )

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from tests.linter.lintkit import by_rule, lint_body
+from pathlib import Path
+
+from tests.linter.lintkit import by_rule, lint, lint_body
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_reachability_reports_each_island_once_at_its_entry() -> None:
@@ -68,14 +72,54 @@ def test_unbounded_loop_and_what_bounds_it() -> None:
     )
     (warning,) = by_rule(lint_body(loop.replace("b -> a", "b -> b")), "unbounded_loop")
     assert warning.node == "b" and warning.severity == "warning"
+    assert "no condition on its edges" in warning.message
     unconditional = "a [prompt=p]; b [prompt=p]\nstart -> a -> b -> a\nb -> exit"
     (warning,) = by_rule(lint_body(unconditional), "unbounded_loop")
     assert warning.node == "a" and "a, b" in warning.message
     bounded = [
         unconditional.replace("a [prompt=p]", "a [prompt=p, max_visits=3]"),
-        unconditional.replace("a [prompt=p]", "a [prompt=p, goal_gate=true, retry_target=a]"),
         unconditional.replace("a [prompt=p]", "a [shape=hexagon, label=Ask]"),
         "default_max_visits=5\n" + unconditional,
+        "max_steps=500\n" + unconditional,
     ]
     for body in bounded:
         assert by_rule(lint_body(body), "unbounded_loop") == [], body
+
+
+def test_a_loop_that_only_conditions_end_is_unbounded() -> None:
+    # implement -> tests -> implement on failure: repeats for as long as the tests fail.
+    fix_loop = (
+        "implement [prompt=p]; tests [shape=parallelogram, tool_command=true]\n"
+        "start -> implement -> tests\n"
+        'tests -> implement [condition="outcome=fail"]\n'
+        'tests -> exit [condition="outcome=success"]'
+    )
+    (warning,) = by_rule(lint_body(fix_loop), "unbounded_loop")
+    assert warning.node == "implement"
+    assert "repeats for as long as its edge conditions hold" in warning.message
+    assert "max_visits=N to implement" in (warning.fix or "")
+    # A goal gate says the run may not exit without it; it does not end the loop.
+    gated = fix_loop.replace("tool_command=true", "tool_command=true, goal_gate=true")
+    assert len(by_rule(lint_body(gated), "unbounded_loop")) == 1
+    limited = fix_loop.replace("implement [prompt=p]", "implement [prompt=p, max_visits=5]")
+    assert by_rule(lint_body(limited), "unbounded_loop") == []
+
+
+def test_a_loop_restart_loop_is_unbounded_until_a_visit_limit_bounds_it() -> None:
+    restart = (
+        "a [prompt=p]\nstart -> a\n"
+        'a -> a [condition="outcome=success", loop_restart=true]\n'
+        'a -> exit [condition="outcome=fail"]'
+    )
+    assert len(by_rule(lint_body(restart), "unbounded_loop")) == 1
+    bounded = restart.replace("a [prompt=p]", "a [prompt=p, max_visits=3]")
+    assert by_rule(lint_body(bounded), "unbounded_loop") == []
+
+
+def test_the_readme_example_pipeline_is_bounded_and_lints_clean() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```dot\n", 1)[1].split("```", 1)[0]
+    found = lint(example)
+    assert found == [], found
+    unbounded = example.replace("max_visits=5", "")
+    assert [d.rule for d in lint(unbounded)] == ["unbounded_loop"]

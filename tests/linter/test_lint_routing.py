@@ -18,6 +18,7 @@ NEW_RULES = [
     "gate_choice_condition",
     "duplicate_edge_label",
     "edge_never_taken",
+    "no_default_edge",
 ]
 
 
@@ -154,3 +155,26 @@ def test_a_broken_condition_on_a_gate_choice_is_one_error() -> None:
     # Removing the condition (the gate rule's fix) also removes the syntax error.
     body = 'g [shape=hexagon]\nstart -> g\ng -> exit [label="Go", condition="outcome==fail"]'
     assert [d.rule for d in lint_body(body)] == ["gate_choice_condition"]
+
+
+def test_no_default_edge_warns_for_the_outcome_no_condition_covers() -> None:
+    tool = 't [shape=parallelogram, tool_command="true"]\nstart -> t\n'
+    (warning,) = by_rule(
+        lint_body(tool + 't -> exit [condition="context.tool.stdout=ok"]'), "no_default_edge"
+    )
+    assert warning.severity == "warning" and warning.node == "t"
+    assert "outcome=success" in warning.message and "stop there and fail" in warning.message
+    # Success and failure both have a way out: a tool ends with nothing else.
+    covered = (
+        tool + 't -> exit [condition="outcome=success"]\nt -> start [condition="outcome=fail"]'
+    )
+    assert by_rule(lint_body(covered), "no_default_edge") == []
+    # An LLM stage may also report partial success.
+    llm = 'w [prompt=p, max_visits=3]\nstart -> w\nw -> exit [condition="outcome=success"]'
+    (partial,) = by_rule(lint_body(llm + '\nw -> w [condition="outcome=fail"]'), "no_default_edge")
+    assert "outcome=partial_success" in partial.message
+    assert (
+        by_rule(lint_body(llm + '\nw -> w [condition="outcome!=success"]'), "no_default_edge") == []
+    )
+    # An edge without a condition is the way out.
+    assert by_rule(lint_body(llm + "\nw -> w"), "no_default_edge") == []

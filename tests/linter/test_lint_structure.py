@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from attractor.linter.base import register_known_type
+from attractor.linter.base import closed_handler_types, register_known_type
 from tests.linter.lintkit import by_rule, lint, lint_body
 
 OK = "w [label=W, prompt=p]\nstart -> w -> exit"
@@ -84,7 +84,16 @@ def test_goal_gate_has_retry() -> None:
 
 def test_type_known_and_registering_a_type() -> None:
     body = "w [prompt=p, type=my.custom]\nstart -> w -> exit"
+    # The library: the program may still register a handler, so a warning.
     (warning,) = by_rule(lint_body(body), "type_known")
     assert warning.severity == "warning" and warning.column == 14
+    assert "register a handler for it before the run" in warning.message
+    # Where no handler can be registered (the command line): an error.
+    with closed_handler_types():
+        (error,) = by_rule(lint_body(body), "type_known")
+    assert error.severity == "error"
+    assert "no handler can be registered for it from the command line" in error.message
     register_known_type("my.custom")
     assert by_rule(lint_body(body), "type_known") == []
+    with closed_handler_types():
+        assert by_rule(lint_body(body), "type_known") == []

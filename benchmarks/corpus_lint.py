@@ -1,0 +1,217 @@
+"""Lint and dry-run every pipeline of a folder, and count what fails and why.
+
+Usage: ``python benchmarks/corpus_lint.py FOLDER [--json] [--by-project] [--show RULE] [--list]``
+
+Every ``*.dot`` file under FOLDER (recursively) is linted as ``attractor lint``
+lints it, then dry-run as ``attractor run FILE --dry-run`` runs it (the real
+command, in this process, from an empty temporary directory so that no
+config file of the current directory is read). The report gives the number
+of files, of files that do not parse, of files with at least one lint error,
+of files that lint clean but whose dry run still fails, then each error rule
+and each warning rule with its count of diagnostics and of files.
+
+A folder with an ``index.json`` (``{"files": [{"file": ..., "repo": ...}]}``)
+names each file's project; ``--by-project`` then also prints, per project,
+its files and the files with errors. ``--show RULE`` lists every diagnostic
+of one rule (file:line:col and message), to read before judging a rule.
+``--list`` prints one line per file instead: its path and the error rules it
+breaks (``clean`` when none), to compare two versions of attractor with
+``diff``. ``--json`` prints the figures as one JSON document.
+
+Nothing is written into FOLDER.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from attractor.api import lint
+from attractor.cli.main import cli
+from attractor.errors import Diagnostic, PipelineError
+
+
+@dataclass
+class FileResult:
+    """What linting and dry-running one file gave."""
+
+    path: Path
+    project: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    unreadable: str | None = None
+    dry_run_code: int = 0
+    dry_run_error: str | None = None
+
+    @property
+    def parse_error(self) -> bool:
+        return any(d.rule == "syntax" for d in self.diagnostics)
+
+    @property
+    def has_errors(self) -> bool:
+        return self.unreadable is not None or any(d.is_error for d in self.diagnostics)
+
+
+def projects(folder: Path) -> dict[Path, str]:
+    """File -> project from the folder's ``index.json`` (empty without one)."""
+    index = folder / "index.json"
+    if not index.is_file():
+        return {}
+    entries = json.loads(index.read_text(encoding="utf-8")).get("files", [])
+    return {(folder / e["file"]).resolve(): e.get("repo", "?") for e in entries if "file" in e}
+
+
+def dry_run(runner: CliRunner, path: Path) -> tuple[int, str | None]:
+    """Exit code of ``attractor run PATH --dry-run`` and its first ``error:`` line."""
+    result = runner.invoke(cli, ["run", str(path), "--dry-run"])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        return 99, f"crash: {type(result.exception).__name__}: {result.exception}"
+    for line in result.stderr.splitlines():
+        if line.startswith("error: "):
+            return result.exit_code, line
+    return result.exit_code, None
+
+
+def check(folder: Path) -> list[FileResult]:
+    """Lint and dry-run every ``.dot`` file under ``folder``."""
+    names = projects(folder)
+    files = sorted(p.resolve() for p in folder.rglob("*.dot") if p.is_file())
+    runner = CliRunner()
+    results = []
+    with tempfile.TemporaryDirectory() as empty:
+        here = Path.cwd()
+        os.chdir(empty)
+        try:
+            for path in files:
+                result = FileResult(path, names.get(path, path.parent.name))
+                try:
+                    result.diagnostics = lint(path)
+                except PipelineError as error:
+                    result.unreadable = str(error)
+                result.dry_run_code, result.dry_run_error = dry_run(runner, path)
+                results.append(result)
+        finally:
+            os.chdir(here)
+    return results
+
+
+def _rules(results: list[FileResult], severity: str) -> list[dict[str, Any]]:
+    count: Counter[str] = Counter()
+    files: defaultdict[str, set[Path]] = defaultdict(set)
+    for result in results:
+        for d in result.diagnostics:
+            if d.severity == severity:
+                count[d.rule] += 1
+                files[d.rule].add(result.path)
+    return [
+        {"rule": rule, "count": n, "files": len(files[rule])} for rule, n in count.most_common()
+    ]
+
+
+def summary(results: list[FileResult]) -> dict[str, Any]:
+    """The figures of the report, as the JSON document prints them."""
+    clean_but_failing = [r for r in results if not r.has_errors and r.dry_run_code != 0]
+    by_project: defaultdict[str, list[FileResult]] = defaultdict(list)
+    for result in results:
+        by_project[result.project].append(result)
+    return {
+        "files": len(results),
+        "projects": len(by_project),
+        "unreadable": sum(r.unreadable is not None for r in results),
+        "parse_errors": sum(r.parse_error for r in results),
+        "files_with_errors": sum(r.has_errors for r in results),
+        "files_with_warnings": sum(
+            any(d.severity == "warning" for d in r.diagnostics) for r in results
+        ),
+        "dry_run_failures": sum(r.dry_run_code != 0 for r in results),
+        "dry_run_failures_without_lint_errors": len(clean_but_failing),
+        "dry_run_errors": dict(
+            Counter(
+                (r.dry_run_error or f"exit {r.dry_run_code}") for r in clean_but_failing
+            ).most_common()
+        ),
+        "error_rules": _rules(results, "error"),
+        "warning_rules": _rules(results, "warning"),
+        "by_project": {
+            name: {"files": len(rs), "files_with_errors": sum(r.has_errors for r in rs)}
+            for name, rs in sorted(by_project.items())
+        },
+    }
+
+
+def print_text(figures: dict[str, Any], by_project: bool) -> None:
+    print(f"files: {figures['files']} ({figures['projects']} projects)")
+    print(f"unreadable: {figures['unreadable']}")
+    print(f"parse errors: {figures['parse_errors']}")
+    print(f"files with errors: {figures['files_with_errors']}")
+    print(f"files with warnings: {figures['files_with_warnings']}")
+    print(f"dry run fails: {figures['dry_run_failures']}")
+    print(f"dry run fails, lint clean: {figures['dry_run_failures_without_lint_errors']}")
+    for message, n in figures["dry_run_errors"].items():
+        print(f"  {n:>5}  {message}")
+    for severity in ("error", "warning"):
+        print(f"{severity} rules (diagnostics, files):")
+        for row in figures[f"{severity}_rules"]:
+            print(f"  {row['count']:>5} {row['files']:>4}  {row['rule']}")
+    if by_project:
+        print("projects (files, files with errors):")
+        for name, row in figures["by_project"].items():
+            print(f"  {row['files']:>5} {row['files_with_errors']:>4}  {name}")
+
+
+def show(results: list[FileResult], rule: str, folder: Path) -> None:
+    """Every diagnostic of ``rule``, one line each, paths relative to ``folder``."""
+    root = folder.resolve()
+    for result in results:
+        for d in result.diagnostics:
+            if d.rule == rule:
+                name = result.path.relative_to(root)
+                print(f"{name}:{d.line}:{d.column}: {d.severity} {d.message}")
+
+
+def list_files(results: list[FileResult], folder: Path) -> None:
+    """One line per file: its path, then its error rules or ``clean``."""
+    root = folder.resolve()
+    for result in results:
+        rules = sorted({d.rule for d in result.diagnostics if d.is_error})
+        if result.unreadable is not None:
+            rules.insert(0, "unreadable")
+        print(f"{result.path.relative_to(root)}\t{' '.join(rules) or 'clean'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--by-project", action="store_true", help="add a line per project")
+    parser.add_argument("--show", metavar="RULE", help="list every diagnostic of RULE")
+    parser.add_argument("--list", action="store_true", help="one line per file: its error rules")
+    args = parser.parse_args(argv)
+    if not args.folder.is_dir():
+        print(f"corpus_lint: {args.folder}: not a folder", file=sys.stderr)
+        return 2
+    results = check(args.folder)
+    if args.list:
+        list_files(results, args.folder)
+        return 0
+    if args.show:
+        show(results, args.show, args.folder)
+        return 0
+    figures = summary(results)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        print_text(figures, args.by_project)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
