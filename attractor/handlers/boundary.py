@@ -19,6 +19,7 @@ from pathlib import Path
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import parse_on_off, parse_paths, parse_patterns
 from attractor.errors import UsageError
+from attractor.fileio import make_run_dir
 from attractor.proc.bwrap import Fence
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.environment import (
@@ -84,12 +85,16 @@ def environment_for(
     boundary = boundary_of(node, settings, base)
     if _resolved(boundary) == "none":
         return LocalEnvironment(workdir, boundary.policy)
+    scratch = None
+    if run_dir is not None and run_dir.is_dir():
+        scratch = run_dir / "scratch"
+        make_run_dir(scratch, exist_ok=True)  # private like the rest of the run directory
     fence = Fence(
         workdir,
         writable=boundary.writable,
         run_dir=run_dir,
         stage_dir=stage_dir,
-        scratch=run_dir / "scratch" if run_dir is not None else None,
+        scratch=scratch,
         network=boundary.network,
     )
     return BwrapEnvironment(workdir, boundary.policy, fence=fence)

@@ -178,8 +178,8 @@ class BwrapEnvironment(LocalEnvironment):
     async def setup(self) -> None:
         fence = self._fence()
         for path in (fence.scratch, fence.stage_dir):
-            if path is not None:
-                path.mkdir(parents=True, exist_ok=True)
+            if path is not None and not path.is_dir():  # normally made by the engine
+                path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def wrap(self, cwd: Path | None = None) -> list[str]:
         """``bwrap`` and its flags for a command in ``cwd``, the writable workdir."""
