@@ -181,12 +181,12 @@ async def _start(
 
 
 def _found(argv: list[str] | None, env: Mapping[str, str] | None) -> list[str] | None:
-    """``argv`` with its program looked up on the command's PATH, None when not found."""
+    """``argv`` when its program is found on the command's PATH (the wrapper looks
+    it up again on the same PATH, so argv[0] stays as written), else None."""
     if argv is None:
         return None
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    program = shutil.which(argv[0], path=path)
-    return [program, *argv[1:]] if program is not None else None
+    return argv if shutil.which(argv[0], path=path) is not None else None
 
 
 async def _open(

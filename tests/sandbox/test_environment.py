@@ -50,3 +50,10 @@ async def test_file_operations_stay_beneath_the_workdir(tmp_path: Path) -> None:
     assert [p.name for p in env.glob("**/*.txt")] == ["b.txt"]
     with pytest.raises(PermissionError):
         env.read_file("../outside")
+
+
+@needs_bwrap
+async def test_a_plain_command_keeps_its_argv0_inside_the_sandbox(tmp_path: Path) -> None:
+    env = BwrapEnvironment(tmp_path, EnvPolicy(), fence=Fence(tmp_path))
+    result = await env.run("cat /proc/self/cmdline", stdout_path=tmp_path / "o")
+    assert result.stdout.split("\0")[:2] == ["cat", "/proc/self/cmdline"]
