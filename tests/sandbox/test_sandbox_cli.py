@@ -231,3 +231,32 @@ def test_a_bwrap_that_cannot_create_namespaces_is_named(workspace: Path, tmp_pat
     assert code == 0, err
     assert f"notice: no sandbox: bwrap cannot create a sandbox here ({refusal})" in err
     assert (workspace / "ran.txt").exists()
+
+
+def _guards(engine: int) -> list[int]:
+    """The crash guard processes the engine ``engine`` started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_bytes()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        if parent == engine and b"guard.py" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@needs_bwrap
+def test_a_sandboxed_command_dies_with_the_engine_even_without_its_guard(
+    workspace: Path, mark: str
+) -> None:
+    write(workspace / "p.dot", TOOL % (f"touch started.txt; sleep {mark}", ""))
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/{timestamp}"], workspace)
+    wait_for(lambda: pids_with(mark) != [], "the sandboxed sleep to start")
+    wait_for(lambda: len(_guards(proc.pid)) == 1, "the crash guard to start")
+    for pid in (*_guards(proc.pid), proc.pid):
+        os.kill(pid, signal.SIGKILL)
+    finish(proc)
+    wait_for(lambda: pids_with(mark) == [], "the sleep to die with the engine", timeout=10)
