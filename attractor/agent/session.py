@@ -57,6 +57,7 @@ from attractor.llm.types import (
     ToolDefinition,
     Usage,
 )
+from attractor.proc.environment import ExecutionEnvironment
 
 #: Share of the budget after which the model is told how many turns remain.
 NOTICE_AT = 0.8
@@ -94,6 +95,8 @@ class SessionConfig:
     context_window: int = 0
     #: How many levels of subagents may still be spawned (0: no spawn_agent tool).
     subagent_depth: int = 0
+    #: Where the shell tool and hooks run commands (None: locally, environment filtered).
+    environment: ExecutionEnvironment | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,9 @@ class AgentSession:
         self.emit = emit
         self.run_budget = run_budget or RunTurnBudget(None)
         self.loops = loop_detector or LoopDetector()
-        self.tool_context = ToolContext(config.workdir, config.shell_timeout_cap, config.kill_grace)
+        self.tool_context = ToolContext(
+            config.workdir, config.shell_timeout_cap, config.kill_grace, config.environment
+        )
         # What the session adds to the conversation holds no secret of the run
         # (attractor.redact); tool results are redacted by the tool registry.
         system = prompts.system_prompt(
