@@ -13,6 +13,8 @@ from attractor.agent.session import AgentSession, SessionConfig
 from attractor.agent.tools import default_registry
 from attractor.agent.transcript import Transcript
 from attractor.llm.scripted import ScriptedModel, ScriptedResponse, request_to_json
+from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.environment import LocalEnvironment
 from attractor.redact import Redactor
 
 from ._helpers import Recorder
@@ -36,7 +38,14 @@ async def _session(tmp_path: Path, model: ScriptedModel, prompt: str) -> Path:
     (workdir / "aws.ini").write_text(f"key = {AWS}\n")
     session = AgentSession(
         model,
-        SessionConfig(node_id="work", prompt=prompt, workdir=workdir, max_turns=5),
+        SessionConfig(
+            node_id="work",
+            prompt=prompt,
+            workdir=workdir,
+            max_turns=5,
+            # The shell sees the secrets, on purpose (the default environment drops them).
+            environment=LocalEnvironment(workdir, EnvPolicy("inherit")),
+        ),
         tools=default_registry(),
         transcript=Transcript(tmp_path / "stage"),
         emit=Recorder(),

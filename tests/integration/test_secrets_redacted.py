@@ -56,6 +56,7 @@ SECRETS_FILE = (
 RAW = [*ENV_SECRETS.values(), AWS_KEY, GITHUB_TOKEN, BEARER, *KEY_BODY]
 
 PIPELINE = """digraph leak {
+    graph [env=inherit]  // the commands see the secrets, on purpose
     start [shape=Mdiamond]
     done  [shape=Msquare]
     dump  [shape=parallelogram, tool_command="printenv; cat secrets.txt; printenv DEPLOY_TOKEN >&2"]
@@ -226,6 +227,7 @@ def test_no_secret_reaches_the_api(workspace: Path) -> None:
 
 
 WAITS = """digraph waits {
+    graph [env=inherit]  // the commands see the secrets, on purpose
     start [shape=Mdiamond]
     done  [shape=Msquare]
     wait  [shape=parallelogram,
@@ -263,6 +265,7 @@ def test_a_running_tools_output_is_redacted_when_read_through_the_api(workspace:
 
 
 SLOW = """digraph slow {
+    graph [env=inherit]  // the commands see the secrets, on purpose
     start [shape=Mdiamond]
     done  [shape=Msquare]
     slow  [shape=parallelogram, tool_command="printenv DEPLOY_TOKEN; cat secrets.txt; sleep 30"]
@@ -287,6 +290,7 @@ def test_a_stopped_tools_output_files_are_scrubbed_too(workspace: Path) -> None:
 
 
 KILLED = """digraph killed {
+    graph [env=inherit]  // the commands see the secrets, on purpose
     start [shape=Mdiamond]
     done  [shape=Msquare]
     slow  [shape=parallelogram, tool_command="printenv DEPLOY_TOKEN; [ -f go ] || sleep 60"]
