@@ -47,7 +47,8 @@ def test_env_allow_hands_a_named_secret_to_the_command(workspace: Path) -> None:
     out = _tool_output(
         workspace, "--env-allow", "DEPLOY_TOKEN", OPENAI_API_KEY=SECRET, DEPLOY_TOKEN="deploy-1"
     )
-    assert out == "deploy-1\n"
+    # The command got the value; its output file names it instead (attractor.redact).
+    assert out == "[redacted:DEPLOY_TOKEN]\n"
 
 
 def test_a_node_attribute_allows_and_env_inherit_opts_out(workspace: Path) -> None:
@@ -56,7 +57,7 @@ def test_a_node_attribute_allows_and_env_inherit_opts_out(workspace: Path) -> No
     )
     assert out == "d-2\n"
     out = _tool_output(workspace, "--env", "inherit", OPENAI_API_KEY=SECRET, DEPLOY_TOKEN="d-3")
-    assert out == f"{SECRET}\nd-3\n"
+    assert out == "[redacted:OPENAI_API_KEY]\nd-3\n"  # got it; shown by name
 
 
 def test_env_deny_wins_over_inherit(workspace: Path) -> None:
