@@ -71,7 +71,6 @@ __all__ = [
     "RunOptions",
     "RunResult",
     "execute",
-    "prepare_run_graph",
     "resume_pipeline",
     "run_pipeline",
 ]
@@ -102,7 +101,7 @@ class RunOptions:
     interviewer: Interviewer | None = None
     #: Context values from ``--set KEY=VALUE``.
     context_seed: dict[str, Any] = field(default_factory=dict)
-    #: None: simulate when settings.backend is "simulate", else the agent backend.
+    #: The model backend (the launcher builds it: ``launch.backend_for``); None simulates.
     backend: CodergenBackend | None = None
     registry: HandlerRegistry | None = None
     observers: list[Callable[[Event], None]] = field(default_factory=list)
@@ -180,14 +179,10 @@ async def resume_pipeline(
 
 
 def prepare_run_graph(path: Path) -> Graph:
-    """Parse, transform and validate ``path``; raises ValidationError on lint errors."""
-    from attractor.errors import ValidationError
-    from attractor.linter.prepare import prepare
+    """The checked graph of the pipeline file ``path`` (a child run's, a resume's)."""
+    from attractor.linter.prepare import prepare_checked
 
-    graph, diagnostics = prepare(path)
-    if graph is None or any(d.severity == "error" for d in diagnostics):
-        raise ValidationError(diagnostics)
-    return graph
+    return prepare_checked(path)[0]
 
 
 @dataclass
@@ -275,7 +270,7 @@ def make_services(
     ``source`` is the pipeline file the run started from: its folder is one of
     the places a path the pipeline names may lead (the run's copy is not).
     """
-    backend, owned = _backend(options, graph)
+    backend, owned = _backend(options)
     services = Services(
         settings=options.settings,
         backend=backend,
@@ -352,18 +347,22 @@ def _result(
     )
 
 
-def _backend(options: RunOptions, graph: Graph) -> tuple[CodergenBackend, bool]:
-    """The codergen backend and whether this run owns (and so closes) it."""
+def _backend(options: RunOptions) -> tuple[CodergenBackend, bool]:
+    """The codergen backend and whether this run owns (and so closes) it.
+
+    The launcher builds the backend a run uses (``launch.backend_for``); a run
+    given none simulates, when its settings say so.
+    """
     if options.backend is not None:
         return options.backend, False
-    if options.settings.backend == "simulate":
-        from attractor.handlers.simulate import SimulateBackend
+    if options.settings.backend != "simulate":
+        raise RunError(
+            f"no backend was built for --backend {options.settings.backend}: "
+            "start runs with attractor.launch, or pass RunOptions.backend"
+        )
+    from attractor.handlers.simulate import SimulateBackend
 
-        return SimulateBackend(), True
-    from attractor.handlers.agent_backend import build_backend  # type: ignore[import-not-found,unused-ignore]
-
-    backend: CodergenBackend = build_backend(options.settings, graph)
-    return backend, True
+    return SimulateBackend(), True
 
 
 #: The graph attribute that may set the run's working directory.
