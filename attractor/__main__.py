@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from attractor.cli.main import main
+from attractor.cli.entry import main
 
 if __name__ == "__main__":
     main()

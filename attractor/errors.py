@@ -20,7 +20,8 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     ├── InputFileError                  exit 2: a file to read is unusable (fileio.py)
     │   └── PipelinePathError           a path a pipeline names is refused (outside the roots...)
     ├── RunError                        a run cannot start, continue or resume
-    │   └── CheckpointError             checkpoint.json is missing or unreadable
+    │   ├── CheckpointError             checkpoint.json is missing or unreadable
+    │   └── DiskFullError               exit 74: the run directory's disk is full
     ├── ToolError                       an agent tool refused or failed its call
     │   └── PathEscapeError             a path resolves outside the working dir
     └── LLMError                        a model backend failed
@@ -237,6 +238,17 @@ class CheckpointError(RunError):
     """checkpoint.json is missing, unreadable or from an incompatible version."""
 
     exit_code = 2
+
+
+class DiskFullError(RunError):
+    """The run directory cannot be written: no space (or quota) left on its disk.
+
+    The run stopped where its last checkpoint says; the message says how to go
+    on once there is space (resume it, or run it again if it never started).
+    Exit 74 (``EX_IOERR``): neither the pipeline's failure (1) nor a usage error (2).
+    """
+
+    exit_code = 74
 
 
 class ToolError(AttractorError):

@@ -1,7 +1,10 @@
 """File writes that a crash cannot leave half done, and reads that cannot hang or explode.
 
 Writes: :func:`atomic_write_text` and :func:`atomic_write_json` for state a
-resume depends on, :func:`write_text` for stage files.
+resume depends on, :func:`write_text` and :func:`append_text` for stage files.
+Everything in a run directory is created with :func:`run_file_mode` and
+:func:`run_dir_mode` (private to the user unless ``run_permissions = "umask"``);
+a file meant for the user (:data:`USER_FILE`) follows the umask.
 
 Reads: every file attractor reads on a user's behalf (pipeline, config file,
 answers file, checkpoint, manifest, results) goes through :func:`read_bounded`:
@@ -65,18 +68,69 @@ _KINDS = (
 )
 
 
-def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
+# -- permissions --------------------------------------------------------------------
+
+#: A file only its owner may read and write.
+PRIVATE_FILE = 0o600
+#: ``mode`` for a file meant for the user (a pipeline ``attractor init`` writes):
+#: it follows the umask, and a file it replaces keeps its mode.
+USER_FILE = None
+#: ``mode`` for a file of a run directory: :func:`run_file_mode`.
+RUN_FILE = -1
+#: ``run_permissions`` setting -> (file mode, folder mode) of a run directory,
+#: before the umask: ``private`` (the default) keeps a run's context, prompts and
+#: tool output to the user who ran it; ``umask`` lets the umask decide.
+RUN_PERMISSIONS = {"private": (0o600, 0o700), "umask": (0o666, 0o777)}
+_run_modes = list(RUN_PERMISSIONS["private"])
+
+
+def set_run_permissions(name: str) -> None:
+    """Choose the modes of what runs write (process-wide; the engine sets it per run)."""
+    _run_modes[:] = RUN_PERMISSIONS[name]
+
+
+def run_file_mode() -> int:
+    """The mode a new file of a run directory is created with (then the umask applies)."""
+    return _run_modes[0]
+
+
+def run_dir_mode() -> int:
+    """The mode a new folder of a run directory is created with (then the umask applies)."""
+    return _run_modes[1]
+
+
+def make_run_dir(path: str | Path, *, exist_ok: bool = False) -> None:
+    """Create the folder ``path`` of a run directory (its parent must exist)."""
+    try:
+        os.mkdir(path, run_dir_mode())
+    except FileExistsError:
+        if not exist_ok:
+            raise
+
+
+# -- writes ---------------------------------------------------------------------------
+
+
+def atomic_write_text(
+    path: Path, text: str, *, fsync: bool = True, mode: int | None = RUN_FILE
+) -> None:
     """Write ``text`` so that readers see the old file or the new one, never half of it.
 
-    Writes a temporary file in the same directory (mode 0600, named after this
-    process and a counter so concurrent writers never share one), optionally
-    fsyncs it, then renames it over ``path``. Plain os calls: this runs between
-    every two nodes, and tempfile/TextIOWrapper cost more than the write itself.
+    Writes a temporary file in the same directory (named after this process and
+    a counter so concurrent writers never share one), optionally fsyncs it, then
+    renames it over ``path``. ``mode`` is the new file's mode: by default that
+    of a run directory's files (:func:`run_file_mode`); :data:`USER_FILE`
+    (None) keeps the mode of the file replaced, or follows the umask for a new
+    one, as an editor's save would. Plain os calls: this runs between every two
+    nodes, and tempfile/TextIOWrapper cost more than the write itself.
     """
     tmp = f"{path.parent}/.{path.name}.{os.getpid()}-{next(_tmp_names)}.tmp"
+    created = run_file_mode() if mode == RUN_FILE else (mode or 0o666)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, created)
         try:
+            if mode is None:
+                _keep_mode(fd, path)
             _write_all(fd, text.encode("utf-8"))
             if fsync:
                 os.fsync(fd)
@@ -89,15 +143,27 @@ def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
         raise
 
 
+def _keep_mode(fd: int, path: Path) -> None:
+    """Give the temporary file ``fd`` the permission bits of the file it replaces."""
+    try:
+        old = os.stat(path).st_mode
+    except OSError:
+        return  # a new file: os.open applied the umask to 0666
+    if stat.S_ISREG(old):
+        os.fchmod(fd, stat.S_IMODE(old))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
 
 
-def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:
+def atomic_write_json(
+    path: Path, data: Any, *, fsync: bool = True, mode: int | None = RUN_FILE
+) -> None:
     """Atomically write ``data`` as indented JSON (non-JSON values become strings)."""
-    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync)
+    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n", fsync=fsync, mode=mode)
 
 
 def _json_encoder(separators: tuple[str, str]) -> Callable[[Any], str]:
@@ -150,7 +216,7 @@ class AppendFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666
+            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode()
         )
 
     def write(self, text: str) -> None:
@@ -170,7 +236,16 @@ def write_text(path: str | Path, text: str) -> None:
     One open, one write, one close (Path.write_text builds a TextIOWrapper). The
     engine passes a ``str`` per node: building a Path costs about what the write does.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, run_file_mode())
+    try:
+        _write_all(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def append_text(path: str | Path, text: str) -> None:
+    """Append ``text`` to a run directory's log file (created with :func:`run_file_mode`)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode())
     try:
         _write_all(fd, text.encode("utf-8"))
     finally:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from attractor.dot.schema import AGENT_BACKENDS, MAX_TURNS_LIMIT, PROFILES, parse_duration
 from attractor.errors import InputFileError, SettingError, UsageError
-from attractor.fileio import TEXT_LIMIT, read_bounded
+from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
 
@@ -124,6 +124,13 @@ def _executor(raw: Any) -> str:
     return text
 
 
+def _permissions(raw: Any) -> str:
+    text = str(raw).strip()
+    if text not in RUN_PERMISSIONS:
+        raise ValueError("expected one of " + ", ".join(RUN_PERMISSIONS))
+    return text
+
+
 def _text(raw: Any) -> str:
     text = str(raw).strip()
     if not text:
@@ -168,6 +175,14 @@ _FIELDS: tuple[_Field, ...] = (
     ),
     _Field("executor", "--executor", "ATTRACTOR_EXECUTOR", _executor, "local"),
     _Field("ray_address", "--ray-address", "ATTRACTOR_RAY_ADDRESS", _text),
+    # No flag: a choice about a machine or a team, made once in the environment or config.
+    _Field(
+        "run_permissions",
+        "--run-permissions",
+        "ATTRACTOR_RUN_PERMISSIONS",
+        _permissions,
+        "private",
+    ),
 )
 FIELD_NAMES = tuple(f.name for f in _FIELDS)
 
@@ -201,6 +216,8 @@ class Settings:
     executor: str = "local"
     #: The Ray cluster to join (``auto``, ``ray://HOST:10001``); None starts a local one.
     ray_address: str | None = None
+    #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.
+    run_permissions: str = "private"
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
     prices: dict[str, ModelPrice] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from attractor.agent.tools.base import ToolContext, ToolResult
+from attractor.fileio import append_text, run_dir_mode
 from attractor.llm.types import ToolCall
 from attractor.proc.process import process_env, run_process
 
@@ -162,9 +163,8 @@ class ToolHooks:
         head = f"--- {run.phase} {call.name}: {run.describe(self.timeout)}, {verdict}"
         entry = f"{head} ({run.duration:.2f}s)\n" + (f"{run.tail()}\n" if run.output else "")
         with suppress(OSError):
-            self.stage_dir.mkdir(parents=True, exist_ok=True)
-            with (self.stage_dir / "hooks.log").open("a", encoding="utf-8") as fh:
-                fh.write(entry)
+            self.stage_dir.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
+            append_text(self.stage_dir / "hooks.log", entry)
 
     # -- what the model and the event stream are told ----------------------------
 

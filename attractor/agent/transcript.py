@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from attractor.fileio import append_text, run_dir_mode
 from attractor.llm.types import ModelResponse
 
 TurnKind = Literal["work", "reflection", "final"]
@@ -19,7 +20,7 @@ class Transcript:
     """
 
     def __init__(self, stage_dir: Path, *, visit: int = 1, attempt: int = 1) -> None:
-        stage_dir.mkdir(parents=True, exist_ok=True)
+        stage_dir.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
         self.visit = visit
         self.attempt = attempt
         self.path = stage_dir / "transcript.jsonl"
@@ -69,5 +70,4 @@ class Transcript:
 
     @staticmethod
     def _append(path: Path, text: str) -> None:
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(text)
+        append_text(path, text)

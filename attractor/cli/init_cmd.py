@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
-from attractor.fileio import atomic_write_text
+from attractor.fileio import USER_FILE, atomic_write_text
 
 #: template name -> (default file name, one-line description)
 TEMPLATES = {
@@ -55,14 +56,23 @@ def init(template: str | None, file: str | None, force: bool, list_all: bool) ->
             click.echo(f"{name:8} {default:14} {text}")
         return
     name, path = _pick(template, file)
+    if path.is_dir():
+        _fail(f"{path} is a directory; name the pipeline file to write")
     if path.exists() and not force:
-        click.echo(f"error: {path} exists; pass --force to overwrite it", err=True)
-        raise SystemExit(2)
+        _fail(f"{path} exists; pass --force to overwrite it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        click.echo(f"error: cannot create {path.parent}: {error.strerror}", err=True)
-        raise SystemExit(2) from None
-    atomic_write_text(path, template_text(name))
+        _fail(f"cannot create {path.parent}: {error.strerror}")
+    try:
+        # The user's file: it follows the umask, and one overwritten keeps its mode.
+        atomic_write_text(path, template_text(name), mode=USER_FILE)
+    except OSError as error:
+        _fail(f"cannot write {path}: {error.strerror}; choose a folder you can write to")
     click.echo(f"wrote {path} ({name}: {TEMPLATES[name][1]})")
     click.echo(f"next: attractor lint {path} && attractor run {path} --dry-run")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(2)

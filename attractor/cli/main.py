@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import signal
 import sys
 
 import click
 
+from attractor.cli import stop_signals
 from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
@@ -30,6 +32,14 @@ _COMMANDS = {
 
 
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        # A KeyboardInterrupt that reaches click (Python's own SIGINT handler,
+        # put back by asyncio after a run) would print "Aborted!" and exit 1.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise stop_signals.StopSignal(signal.SIGINT) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
@@ -75,9 +85,18 @@ def cli(ctx: click.Context) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Run the command line (the console script reaches it through ``entry.main``)."""
+    stop_signals.install()
     try:
-        cli.main(standalone_mode=True)
+        try:
+            cli.main(standalone_mode=True)
+        except BaseExceptionGroup as group:  # a stop signal inside a task group
+            stop = stop_signals.found_in(group)
+            if stop is None:
+                raise
+            raise stop from None
+    except stop_signals.StopSignal as stop:
+        _exit(stop_signals.settle(stop))
     except SystemExit as done:
         _exit(done.code)
 

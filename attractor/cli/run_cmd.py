@@ -3,8 +3,8 @@
 The commands only parse arguments, pick a display and an interviewer and turn
 the engine's :class:`~attractor.engine.run.RunResult` into output and an
 exit code; the launcher (``launch.py``) loads, checks, starts and closes the
-run. Exit codes: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, 124
-timed out, 130 interrupted, 143 terminated.
+run. Exit codes: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, 74
+disk full, 124 timed out, 129 hung up, 130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
@@ -21,17 +21,18 @@ import anyio
 import click
 from rich.console import Console
 
+from attractor.cli import stop_signals
 from attractor.cli.display import DisplayMode, choose_mode, make_display, silence_broken_pipe
-from attractor.cli.run_options import CommonOptions, common_options
+from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation
 from attractor.engine.inventory import main_path
 from attractor.engine.run import RunResult
-from attractor.engine.rundir import RunDir
+from attractor.engine.rundir import RunDir, check_logs_dir, disk_full, never_started
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.events import Event
-from attractor.handlers.human import gates_needing_a_person
+from attractor.handlers.human import check_auto_choice, gates_needing_a_person
 from attractor.handlers.interviewer import (
     AutoApproveInterviewer,
     ConsoleInterviewer,
@@ -39,7 +40,7 @@ from attractor.handlers.interviewer import (
     QueueInterviewer,
     stdin_can_answer,
 )
-from attractor.launch import Hooks, Plan, launch, plan_resume, plan_run
+from attractor.launch import Hooks, Plan, launch, load_graph, plan_resume, plan_run
 from attractor.settings import Settings
 
 #: Statuses whose final line is a problem report (stderr) rather than a result.
@@ -48,7 +49,8 @@ _STOPPED = ("timed_out", "interrupted", "terminated", "hangup")
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
-    "124 timed out, 129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
+    "74 disk full (resumable), 124 timed out, 129 hung up (SIGHUP), "
+    "130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."
 )
 _RUN_EPILOG = f"""\b
 Examples:
@@ -72,7 +74,7 @@ Completed nodes never run again; the node that was running starts over.
 """
 
 
-@click.command(epilog=_RUN_EPILOG)
+@click.command(cls=RunCommand, epilog=_RUN_EPILOG)
 @click.argument("file", metavar="FILE")
 @click.option(
     "--dry-run",
@@ -87,7 +89,7 @@ def run(file: str, dry_run: bool, **params: Any) -> NoReturn:
     _execute(params, lambda options: _plan_run(Path(file), options))
 
 
-@click.command(epilog=_RESUME_EPILOG)
+@click.command(cls=RunCommand, epilog=_RESUME_EPILOG)
 @click.argument("run_dir", metavar="RUN_DIR", required=False)
 @click.option("--latest", is_flag=True, help="Resume the newest stopped run under .attractor/runs.")
 @click.option(
@@ -151,6 +153,10 @@ def _execute(
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         code = err.exit_code
+    except OSError as err:  # a file the command had to write, outside any run directory
+        where = f" ({err.filename})" if err.filename else ""
+        click.echo(f"error: {err.strerror or err}{where}", err=True)
+        code = 74 if disk_full(err) else 1
     except KeyboardInterrupt:
         # Ctrl-C before the engine installed its own handler: nothing ran yet.
         click.echo("error: interrupted", err=True)
@@ -171,20 +177,30 @@ def _print_lint(err: ValidationError) -> None:
 def _plan_run(path: Path, options: CommonOptions) -> Plan:
     if not os.path.lexists(path):  # a FIFO or a device is refused, naming it, by the loader
         raise UsageError(f"{path}: no such pipeline file; check the path")
-    plan = plan_run(path, options.flags, options.config)
+    graph, warnings = load_graph(path)
     if not options.quiet:
-        for diagnostic in plan.warnings:
+        for diagnostic in warnings:
             click.echo(diagnostic.format_text(), err=True)
+    plan = plan_run(path, options.flags, options.config, graph=graph)
+    check_logs_dir(plan.settings.logs_dir, plan.settings.source("logs_dir"))
     return plan
 
 
 def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> Plan:
-    copy = RunDir(run_dir).pipeline_path
-    if not os.path.lexists(copy):  # anything else there is read, or refused, by the loader
+    found = RunDir(run_dir)
+    copy = found.pipeline_path
+    # Before anything else (gates, models, the lock file): is this a run directory?
+    if never_started(run_dir):
         raise UsageError(
-            f"{run_dir}: not a run directory (no {copy.name}); "
-            "pass the run directory that attractor run printed"
+            f"{run_dir}: this run never started (it stopped while its directory was being "
+            f"created); start it again: attractor run PIPELINE --logs-dir {run_dir}"
         )
+    for needed in (found.checkpoint_path, copy):
+        if not os.path.lexists(needed):  # anything else there is read, or refused, later
+            raise UsageError(
+                f"{run_dir}: not a run directory (no {needed.name}); "
+                "pass the run directory that attractor run printed"
+            )
     plan = plan_resume(run_dir, options.flags, options.config, how)
     if not options.quiet:
         for note in plan.notes:
@@ -194,7 +210,9 @@ def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None
 
 def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
     if options.auto_approve:
-        return AutoApproveInterviewer()
+        if options.auto_choice is not None:
+            check_auto_choice(graph, options.auto_choice)
+        return AutoApproveInterviewer(options.auto_choice)
     if options.answers is not None:
         return QueueInterviewer.from_file(Path(options.answers))
     gates = gates_needing_a_person(graph)
@@ -240,7 +258,10 @@ def _run_planned(plan: Plan, options: CommonOptions) -> int:
         watch=screen.watch,
         handle_signals=True,
     )
-    result = anyio.run(launch, plan, hooks)
+    try:
+        result = anyio.run(launch, plan, hooks)
+    finally:
+        stop_signals.reinstall()  # asyncio put the defaults back when the run ended
     try:
         _report(result, screen.console, mode=screen.mode, elapsed=time.monotonic() - screen.started)
     except BrokenPipeError:

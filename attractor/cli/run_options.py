@@ -27,6 +27,8 @@ class CommonOptions:
     flags: dict[str, str | None]
     config: str | None
     auto_approve: bool
+    #: ``--auto-approve=LABEL``: the choice to take at every gate that offers it.
+    auto_choice: str | None
     answers: str | None
     context_seed: dict[str, str]
     json: bool
@@ -35,7 +37,10 @@ class CommonOptions:
     @classmethod
     def from_click(cls, params: dict[str, Any]) -> CommonOptions:
         """Collect the options click parsed; raise UsageError on bad combinations."""
-        if params["auto_approve"] and params["answers"] is not None:
+        choice = params.get("auto_approve_choice")
+        if choice is not None and not choice.strip():
+            raise UsageError("--auto-approve=LABEL: LABEL is empty; name a gate's choice")
+        if (params["auto_approve"] or choice) and params["answers"] is not None:
             raise UsageError("--auto-approve and --answers cannot be used together; pick one")
         if params["json"] and params["quiet"]:
             raise UsageError("--json and --quiet cannot be used together; pick one")
@@ -44,7 +49,8 @@ class CommonOptions:
         return cls(
             flags=flags,
             config=params["config"],
-            auto_approve=params["auto_approve"],
+            auto_approve=params["auto_approve"] or choice is not None,
+            auto_choice=choice,
             answers=params["answers"],
             context_seed=parse_set_pairs(params["set_pairs"]),
             json=params["json"],
@@ -88,13 +94,44 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
 ]
 
 
+class RunCommand(click.Command):
+    """A command whose ``--auto-approve`` also takes an attached value.
+
+    ``--auto-approve=LABEL`` names the choice to take; a bare ``--auto-approve``
+    stays a flag, so ``run --auto-approve p.dot`` still reads ``p.dot`` as the
+    file (a click option with an optional value would swallow it).
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rewritten: list[str] = []
+        for n, arg in enumerate(args):
+            if arg == "--":
+                rewritten += args[n:]
+                break
+            if arg.startswith("--auto-approve="):
+                rewritten += ["--auto-approve", "--auto-approve-choice", arg.partition("=")[2]]
+            else:
+                rewritten.append(arg)
+        return super().parse_args(ctx, rewritten)
+
+
 def common_options(*, logs_dir: bool) -> Callable[[F], F]:
     """Decorate a command with the shared options (``--logs-dir`` only for ``run``)."""
 
     def decorate(func: F) -> F:
         options = [
             click.option("--config", metavar="FILE", help="Config file (default attractor.toml)."),
-            click.option("--auto-approve", is_flag=True, help="Answer every human gate yes."),
+            click.option(
+                "--auto-approve",
+                is_flag=True,
+                help=(
+                    "Answer every human gate without asking: yes to yes/no; at a choice the "
+                    "gate's human.default_choice, else its first choice. --auto-approve=LABEL "
+                    "takes the choice LABEL wherever a gate offers it."
+                ),
+            ),
+            # --auto-approve=LABEL arrives here (see RunCommand.parse_args).
+            click.option("--auto-approve-choice", hidden=True),
             click.option("--answers", metavar="FILE", help="Answers for human gates, one a line."),
             click.option(
                 "--set",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from attractor.engine.executor import WORKER_FILE
 from attractor.errors import InputFileError
-from attractor.fileio import atomic_write_text, loads_json, read_bounded
+from attractor.fileio import atomic_write_text, loads_json, make_run_dir, read_bounded
 
 MARKER = ".attempt"
 #: A marker names a visit and an attempt: a few bytes.
@@ -64,7 +64,7 @@ def _archive(node_dir: Path) -> str | None:
     while target.exists():  # an attempt interrupted and run again keeps both
         n += 1
         target = node_dir / f"{name}-{n}"
-    target.mkdir()
+    make_run_dir(target)
     for entry in entries:
         if entry.name == MARKER and entry.is_file(follow_symlinks=False):
             os.unlink(entry.path)

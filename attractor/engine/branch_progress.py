@@ -22,7 +22,7 @@ from typing import Any
 
 from attractor.engine.state import NodeResult, Walk
 from attractor.errors import InputFileError
-from attractor.fileio import STATE_LIMIT, atomic_write_json, loads_json, read_bounded
+from attractor.fileio import STATE_LIMIT, atomic_write_json, loads_json, read_bounded, run_dir_mode
 from attractor.handlers.base import BranchResult
 from attractor.handlers.context import Context
 
@@ -90,7 +90,7 @@ class BranchProgress:
         # or the new one. The Ray executor's workers may be lost with their
         # machine, so its store also reaches the disk before going on.
         if not self._folder_made:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
             self._folder_made = True
         atomic_write_json(self.path, data, fsync=self.durable)
 

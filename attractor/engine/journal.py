@@ -30,7 +30,7 @@ from typing import Any
 
 from attractor.engine.rundir import damaged_run_file
 from attractor.errors import CheckpointError, InputFileError
-from attractor.fileio import dumps_compact, loads_json, read_lines
+from attractor.fileio import dumps_compact, loads_json, read_lines, run_file_mode
 
 JOURNAL = "journal.jsonl"
 
@@ -43,7 +43,7 @@ class Journal:
         #: The sequence number of the last record written (or restored).
         self.seq = seq
         self._fd: int | None = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
+            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode()
         )
         self.offset = os.fstat(self._fd).st_size
         self._unsynced = False

@@ -36,7 +36,13 @@ from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import PROCESSES, EventLog
+from attractor.engine.rundir import (
+    PROCESSES,
+    EventLog,
+    discard_unstarted,
+    disk_full,
+    write_error,
+)
 from attractor.engine.setup import (
     RESUMABLE,
     RunSetup,
@@ -56,7 +62,7 @@ from attractor.events import (
     PipelineStarted,
     PipelineTimedOut,
 )
-from attractor.fileio import AppendFile, confine_path
+from attractor.fileio import AppendFile, atomic_write_text, confine_path
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import Services, Steering
 from attractor.handlers.builtin import default_registry
@@ -190,11 +196,26 @@ class Stop:
     """Why the run scope was cancelled from outside the traversal."""
 
     status: RunStatus | None = None
+    #: What stopped it, when the status alone does not say (a full disk).
+    reason: str = ""
+    #: The error the run ends with instead of a result (a full disk).
+    error: AttractorError | None = None
 
 
 async def _drive(setup: RunSetup, options: RunOptions) -> RunResult:
     try:
         return await _drive_locked(setup, options)
+    except BaseException as exc:
+        # A new run stopped before its first checkpoint (a full disk, a signal)
+        # leaves nothing behind rather than a directory nothing can use.
+        if not setup.resumed:
+            discard_unstarted(setup.run_dir.path)
+        if isinstance(exc, OSError) and disk_full(exc):
+            raise write_error(setup.run_dir.path, exc, _then(setup)) from None
+        if isinstance(exc, OSError):  # one line, not a traceback
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise RunError(f"the run stopped: {exc.strerror or exc}{where}") from None
+        raise
     finally:
         # finish_run released the lock of every directory it opened; this one
         # covers a run that failed before it started (the backend, the workdir).
@@ -228,7 +249,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                     signals.start_soon(_watch_requests, options.stop_requests, scope, stop)
                 try:
                     while True:
-                        end = await _guarded_walk(run, setup.start)
+                        end = await _guarded_walk(run, setup.start, stop)
                         if end.restart_at is None:
                             break
                         setup = restart_setup(setup, end.restart_at)
@@ -239,12 +260,15 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         run.carried = carried
                 finally:
                     signals.cancel_scope.cancel()
+            if stop.error is not None:
+                raise stop.error
         status = _final_status(end, stop, scope.cancelled_caught)
         return _result(run, setup, status, end, options.settings.timeout)
     finally:
         with anyio.CancelScope(shield=True):
             if not run.finished:  # an error or an outside cancellation got here first
-                finish_run(run, stop.status or "interrupted", end, options.settings.timeout)
+                status = stop.status or "interrupted"
+                finish_run(run, status, end, options.settings.timeout, reason=stop.reason)
             if owned:
                 await backend.aclose()
             bus.close()
@@ -293,13 +317,20 @@ def _sync_later(run: Run, path: Path) -> None:
         run.progress.sync_later(path)
 
 
-async def _guarded_walk(run: Run, start: str) -> WalkEnd:
-    """Walk the graph; a reportable error ends the run as failed instead of crashing."""
+async def _guarded_walk(run: Run, start: str, stop: Stop) -> WalkEnd:
+    """Walk the graph; a reportable error ends the run as failed instead of crashing.
+
+    A full disk is no failure of the pipeline: the run stops as interrupted
+    (resumable once there is space) and :class:`DiskFullError` says so.
+    """
     try:
         return await walk(run, run.main, start)
     except AttractorError as exc:
         return WalkEnd("fail", str(exc), run.main.current)
     except OSError as exc:
+        if disk_full(exc):  # raised once out of the task group (which would wrap it)
+            stop.error = write_error(run.run_dir.path, exc, _resume_hint(run.run_dir.path))
+            stop.status, stop.reason = "interrupted", str(stop.error)
         return WalkEnd("fail", f"cannot write run files: {exc}", run.main.current)
 
 
@@ -330,11 +361,25 @@ def _final_status(end: WalkEnd | None, stop: Stop, cancelled: bool) -> RunStatus
     return "timed_out" if cancelled else "fail"
 
 
+def _then(setup: RunSetup) -> str:
+    """How to go on after a write error: resume, or start again if nothing can be resumed."""
+    path = setup.run_dir.path
+    if setup.resumed or setup.run_dir.checkpoint_path.exists():
+        return _resume_hint(path)
+    return "run the pipeline again"
+
+
+def _resume_hint(path: Path) -> str:
+    return f"resume it: attractor resume {path}"
+
+
 def _result(
     run: Run, setup: RunSetup, status: RunStatus, end: WalkEnd | None, timeout: float | None
 ) -> RunResult:
     stopped = stopped_row(run, status) if status in RESUMABLE else None
-    finish_run(run, status, end, timeout)
+    unsaved = finish_run(run, status, end, timeout)
+    if unsaved is not None:  # the last checkpoint on disk still says where to go on
+        raise write_error(run.run_dir.path, unsaved, _resume_hint(run.run_dir.path))
     return RunResult(
         status=status,
         run_dir=run.run_dir.path,
@@ -441,9 +486,9 @@ def open_run(
 def _open_results(setup: RunSetup) -> AppendFile:
     """results.jsonl, cut back to the rows the checkpoint covers when resuming."""
     path = setup.run_dir.results_path
-    if setup.resumed:
+    if setup.resumed:  # atomically: a full disk must not leave the rows cut away
         rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results]
-        path.write_text("".join(rows), encoding="utf-8")
+        atomic_write_text(path, "".join(rows))
     return AppendFile(path)
 
 
@@ -453,29 +498,40 @@ def finish_run(
     end: WalkEnd | None,
     timeout: float | None,
     restarted_into: str | None = None,
-) -> None:
-    """Final checkpoint, manifest and event; closes the event log. Runs once."""
+    *,
+    reason: str = "",
+) -> OSError | None:
+    """Final checkpoint, manifest and event; closes the event log. Runs once.
+
+    Returns the error that kept the final checkpoint or manifest from being
+    written (a full disk), else None: the checkpoint written before it still
+    holds, so the run can be resumed from there.
+    """
     if run.finished:
-        return
+        return None
     run.finished = True
     duration = time.monotonic() - run.started
-    run.failure_reason = _failure_reason(run, status, end, timeout)
+    run.failure_reason = reason or _failure_reason(run, status, end, timeout)
     stopped = status in RESUMABLE
     if stopped and run.main.current:
         # The node in progress runs again from its start on resume: that entry
         # must not count twice against max_visits.
         run.main.visits[run.main.current] -= 1
         run.main.visits += Counter()  # drops the entry if it fell to zero
+    unsaved: OSError | None = None
     # Stopped before its first node (a loop_restart's new directory): it continues
     # at the node it was opened to start at.
     next_node = (run.main.current or run.start) if stopped else None
     try:
         save_checkpoint(run, next_node, status, run.failure_reason)
         _update_manifest(run, status, duration, restarted_into)
+    except OSError as exc:
+        unsaved = exc
     finally:
         run.emit(_final_event(run, status, duration, timeout))
         for close in run.closers:
             close()
+    return unsaved
 
 
 def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:

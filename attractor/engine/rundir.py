@@ -26,19 +26,32 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import CheckpointError, InputFileError, SettingError, UsageError
+from attractor.errors import (
+    CheckpointError,
+    DiskFullError,
+    InputFileError,
+    RunError,
+    SettingError,
+    UsageError,
+)
 from attractor.events import Event
 from attractor.fileio import (
     STATE_LIMIT,
+    TEXT_LIMIT,
     AppendFile,
     atomic_write_json,
     atomic_write_text,
     dumps,
     loads_json,
+    make_run_dir,
     read_bounded,
     read_lines,
     require_regular,
+    run_dir_mode,
+    run_file_mode,
+    set_run_permissions,
 )
+from attractor.proc.files import set_file_mode
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
@@ -48,6 +61,11 @@ RESULTS = "results.jsonl"
 LOCK = ".lock"
 #: Every process group the run started, with its leader's start time (see proc/ledger.py).
 PROCESSES = "processes.jsonl"
+#: What a run directory holds before its first checkpoint: a run stopped then
+#: (killed, disk full) never started, and its directory may be reused.
+SETUP_FILES = frozenset(
+    (LOCK, PIPELINE_COPY, MANIFEST, EVENTS, RESULTS, PROCESSES, "journal.jsonl")
+)
 #: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
 DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
 
@@ -64,6 +82,12 @@ def utc_stamp(when: float | None = None) -> str:
 def _safe_name(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return cleaned.strip("._") or "pipeline"
+
+
+def use_permissions(name: str) -> None:
+    """Create what runs write with the modes the ``run_permissions`` setting ``name`` says."""
+    set_run_permissions(name)
+    set_file_mode(run_file_mode())
 
 
 def new_run_dir(logs_dir: str | None, graph_name: str, *, source: str = "--logs-dir") -> Path:
@@ -94,9 +118,37 @@ def new_run_dir(logs_dir: str | None, graph_name: str, *, source: str = "--logs-
         raise _cannot_create(path, template if logs_dir else None, source, exc) from None
 
 
-def _claim_dir(path: Path, template: str, source: str) -> Path:
-    """``path`` created, or found empty; refused if it holds a run or anything else."""
+def check_logs_dir(logs_dir: str | None, source: str = "--logs-dir") -> None:
+    """Refuse, before anything else happens, a run directory :func:`new_run_dir` would refuse.
+
+    A command checks what it was given first: ``run p.dot --logs-dir OLD_RUN``
+    says that OLD_RUN already holds a run before it looks at the pipeline's
+    gates or builds a model backend. Nothing is created here.
+
+    Raises:
+        UsageError: ``logs_dir`` (without placeholders) holds a run or other files,
+            or is not a directory.
+    """
+    if not logs_dir or "{timestamp}" in logs_dir or "{graph}" in logs_dir:
+        return
+    path = Path(logs_dir)
+    try:
+        if path.is_dir() or path.exists() or path.is_symlink():
+            _refuse_used(path, logs_dir, source, take=False)
+    except OSError:
+        return  # unreadable: new_run_dir reports it when it tries to create the run
+
+
+def _refuse_used(path: Path, template: str, source: str, *, take: bool = True) -> None:
+    """Refuse an existing ``path`` unless it is an empty directory or a run that never started.
+
+    With ``take``, the leftovers of a run that never started are removed.
+    """
     if path.is_dir():
+        if never_started(path):
+            if take:
+                _take_over(path)
+            return
         if (path / CHECKPOINT).exists() or (path / MANIFEST).exists():
             raise UsageError(
                 f"{path} already holds a run; resume it with: attractor resume {path}, "
@@ -110,13 +162,101 @@ def _claim_dir(path: Path, template: str, source: str) -> Path:
                 f"{path} is not empty and holds no run ({_some_entries(path, entries)}); "
                 "name a new or empty directory, or add {timestamp} to get a fresh one",
             )
-        return path
-    if path.exists() or path.is_symlink():
-        raise SettingError(
-            source, template, f"{path} exists and is not a directory; name a directory for the run"
+        return
+    raise SettingError(
+        source, template, f"{path} exists and is not a directory; name a directory for the run"
+    )
+
+
+def never_started(path: Path) -> bool:
+    """Whether ``path`` holds only what a run writes before its first checkpoint.
+
+    Such a run was stopped (killed, or out of disk space) while its directory
+    was being created: there is nothing to resume, and ``run --logs-dir`` may
+    use the directory again. An empty directory is not counted.
+    """
+    try:
+        entries = set(os.listdir(path))
+    except OSError:
+        return False
+    if CHECKPOINT in entries or not all(map(_setup_file, entries)):
+        return False
+    # The lock comes first, the manifest next (start_setup): a pipeline.dot
+    # without them is the user's own file in a folder that is no run directory.
+    ours = {name for name in entries if not name.endswith(".tmp")}
+    return MANIFEST in entries or ours == {LOCK}
+
+
+def _setup_file(name: str) -> bool:
+    # Atomic writes leave ".NAME.PID-N.tmp" behind when they are cut short.
+    return name in SETUP_FILES or (name.startswith(".") and name.endswith(".tmp"))
+
+
+def _take_over(path: Path) -> None:
+    """Empty the directory of a run that never started, unless a process still holds it."""
+    holder = RunDir(path)
+    holder.lock()  # raises when a starting run holds it
+    holder.unlock()
+    discard_unstarted(path, remove_dir=False)
+
+
+def discard_unstarted(path: Path, *, remove_dir: bool = True) -> None:
+    """Remove what a run wrote before its first checkpoint (never a resumable run).
+
+    Called when a new run stops before it could be resumed, so that what it
+    leaves is nothing rather than a directory both ``resume`` and
+    ``run --logs-dir`` would refuse. With ``remove_dir`` the emptied directory goes too.
+    """
+    if not never_started(path):
+        return
+    for name in os.listdir(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path / name)
+    if remove_dir:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def write_error(path: Path, exc: OSError, then: str) -> RunError:
+    """The one-line error for a run directory that could not be written.
+
+    ``then`` says how to go on once the cause is gone (``resume it: attractor resume X``).
+    """
+    reason = exc.strerror or type(exc).__name__
+    if disk_full(exc):
+        return DiskFullError(
+            f"cannot write the run directory {path}: {reason}; free some space, then {then}"
         )
-    path.mkdir(parents=True)
+    target = exc.filename2 or exc.filename  # the file may be the cause (a folder in its place)
+    where = f" ({target})" if target else ""
+    return RunError(
+        f"cannot write the run directory {path}: {reason}{where}; {then} once it is writable"
+    )
+
+
+def _claim_dir(path: Path, template: str, source: str) -> Path:
+    """``path`` created, or found empty; refused if it holds a run or anything else."""
+    if path.is_dir() or path.exists() or path.is_symlink():
+        _refuse_used(path, template, source)
+        os.chmod(path, run_dir_mode() & ~_umask())  # it is the run directory now
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    make_run_dir(path)
     return path
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (Linux ``/proc``), else 022."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in read_bounded("/proc/self/status", TEXT_LIMIT, "status").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return 0o022
 
 
 def _some_entries(path: Path, entries: list[str], shown: int = 3) -> str:
@@ -125,7 +265,11 @@ def _some_entries(path: Path, entries: list[str], shown: int = 3) -> str:
     return "it has " + ", ".join(names) + more
 
 
-def _cannot_create(path: Path, value: str | None, source: str, exc: OSError) -> UsageError:
+def _cannot_create(
+    path: Path, value: str | None, source: str, exc: OSError
+) -> UsageError | RunError:
+    if disk_full(exc):
+        return write_error(path, exc, "run the pipeline again")
     reason = exc.strerror or type(exc).__name__
     blocker = next((p for p in path.parents if os.path.lexists(p)), None)
     if blocker is not None and not os.path.isdir(blocker):
@@ -146,7 +290,7 @@ def _unique_dir(base: Path, stem: str) -> Path:
     n = 1
     while True:
         try:
-            candidate.mkdir()
+            make_run_dir(candidate)
             return candidate
         except FileExistsError:
             n += 1
@@ -195,7 +339,7 @@ class RunDir:
             require_regular(path, "lock file")  # a FIFO, a device or a dangling link
             # O_NOFOLLOW: a link swapped in since the check is refused, not followed.
             flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(path, flags, 0o644)
+            fd = os.open(path, flags, run_file_mode())
         except InputFileError as exc:
             raise damaged_run_file(exc) from None
         except OSError as exc:
@@ -283,12 +427,12 @@ class RunDir:
             return path, False
         path = self.path / _safe_name(node_id)
         try:
-            os.mkdir(path)
+            make_run_dir(path)
             created = True
         except FileExistsError:
             created = False
         except FileNotFoundError:  # the run directory itself went away: say where
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
             created = True
         self._stage_dirs[node_id] = path
         return path, created

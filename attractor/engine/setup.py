@@ -20,9 +20,12 @@ from attractor.engine.rundir import (
     PROCESSES,
     RunDir,
     damaged_run_file,
+    discard_unstarted,
     new_run_dir,
     sibling_run_dir,
     source_hash,
+    use_permissions,
+    write_error,
 )
 from attractor.engine.state import NodeResult, Walk, sum_usage
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
@@ -92,19 +95,29 @@ def start_setup(
 ) -> RunSetup:
     """A fresh run directory for ``graph``."""
     start = _start_node(graph)
+    use_permissions(settings.run_permissions)
     run_dir = RunDir(new_run_dir(settings.logs_dir, graph.name, source=settings.source("logs_dir")))
-    run_dir.lock()
-    text = _read_source(graph, source_path)
-    run_dir.copy_source(text)
-    manifest = _manifest(graph, run_dir, source_path, text)
-    manifest["context_seed"] = dict(seed)
-    # How nodes execute, so that a resume continues the same way (see api.resume_settings).
-    manifest["settings"] = record_of(settings)
-    # A simulated run says so where every later reader of the run directory looks.
-    manifest["simulated"] = {
-        "models": settings.backend == "simulate",
-        "tools": settings.simulates_tools,
-    }
+    try:
+        run_dir.lock()
+        text = _read_source(graph, source_path)
+        manifest = _manifest(graph, run_dir, source_path, text)
+        manifest["context_seed"] = dict(seed)
+        # How nodes execute, so that a resume continues the same way (see api.resume_settings).
+        manifest["settings"] = record_of(settings)
+        # A simulated run says so where every later reader of the run directory looks.
+        manifest["simulated"] = {
+            "models": settings.backend == "simulate",
+            "tools": settings.simulates_tools,
+        }
+        # The manifest first: it marks the directory as a run's (see rundir.never_started).
+        run_dir.write_manifest(manifest)
+        run_dir.copy_source(text)
+    except BaseException as exc:  # a full disk, or a signal: leave nothing half made
+        run_dir.unlock()
+        discard_unstarted(run_dir.path)
+        if isinstance(exc, OSError):
+            raise write_error(run_dir.path, exc, "run the pipeline again") from None
+        raise
     return RunSetup(
         graph=graph,
         run_dir=run_dir,
@@ -199,7 +212,10 @@ def resume_setup(
     directory stays locked against other processes until the run finishes.
     """
     run_dir = RunDir(path)
-    if path.is_dir():  # else Checkpoint.load reports what is missing
+    use_permissions(settings.run_permissions)
+    # Only a run directory gets a lock file: a folder without a checkpoint is
+    # left as it is, and Checkpoint.load reports what is missing.
+    if run_dir.checkpoint_path.is_file():
         run_dir.lock()
     try:
         # A command of the previous process that is somehow still running must

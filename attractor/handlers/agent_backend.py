@@ -22,6 +22,7 @@ from attractor.agent.transcript import Transcript
 from attractor.dot.graph import Graph, Node, normalize_label
 from attractor.errors import LLMError, UsageError
 from attractor.events import AgentWarning, TurnBudgetResolved, TurnLimitReached
+from attractor.fileio import run_dir_mode, write_text
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
@@ -297,8 +298,8 @@ def session_outcome(
 def _write_response(stage_dir: Path, text: str) -> None:
     # The handler only writes response.md from the short context preview when
     # the backend has not; the node's full final text belongs there.
-    stage_dir.mkdir(parents=True, exist_ok=True)
-    (stage_dir / "response.md").write_text(text, encoding="utf-8")
+    stage_dir.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
+    write_text(stage_dir / "response.md", text)
 
 
 def check_priced(model: str, settings: Settings) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 from attractor.dot.graph import Graph, Node
-from attractor.errors import PipelinePathError
+from attractor.errors import PipelinePathError, UsageError
 from attractor.events import (
     InterviewCompleted,
     InterviewRejected,
@@ -111,6 +111,26 @@ def gates_needing_a_person(graph: Graph) -> list[str]:
         if node.handler_type == "wait.human"
         and not (node.get("human.default_choice") and question_timeout(node) is not None)
     ]
+
+
+def check_auto_choice(graph: Graph, choice: str) -> None:
+    """Refuse ``--auto-approve=CHOICE`` when no human gate of ``graph`` offers it.
+
+    Raises:
+        UsageError: naming the choices the gates do offer.
+    """
+    offered: list[str] = []
+    for node in graph.nodes():
+        if node.handler_type != "wait.human":
+            continue
+        options = [Option(c.key, c.label) for c in choices_for(node)]
+        if match_option(choice, options) is not None:
+            return
+        offered += [o.label for o in options if o.label not in offered]
+    known = ", ".join(repr(label) for label in offered) or "none (the pipeline has no gates)"
+    raise UsageError(
+        f"--auto-approve={choice}: no human gate offers that choice; the choices are {known}"
+    )
 
 
 async def review_for(node: Node, graph: Graph, context: Context, env: StageEnv) -> str:

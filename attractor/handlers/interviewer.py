@@ -101,12 +101,26 @@ def match_option(response: str, options: Iterable[Option]) -> Option | None:
 
 
 class AutoApproveInterviewer:
-    """YES to yes/no questions, the first option of a choice, else ``auto-approved``."""
+    """Answers every question at once, without asking anyone.
+
+    Yes to a yes/no question. At a choice: the option named ``choice``
+    (``--auto-approve=LABEL``: a label, key or accelerator) where the gate offers
+    it, else the gate's default (``human.default_choice``), else its first
+    option (the spec's rule). A free-text question gets ``auto-approved``.
+    """
+
+    def __init__(self, choice: str | None = None) -> None:
+        self.choice = choice
 
     async def ask(self, question: Question) -> Answer:
         if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
             return Answer(AnswerValue.YES)
         if question.options:
+            named = match_option(self.choice, question.options) if self.choice else None
+            if named is not None:
+                return Answer(named.key, selected_option=named)
+            if question.default is not None:
+                return question.default
             first = question.options[0]
             return Answer(first.key, selected_option=first)
         return Answer("auto-approved", text="auto-approved")

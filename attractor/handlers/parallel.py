@@ -30,6 +30,7 @@ from attractor.fileio import (
     atomic_write_text,
     loads_json,
     read_bounded,
+    run_dir_mode,
 )
 from attractor.handlers.base import BranchResult, StageEnv
 from attractor.handlers.context import Context
@@ -162,7 +163,7 @@ class BranchStore:
 
     def _make_folder(self) -> None:
         if not self._folder_made:
-            self.folder.mkdir(exist_ok=True)
+            self.folder.mkdir(mode=run_dir_mode(), exist_ok=True)
             self._folder_made = True
 
 

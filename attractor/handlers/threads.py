@@ -21,7 +21,13 @@ from typing import Any
 
 from attractor.agent import thread as thread_json
 from attractor.errors import AttractorError
-from attractor.fileio import STATE_LIMIT, atomic_write_json, loads_json, read_bounded
+from attractor.fileio import (
+    STATE_LIMIT,
+    atomic_write_json,
+    loads_json,
+    read_bounded,
+    run_dir_mode,
+)
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import THREAD_OF_PREFIX
 from attractor.llm.types import Message
@@ -74,7 +80,7 @@ class ThreadStore:
         name = f"{_safe(node_id)}-v{visit}-a{attempt}.json"
         relative = Path(THREADS_DIR) / _safe(self.own) / name
         path = self.logs_root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
         atomic_write_json(path, thread_json.dump(messages))
         return {HEAD_PREFIX + self.own: relative.as_posix(), THREAD_OF_PREFIX + node_id: self.key}
 

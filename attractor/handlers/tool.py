@@ -4,9 +4,10 @@ Under ``--backend simulate`` (chosen on purpose, see ``Settings.simulates_tools`
 the command is not run: the node reports what it would run.
 
 stdout and stderr go to files in the stage directory; their tail goes into the
-context as ``tool.output``. A non-zero exit is FAIL with the exit code in the
-reason. Cancellation (node timeout, ``--timeout``, Ctrl-C) kills the process
-group (see :mod:`attractor.proc.process`).
+context as ``tool.output``. A non-zero exit is FAIL with the exit code, the last
+line of stderr and the last lines of stdout in the reason. Cancellation (node
+timeout, ``--timeout``, Ctrl-C) kills the process group (see
+:mod:`attractor.proc.process`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from attractor.proc.process import process_env, run_process
 
 #: How much of the output tail goes into the context.
 OUTPUT_TAIL = 4000
+#: How many of stdout's last lines, and how much of each, a failure reason quotes.
+REASON_LINES = 3
+REASON_CHARS = 200
 
 
 class ToolHandler:
@@ -48,11 +52,26 @@ class ToolHandler:
             return Outcome(
                 StageStatus.SUCCESS, notes=f"Tool completed: {command}", context_updates=updates
             )
-        reason = f"tool_command exited with code {result.returncode}"
-        err = result.stderr.strip().splitlines()
-        if err:
-            reason += f": {err[-1][:200]}"
+        reason = failure_reason(result.returncode, result.stdout, result.stderr)
         return Outcome(StageStatus.FAIL, failure_reason=reason, context_updates=updates)
+
+
+def failure_reason(code: int | None, stdout: str, stderr: str) -> str:
+    """``tool_command exited with code N``, the last line of stderr, and stdout's tail.
+
+    Many tools report on stdout alone (pytest's ``1 failed, 3 passed``): the
+    last :data:`REASON_LINES` non-blank lines of stdout follow, each cut to
+    :data:`REASON_CHARS` characters, so the reason says why without opening
+    ``stdout.txt``.
+    """
+    reason = f"tool_command exited with code {code}"
+    err = stderr.strip().splitlines()
+    if err:
+        reason += f": {err[-1][:REASON_CHARS]}"
+    out = [line.strip()[:REASON_CHARS] for line in stdout.splitlines() if line.strip()]
+    if out:
+        reason += "; stdout ends: " + " | ".join(out[-REASON_LINES:])
+    return reason
 
 
 def _execution(env: StageEnv, node: Node) -> int:

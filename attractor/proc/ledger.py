@@ -39,6 +39,8 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
+from attractor.proc.files import file_mode
+
 #: The ledger of the run this task belongs to (None outside a run).
 CURRENT: contextvars.ContextVar[ProcessLedger | None] = contextvars.ContextVar(
     "attractor_process_ledger", default=None
@@ -136,7 +138,7 @@ class ProcessLedger:
         could be killed)."""
         try:
             if self._fd is None:
-                self._fd = os.open(self.path, _APPEND, 0o666)
+                self._fd = os.open(self.path, _APPEND, file_mode())
             os.write(self._fd, line.encode())
         except OSError:
             pass  # the guard and the step's own cleanup still stand

@@ -38,6 +38,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from attractor.proc.files import file_mode
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, Streams, direct_argv
@@ -215,10 +216,10 @@ def _target(opened: list[int], path: Path | None) -> int:
     if path is None:
         return subprocess.PIPE
     try:
-        fd = os.open(path, _OUTPUT_FLAGS, 0o666)
+        fd = os.open(path, _OUTPUT_FLAGS, file_mode())
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, _OUTPUT_FLAGS, 0o666)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, _OUTPUT_FLAGS, file_mode())
     opened.append(fd)
     return fd
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,34 @@ def test_unknown_template_lists_the_known_ones(workspace: Path) -> None:
     assert result.exit_code == 2 and "coding, review, ci" in result.stderr
     listed = invoke(["init", "--list"])
     assert [line.split()[0] for line in listed.stdout.splitlines()] == list(TEMPLATES)
+
+
+def test_init_writes_the_pipeline_with_the_umask_and_force_keeps_the_mode(
+    workspace: Path,
+) -> None:
+    old = os.umask(0o022)
+    try:
+        assert invoke(["init", "ci", "a.dot"]).exit_code == 0
+        assert stat.S_IMODE((workspace / "a.dot").stat().st_mode) == 0o644
+        os.umask(0o027)
+        assert invoke(["init", "ci", "b.dot"]).exit_code == 0
+        assert stat.S_IMODE((workspace / "b.dot").stat().st_mode) == 0o640
+        (workspace / "a.dot").chmod(0o664)  # the user's choice survives --force
+        assert invoke(["init", "review", "a.dot", "--force"]).exit_code == 0
+        assert stat.S_IMODE((workspace / "a.dot").stat().st_mode) == 0o664
+        assert "component" in (workspace / "a.dot").read_text("utf-8")
+    finally:
+        os.umask(old)
+
+
+def test_init_onto_a_directory_or_an_unwritable_place_is_one_line_exit_2(
+    workspace: Path,
+) -> None:
+    (workspace / "d.dot").mkdir()
+    for args in (["init", "d.dot", "--force"], ["init", "d.dot"], ["init", "/proc/x.dot"]):
+        result = invoke(args)
+        assert result.exit_code == 2, (args, result.output)
+        assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ")
+    assert "d.dot is a directory" in invoke(["init", "d.dot", "--force"]).stderr
+    assert "cannot write /proc/x.dot" in invoke(["init", "/proc/x.dot"]).stderr
+    assert list((workspace / "d.dot").iterdir()) == []

@@ -32,6 +32,26 @@ async def test_non_zero_exit_is_fail_with_the_exit_code(tmp_path: Path) -> None:
     assert result.failure_reason == "t failed: tool_command exited with code 3: broken"
 
 
+async def test_a_failure_quotes_the_tail_of_stdout(tmp_path: Path) -> None:
+    # pytest and many other tools say why only on stdout.
+    command = (
+        "echo collected 4 items; echo; echo FAILED test_x.py::test_y - assert 1 == 2; "
+        "echo '=== 1 failed, 3 passed in 0.1s ==='; exit 1"
+    )
+    graph = graph_of(f't [shape=parallelogram, tool_command="{command}"]\n start -> t -> done')
+    result = await run(graph, tmp_path)
+    assert result.failure_reason == (
+        "t failed: tool_command exited with code 1; stdout ends: collected 4 items | "
+        "FAILED test_x.py::test_y - assert 1 == 2 | === 1 failed, 3 passed in 0.1s ==="
+    )
+    long = graph_of('t [shape=parallelogram, tool_command="echo oops >&2; seq 1 500; exit 2"]\n'
+                    "start -> t -> done")  # fmt: skip
+    result = await run(long, tmp_path / "long")
+    assert result.failure_reason == (
+        "t failed: tool_command exited with code 2: oops; stdout ends: 498 | 499 | 500"
+    )
+
+
 async def test_tool_runs_in_the_node_workdir_and_sees_its_stage_dir(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     graph = graph_of(
