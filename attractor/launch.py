@@ -31,11 +31,12 @@ if TYPE_CHECKING:
     from attractor.dot.graph import Graph
     from attractor.engine.continuation import Continuation
     from attractor.engine.executor import Executor, RunJob
-    from attractor.engine.run import RunOptions, RunResult, RunStatus
+    from attractor.engine.run import RunOptions, RunResult
     from attractor.errors import Diagnostic
     from attractor.events import Event
     from attractor.handlers.backend import CodergenBackend
     from attractor.handlers.interviewer import Interviewer
+    from attractor.run_status import RunStatus
     from attractor.settings import Settings
 
 Observer = Callable[["Event"], None]

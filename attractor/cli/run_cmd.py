@@ -41,11 +41,8 @@ from attractor.handlers.interviewer import (
     stdin_can_answer,
 )
 from attractor.launch import Hooks, Plan, launch, load_graph, plan_resume, plan_run
+from attractor.run_status import STOPPED
 from attractor.settings import Settings
-
-#: Statuses whose final line is a problem report (stderr) rather than a result.
-_STOPPED = ("timed_out", "interrupted", "terminated", "hangup")
-
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
@@ -124,10 +121,12 @@ def _resume_target(run_dir: str | None, latest: bool) -> Path:
     if not latest:
         raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
     from attractor.engine.inventory import list_runs
-    from attractor.engine.setup import RESUMABLE
+    from attractor.run_status import RESUMABLE, RunStatus
 
     for info in list_runs(Path(".")):
-        if info.status != "running" and (info.status in RESUMABLE or info.status == "stopped"):
+        if info.status != RunStatus.RUNNING and (
+            info.status in RESUMABLE or info.status == "stopped"
+        ):
             click.echo(f"resuming {info.path}", err=True)
             return info.path
     raise UsageError(
@@ -299,5 +298,5 @@ def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -
     if mode in ("live", "plain"):
         print_summary(result, console, rich=mode == "live")
     line = final_line(result, elapsed)
-    to_stderr = mode == "json" or result.status in _STOPPED
+    to_stderr = mode == "json" or result.status in STOPPED
     click.echo(line, err=to_stderr)

@@ -48,6 +48,7 @@ from attractor.events import Event, PipelineStarted
 from attractor.fileio import read_bounded, write_text
 from attractor.handlers.base import BranchRunner
 from attractor.handlers.interviewer import ConsoleInterviewer
+from attractor.run_status import RunStatus
 from attractor.settings import Settings, absolute_backend
 
 PROBE = ".shared-check"
@@ -210,4 +211,4 @@ async def _signals_to_file(path: Path, stop: Stop, *, task_status: Any) -> None:
     """Pass a stop signal on to the remote run as a stop request."""
     scope = anyio.CancelScope()
     await watch_signals(scope, stop, task_status=task_status)
-    write_text(path, stop.status or "interrupted")
+    write_text(path, stop.status or RunStatus.INTERRUPTED)

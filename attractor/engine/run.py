@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -44,7 +44,6 @@ from attractor.engine.rundir import (
     write_error,
 )
 from attractor.engine.setup import (
-    RESUMABLE,
     RunSetup,
     restart_setup,
     resume_setup,
@@ -70,31 +69,32 @@ from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
+from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, step_limit
 
 __all__ = [
     "NodeResult",
     "RunOptions",
     "RunResult",
+    "RunStatus",
     "execute",
     "resume_pipeline",
     "run_pipeline",
 ]
 
-RunStatus = Literal["success", "fail", "timed_out", "interrupted", "terminated", "hangup"]
 _EXIT_CODES = {
-    "success": 0,
-    "fail": 1,
-    "timed_out": 124,
-    "hangup": 129,
-    "interrupted": 130,
-    "terminated": 143,
+    RunStatus.SUCCESS: 0,
+    RunStatus.FAIL: 1,
+    RunStatus.TIMED_OUT: 124,
+    RunStatus.HANGUP: 129,
+    RunStatus.INTERRUPTED: 130,
+    RunStatus.TERMINATED: 143,
 }
 #: The signals that stop a run, and the status each one leaves (all resumable).
 _STOP_SIGNALS: dict[signal.Signals, RunStatus] = {
-    signal.SIGINT: "interrupted",
-    signal.SIGTERM: "terminated",
-    signal.SIGHUP: "hangup",  # the terminal or SSH session went away
+    signal.SIGINT: RunStatus.INTERRUPTED,
+    signal.SIGTERM: RunStatus.TERMINATED,
+    signal.SIGHUP: RunStatus.HANGUP,  # the terminal or SSH session went away
 }
 
 
@@ -253,7 +253,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         if end.restart_at is None:
                             break
                         setup = restart_setup(setup, end.restart_at)
-                        finish_run(run, "restarted", end, None, setup.run_dir.path.name)
+                        finish_run(run, RunStatus.RESTARTED, end, None, setup.run_dir.path.name)
                         ledger.path = setup.run_dir.path / PROCESSES
                         carried = run.carried + run_usage(run)
                         run = open_run(setup, services, registry, bus, options, steps)
@@ -267,7 +267,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     finally:
         with anyio.CancelScope(shield=True):
             if not run.finished:  # an error or an outside cancellation got here first
-                status = stop.status or "interrupted"
+                status = stop.status or RunStatus.INTERRUPTED
                 finish_run(run, status, end, options.settings.timeout, reason=stop.reason)
             if owned:
                 await backend.aclose()
@@ -330,7 +330,7 @@ async def _guarded_walk(run: Run, start: str, stop: Stop) -> WalkEnd:
     except OSError as exc:
         if disk_full(exc):  # raised once out of the task group (which would wrap it)
             stop.error = write_error(run.run_dir.path, exc, _resume_hint(run.run_dir.path))
-            stop.status, stop.reason = "interrupted", str(stop.error)
+            stop.status, stop.reason = RunStatus.INTERRUPTED, str(stop.error)
         return WalkEnd("fail", f"cannot write run files: {exc}", run.main.current)
 
 
@@ -355,10 +355,10 @@ async def _watch_requests(
 
 def _final_status(end: WalkEnd | None, stop: Stop, cancelled: bool) -> RunStatus:
     if end is not None and end.restart_at is None:
-        return "success" if end.status == "success" else "fail"
+        return RunStatus.SUCCESS if end.status == "success" else RunStatus.FAIL
     if stop.status is not None:
         return stop.status
-    return "timed_out" if cancelled else "fail"
+    return RunStatus.TIMED_OUT if cancelled else RunStatus.FAIL
 
 
 def _then(setup: RunSetup) -> str:
@@ -494,7 +494,7 @@ def _open_results(setup: RunSetup) -> AppendFile:
 
 def finish_run(
     run: Run,
-    status: str,
+    status: RunStatus,
     end: WalkEnd | None,
     timeout: float | None,
     restarted_into: str | None = None,
@@ -534,16 +534,16 @@ def finish_run(
     return unsaved
 
 
-def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:
+def _failure_reason(run: Run, status: RunStatus, end: WalkEnd | None, timeout: float | None) -> str:
     node = run.main.current or run.start or "?"
-    if status == "timed_out":
+    if status == RunStatus.TIMED_OUT:
         after = _timeout_text(run.services.settings) or format_duration(timeout or 0)
         return f"pipeline timed out after {after} while running {node}"
-    if status in ("interrupted", "terminated"):
+    if status in (RunStatus.INTERRUPTED, RunStatus.TERMINATED):
         return f"pipeline {status} while running {node}"
-    if status == "hangup":
+    if status == RunStatus.HANGUP:
         return f"pipeline stopped by SIGHUP (terminal closed) while running {node}"
-    if status == "fail":
+    if status == RunStatus.FAIL:
         return end.reason if end is not None and end.reason else "pipeline failed"
     return ""
 
@@ -553,7 +553,9 @@ def _timeout_text(settings: Settings) -> str | None:
     return settings.text("timeout") if settings.timeout is not None else None
 
 
-def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:
+def _update_manifest(
+    run: Run, status: RunStatus, duration: float, restarted_into: str | None
+) -> None:
     manifest = run.manifest
     finished = time.time()
     manifest.update(
@@ -572,13 +574,15 @@ def _update_manifest(run: Run, status: str, duration: float, restarted_into: str
 
 
 def _final_event(
-    run: Run, status: str, duration: float, timeout: float | None
+    run: Run, status: RunStatus, duration: float, timeout: float | None
 ) -> PipelineCompleted | PipelineFailed | PipelineTimedOut | PipelineInterrupted:
-    if status in ("success", "restarted"):
+    if status in (RunStatus.SUCCESS, RunStatus.RESTARTED):
         return PipelineCompleted(duration=duration, artifact_count=len(run.main.completed))
-    if status == "timed_out":
+    if status == RunStatus.TIMED_OUT:
         return PipelineTimedOut(timeout=timeout or 0.0, node=run.main.current, duration=duration)
-    if status in ("interrupted", "terminated", "hangup"):
-        signal = {"interrupted": "SIGINT", "terminated": "SIGTERM"}.get(status, "SIGHUP")
+    if status in (RunStatus.INTERRUPTED, RunStatus.TERMINATED, RunStatus.HANGUP):
+        signal = {RunStatus.INTERRUPTED: "SIGINT", RunStatus.TERMINATED: "SIGTERM"}.get(
+            status, "SIGHUP"
+        )
         return PipelineInterrupted(signal=signal, node=run.main.current, duration=duration)
     return PipelineFailed(error=run.failure_reason, duration=duration)

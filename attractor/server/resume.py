@@ -12,6 +12,7 @@ from typing import Any
 
 from attractor.engine.checkpoint import RUNNING
 from attractor.engine.continuation import Continuation
+from attractor.run_status import RunStatus
 from attractor.server.body import Problem
 
 #: What a resume request may say.
@@ -52,8 +53,12 @@ def check_resumable(run_id: str, status: str, how: Continuation | None, active: 
     """
     if active or status == RUNNING:
         raise Problem(409, f"run {run_id} is still running; cancel it first")
-    if how is None and status in ("success", "fail", "restarted"):
-        said = {"success": "succeeded", "fail": "failed", "restarted": "restarted elsewhere"}
+    said: dict[str, str] = {
+        RunStatus.SUCCESS: "succeeded",
+        RunStatus.FAIL: "failed",
+        RunStatus.RESTARTED: "restarted elsewhere",
+    }
+    if how is None and status in said:
         raise Problem(409, f"run {run_id} {said[status]}; nothing to resume: {_RESUME_HOW}")
-    if how is not None and how.retry_failed and status != "fail":
+    if how is not None and how.retry_failed and status != RunStatus.FAIL:
         raise Problem(409, f"run {run_id} is {status}, not failed; {_RESUME_HOW}")

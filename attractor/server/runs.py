@@ -38,6 +38,7 @@ from attractor.launch import (
     resume_settings,
     settings_for,
 )
+from attractor.run_status import RunStatus
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import RECORDED_SOURCE, Settings
@@ -253,7 +254,9 @@ class RunManager:
         with contextlib.suppress(Exception):  # the disk may be what failed
             manifest = rundir.read_manifest()
             if manifest.get("status") in (RUNNING, None):
-                manifest.update(status="fail", failure_reason=run.error, finished_at=time.time())
+                manifest.update(
+                    status=RunStatus.FAIL, failure_reason=run.error, finished_at=time.time()
+                )
                 rundir.write_manifest(manifest)
 
     def ended_by_error(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -264,8 +267,8 @@ class RunManager:
         """
         reason = self.died.get(str(data.get("id")))
         if reason is not None and data.get("id") not in self.active:
-            if data.get("status") in (RUNNING, "stopped", "fail"):
-                data["status"] = "fail"
+            if data.get("status") in (RUNNING, "stopped", RunStatus.FAIL):
+                data["status"] = RunStatus.FAIL
                 data["failure_reason"] = data.get("failure_reason") or reason
             data["error"] = reason
         return data
