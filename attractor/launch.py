@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from attractor.events import Event
     from attractor.handlers.backend import CodergenBackend
     from attractor.handlers.interviewer import Interviewer
+    from attractor.handlers.registry import HandlerRegistry
     from attractor.run_status import RunStatus
     from attractor.settings import Settings
 
@@ -139,6 +140,9 @@ class Hooks:
     handle_signals: bool = False
     #: Returns when someone outside asks the run to stop, with the status to stop as.
     stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
+    #: The node types the run knows (None: the built-in ones); a library's own
+    #: types are registered on ``handlers.builtin.default_registry()``.
+    registry: HandlerRegistry | None = None
 
 
 async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
@@ -179,6 +183,7 @@ async def _open(stack: contextlib.AsyncExitStack, plan: Plan, hooks: Hooks) -> R
         handle_signals=hooks.handle_signals,
         executor=executor_for(plan.settings),
         stop_requests=hooks.stop_requests,
+        registry=hooks.registry,
     )
 
 

@@ -6,6 +6,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -13,6 +14,8 @@ import pytest
 from attractor.engine.run import RunOptions, run_pipeline
 from attractor.errors import RunError, ValidationError
 from attractor.events import Event, StageStarted
+from attractor.handlers.builtin import default_registry
+from attractor.handlers.outcome import Outcome
 from attractor.launch import Hooks, Plan, launch, load_graph, plan_run
 from attractor.settings import Settings
 
@@ -103,3 +106,25 @@ async def test_the_engine_builds_no_model_backend_of_its_own(tmp_path: Path) -> 
     settings = Settings(logs_dir=str(tmp_path / "runs" / "{timestamp}"), backend="openai")
     with pytest.raises(RunError, match="no backend was built"):
         await run_pipeline(graph, tmp_path / "slow.dot", RunOptions(settings=settings))
+
+
+class Stamp:
+    """A node type of the library user's own: writes its node id into its stage folder."""
+
+    async def execute(self, node: Any, context: Any, graph: Any, env: Any) -> Outcome:
+        (env.stage_dir / "stamped.txt").write_text(node.id)
+        return Outcome.success("stamped")
+
+
+@pytest.mark.anyio
+async def test_a_library_node_type_runs_through_the_launcher(tmp_path: Path) -> None:
+    (tmp_path / "p.dot").write_text(
+        'digraph p { start [shape=Mdiamond]\n done [shape=Msquare]\n s [type="stamp"]\n'
+        " start -> s -> done }\n"
+    )
+    registry = default_registry()
+    registry.register("stamp", Stamp())
+    flags = {"logs_dir": str(tmp_path / "runs" / "{timestamp}"), "workdir": str(tmp_path)}
+    result = await launch(plan_run(tmp_path / "p.dot", flags), Hooks(registry=registry))
+    assert result.status == "success"
+    assert (result.run_dir / "s" / "stamped.txt").read_text() == "s"
