@@ -176,7 +176,10 @@ function applyEvent(event) {
     case "stage_started": {
       const n = node(event.name);
       Object.assign(n, { state: "running", turn: "", tool: "", attempts: event.attempt || 1 });
-      if ((event.attempt || 1) === 1) n.visits += 1;
+      // The visit the engine numbered (a resume or a go-back goes on counting
+      // from the run's own numbers); counted from first attempts for older events.
+      if (Number.isInteger(event.visit)) n.visits = Math.max(n.visits, event.visit);
+      else if ((event.attempt || 1) === 1) n.visits += 1;
       paintNode(n.id);
       break;
     }
