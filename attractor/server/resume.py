@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from attractor.engine.checkpoint import RUNNING
 from attractor.engine.continuation import Continuation
 from attractor.run_status import RunStatus
 from attractor.server.body import Problem
@@ -51,7 +50,7 @@ def check_resumable(run_id: str, status: str, how: Continuation | None, active: 
         Problem: 409 while the run goes on, for a plain resume of a run that
             ended, and for retrying a run that did not fail.
     """
-    if active or status == RUNNING:
+    if active or status == RunStatus.RUNNING:
         raise Problem(409, f"run {run_id} is still running; cancel it first")
     said: dict[str, str] = {
         RunStatus.SUCCESS: "succeeded",

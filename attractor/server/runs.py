@@ -22,7 +22,6 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING
 from attractor.engine.continuation import Continuation
 from attractor.engine.inventory import RUNS_SUBDIR
 from attractor.engine.rundir import RunDir
@@ -253,7 +252,7 @@ class RunManager:
         rundir = RunDir(run.path)
         with contextlib.suppress(Exception):  # the disk may be what failed
             manifest = rundir.read_manifest()
-            if manifest.get("status") in (RUNNING, None):
+            if manifest.get("status") in (RunStatus.RUNNING, None):
                 manifest.update(
                     status=RunStatus.FAIL, failure_reason=run.error, finished_at=time.time()
                 )
@@ -267,7 +266,7 @@ class RunManager:
         """
         reason = self.died.get(str(data.get("id")))
         if reason is not None and data.get("id") not in self.active:
-            if data.get("status") in (RUNNING, "stopped", RunStatus.FAIL):
+            if data.get("status") in (RunStatus.RUNNING, "stopped", RunStatus.FAIL):
                 data["status"] = RunStatus.FAIL
                 data["failure_reason"] = data.get("failure_reason") or reason
             data["error"] = reason
