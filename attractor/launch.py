@@ -1,8 +1,8 @@
 """Where every run starts: the one launcher the library API, the CLI and the server share.
 
 A run starts in two steps. :func:`plan_run` and :func:`plan_resume` load and
-check the graph (:func:`load_graph`) and resolve its settings; they run no
-engine code, so ``--dry-run`` and a refused resume stop there. :func:`launch`
+check the graph (:func:`load_graph`) and resolve its settings; they start
+nothing and write nothing, so ``--dry-run`` and a refused resume stop there. :func:`launch`
 then builds the run-level resources (the model backend today; workspaces,
 sandboxes and MCP servers belong in :func:`_open_resources` too), the
 executor and the :class:`~attractor.engine.run.RunOptions`, runs the job, and
