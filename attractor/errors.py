@@ -37,7 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Severity = Literal["error", "warning", "info"]
+#: ``style`` is a note about spelling (an alias of a canonical name): it changes
+#: nothing at run time, and only ``attractor lint --strict`` counts it.
+Severity = Literal["error", "warning", "info", "style"]
 
 #: The generated reference of every lint rule, one anchor per rule id.
 RULES_DOC = "docs/rules.md"

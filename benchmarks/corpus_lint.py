@@ -38,6 +38,7 @@ from click.testing import CliRunner
 from attractor.api import lint
 from attractor.cli.main import cli
 from attractor.errors import Diagnostic, PipelineError
+from attractor.linter.base import closed_handler_types
 
 
 @dataclass
@@ -93,7 +94,10 @@ def check(folder: Path) -> list[FileResult]:
             for path in files:
                 result = FileResult(path, names.get(path, path.parent.name))
                 try:
-                    result.diagnostics = lint(path)
+                    # As `attractor lint` does: no handler can be registered
+                    # from the command line, so an unknown type is an error.
+                    with closed_handler_types():
+                        result.diagnostics = lint(path)
                 except PipelineError as error:
                     result.unreadable = str(error)
                 result.dry_run_code, result.dry_run_error = dry_run(runner, path)

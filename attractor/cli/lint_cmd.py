@@ -21,7 +21,7 @@ Examples:
   attractor lint --format sarif pipeline.dot > attractor.sarif
 
 \b
-Exit status: 0 no errors, 1 errors found (or warnings with --strict),
+Exit status: 0 no errors, 1 errors found (or warnings or style notes with --strict),
 2 usage error or unreadable file.
 """
 
@@ -29,11 +29,14 @@ Exit status: 0 no errors, 1 errors found (or warnings with --strict),
 def _summary(found: list[Diagnostic], files: int) -> str:
     errors = sum(d.severity == "error" for d in found)
     warnings = sum(d.severity == "warning" for d in found)
-    infos = len(found) - errors - warnings
+    styles = sum(d.severity == "style" for d in found)
+    infos = len(found) - errors - warnings - styles
     noun = "file" if files == 1 else "files"
     if not found:
         return f"no problems found in {files} {noun}"
     parts = [f"{errors} error(s)", f"{warnings} warning(s)"]
+    if styles:
+        parts.append(f"{styles} style")
     if infos:
         parts.append(f"{infos} info")
     return ", ".join(parts) + f" in {files} {noun}"
@@ -94,7 +97,11 @@ def _order(d: Diagnostic) -> tuple[str, int, int, str]:
     "sarif: a SARIF 2.1.0 log for code scanning. json and sarif always print one "
     "document, unreadable files included.",
 )
-@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 on warnings and style notes too, not only on errors.",
+)
 def lint(files: tuple[str, ...], output_format: str, strict: bool) -> None:
     """Check pipeline DOT FILEs and report every problem before anything runs."""
     found, unreadable = lint_files(list(files))
@@ -108,5 +115,5 @@ def lint(files: tuple[str, ...], output_format: str, strict: bool) -> None:
         # With no readable file there is no text report: "no problems found"
         # would read as a clean result.
         click.echo(format_text_report(found, len(files) - len(unreadable)), nl=False)
-    failing = any(d.is_error or (strict and d.severity == "warning") for d in found)
+    failing = any(d.is_error or (strict and d.severity in ("warning", "style")) for d in found)
     raise SystemExit(2 if unreadable else 1 if failing else 0)

@@ -69,10 +69,30 @@ def _model(node: Node, settings: Settings) -> list[str]:
     return lines
 
 
+def _aliases(graph: Graph, node: str | None, edge: tuple[str, str] | None = None) -> list[str]:
+    """``aliases: model -> llm_model``: what lint's ``alias`` rule resolved here."""
+    uses = [u for u in graph.aliases if u.node == node and u.edge == edge]
+    if not uses:
+        return []
+    shown = dict.fromkeys(f"{u.written} -> {u.canonical}" for u in uses)
+    return ["aliases: " + ", ".join(shown)]
+
+
+def _prompt_source(node: Node, graph: Graph) -> str:
+    """Where the stage's prompt comes from: a prompt file, the prompt or the label."""
+    read = graph.prompt_files.get(node.id)
+    if read is not None:
+        return f"prompt: from {read.path} ({len(read.text):,} characters)"
+    if node.prompt:
+        return f"prompt: inline ({len(node.prompt):,} characters)"
+    return "prompt: the label (no prompt attribute)"
+
+
 def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
     kind = node.handler_type
-    lines: list[str] = []
+    lines: list[str] = _aliases(graph, node.id)
     if kind == "codergen":
+        lines.append(_prompt_source(node, graph))
         budget = resolve_budget(node, graph, settings, prompt=node.prompt)
         lines += [*_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
     if kind == "tool":
@@ -109,6 +129,9 @@ def _edge_line(graph: Graph, edge: Edge, printed: dict[str, int], index: int) ->
         parts.append(f'"{edge.label}"')
     if edge.condition:
         parts.append(f"when {edge.condition}")
+        written = [u.written for u in graph.aliases if u.edge == (edge.source, edge.target)]
+        if written:
+            parts.append(f"(outcome written {', '.join(written)})")
     if edge.weight:
         parts.append(f"weight {edge.weight}")
     at = printed.get(edge.target)
@@ -143,6 +166,7 @@ def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     ]
     if graph.goal:
         lines.append(f"goal: {graph.goal}")
+    lines += [f"graph {line}" for line in _aliases(graph, None)]
     for index, node in enumerate(order):
         lines += ["", f"{index + 1}. {node.id} [{node.handler_type}]"]
         lines += [f"   {line}" for line in _details(node, graph, settings)]

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, KeysView
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
 from attractor.dot.source import Source, SourcePos
 from attractor.dot.store import EdgeData, Item, NodeData, Pos
+
+if TYPE_CHECKING:
+    from attractor.dot.dialects import AliasUse
+    from attractor.dot.prompts import PromptFile, PromptFileError
 
 __all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 
@@ -222,6 +227,14 @@ class Graph(_View):
         self._indexed = False
         #: (node id, first declaration, repeated declaration) for duplicate_node.
         self.duplicates: list[tuple[str, SourcePos, SourcePos]] = []
+        #: The aliases the alias transform resolved (for the ``alias`` lint rule).
+        self.aliases: list[AliasUse] = []
+        #: The folder of the file the pipeline was read from (set by ``prepare``);
+        #: the paths it names, such as prompt files, start there.
+        self.folder: Path | None = None
+        #: Prompts read from files (node id -> file), and those that could not be.
+        self.prompt_files: dict[str, PromptFile] = {}
+        self.prompt_errors: list[PromptFileError] = []
 
     def _where(self) -> Source | None:
         return self._source

@@ -49,6 +49,20 @@ def parse_duration(text: str) -> float:
     return total
 
 
+def parse_interval(text: str) -> float:
+    """A duration that may also be zero (``0s``, ``0``): an interval with no wait.
+
+    Raises ValueError (message: the accepted form) otherwise.
+    """
+    s = text.strip()
+    if re.fullmatch(r"0+(?:\.0+)?(?:ms|s|m|h|d)?", s):
+        return 0.0
+    try:
+        return parse_duration(s)
+    except ValueError:
+        raise ValueError(f"expected {DURATION_FORM}, or 0s") from None
+
+
 def format_duration(seconds: float) -> str:
     """Render seconds the way a user would write them: ``5m``, ``1h30m``, ``1.5s``."""
     if seconds < 1:
@@ -226,7 +240,13 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("human.default_choice", _N, _string, "", "choice taken when a human gate times out"),
     AttrSpec("human.timeout", _N, parse_duration, None, "how long a human gate waits"),
     AttrSpec("human.show", _N, _string, "", "file shown with a human gate's question"),
-    AttrSpec("manager.poll_interval", _N, parse_duration, 45.0, "manager loop poll interval"),
+    AttrSpec(
+        "manager.poll_interval",
+        _N,
+        parse_interval,
+        45.0,
+        "manager loop poll interval (0s: a cycle at every step of the child)",
+    ),
     AttrSpec("manager.max_cycles", _N, _positive, 1000, "manager loop cycles"),
     AttrSpec("manager.stop_condition", _N, _string, "", "manager loop stop condition"),
     AttrSpec("manager.actions", _N, _string, "observe,wait", "manager loop actions"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from attractor.dot.dialects import PROPERTY_ALIASES
 from attractor.errors import StylesheetError
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ class Stylesheet:
     """Parsed rules in source order."""
 
     rules: tuple[Rule, ...]
+    #: Property aliases written (``model:``), as (written, canonical, line, column).
+    aliases: tuple[tuple[str, str, int, int], ...] = ()
 
     def resolve(self, node: Node) -> dict[str, str]:
         """Property values for ``node`` from the rules alone (no node attributes)."""
@@ -95,10 +98,14 @@ class _Tokens:
                 self.items.append((kind, match.group(), match.start()))
         self.items.append(("end", "", len(text)))
         self.i = 0
+        self.aliases: list[tuple[str, str, int, int]] = []
+
+    def line_column(self, offset: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, offset) + 1
+        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
 
     def error(self, message: str, offset: int) -> StylesheetError:
-        line = self.text.count("\n", 0, offset) + 1
-        column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        line, column = self.line_column(offset)
         return StylesheetError(message, line=line, column=column)
 
     def next(self) -> tuple[str, str, int]:
@@ -139,6 +146,10 @@ def _selector(tokens: _Tokens) -> tuple[SelectorKind, str]:
 
 def _declaration(tokens: _Tokens) -> tuple[str, str]:
     kind, prop, offset = tokens.next()
+    if kind == "word" and prop in PROPERTY_ALIASES:
+        # Resolved here, once: the rules only ever hold our property names.
+        tokens.aliases.append((prop, PROPERTY_ALIASES[prop], *tokens.line_column(offset)))
+        prop = PROPERTY_ALIASES[prop]
     if kind != "word" or prop not in PROPERTIES:
         from difflib import get_close_matches  # rarely needed: off the import path
 
@@ -199,4 +210,4 @@ def parse_stylesheet(text: str) -> Stylesheet:
     rules: list[Rule] = []
     while tokens.peek()[0] != "end":
         rules.append(_rule(tokens, len(rules)))
-    return Stylesheet(tuple(rules))
+    return Stylesheet(tuple(rules), tuple(tokens.aliases))

@@ -1,6 +1,8 @@
 """Transforms applied between parsing and validation.
 
-Built-in transforms, in order: ``$goal`` expansion in prompts, then the model
+Built-in transforms, in order: aliases of other engines' dialects resolved to
+our names (:mod:`attractor.dot.dialects`), prompt files read
+(:mod:`attractor.dot.prompts`), ``$goal`` expansion in prompts, then the model
 stylesheet. Transforms modify the graph in place and return it (copying a
 10,000-node graph for every transform would cost more than it protects).
 """
@@ -10,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from attractor.dot.graph import Graph
+from attractor.dot.dialects import (
+    VALUE_PREFIXES,
+    AliasUse,
+    canonical_attribute,
+    canonical_condition,
+)
+from attractor.dot.graph import Edge, Graph, Node
+from attractor.dot.prompts import PromptFiles
 from attractor.errors import StylesheetError
 
 
@@ -18,6 +27,52 @@ class Transform(Protocol):
     """Rewrites a parsed graph before validation."""
 
     def apply(self, graph: Graph) -> Graph: ...
+
+
+class AliasResolution:
+    """Rename every alias (``model``, ``outcome=succeeded``) to our canonical form.
+
+    Runs first, so the other transforms, lint and the engine only ever see our
+    names. Each alias resolved is recorded in ``graph.aliases`` with where it
+    was written; when an item also sets the canonical attribute, that value
+    wins and the alias's value is dropped (recorded as shadowed).
+    """
+
+    def apply(self, graph: Graph) -> Graph:
+        uses = graph.aliases
+        self._rename(graph, graph, uses)
+        for node in graph.nodes():
+            self._rename(graph, node, uses)
+        for edge in graph.edges():
+            self._condition(edge, uses)
+        return graph
+
+    @staticmethod
+    def _rename(graph: Graph, item: Graph | Node, uses: list[AliasUse]) -> None:
+        attrs = item.attrs
+        found = [(k, c) for k, v in attrs.items() if (c := canonical_attribute(item.scope, k, v))]
+        for key, canonical in found:
+            pos = item.pos_of(key) or item.pos
+            value = VALUE_PREFIXES.get((item.scope, key), "") + item.attrs.pop(key)
+            shadowed = canonical in item.attrs
+            if not shadowed:
+                item.set(canonical, value, pos)
+            node = item.id if isinstance(item, Node) else None
+            uses.append(AliasUse("attribute", key, canonical, pos, node, None, shadowed))
+
+    @staticmethod
+    def _condition(edge: Edge, uses: list[AliasUse]) -> None:
+        text = edge.attrs.get("condition")
+        if not text or "outcome" not in text:
+            return
+        new, found = canonical_condition(text)
+        if not found:
+            return
+        pos = edge.pos_of("condition") or edge.pos
+        edge.set("condition", new, pos)
+        ends = (edge.source, edge.target)
+        for written, canonical, _column in found:
+            uses.append(AliasUse("outcome", written, canonical, pos, None, ends))
 
 
 class GoalExpansion:
@@ -59,7 +114,12 @@ class StylesheetApplication:
         return graph
 
 
-BUILTIN_TRANSFORMS: tuple[Transform, ...] = (GoalExpansion(), StylesheetApplication())
+BUILTIN_TRANSFORMS: tuple[Transform, ...] = (
+    AliasResolution(),
+    PromptFiles(),
+    GoalExpansion(),
+    StylesheetApplication(),
+)
 
 
 def apply_transforms(graph: Graph, extra: Iterable[Transform] = ()) -> Graph:

@@ -24,7 +24,10 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attractor.dot.graph import Graph
 
 from attractor.errors import (
     CheckpointError,
@@ -439,6 +442,24 @@ class RunDir:
 
     def copy_source(self, text: str) -> None:
         atomic_write_text(self.pipeline_path, text)
+
+    def copy_prompt_files(self, graph: Graph) -> None:
+        """Copy the prompt files ``graph`` read beside the pipeline copy, at the same
+        relative paths, so a resume from the copy reads the same prompts.
+
+        A path that leaves its folder, or whose first part is a node id (a stage
+        directory), is not copied: a resume then reports it as a ``prompt_file``
+        error instead of mixing it into a stage's files.
+        """
+        from attractor.dot.prompts import snapshot_path
+
+        for prompt in graph.prompt_files.values():
+            where = snapshot_path(prompt.path)
+            if where is None or graph.has_node(Path(where).parts[0]):
+                continue
+            target = self.path / where
+            target.parent.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
+            atomic_write_text(target, prompt.text)
 
     def read_manifest(self) -> dict[str, Any]:
         """manifest.json, or ``{}`` when it is missing or not a JSON object.

@@ -111,6 +111,7 @@ def start_setup(
         # The manifest first: it marks the directory as a run's (see rundir.never_started).
         run_dir.write_manifest(manifest)
         run_dir.copy_source(text)
+        run_dir.copy_prompt_files(graph)
     except BaseException as exc:  # a full disk, or a signal: leave nothing half made
         run_dir.unlock()
         discard_unstarted(run_dir.path)
@@ -173,6 +174,7 @@ def restart_setup(previous: RunSetup, target: str) -> RunSetup:
     run_dir = RunDir(sibling_run_dir(origin, f"restart{n}"))
     run_dir.lock()
     run_dir.copy_source(previous.source_text)
+    run_dir.copy_prompt_files(previous.graph)
     manifest = _manifest(previous.graph, run_dir, previous.source_path, previous.source_text)
     manifest["restarted_from"] = previous.run_dir.path.name
     manifest["settings"] = previous.manifest.get("settings", {})

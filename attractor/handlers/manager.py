@@ -259,9 +259,10 @@ class _Loop:
         )
 
     async def _pause(self) -> None:
-        """One poll interval (cut short when the child ends); without ``wait``, the
-        next thing the child does, so the loop never spins."""
-        if "wait" in self.config.actions:
+        """One poll interval (cut short when the child ends); without ``wait``, or
+        with a poll interval of 0s, the next thing the child does, so the loop
+        never spins."""
+        if "wait" in self.config.actions and self.config.poll_interval > 0:
             with anyio.move_on_after(self.config.poll_interval):
                 await self.telemetry.done.wait()
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from attractor.dot.conditions import parse_condition, special_key_typo
+from attractor.dot.dialects import agrees, foreign, is_metadata
 from attractor.dot.graph import Edge, Graph, Node, SourcePos
 from attractor.dot.schema import (
     FIDELITY_MODES,
@@ -98,12 +99,22 @@ def _unknown_message(key: str, scope: str) -> tuple[str, str]:
 
 @rule("unknown_attribute", "warning")
 def unknown_attribute(graph: Graph) -> list[Diagnostic]:
-    """An attribute attractor does not understand here (Graphviz styling is fine)."""
+    """An attribute attractor does not understand here (Graphviz styling is fine).
+
+    Keys in a metadata namespace (``x_``, ``ui_``, ``meta.``) are never reported,
+    nor is ``is_codergen="true"`` on a node that runs as an LLM stage (or the
+    start or exit) anyway; attributes another engine acts on and attractor
+    cannot honour are errors of ``dialect_attribute``.
+    """
     found: list[Diagnostic] = []
     seen: set[tuple[str, SourcePos | None]] = set()
     for item in _items(graph):
         for key in item.attrs:
             if key in PRESENTATION_ATTRIBUTES or spec_for(key, item.scope) is not None:
+                continue
+            if is_metadata(key) or foreign(item.scope, key) is not None:
+                continue
+            if isinstance(item, Node) and agrees(key, item.attrs[key], facts(graph).types[item.id]):
                 continue
             if _once(seen, key, item):
                 message, fix = _unknown_message(key, item.scope)
@@ -212,6 +223,36 @@ def tool_command_missing(graph: Graph) -> list[Diagnostic]:
         for node in facts(graph).nodes
         if facts(graph).types[node.id] == "tool" and not node.attrs.get("tool_command", "").strip()
     ]
+
+
+@rule("tool_command_unused", "warning", after=("type_known",))
+def tool_command_unused(graph: Graph) -> list[Diagnostic]:
+    """A ``tool_command`` (or its alias ``command``) on a node that is not a tool node.
+
+    Only a tool node (shape=parallelogram or type=tool) runs its command; any
+    other node ignores it, so an LLM stage written with a command would send
+    its prompt or label to the model instead of running the command.
+    """
+    found: list[Diagnostic] = []
+    seen: set[tuple[str, SourcePos | None]] = set()
+    known = facts(graph)
+    for node in known.nodes:
+        kind = known.types[node.id]
+        if kind == "tool" or not node.attrs.get("tool_command", "").strip():
+            continue
+        if _once(seen, "tool_command", node):
+            found.append(
+                at(
+                    "tool_command_unused",
+                    "warning",
+                    node,
+                    f"tool_command on {node.id} never runs: its type is {kind}, not tool",
+                    key="tool_command",
+                    fix=f"make {node.id} a tool node with shape=parallelogram, "
+                    "or remove tool_command",
+                )
+            )
+    return found
 
 
 @rule("condition_syntax", "error", after=("gate_choice_condition",))

@@ -182,7 +182,7 @@ def unreachable_roots(graph: Graph, reached: set[str]) -> list[Diagnostic]:
 
 
 def trap_roots(graph: Graph, reached: set[str], can_finish: set[str]) -> list[Diagnostic]:
-    """``exit_reachable``: one error per dead end (or closed loop) a run cannot leave.
+    """``exit_reachable``: one error per closed loop (or node) a run cannot leave.
 
     Nodes upstream that lead only into it are named in its message.
     """
@@ -194,10 +194,10 @@ def trap_roots(graph: Graph, reached: set[str], can_finish: set[str]) -> list[Di
     for group in end_components(trapped, succ, order):
         first = graph.node(group[0])
         if len(group) == 1 and first.id not in succ.get(first.id, ()):
-            message = f"node '{first.id}' has no path to the exit"
+            message = f"node '{first.id}' has no way out to an exit or a dead end"
             fix = f"add an edge from {first.id} towards the exit"
         else:
-            message = f"nodes {_names(group, order)} loop with no path to the exit"
+            message = f"nodes {_names(group, order)} loop with no way out to an exit or a dead end"
             fix = f"add an edge from one of {_names(group, order)} towards the exit"
         before = upstream(group, pred, trapped)
         if before:

@@ -32,22 +32,76 @@ def reachability(graph: Graph) -> list[Diagnostic]:
     return unreachable_roots(graph, reached)
 
 
+def _dead_ends(graph: Graph, reached: set[str]) -> list[Node]:
+    """Reached nodes with no outgoing edge that are no exit: the run ends there too."""
+    known = facts(graph)
+    exits = {n.id for n in known.exits}
+    return [n for n in known.nodes if n.id in reached and n.id not in exits and not n.outgoing()]
+
+
 @rule("exit_reachable", "error")
 def exit_reachable(graph: Graph) -> list[Diagnostic]:
-    """From every node reachable from the start, some path leads to the exit.
+    """From every node reachable from the start, some path leads to an end.
 
-    A node that can never reach the exit is a trap: a run that enters it can
-    never finish. Each dead end (or closed loop) is one error; the nodes that
-    lead only into it are named in its message.
+    The run ends at an exit node or at a node with no outgoing edge (see
+    dead_end). A group of nodes whose edges only lead among themselves is a
+    closed loop: a run that enters it can never finish. Each closed loop is one
+    error; the nodes that lead only into it are named in its message.
     """
     reached = _reachable(graph)
     exits = [n.id for n in facts(graph).exits]
     if reached is None or not exits:
         return []
-    can_finish = set(exits)
-    for exit_id in exits:
-        can_finish |= graph.ancestors(exit_id)
+    ends = [*exits, *(n.id for n in _dead_ends(graph, reached))]
+    can_finish = set(ends)
+    for end in ends:
+        can_finish |= graph.ancestors(end)
     return trap_roots(graph, reached, can_finish)
+
+
+def _dead_end_message(graph: Graph, node: Node, kind: str) -> str:
+    """What the engine does at a node with no outgoing edge (engine/loop.py)."""
+    text = f"node '{node.id}' has no outgoing edge, so the run ends here: "
+    if kind == "wait.human":
+        return text + "a human gate without choices fails, so the run fails at it"
+    text += f"the run succeeds if {node.id} succeeds and fails if it fails"
+    targets = [str(node.get(a) or "").strip() for a in ("retry_target", "fallback_retry_target")]
+    targets = [t for t in targets if t and graph.has_node(t)]
+    if targets:
+        text += f" (a failure goes to {targets[0]} instead)"
+    if any(n.get("goal_gate") for n in facts(graph).nodes):
+        text += "; goal gates are checked only at an exit node, not here"
+    return text
+
+
+@rule("dead_end", "warning")
+def dead_end(graph: Graph) -> list[Diagnostic]:
+    """A node with no outgoing edge that is no exit: the run ends there.
+
+    As the spec says, a run that finishes such a node ends: it succeeds when
+    the node's outcome is a success and fails when it is a failure (unless the
+    node's retry_target or fallback_retry_target takes the failure elsewhere).
+    Some pipelines end a failure branch this way on purpose, as a fail-loud
+    terminal. Goal gates are only checked on the way into an exit node, so a
+    run that ends at a dead end does not check them. The warning says what
+    happens; route the node to an exit to have the goal gates checked, or
+    make it an exit (shape=Msquare) if reaching it is success.
+    """
+    reached = _reachable(graph)
+    if reached is None or not facts(graph).exits:
+        return []
+    types = facts(graph).types
+    return [
+        at(
+            "dead_end",
+            "warning",
+            node,
+            _dead_end_message(graph, node, types[node.id]),
+            fix=f"add an edge from {node.id} to an exit (shape=Msquare) if the run should "
+            "go on, or leave it as a terminal",
+        )
+        for node in _dead_ends(graph, reached)
+    ]
 
 
 @rule("fan_in_reachable", "error")

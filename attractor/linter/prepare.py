@@ -13,11 +13,11 @@ from attractor.errors import Diagnostic, PipelineSyntaxError, ValidationError
 from attractor.linter.registry import LintRule, validate
 
 
-def _source(source: str | Path, file: str | None) -> tuple[str, str]:
-    """(text, file name): a Path or a string without '{' is a file to read."""
+def _source(source: str | Path, file: str | None) -> tuple[str, str, Path | None]:
+    """(text, file name, folder): a Path or a string without '{' is a file to read."""
     if isinstance(source, Path) or "{" not in source:
-        return read_source(source), file or str(source)
-    return source, file or "<string>"
+        return read_source(source), file or str(source), Path(source).resolve().parent
+    return source, file or "<string>", None
 
 
 def prepare(
@@ -26,21 +26,27 @@ def prepare(
     file: str | None = None,
     transforms: Iterable[Transform] = (),
     extra_rules: Sequence[LintRule] = (),
+    folder: Path | None = None,
 ) -> tuple[Graph | None, list[Diagnostic]]:
     """Parse, transform and validate a pipeline.
 
     ``source`` is a path (``Path``, or a string with no ``{``) or DOT text.
+    ``folder`` is where the paths DOT text names start (an editor's unsaved
+    buffer of a file); a file's own folder is used for a path.
     Returns the graph (None when the text does not parse) and all diagnostics;
     a syntax error is a single diagnostic with rule ``syntax``.
 
     Raises:
         PipelineError: when the file cannot be read (the CLI exits 2).
     """
-    text, name = _source(source, file)
+    text, name, own_folder = _source(source, file)
     try:
         graph = parse_dot(text, file=name)
     except PipelineSyntaxError as error:
         return None, [syntax_diagnostic(error)]
+    # Paths the pipeline names (prompt files) start at its file's folder; a
+    # pipeline given as text has the folder the caller names, if any.
+    graph.folder = own_folder or folder
     graph = apply_transforms(graph, transforms)
     return graph, validate(graph, extra_rules)
 

@@ -11,8 +11,10 @@ from attractor.errors import Diagnostic, ValidationError
 from attractor.linter import (
     attributes,
     backends,
+    dialects,
     flow,
     manager,
+    prompts,
     resources,
     routing,
     structure,
@@ -48,6 +50,8 @@ def builtin_rules() -> list[FunctionRule]:
 #: Rules about single nodes and their attributes (run on the graph as written).
 _NODE_RULES = (
     *attributes.RULES,
+    *dialects.RULES,
+    *prompts.RULES,
     *threads.RULES,
     *manager.RULES,
     *backends.RULES,

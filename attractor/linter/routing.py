@@ -132,7 +132,9 @@ def gate_choice_condition(graph: Graph) -> list[Diagnostic]:
 
     A gate's edges are the person's choices. A condition makes a choice also a
     routing rule: ``outcome=fail`` is taken when no answer comes, which is
-    rarely what the author meant.
+    rarely what the author meant. One condition is fine: ``preferred_label=X``
+    where X is the choice's own label (its target id without a label), which
+    holds exactly when the person picks that choice.
     """
     return [
         at(
@@ -148,8 +150,21 @@ def gate_choice_condition(graph: Graph) -> list[Diagnostic]:
         )
         for gate in _gates(graph)
         for edge in graph.outgoing(gate.id)
-        if edge.attrs.get("condition", "").strip()
+        if edge.attrs.get("condition", "").strip() and not _names_its_own_choice(edge)
     ]
+
+
+def _names_its_own_choice(edge: Edge) -> bool:
+    """Whether the condition is ``preferred_label=`` this choice's own label."""
+    try:
+        clauses = parse_condition(edge.attrs.get("condition", "")).clauses
+    except ConditionError:
+        return False
+    return len(clauses) == 1 and (clauses[0].key, clauses[0].op, clauses[0].literal) == (
+        "preferred_label",
+        "=",
+        edge.label or edge.target,
+    )
 
 
 @rule("duplicate_edge_label", "warning", after=("accelerator_unique",))

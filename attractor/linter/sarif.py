@@ -19,7 +19,7 @@ from attractor.version import __version__
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 
-_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_LEVEL = {"error": "error", "warning": "warning", "info": "note", "style": "note"}
 
 
 def _rule(doc: RuleDoc) -> dict[str, Any]:

@@ -126,3 +126,14 @@ def test_a_child_that_cannot_start_fails_the_manager_in_one_line(workspace: Path
     last = result.output.strip().splitlines()[-1]
     assert last.startswith("pipeline failed: manage failed: the child pipeline fail")
     assert "it could not start:" in last and "child.dot" in last
+
+
+def test_a_zero_poll_interval_lints_clean_and_cycles_with_the_child(workspace: Path) -> None:
+    # 0s means no wait between cycles: the manager looks at the child after each
+    # of its steps (and does not spin through its cycles while the child works).
+    _parent(workspace, CHILD_OK, poll="0s", extra=", manager.max_cycles=50")
+    lint = invoke(["lint", "--strict", "parent.dot"])
+    assert lint.exit_code == 0, lint.output
+    result = invoke(["run", "parent.dot", *LOGS])
+    assert result.exit_code == 0, result.output
+    assert lines_of(workspace / "side.txt") == ["first", "second"]

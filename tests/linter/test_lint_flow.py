@@ -28,17 +28,47 @@ def test_separate_islands_and_unreachable_loops_are_one_error_each() -> None:
     assert found[2].message.startswith("nodes c, d cannot be reached")
 
 
-def test_a_dead_end_is_one_error_naming_the_nodes_before_it() -> None:
+def test_a_dead_end_is_a_terminal_with_a_warning_not_an_error() -> None:
     body = (
         "w [prompt=p]; a [prompt=p]; b [prompt=p]\nstart -> w\n"
         'w -> exit [condition="outcome=success"]\nw -> a [condition="outcome=fail"]\na -> b'
     )
+    found = lint_body(body)
+    assert by_rule(found, "exit_reachable") == []
+    (end,) = by_rule(found, "dead_end")
+    assert (end.node, end.severity) == ("b", "warning")
+    assert end.message == (
+        "node 'b' has no outgoing edge, so the run ends here: "
+        "the run succeeds if b succeeds and fails if it fails"
+    )
+
+
+def test_a_closed_loop_is_one_error_naming_the_nodes_before_it() -> None:
+    body = (
+        "w [prompt=p]; a [prompt=p]; b [prompt=p]; c [prompt=p]\nstart -> w\n"
+        'w -> exit [condition="outcome=success"]\nw -> a [condition="outcome=fail"]\n'
+        "a -> b -> c -> b"
+    )
     (found,) = by_rule(lint_body(body), "exit_reachable")
     assert found.node == "b"
     assert found.message == (
-        "node 'b' has no path to the exit, nor have the nodes before it that lead only here (a); "
-        "a run that gets here can never finish"
+        "nodes b, c loop with no way out to an exit or a dead end, nor have the nodes "
+        "before it that lead only here (a); a run that gets here can never finish"
     )
+
+
+def test_a_dead_end_says_where_a_failure_goes_and_that_goal_gates_wait_for_an_exit() -> None:
+    body = (
+        "w [prompt=p, goal_gate=true, retry_target=w]; b [prompt=p, retry_target=w]\n"
+        'start -> w\nw -> exit [condition="outcome=success"]\nw -> b [condition="outcome=fail"]'
+    )
+    (end,) = by_rule(lint_body(body), "dead_end")
+    assert end.message.endswith(
+        "fails if it fails (a failure goes to w instead); "
+        "goal gates are checked only at an exit node, not here"
+    )
+    gate = lint_body('h [shape=hexagon]\nstart -> h\nh -> exit [label="go"]\nh2 [shape=hexagon]\n')
+    assert by_rule(gate, "dead_end") == []  # h2 is not reached from the start
 
 
 def test_exit_reachable_finds_traps() -> None:

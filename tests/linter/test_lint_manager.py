@@ -42,3 +42,17 @@ def test_manager_settings_are_checked(attrs: str, needle: str) -> None:
     body = f'm [shape=house, stack.child_dotfile="c.dot", {attrs}]\nstart -> m -> exit'
     (error,) = by_rule(lint_body(body), "manager_settings")
     assert error.severity == "error" and needle in error.message
+
+
+def test_poll_interval_may_be_zero_but_not_negative() -> None:
+    from attractor.dot.schema import parse_interval
+
+    assert parse_interval("0s") == 0.0 and parse_interval("0") == 0.0
+    assert parse_interval("1ms") == 0.001
+    for bad in ("-1s", "soon", ""):
+        try:
+            parse_interval(bad)
+        except ValueError as error:
+            assert "or 0s" in str(error)
+        else:
+            raise AssertionError(bad)
