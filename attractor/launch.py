@@ -307,13 +307,30 @@ def resume_settings(
     return settings, notes
 
 
+_NOTICES: set[str] = set()
+
+
+def check_boundaries(settings: Settings, graph: Graph) -> None:
+    """Refuse a run whose sandbox cannot hold (UsageError); print a fallback notice once."""
+    import sys
+
+    from attractor.handlers.boundary import preflight
+
+    notice = preflight(graph, settings, Path(settings.workdir or ".").resolve())
+    if notice is not None and notice not in _NOTICES:
+        _NOTICES.add(notice)
+        print(notice, file=sys.stderr)
+
+
 def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     """The model backend, built before the run so a missing key or SDK stops it first.
 
     None means the engine's own ``simulate`` backend. When nodes name their own
     ``backend`` (or the run's is an agent CLI), a router that also checks each
-    agent CLI is installed and logged in.
+    agent CLI is installed and logged in. The steps' boundaries are checked
+    first (:func:`check_boundaries`).
     """
+    check_boundaries(settings, graph)
     from attractor.handlers.external import route_backends
 
     routed = route_backends(settings, graph)

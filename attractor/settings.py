@@ -28,11 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attractor.dot.schema import AGENT_BACKENDS, MAX_TURNS_LIMIT, PROFILES, parse_duration
+from attractor.dot.schema import (
+    AGENT_BACKENDS,
+    MAX_TURNS_LIMIT,
+    PROFILES,
+    RUN_SANDBOX,
+    parse_duration,
+    parse_on_off,
+)
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
+from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph
@@ -124,6 +132,32 @@ def _executor(raw: Any) -> str:
     return text
 
 
+def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
+    def parse(raw: Any) -> str:
+        text = str(raw).strip()
+        if text not in choices:
+            raise ValueError("expected one of " + ", ".join(choices))
+        return text
+
+    return parse
+
+
+def _on_off(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    return parse_on_off(str(raw))
+
+
+def _patterns(raw: Any) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else split_patterns(str(raw))
+    return tuple(check_pattern(str(p).strip()) for p in items if str(p).strip())
+
+
+def _paths(raw: Any) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else str(raw).split(",")
+    return tuple(str(p).strip() for p in items if str(p).strip())
+
+
 def _permissions(raw: Any) -> str:
     text = str(raw).strip()
     if text not in RUN_PERMISSIONS:
@@ -175,6 +209,12 @@ _FIELDS: tuple[_Field, ...] = (
     ),
     _Field("executor", "--executor", "ATTRACTOR_EXECUTOR", _executor, "local"),
     _Field("ray_address", "--ray-address", "ATTRACTOR_RAY_ADDRESS", _text),
+    _Field("env", "--env", "ATTRACTOR_ENV", _choice(ENV_POLICIES), "core", "env"),
+    _Field("env_allow", "--env-allow", "ATTRACTOR_ENV_ALLOW", _patterns, (), "env_allow"),
+    _Field("env_deny", "--env-deny", "ATTRACTOR_ENV_DENY", _patterns, (), "env_deny"),
+    _Field("sandbox", "--sandbox", "ATTRACTOR_SANDBOX", _choice(RUN_SANDBOX), "auto", "sandbox"),
+    _Field("network", "--network", "ATTRACTOR_NETWORK", _on_off, False, "network"),
+    _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
     # No flag: a choice about a machine or a team, made once in the environment or config.
     _Field(
         "run_permissions",
@@ -216,6 +256,16 @@ class Settings:
     executor: str = "local"
     #: The Ray cluster to join (``auto``, ``ray://HOST:10001``); None starts a local one.
     ray_address: str | None = None
+    #: Which variables commands inherit (see attractor.proc.envfilter).
+    env: str = "core"
+    env_allow: tuple[str, ...] = ()
+    env_deny: tuple[str, ...] = ()
+    #: Where commands run: auto (bwrap when it works), bwrap, none, required.
+    sandbox: str = "auto"
+    #: Whether sandboxed commands reach the network.
+    network: bool = False
+    #: Extra writable paths for sandboxed commands (relative to the workdir).
+    writable: tuple[str, ...] = ()
     #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.
     run_permissions: str = "private"
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
@@ -327,7 +377,7 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
 RECORDED = (
     "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
     "max_total_turns", "max_total_tokens", "max_cost", "max_steps", "timeout", "kill_grace",
-    "shell_timeout_cap",
+    "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"
 

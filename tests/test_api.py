@@ -40,7 +40,9 @@ async def test_run_a_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GREETING", "hello")
     (tmp_path / "p.dot").write_text(PIPELINE)
-    result = await attractor.run("p.dot", flags={"timeout": "1m", "workdir": "."})
+    # A variable outside the core set reaches commands only when named (docs/sandbox.md).
+    flags = {"timeout": "1m", "workdir": ".", "env_allow": "GREETING"}
+    result = await attractor.run("p.dot", flags=flags)
     assert result.status == "success" and result.exit_code == 0
     assert (tmp_path / "greeted.txt").read_text() == "hello\n"
     assert (result.run_dir / "checkpoint.json").is_file()

@@ -28,7 +28,6 @@ from typing import Any, Literal
 from attractor.agent.tools.base import ToolContext, ToolResult
 from attractor.fileio import append_text, run_dir_mode
 from attractor.llm.types import ToolCall
-from attractor.proc.process import process_env, run_process
 
 Phase = Literal["pre", "post"]
 Execute = Callable[[ToolCall, ToolContext], Awaitable[ToolResult]]
@@ -136,12 +135,12 @@ class ToolHooks:
         env = hook_env(phase, call, self.node_id, self.stage_dir, result)
         try:
             with _stdin_file(payload) as stdin:
-                ended = await run_process(
+                ended = await context.commands().run(
                     command,
                     cwd=context.workdir,
                     timeout=self.timeout,
                     kill_grace=context.kill_grace,
-                    env=env,
+                    extra_env=env,
                     stdin_path=stdin,
                 )
         except OSError as error:  # no such workdir, no processes left, a full disk
@@ -211,7 +210,7 @@ def hook_env(
     stage_dir: Path | None,
     result: ToolResult | None,
 ) -> dict[str, str]:
-    """The hook's environment: the engine's own plus the ``ATTRACTOR_*`` facts of the call.
+    """The ``ATTRACTOR_*`` facts of the call, added to the step's filtered environment.
 
     The tool's output is only on stdin (it may be far larger than an environment
     variable can hold); so are arguments over :data:`ENV_ARGS_LIMIT` characters.
@@ -229,7 +228,7 @@ def hook_env(
         extra["ATTRACTOR_STAGE_DIR"] = str(stage_dir)
     if result is not None:
         extra["ATTRACTOR_TOOL_IS_ERROR"] = "true" if result.is_error else "false"
-    return process_env(extra)
+    return extra
 
 
 @contextmanager

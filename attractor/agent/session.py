@@ -114,7 +114,9 @@ class AgentSession:
         self.emit = emit
         self.run_budget = run_budget or RunTurnBudget(None)
         self.loops = loop_detector or LoopDetector()
-        self.tool_context = ToolContext(config.workdir, config.shell_timeout_cap, config.kill_grace)
+        self.tool_context = ToolContext(
+            config.workdir, config.shell_timeout_cap, config.kill_grace, config.environment
+        )
         self.messages: list[Message] = [
             Message.system(
                 prompts.system_prompt(

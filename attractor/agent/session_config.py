@@ -9,6 +9,7 @@ from pathlib import Path
 from attractor.agent.hooks import ToolHooks
 from attractor.agent.project_context import ProjectContext
 from attractor.llm.types import Message
+from attractor.proc.environment import ExecutionEnvironment
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,3 +44,5 @@ class SessionConfig:
     context_window: int = 0
     #: How many levels of subagents may still be spawned (0: no spawn_agent tool).
     subagent_depth: int = 0
+    #: Where the shell tool and hooks run commands (None: locally, environment filtered).
+    environment: ExecutionEnvironment | None = None

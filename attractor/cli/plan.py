@@ -10,11 +10,13 @@ instead of printing that node again.
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 
 from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine.retry import max_retries_for
 from attractor.errors import UsageError
+from attractor.handlers.boundary import COMMAND_STEPS, describe_boundary
 from attractor.handlers.external.router import backend_name
 from attractor.handlers.turn_budget import resolve_budget
 from attractor.llm.credentials import key_plan, redact_url
@@ -99,6 +101,9 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
         command = str(node.get("tool_command") or "")
         verb = "would run (simulated)" if settings.simulates_tools else "runs"
         lines.append(f"{verb}: {command}")
+    if kind in COMMAND_STEPS:
+        base = Path(settings.workdir or ".").resolve()
+        lines.append(f"boundary: {describe_boundary(node, settings, base)}")
     if kind == "parallel":
         policy, most = node.get("join_policy"), node.get("max_parallel")
         lines.append(f"fan-out: join_policy={policy}, max_parallel={most}")

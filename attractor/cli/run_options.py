@@ -91,6 +91,12 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--shell-timeout-cap", "D", "Longest timeout an agent may give one shell command."),
     ("--executor", "NAME", "Where the run executes: local (default) or ray."),
     ("--ray-address", "ADDR", "Ray cluster to join (auto, ray://HOST:10001); default: start one."),
+    ("--env", "POLICY", "Variables commands inherit: core (default), inherit or none."),
+    ("--env-allow", "GLOBS", "Variables commands also get, e.g. DEPLOY_TOKEN (comma-separated)."),
+    ("--env-deny", "GLOBS", "Variables commands never get (comma-separated globs)."),
+    ("--sandbox", "MODE", "auto (default: bwrap when it works), bwrap, none or required."),
+    ("--network", "on|off", "Whether sandboxed commands reach the network (default off)."),
+    ("--writable", "PATHS", "Extra writable paths for sandboxed commands (comma-separated)."),
 ]
 
 

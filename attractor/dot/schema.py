@@ -25,6 +25,10 @@ PROFILES = ("smoke", "fast", "strict", "yolo")
 #: The agent's tool profiles (attractor.agent.profiles.PROFILE_NAMES).
 TOOL_PROFILES = ("openai", "anthropic", "gemini", "default")
 MAX_TURNS_LIMIT = 500
+#: Where a step's commands run (attractor.proc.environment); ``required`` is run-level only.
+SANDBOX_MODES = ("auto", "bwrap", "none")
+RUN_SANDBOX = (*SANDBOX_MODES, "required")
+ENV_MODES = ("inherit", "core", "none")
 #: External coding-agent CLIs a codergen node may run as its backend.
 AGENT_BACKENDS = ("claude-code", "codex", "gemini-cli")
 #: What the ``backend`` attribute of a graph or node may name.
@@ -87,6 +91,16 @@ def parse_bool(text: str) -> bool:
     raise ValueError("expected true or false")
 
 
+def parse_on_off(text: str) -> bool:
+    """``network``: on/off (true/false, yes/no, 1/0 too)."""
+    low = text.strip().lower()
+    if low in ("on", "true", "yes", "1"):
+        return True
+    if low in ("off", "false", "no", "0"):
+        return False
+    raise ValueError("expected on or off")
+
+
 _INTEGER = re.compile(r"-?\d+")
 
 
@@ -132,6 +146,25 @@ def parse_max_turns(text: str) -> int | str:
 
 def _string(text: str) -> str:
     return text
+
+
+_VARIABLE_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!-]+")
+
+
+def parse_patterns(text: str) -> tuple[str, ...]:
+    """``env_allow``/``env_deny``: variable-name globs separated by commas or spaces."""
+    patterns = tuple(p for p in re.split(r"[,\s]+", text) if p)
+    for pattern in patterns:
+        if not _VARIABLE_GLOB.fullmatch(pattern):
+            raise ValueError(
+                f"{pattern!r} is not a variable-name pattern (letters, digits, _ and * ? [])"
+            )
+    return patterns
+
+
+def parse_paths(text: str) -> tuple[str, ...]:
+    """``writable``: comma-separated paths."""
+    return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
 @dataclass(frozen=True)
@@ -189,6 +222,12 @@ _SPECS: list[AttrSpec] = [
         "",
         "what answers a codergen node: llm, simulate or an agent CLI",
     ),
+    AttrSpec("env", _GN, _choice_parser(ENV_MODES), "core", "variables commands inherit"),
+    AttrSpec("env_allow", _GN, parse_patterns, "", "variable globs commands also get"),
+    AttrSpec("env_deny", _GN, parse_patterns, "", "variable globs commands never get"),
+    AttrSpec("sandbox", _GN, _choice_parser(SANDBOX_MODES), "auto", "auto, bwrap or none"),
+    AttrSpec("network", _GN, parse_on_off, False, "sandboxed commands reach the network"),
+    AttrSpec("writable", _GN, parse_paths, "", "extra writable paths for the sandbox"),
     # node
     AttrSpec("shape", _N, _string, "box", "Graphviz shape; picks the handler"),
     AttrSpec("type", _N, _string, "", "explicit handler type"),

@@ -152,6 +152,7 @@ class AgentBackend:
                 context=context,
                 context_window=node.get("context_window") or profile.context_window,
                 subagent_depth=1 if profile.subagents else 0,
+                environment=request.environment,
             ),
             tools=profile.registry(),
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
@@ -291,6 +292,7 @@ def session_outcome(
             "turns_used": result.turns_used,
             "turn_limit_reached": result.turn_limit_reached,
             "usage": result.usage.to_json(),
+            **({"boundary": request.environment.describe()} if request.environment else {}),
         },
     )
 

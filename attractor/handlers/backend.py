@@ -18,6 +18,7 @@ from attractor.events import Event
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.llm.types import Message
+from attractor.proc.environment import ExecutionEnvironment
 from attractor.settings import Settings
 
 
@@ -43,6 +44,8 @@ class StageRequest:
     #: Set by a backend that holds a conversation: how it ended (without system
     #: prompt), so the handler can keep the thread for the stages after it.
     conversation: tuple[Message, ...] = field(default_factory=tuple)
+    #: Where the agent's shell tool and hooks run commands (None: locally, filtered).
+    environment: ExecutionEnvironment | None = None
 
 
 class CodergenBackend(Protocol):

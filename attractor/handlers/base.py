@@ -20,6 +20,7 @@ from attractor.fileio import confine_path
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
+from attractor.proc.environment import LocalEnvironment
 from attractor.settings import Settings
 
 if TYPE_CHECKING:
@@ -219,6 +220,7 @@ class StageEnv:
             settings=self.settings,
             emit=self.emit,
             run_budget=self.services.run_budget,
+            environment=self.environment(node, graph),
             **extra,
         )
 
@@ -236,6 +238,19 @@ class StageEnv:
             return base
         owner = node.id if node.has("workdir") else None
         return confine_path(base / raw, self.read_roots(), attribute="workdir", node=owner)
+
+    def environment(self, node: Node, graph: Graph) -> LocalEnvironment:
+        """Where this step's commands run (see :mod:`attractor.handlers.boundary`)."""
+        from attractor.handlers.boundary import environment_for
+
+        return environment_for(
+            node,
+            self.settings,
+            self.workdir(node, graph),
+            base=self.services.base_workdir,
+            run_dir=self.logs_root,
+            stage_dir=self.stage_dir,
+        )
 
     def read_roots(self) -> tuple[Path, ...]:
         """Where a path the pipeline names may lead: the workdir and the pipeline's folder."""

@@ -17,7 +17,6 @@ from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.simulate import SimulateBackend, parse_plan
-from attractor.proc.process import process_env, run_process
 
 #: How much of the output tail goes into the context.
 OUTPUT_TAIL = 4000
@@ -30,6 +29,12 @@ class ToolHandler:
     """Runs a shell command and reports its exit status."""
 
     async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
+        outcome = await self._execute(node, graph, env)
+        if not env.settings.simulates_tools:  # where it ran, for status.json and the web page
+            outcome.details.setdefault("boundary", env.environment(node, graph).describe())
+        return outcome
+
+    async def _execute(self, node: Node, graph: Graph, env: StageEnv) -> Outcome:
         command = str(node.get("tool_command") or "").strip()
         if not command:
             return Outcome.fail(f"node {node.id}: no tool_command specified")
@@ -38,11 +43,11 @@ class ToolHandler:
         workdir = env.workdir(node, graph)
         if not workdir.is_dir():
             return Outcome.fail(f"node {node.id}: working directory {workdir} does not exist")
-        result = await run_process(
+        result = await env.environment(node, graph).run(
             command,
             cwd=workdir,
             kill_grace=env.settings.kill_grace,
-            env=process_env({"ATTRACTOR_STAGE_DIR": env.stage_dir, "ATTRACTOR_NODE": node.id}),
+            extra_env={"ATTRACTOR_STAGE_DIR": env.stage_dir, "ATTRACTOR_NODE": node.id},
             stdout_path=env.stage_dir / "stdout.txt",
             stderr_path=env.stage_dir / "stderr.txt",
         )

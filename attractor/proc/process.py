@@ -26,6 +26,7 @@ parent is the engine.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -75,6 +76,7 @@ async def run_process(
     stdout_path: Path | None = None,
     stderr_path: Path | None = None,
     stdin_path: Path | None = None,
+    wrap: Sequence[str] = (),
 ) -> ProcessResult:
     """Run ``command`` through the shell in its own process group.
 
@@ -87,6 +89,8 @@ async def run_process(
         stdout_path: write stdout to this file instead of capturing it.
         stderr_path: write stderr to this file instead of capturing it.
         stdin_path: the command reads this file as stdin (default: /dev/null).
+        wrap: a program and its arguments that run ``/bin/sh -c command``
+            (a sandbox); its process group is the one killed.
 
     Cancellation of the caller terminates the group (shielded) and re-raises.
     """
@@ -97,7 +101,7 @@ async def run_process(
         err = _target(opened, stderr_path)
         inp = _source(opened, stdin_path)
         before = boot_clock()
-        process, direct = await _start(command, (inp, out, err), cwd, env)
+        process, direct = await _start(command, (inp, out, err), cwd, env, wrap)
         spawned = (before, boot_clock())
         buffers = (_Capture(), _Capture())
         timed_out = await _watch(process, spawned, buffers, timeout, kill_grace)
@@ -154,10 +158,19 @@ async def _start(
     streams: Streams,
     cwd: Path,
     env: Mapping[str, str] | None,
+    wrap: Sequence[str] = (),
 ) -> tuple[Process, bool]:
     """The started process, and whether it runs without the shell."""
     full_env = env if isinstance(env, dict) or env is None else dict(env)  # Popen only reads it
-    shell = ["/bin/sh", "-c", command]
+    shell = [*wrap, "/bin/sh", "-c", command]
+    if wrap:
+        # The wrapper starts fine even when the command cannot: a plain command
+        # runs without the shell only when its program is found here first.
+        argv = _found(direct_argv(command), full_env)
+        program = [*wrap, *argv] if argv else shell
+        if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
+            return await _open(program, streams, cwd, full_env), argv is not None
+        return PidfdProcess.start(program, streams, cwd, full_env), argv is not None
     if subprocess.PIPE in streams[1:] or not HAS_PIDFD:
         return await _open(shell, streams, cwd, full_env), False
     argv = direct_argv(command)
@@ -165,6 +178,15 @@ async def _start(
         with suppress(OSError):
             return PidfdProcess.start(argv, streams, cwd, full_env), True
     return PidfdProcess.start(shell, streams, cwd, full_env), False
+
+
+def _found(argv: list[str] | None, env: Mapping[str, str] | None) -> list[str] | None:
+    """``argv`` when its program is found on the command's PATH (the wrapper looks
+    it up again on the same PATH, so argv[0] stays as written), else None."""
+    if argv is None:
+        return None
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    return argv if shutil.which(argv[0], path=path) is not None else None
 
 
 async def _open(

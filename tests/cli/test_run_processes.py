@@ -181,14 +181,18 @@ def _runs(pid: int, word: str) -> bool:
 
 
 def test_resume_stops_a_survivor_before_its_node_runs_again(workspace: Path, mark: str) -> None:
-    """Even with the guard gone too, the interrupted node never runs beside its orphan."""
+    """Even with the guard gone too, the interrupted node never runs beside its orphan.
+
+    Unsandboxed: a sandboxed command dies with the engine (bwrap --die-with-parent),
+    so no orphan could outlive it there.
+    """
     hold = f"echo hold $$ >> side.txt; while [ ! -f go ]; do sleep 0.05; done; : {mark}"
     write(
         workspace / "held.dot",
         f"""digraph held {{
             start [shape=Mdiamond]
             done  [shape=Msquare]
-            hold  [shape=parallelogram, tool_command="{hold}"]
+            hold  [shape=parallelogram, sandbox=none, tool_command="{hold}"]
             start -> hold -> done
         }}""",
     )

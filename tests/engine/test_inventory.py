@@ -71,7 +71,7 @@ def test_a_run_whose_process_died_reads_as_stopped(tmp_path: Path) -> None:
         """digraph hang {
         start [shape=Mdiamond]
         done  [shape=Msquare]
-        wait  [shape=parallelogram, tool_command="kill -9 $PPID"]
+        wait  [shape=parallelogram, sandbox=none, tool_command="kill -9 $PPID"]
         start -> wait -> done
     }"""
     )

@@ -31,14 +31,15 @@ GATE_PIPELINE = """digraph gate {
 """
 
 #: The tool step breaks its own run directory: the checkpoint's place becomes a
-#: folder, so the engine cannot write the run's state any more.
+#: folder, so the engine cannot write the run's state any more (outside the
+#: sandbox, which would refuse it).
 _WRECK = (
     "for d in .attractor/runs/*/; do rm -f $d/checkpoint.json; mkdir -p $d/checkpoint.json/x; done"
 )
 BREAKS_ITS_RUN = f"""digraph breaks {{
     start [shape=Mdiamond]
     done  [shape=Msquare]
-    wreck [shape=parallelogram, tool_command="{_WRECK}"]
+    wreck [shape=parallelogram, sandbox=none, tool_command="{_WRECK}"]
     start -> wreck -> done
 }}
 """

@@ -16,10 +16,12 @@ from tests.server.serverkit import (
     sse_events,
 )
 
+#: Unsandboxed: the test needs the command's own pid ($$ in a sandbox is its pid
+#: namespace's); tests/sandbox kills commands inside the sandbox.
 SLOW_TOOL = """digraph slow {
     start [shape=Mdiamond]
     done  [shape=Msquare]
-    wait  [shape=parallelogram,
+    wait  [shape=parallelogram, sandbox=none,
            tool_command="echo $$ > tool.pid; test -f go || exec sleep 300"]
     start -> wait -> done
 }

@@ -15,6 +15,7 @@ import anyio.lowlevel
 
 from attractor.errors import ToolError
 from attractor.llm.types import ToolCall, ToolDefinition
+from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,14 @@ class ToolContext:
     workdir: Path
     shell_timeout_cap: float = 600.0
     kill_grace: float = 2.0
+    #: Where commands run (the shell tool, hooks); None: locally, environment filtered.
+    environment: ExecutionEnvironment | None = None
+
+    def commands(self) -> ExecutionEnvironment:
+        """The environment commands run in."""
+        if self.environment is not None:
+            return self.environment
+        return LocalEnvironment(self.workdir)
 
 
 ToolFunction = Callable[[ToolContext, dict[str, Any]], Awaitable[str]]

@@ -7,7 +7,6 @@ from typing import Any
 from attractor.agent.tools.base import Tool, ToolContext, schema
 from attractor.errors import ToolError
 from attractor.llm.types import ToolDefinition
-from attractor.proc.process import run_process
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -33,7 +32,10 @@ async def run_shell(
     if not command.strip():
         raise ToolError("command must not be empty")
     timeout, note = _timeout(ctx, args, default_timeout)
-    result = await run_process(command, cwd=ctx.workdir, timeout=timeout, kill_grace=ctx.kill_grace)
+    environment = ctx.commands()
+    result = await environment.run(
+        command, cwd=ctx.workdir, timeout=timeout, kill_grace=ctx.kill_grace
+    )
     parts = [note] if note else []
     if result.stdout:
         parts.append(result.stdout.rstrip("\n"))
@@ -47,6 +49,9 @@ async def run_shell(
         )
     else:
         parts.append(f"[exit code {result.returncode}]")
+        note = environment.note(result)
+        if note:
+            parts.append(note)
     return "\n".join(parts)
 
 

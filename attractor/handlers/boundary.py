@@ -1,0 +1,150 @@
+"""Each step's boundary: which environment runs its commands, and with what.
+
+A step's settings come from the run (flag, variable, config file, graph
+attribute, default: see :mod:`attractor.settings`) and from the node itself:
+
+- ``env``, ``sandbox``, ``network``: the node's own attribute wins for that
+  node; ``--sandbox required`` refuses a node that says ``sandbox=none``;
+- ``env_allow``, ``env_deny``, ``writable``: the node's values add to the run's.
+
+``sandbox=auto`` runs commands in bubblewrap when it works here, else locally
+after a one-line notice (:func:`preflight`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from attractor.dot.graph import Graph, Node
+from attractor.dot.schema import parse_on_off, parse_paths, parse_patterns
+from attractor.errors import UsageError
+from attractor.fileio import make_run_dir
+from attractor.proc.bwrap import Fence
+from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.environment import (
+    SANDBOX_REQUIRED,
+    BwrapEnvironment,
+    LocalEnvironment,
+    sandbox_problem,
+)
+from attractor.settings import Settings
+
+#: Handler types whose steps run commands (tool nodes; agents run shell and hooks).
+COMMAND_STEPS = ("tool", "codergen")
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """What one step's commands may reach."""
+
+    sandbox: str  # "bwrap" or "none" once resolved
+    policy: EnvPolicy
+    network: bool
+    writable: tuple[Path, ...]
+
+
+def _own(node: Node, key: str) -> str | None:
+    raw = node.raw(key)
+    return raw.strip() if raw is not None and raw.strip() else None
+
+
+def boundary_of(node: Node, settings: Settings, base: Path) -> Boundary:
+    """The step's boundary before checking that the sandbox works here."""
+    mode = _own(node, "env") or settings.env
+    allow = settings.env_allow + parse_patterns(_own(node, "env_allow") or "")
+    deny = settings.env_deny + parse_patterns(_own(node, "env_deny") or "")
+    sandbox = _own(node, "sandbox") or settings.sandbox
+    if sandbox == "auto" and settings.sandbox == SANDBOX_REQUIRED:
+        sandbox = SANDBOX_REQUIRED  # a node's auto cannot undo the run's requirement
+    net = _own(node, "network")
+    network = parse_on_off(net) if net is not None else settings.network
+    extra = settings.writable + parse_paths(_own(node, "writable") or "")
+    writable = tuple(dict.fromkeys((base / p).resolve() for p in extra))
+    return Boundary(sandbox, EnvPolicy(mode, allow, deny), network, writable)
+
+
+def _resolved(boundary: Boundary) -> str:
+    if boundary.sandbox == "none":
+        return "none"
+    if boundary.sandbox == "auto" and sandbox_problem() is not None:
+        return "none"
+    return "bwrap"
+
+
+def environment_for(
+    node: Node,
+    settings: Settings,
+    workdir: Path,
+    *,
+    base: Path,
+    run_dir: Path | None = None,
+    stage_dir: Path | None = None,
+) -> LocalEnvironment:
+    """The execution environment of one step of ``node``."""
+    boundary = boundary_of(node, settings, base)
+    if _resolved(boundary) == "none":
+        return LocalEnvironment(workdir, boundary.policy)
+    scratch = None
+    if run_dir is not None and run_dir.is_dir():
+        scratch = run_dir / "scratch"
+        make_run_dir(scratch, exist_ok=True)  # private like the rest of the run directory
+    fence = Fence(
+        workdir,
+        writable=boundary.writable,
+        run_dir=run_dir,
+        stage_dir=stage_dir,
+        scratch=scratch,
+        network=boundary.network,
+    )
+    return BwrapEnvironment(workdir, boundary.policy, fence=fence)
+
+
+def describe_boundary(node: Node, settings: Settings, base: Path) -> str:
+    """One line for ``--dry-run``: where the node's commands would run."""
+    boundary = boundary_of(node, settings, base)
+    policy = boundary.policy.describe()
+    if _resolved(boundary) == "none":
+        return f"local, no sandbox, {policy}"
+    net = "network on" if boundary.network else "network off"
+    extra = "".join(f", {p}" for p in boundary.writable)
+    return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"
+
+
+def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
+    """Refuse a run whose boundaries cannot hold; else a notice to show, or None.
+
+    Raises:
+        UsageError: ``--sandbox required`` (or a node's ``sandbox=bwrap``)
+            without a working sandbox, a node's ``sandbox=none`` under
+            ``--sandbox required``, or a ``writable`` path that does not exist.
+    """
+    problem = sandbox_problem()
+    fallback: list[str] = []
+    for node in graph.nodes():
+        if node.handler_type not in COMMAND_STEPS:
+            continue
+        boundary = boundary_of(node, settings, base)
+        for path in boundary.writable:
+            if not path.exists():
+                raise UsageError(
+                    f"node {node.id}: writable path {path} does not exist; create it or "
+                    "remove it from writable="
+                )
+        if settings.sandbox == SANDBOX_REQUIRED and boundary.sandbox == "none":
+            raise UsageError(
+                f"node {node.id}: sandbox=none, but the run requires a sandbox "
+                f"({settings.source('sandbox')} required)"
+            )
+        if problem is None or boundary.sandbox == "none":
+            continue
+        if boundary.sandbox in ("bwrap", SANDBOX_REQUIRED):
+            who = "the run" if settings.sandbox == SANDBOX_REQUIRED else f"node {node.id}"
+            raise UsageError(f"{who} requires a sandbox, but {problem}")
+        fallback.append(node.id)
+    if fallback:
+        return (
+            f"notice: no sandbox: {problem}; commands run unsandboxed with a filtered "
+            "environment (--sandbox none hides this notice, --sandbox required refuses)"
+        )
+    return None

@@ -1,0 +1,214 @@
+"""The bubblewrap command line that fences one step's command in.
+
+The layout, in mount order (later mounts sit on top of earlier ones):
+
+1. the whole filesystem read-only (``--ro-bind / /``);
+2. a fresh ``/dev`` (null, zero, random, tty...: no disks, no ``/dev/mem``),
+   a ``/proc`` of the sandbox's own pid namespace, empty ``/tmp`` and ``/run``
+   (the host's sockets, the ssh agent's included, are out of reach);
+3. the workdir, the run's scratch directory, the step's stage directory and
+   any ``writable=`` path, writable;
+4. the run directory read-only again when it lies inside a writable path
+   (the step's own stage directory stays writable);
+5. the user's secret directories and files hidden: an empty tmpfs over a
+   directory, ``/dev/null`` over a file.
+
+The command runs in new user, pid, IPC, UTS and (unless ``network=on``)
+network namespaces, without capabilities, with ``/proc/sys`` read-only (an
+engine running as root would otherwise let it change kernel settings), and dies with the engine
+(``--die-with-parent``). When the command exits, the namespace's init (bwrap)
+exits and the kernel kills whatever it left behind.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+#: Secret places under the home directory, never visible inside the sandbox.
+HIDDEN_IN_HOME = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".netrc",
+    ".gnupg",
+    ".password-store",
+    ".local/share/keyrings",
+    ".docker/config.json",
+    ".git-credentials",
+    ".config/gh",
+    ".pypirc",
+    ".npmrc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/attractor",
+)
+
+#: Secret files of the system itself, hidden as well (globs).
+HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_*_key")
+
+#: The probe: the flags every sandboxed command uses, around ``/bin/true``.
+_PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Fence:
+    """Where one command may write and whether it may reach the network."""
+
+    workdir: Path
+    #: Extra writable paths (``writable=``), each an existing directory or file.
+    writable: tuple[Path, ...] = ()
+    #: The run directory: read-only for the step even inside the workdir.
+    run_dir: Path | None = None
+    #: The step's own stage directory (``$ATTRACTOR_STAGE_DIR``): writable.
+    stage_dir: Path | None = None
+    #: The run's scratch directory (``$TMPDIR`` inside): writable.
+    scratch: Path | None = None
+    network: bool = False
+    home: Path | None = None
+
+
+def bwrap_path() -> str | None:
+    """The ``bwrap`` program on PATH, or None."""
+    return shutil.which("bwrap")
+
+
+@cache
+def probe() -> str | None:
+    """None when a sandbox starts here, else one line saying why not (cached per process)."""
+    program = bwrap_path()
+    if program is None:
+        return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    argv = [program, *_base_flags(network=False), "--ro-bind", "/", "/", "/bin/true"]
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bwrap cannot start: {error}"
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        detail = why[-1] if why else f"exit code {done.returncode}"
+        return f"bwrap cannot create a sandbox here ({detail}); user namespaces may be disabled"
+    return None
+
+
+def _base_flags(*, network: bool) -> list[str]:
+    flags = [
+        "--die-with-parent",
+        "--unshare-user",
+        "--cap-drop",
+        "ALL",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    if not network:
+        flags.append("--unshare-net")
+    return flags
+
+
+def _home(fence: Fence) -> Path | None:
+    if fence.home is not None:
+        return fence.home
+    raw = os.environ.get("HOME")
+    return Path(raw) if raw else None
+
+
+def wrap_argv(fence: Fence) -> list[str]:
+    """``bwrap`` and its flags, to be followed by the command's argv."""
+    program = bwrap_path() or "bwrap"
+    argv = [program, *_base_flags(network=fence.network), "--ro-bind", "/", "/"]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    argv += ["--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/dev/shm"]
+    if fence.network:
+        argv += _resolver_binds()
+    writable = [fence.workdir, *fence.writable]
+    writable += [p for p in (fence.scratch, fence.stage_dir) if p is not None]
+    bound: list[Path] = []
+    for path in writable:
+        real = path.resolve()
+        if real not in bound:
+            bound.append(real)
+            argv += ["--bind", str(real), str(real)]
+    if fence.run_dir is not None:
+        run_dir = fence.run_dir.resolve()
+        if any(run_dir.is_relative_to(p) for p in bound):
+            argv += ["--ro-bind", str(run_dir), str(run_dir)]
+            for own in (fence.scratch, fence.stage_dir):
+                if own is not None and own.resolve().is_relative_to(run_dir):
+                    argv += ["--bind", str(own.resolve()), str(own.resolve())]
+    argv += _hidden(_home(fence))
+    argv += _hidden_system()
+    if fence.scratch is not None:
+        argv += ["--setenv", "TMPDIR", str(fence.scratch.resolve())]
+    argv += ["--chdir", str(fence.workdir.resolve()), "--"]
+    return argv
+
+
+def _resolver_binds() -> list[str]:
+    """``/etc/resolv.conf`` often points into ``/run``: keep its target visible."""
+    target = Path("/etc/resolv.conf").resolve()
+    if target.is_relative_to("/run") and target.exists():
+        return ["--ro-bind", str(target), str(target)]
+    return []
+
+
+@cache
+def _hidden_system() -> tuple[str, ...]:
+    """Secret files of the system (readable when the engine runs as root): /dev/null over each."""
+    argv: list[str] = []
+    for pattern in HIDDEN_SYSTEM:
+        for path in sorted(glob.glob(pattern)):
+            argv += ["--ro-bind", "/dev/null", path]
+    return tuple(argv)
+
+
+def _hidden(home: Path | None) -> list[str]:
+    if home is None:
+        return []
+    argv: list[str] = []
+    for name in HIDDEN_IN_HOME:
+        path = home / name
+        try:
+            is_dir = path.is_dir()
+            exists = is_dir or path.exists() or path.is_symlink()
+        except OSError:
+            continue
+        if not exists:
+            continue
+        shown = str(path.resolve()) if path.is_symlink() else str(path)
+        if is_dir:
+            argv += ["--tmpfs", shown]
+        else:
+            argv += ["--ro-bind", "/dev/null", shown]
+    return argv
+
+
+#: errno texts that say a command hit the sandbox's walls.
+REFUSALS = ("Read-only file system", "Permission denied", "Network is unreachable")
+
+
+def refusal_note(stderr: str) -> str:
+    """A short note for the model when ``stderr`` looks like a sandbox refusal, else ''."""
+    for text in REFUSALS:
+        if text in stderr:
+            return (
+                f"[sandbox: '{text}' — this command runs in a sandbox: only the working "
+                "directory and $TMPDIR are writable, the network is off unless the node sets "
+                "network=on, and secret files are hidden]"
+            )
+    return ""

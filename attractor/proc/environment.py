@@ -1,0 +1,211 @@
+"""Where a step's commands run: the execution environment seam.
+
+Every command a step runs (the agent's ``shell`` tool, a tool node's
+``tool_command``, ``tool_hooks``) goes through an :class:`ExecutionEnvironment`:
+
+- :class:`LocalEnvironment` runs it on this machine, in its own process group,
+  with the environment filtered by an :class:`~attractor.proc.envfilter.EnvPolicy`;
+- :class:`BwrapEnvironment` runs it the same way inside a bubblewrap sandbox
+  (see :mod:`attractor.proc.bwrap`): writes only to the workdir and the run's
+  scratch, secret files hidden, network off unless asked for.
+
+Both share the process machinery of :mod:`attractor.proc.process` (process-group
+kill on timeout and cancellation, the run's ledger for the crash guard). The
+file operations act on the host, confined beneath the workdir: the sandbox
+guards what commands do, and the agent's file tools already refuse paths
+outside the workdir.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from attractor.proc.bwrap import Fence, probe, refusal_note, wrap_argv
+from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.process import ProcessResult, process_env, run_process
+
+SANDBOX_MODES = ("auto", "bwrap", "none")
+#: Run-level only: like ``auto``, but a run without a working sandbox is refused.
+SANDBOX_REQUIRED = "required"
+
+
+class ExecutionEnvironment(Protocol):
+    """What a step may do with commands and files, wherever it runs."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def workdir(self) -> Path: ...
+
+    @property
+    def platform(self) -> str: ...
+
+    async def setup(self) -> None:
+        """Prepare the environment (directories, probes); idempotent."""
+
+    async def teardown(self) -> None:
+        """Release what :meth:`setup` took."""
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path | None = None,
+        timeout: float | None = None,
+        kill_grace: float = 2.0,
+        extra_env: Mapping[str, Any] | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin_path: Path | None = None,
+    ) -> ProcessResult:
+        """Run ``command`` through ``/bin/sh -c`` in its own process group."""
+        ...
+
+    def read_file(self, path: str | Path) -> bytes: ...
+
+    def write_file(self, path: str | Path, data: bytes) -> None: ...
+
+    def glob(self, pattern: str) -> list[Path]: ...
+
+    def describe(self) -> str:
+        """One line for ``--dry-run``: the boundary of the step."""
+        ...
+
+    def note(self, result: ProcessResult) -> str:
+        """A note for the model when ``result`` looks like a refusal of the boundary."""
+        ...
+
+
+@dataclass
+class LocalEnvironment:
+    """Commands on this machine with a filtered environment."""
+
+    workdir: Path
+    policy: EnvPolicy = field(default_factory=EnvPolicy)
+    name: str = "local"
+
+    @property
+    def platform(self) -> str:
+        return sys.platform
+
+    async def setup(self) -> None:
+        return None
+
+    async def teardown(self) -> None:
+        return None
+
+    def env(self, extra_env: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """The command's variables: the engine's, filtered, plus ``extra_env``."""
+        env = self.policy.apply(process_env())
+        for key, value in (extra_env or {}).items():
+            env[key] = str(value)
+        return env
+
+    def wrap(self, cwd: Path | None = None) -> list[str]:
+        """The program and flags wrapped around each command (none here)."""
+        return []
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path | None = None,
+        timeout: float | None = None,
+        kill_grace: float = 2.0,
+        extra_env: Mapping[str, Any] | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin_path: Path | None = None,
+    ) -> ProcessResult:
+        await self.setup()
+        return await run_process(
+            command,
+            cwd=cwd or self.workdir,
+            timeout=timeout,
+            kill_grace=kill_grace,
+            env=self.env(extra_env),
+            stdout_path=stdout_path,
+            stderr_path=stderr_path,
+            stdin_path=stdin_path,
+            wrap=self.wrap(cwd),
+        )
+
+    def _inside(self, path: str | Path) -> Path:
+        full = (self.workdir / path).resolve()
+        if not full.is_relative_to(self.workdir.resolve()):
+            raise PermissionError(f"{path}: outside the working directory {self.workdir}")
+        return full
+
+    def read_file(self, path: str | Path) -> bytes:
+        return self._inside(path).read_bytes()
+
+    def write_file(self, path: str | Path, data: bytes) -> None:
+        target = self._inside(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+    def glob(self, pattern: str) -> list[Path]:
+        root = self.workdir.resolve()
+        return sorted(p for p in root.glob(pattern) if p.resolve().is_relative_to(root))
+
+    def describe(self) -> str:
+        return f"local, no sandbox, {self.policy.describe()}"
+
+    def note(self, result: ProcessResult) -> str:
+        """A note for the model about how the command hit the boundary ('' when it did not)."""
+        return ""
+
+
+@dataclass
+class BwrapEnvironment(LocalEnvironment):
+    """Commands inside a bubblewrap sandbox (see :mod:`attractor.proc.bwrap`)."""
+
+    fence: Fence | None = None
+    name: str = "bwrap"
+
+    def _fence(self) -> Fence:
+        return self.fence if self.fence is not None else Fence(self.workdir)
+
+    #: The bwrap command line per working directory, worked out by the first
+    #: command there: the layout is fixed for the rest of the step.
+    _wraps: dict[Path, list[str]] = field(default_factory=dict, repr=False)
+
+    async def setup(self) -> None:
+        fence = self._fence()
+        for path in (fence.scratch, fence.stage_dir):
+            if path is not None and not path.is_dir():  # normally made by the engine
+                path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def wrap(self, cwd: Path | None = None) -> list[str]:
+        """``bwrap`` and its flags for a command in ``cwd``, the writable workdir."""
+        cwd = cwd or self.workdir
+        argv = self._wraps.get(cwd)
+        if argv is None:
+            fence = self._fence()
+            if cwd != fence.workdir:  # a subagent's folder: only it is writable
+                fence = replace(fence, workdir=cwd)
+            argv = self._wraps[cwd] = wrap_argv(fence)
+        return argv
+
+    def describe(self) -> str:
+        fence = self._fence()
+        net = "network on" if fence.network else "network off"
+        extra = "".join(f", {p}" for p in fence.writable)
+        return f"bwrap sandbox, {net}, writable: workdir{extra}, {self.policy.describe()}"
+
+    def note(self, result: ProcessResult) -> str:
+        if result.returncode in (0, None):
+            return ""
+        return refusal_note(result.stderr)
+
+
+def sandbox_problem() -> str | None:
+    """None when the bwrap sandbox works here, else why not (one line)."""
+    if not sys.platform.startswith("linux"):
+        return "the bwrap sandbox needs Linux"
+    return probe()

@@ -1,0 +1,22 @@
+"""Fixtures of the boundary tests: a workspace, and a sandbox that must be there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attractor.proc.environment import sandbox_problem
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty current directory, so no attractor.toml or run directory leaks in or out."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+needs_bwrap = pytest.mark.skipif(
+    sandbox_problem() is not None,
+    reason=f"no bubblewrap sandbox here ({sandbox_problem()}): apt-get install bubblewrap",
+)

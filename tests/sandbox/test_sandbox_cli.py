@@ -1,0 +1,262 @@
+"""The sandbox through the real CLI: defaults, faults, lint, dry run, timeouts and kills."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.runkit import (
+    events,
+    finish,
+    invoke,
+    kill_all,
+    only_run_dir,
+    pids_with,
+    spawn,
+    wait_for,
+    write,
+)
+from tests.sandbox.conftest import needs_bwrap
+
+TOOL = """digraph p {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    t [shape=parallelogram, tool_command="%s"%s]
+    start -> t -> done
+}"""
+
+
+@pytest.fixture
+def mark() -> Iterator[str]:
+    """A unique number usable as a ``sleep`` argument and found again in /proc."""
+    word = f"47.{uuid.uuid4().int % 10**9:09d}"
+    yield word
+    kill_all(word)
+
+
+def _no_bwrap_path(tmp_path: Path) -> str:
+    """A PATH with the usual tools but no ``bwrap``."""
+    bin_dir = tmp_path / "bin-without-bwrap"
+    bin_dir.mkdir()
+    for tool in ("sh", "echo", "touch", "cat", "printenv", "true"):
+        for folder in ("/usr/bin", "/bin"):
+            if os.path.exists(f"{folder}/{tool}"):
+                (bin_dir / tool).symlink_to(f"{folder}/{tool}")
+                break
+    return str(bin_dir)
+
+
+@needs_bwrap
+def test_a_tool_node_is_sandboxed_by_default(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("touch ok.txt; touch /etc/escape-attempt", ""))
+    result = invoke(["run", "p.dot", "--logs-dir", "runs"])
+    assert result.exit_code == 1
+    assert (workspace / "ok.txt").exists()
+    assert not Path("/etc/escape-attempt").exists()
+    assert "Read-only file system" in (workspace / "runs" / "t" / "stderr.txt").read_text()
+
+
+@pytest.mark.parametrize("attrs", ["", ", sandbox=auto"])
+def test_sandbox_required_without_bwrap_refuses_to_run(
+    workspace: Path, tmp_path: Path, attrs: str
+) -> None:
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", attrs))
+    env = {"PATH": _no_bwrap_path(tmp_path)}
+    code, out, err = finish(spawn(["run", "p.dot", "--sandbox", "required"], workspace, env))
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        "error: the run requires a sandbox, but bwrap is not installed "
+        "(Debian/Ubuntu: apt-get install bubblewrap)"
+    ]
+    assert not (workspace / "ran.txt").exists()
+
+
+def test_auto_without_bwrap_says_so_in_one_line_and_runs(workspace: Path, tmp_path: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", ""))
+    env = {"PATH": _no_bwrap_path(tmp_path)}
+    code, out, err = finish(spawn(["run", "p.dot", "--logs-dir", "runs"], workspace, env))
+    assert code == 0, err
+    notices = [line for line in err.splitlines() if line.startswith("notice: no sandbox")]
+    assert len(notices) == 1 and "bwrap is not installed" in notices[0]
+    assert (workspace / "ran.txt").exists()
+    code, out, err = finish(
+        spawn(["run", "p.dot", "--logs-dir", "runs2", "--sandbox", "none"], workspace, env)
+    )
+    assert code == 0 and "notice" not in err
+
+
+def test_a_missing_writable_path_is_one_line_before_the_step(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", ", writable=missing-dir"))
+    result = invoke(["run", "p.dot"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().endswith(
+        f"node t: writable path {workspace / 'missing-dir'} does not exist; "
+        "create it or remove it from writable="
+    )
+    assert not (workspace / "ran.txt").exists()
+
+
+def test_required_refuses_a_node_that_opts_out(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("true", ", sandbox=none"))
+    result = invoke(["run", "p.dot", "--sandbox", "required"])
+    assert result.exit_code == 2
+    assert "node t: sandbox=none, but the run requires a sandbox" in result.stderr
+
+
+def test_lint_checks_the_boundary_attributes(workspace: Path) -> None:
+    write(
+        workspace / "p.dot",
+        TOOL % ("true", ', sandbox=docker, network=maybe, env=all, env_allow="A B$"'),
+    )
+    result = invoke(["lint", "p.dot"])
+    assert result.exit_code != 0
+    text = result.output + result.stderr
+    assert "sandbox" in text and "expected one of auto, bwrap, none" in text
+    assert "network" in text and "expected on or off" in text
+    assert "expected one of inherit, core, none" in text
+    assert "'B$' is not a variable-name pattern" in text
+
+
+@needs_bwrap
+def test_dry_run_shows_each_steps_boundary(workspace: Path) -> None:
+    write(
+        workspace / "p.dot",
+        """digraph p {
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            a [shape=parallelogram, tool_command="true"]
+            b [shape=parallelogram, tool_command="true", network=on, sandbox=none]
+            c [shape=parallelogram, tool_command="true", network=on, env_allow="DEPLOY_*"]
+            start -> a -> b -> c -> done
+        }""",
+    )
+    result = invoke(["run", "p.dot", "--dry-run"])
+    assert result.exit_code == 0, result.stderr
+    lines = [line.strip() for line in result.output.splitlines() if "boundary:" in line]
+    assert lines == [
+        "boundary: bwrap sandbox, network off, writable: workdir, env=core",
+        "boundary: local, no sandbox, env=core",
+        "boundary: bwrap sandbox, network on, writable: workdir, env=core allow=DEPLOY_*",
+    ]
+
+
+@needs_bwrap
+def test_timeout_kills_a_sleep_inside_the_sandbox(workspace: Path, mark: str) -> None:
+    write(
+        workspace / "p.dot", TOOL % (f"echo started > started.txt; sleep {mark} & sleep {mark}", "")
+    )
+    args = ["run", "p.dot", "--timeout", "2s", "--logs-dir", "runs/{timestamp}"]
+    code, out, err = finish(spawn(args, workspace))
+    assert code == 124, err
+    assert (workspace / "started.txt").exists()
+    assert pids_with(mark) == [], "a sleep survived the run"
+
+
+@needs_bwrap
+def test_ctrl_c_and_kill_9_leave_no_sandboxed_process(workspace: Path, mark: str) -> None:
+    write(workspace / "p.dot", TOOL % (f"touch started.txt; sleep {mark}", ""))
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/{timestamp}"], workspace)
+    wait_for(lambda: (workspace / "started.txt").exists(), "the sandboxed command to start")
+    wait_for(lambda: pids_with(mark) != [], "the sleep to show up")
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert code == 130, err
+    wait_for(lambda: pids_with(mark) == [], "the sleep to be gone after Ctrl-C", timeout=10)
+
+    (workspace / "started.txt").unlink()
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/{timestamp}-b"], workspace)
+    wait_for(lambda: (workspace / "started.txt").exists(), "the sandboxed command to start")
+    wait_for(lambda: pids_with(mark) != [], "the sleep to show up")
+    os.kill(proc.pid, signal.SIGKILL)
+    finish(proc)
+    # --die-with-parent: the sandbox goes with the engine, its sleep with it.
+    wait_for(lambda: pids_with(mark) == [], "the sleep to be gone after kill -9", timeout=10)
+
+
+@needs_bwrap
+def test_the_agent_is_told_when_the_sandbox_refused(workspace: Path) -> None:
+    write(
+        workspace / "p.dot",
+        """digraph p {
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            work  [prompt="try"]
+            start -> work -> done
+        }""",
+    )
+    call = {"name": "shell", "arguments": {"command": "touch /usr/local/escape-attempt"}}
+    turns = [{"text": "", "tool_calls": [call]}, {"text": "done"}]
+    write(workspace / "model.json", json.dumps({"responses": turns, "then": "stop"}))
+    args = ["run", "p.dot", "--logs-dir", "runs/{timestamp}", "--backend", "scripted:model.json"]
+    result = invoke(args)
+    assert result.exit_code == 0, result.stderr
+    run_dir = only_run_dir(workspace / "runs")
+    done = [e for e in events(run_dir) if e["type"] == "tool_call_completed"]
+    output = done[0]["output"]
+    assert "Read-only file system" in output
+    assert (
+        "[sandbox: " in output and "only the working directory and $TMPDIR are writable" in output
+    )
+
+
+def test_status_json_says_where_the_step_ran(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("true", ", sandbox=none, env=none"))
+    result = invoke(["run", "p.dot", "--logs-dir", "runs"])
+    assert result.exit_code == 0, result.stderr
+    status = json.loads((workspace / "runs" / "t" / "status.json").read_text())
+    assert status["boundary"] == "local, no sandbox, env=none"
+
+
+def test_a_bwrap_that_cannot_create_namespaces_is_named(workspace: Path, tmp_path: Path) -> None:
+    bin_dir = Path(_no_bwrap_path(tmp_path))
+    refusal = "bwrap: No permissions to create new namespace, likely because the kernel does not"
+    fake = bin_dir / "bwrap"  # what bwrap says where user namespaces are disabled
+    fake.write_text(f"#!/bin/sh\necho '{refusal}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", ""))
+    env = {"PATH": str(bin_dir)}
+    code, _, err = finish(spawn(["run", "p.dot", "--sandbox", "required"], workspace, env))
+    assert code == 2
+    assert err.strip() == (
+        f"error: the run requires a sandbox, but bwrap cannot create a sandbox here ({refusal}); "
+        "user namespaces may be disabled"
+    )
+    code, _, err = finish(spawn(["run", "p.dot", "--logs-dir", "runs"], workspace, env))
+    assert code == 0, err
+    assert f"notice: no sandbox: bwrap cannot create a sandbox here ({refusal})" in err
+    assert (workspace / "ran.txt").exists()
+
+
+def _guards(engine: int) -> list[int]:
+    """The crash guard processes the engine ``engine`` started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_bytes()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        if parent == engine and b"guard.py" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@needs_bwrap
+def test_a_sandboxed_command_dies_with_the_engine_even_without_its_guard(
+    workspace: Path, mark: str
+) -> None:
+    write(workspace / "p.dot", TOOL % (f"touch started.txt; sleep {mark}", ""))
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/{timestamp}"], workspace)
+    wait_for(lambda: pids_with(mark) != [], "the sandboxed sleep to start")
+    wait_for(lambda: len(_guards(proc.pid)) == 1, "the crash guard to start")
+    for pid in (*_guards(proc.pid), proc.pid):
+        os.kill(pid, signal.SIGKILL)
+    finish(proc)
+    wait_for(lambda: pids_with(mark) == [], "the sleep to die with the engine", timeout=10)
