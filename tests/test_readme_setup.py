@@ -49,3 +49,12 @@ def test_the_web_page_test_skips_saying_how_to_get_chromium(tmp_path: Path) -> N
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "skipped" in done.stdout and "apt-get install chromium" in done.stdout
+
+
+def test_the_readme_gives_the_inner_loop_and_ci_still_runs_everything() -> None:
+    """The inner loop leaves out the ``slow`` tests; the README's command 2 (CI's) does not."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert '. .venv/bin/activate && pytest -m "not slow"' in readme
+    assert "-m" not in _setup_commands()["2"].split("&& pytest", 1)[1]
+    pyproject = (ROOT / "pyproject.toml").read_text("utf-8")
+    assert re.search(r'^\s*"slow: ', pyproject, re.M), "the slow marker is registered"

@@ -13,15 +13,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from attractor import redact
 from attractor.agent import prompts
 from attractor.agent.compaction import Compaction, compact
-from attractor.agent.hooks import ToolHooks
 from attractor.agent.loop_detect import LoopDetector
-from attractor.agent.project_context import ProjectContext
 from attractor.agent.report import (
     TOOL_NAME,
     OutcomeReport,
@@ -31,6 +28,7 @@ from attractor.agent.report import (
     report_tool,
 )
 from attractor.agent.run_budget import BudgetKind, RunTurnBudget
+from attractor.agent.session_config import SessionConfig
 from attractor.agent.steering import SteeringQueue
 from attractor.agent.subagents import spawn_tool
 from attractor.agent.tool_batches import run_calls
@@ -57,46 +55,11 @@ from attractor.llm.types import (
     ToolDefinition,
     Usage,
 )
-from attractor.proc.environment import ExecutionEnvironment
+
+__all__ = ["NOTICE_AT", "AgentSession", "SessionConfig", "SessionResult"]
 
 #: Share of the budget after which the model is told how many turns remain.
 NOTICE_AT = 0.8
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionConfig:
-    """What one session needs to know besides its model and tools."""
-
-    node_id: str
-    prompt: str
-    workdir: Path
-    max_turns: int
-    sprint_limit: int = 0
-    reasoning_effort: str | None = None
-    shell_timeout_cap: float = 600.0
-    kill_grace: float = 2.0
-    #: ``tool_hooks.pre`` / ``tool_hooks.post`` commands run around each tool call.
-    tool_hooks: ToolHooks = ToolHooks()
-    #: Offer ``report_outcome`` so the model can set the stage's outcome.
-    report: bool = True
-    #: The stage's outgoing edge labels the model may choose from.
-    choices: tuple[str, ...] = ()
-    #: An earlier conversation this session continues (a ``full``-fidelity thread):
-    #: user, assistant and tool messages, placed before this session's prompt.
-    history: tuple[Message, ...] = ()
-    #: Messages from a supervisor of the run, taken before every request and sent
-    #: like :meth:`AgentSession.steer` messages, marked as the supervisor's.
-    steering: Callable[[], list[str]] | None = None
-    #: The tool profile's base instructions for the system prompt.
-    instructions: str = ""
-    #: Environment and project instructions for the system prompt.
-    context: ProjectContext | None = None
-    #: Tokens the model's context holds; old tool outputs are compacted near it (0: never).
-    context_window: int = 0
-    #: How many levels of subagents may still be spawned (0: no spawn_agent tool).
-    subagent_depth: int = 0
-    #: Where the shell tool and hooks run commands (None: locally, environment filtered).
-    environment: ExecutionEnvironment | None = None
 
 
 @dataclass(frozen=True)
@@ -145,7 +108,9 @@ class AgentSession:
         self.config = config
         #: The tools a subagent of this session gets (no spawn_agent of its own).
         self.base_tools = tools
-        self.tools = tools.with_tools(spawn_tool(self)) if config.subagent_depth > 0 else tools
+        self.tools = (
+            tools.with_tools(spawn_tool(self, type(self))) if config.subagent_depth > 0 else tools
+        )
         self.transcript = transcript
         self.emit = emit
         self.run_budget = run_budget or RunTurnBudget(None)

@@ -12,23 +12,75 @@ under ``subagents/agent-N/`` in the parent's stage directory.
 from __future__ import annotations
 
 import stat
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.session_config import SessionConfig
+from attractor.agent.tools import ToolRegistry
 from attractor.agent.tools.base import Tool, ToolContext, schema
 from attractor.agent.tools.beneath import Beneath
 from attractor.agent.transcript import Transcript
 from attractor.errors import ToolError
-from attractor.llm.types import ToolDefinition
-
-if TYPE_CHECKING:
-    from attractor.agent.session import AgentSession
+from attractor.events import Event
+from attractor.llm.types import Model, ToolDefinition, Usage
 
 TOOL_NAME = "spawn_agent"
 
 
-def _child_workdir(parent: AgentSession, raw: str | None) -> tuple[Path, str]:
+class Ended(Protocol):
+    """How a subagent's session ended (a ``SessionResult``)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def turns_used(self) -> int: ...
+    @property
+    def turn_limit_reached(self) -> bool: ...
+
+
+class Child(Protocol):
+    """A subagent's session, once it has run."""
+
+    turns_used: int
+    usage: Usage
+
+    async def run(self) -> Ended: ...
+
+
+class NewSession(Protocol):
+    """Builds a subagent's session (the ``AgentSession`` class)."""
+
+    def __call__(
+        self,
+        model: Model,
+        config: SessionConfig,
+        *,
+        tools: ToolRegistry,
+        transcript: Transcript,
+        emit: Callable[[Event], None],
+        run_budget: RunTurnBudget | None = None,
+    ) -> Child: ...
+
+
+class Parent(Protocol):
+    """The session a ``spawn_agent`` tool serves, as far as the tool uses it."""
+
+    model: Model
+    config: SessionConfig
+    base_tools: ToolRegistry
+    transcript: Transcript
+    emit: Callable[[Event], None]
+    run_budget: RunTurnBudget
+
+    @property
+    def charged_turns(self) -> int: ...
+    def charge_subagent(self, turns: int, usage: Usage) -> None: ...
+
+
+def _child_workdir(parent: Parent, raw: str | None) -> tuple[Path, str]:
     """The subagent's directory (confined like every tool path) and how to show it."""
     workdir = parent.config.workdir
     if not raw or raw.strip() in (".", ""):
@@ -40,7 +92,7 @@ def _child_workdir(parent: AgentSession, raw: str | None) -> tuple[Path, str]:
         return beneath.root.joinpath(*found.parts), found.shown
 
 
-def _turns(parent: AgentSession, requested: Any) -> int:
+def _turns(parent: Parent, requested: Any) -> int:
     available = parent.config.max_turns - parent.charged_turns - 1
     if available < 1:
         raise ToolError(
@@ -54,8 +106,8 @@ def _turns(parent: AgentSession, requested: Any) -> int:
     return min(int(requested), available)
 
 
-def spawn_tool(parent: AgentSession) -> Tool:
-    """``spawn_agent`` bound to ``parent``."""
+def spawn_tool(parent: Parent, new_session: NewSession) -> Tool:
+    """``spawn_agent`` bound to ``parent``; ``new_session`` builds each subagent's session."""
     spawned = 0
 
     async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -80,7 +132,7 @@ def spawn_tool(parent: AgentSession) -> Tool:
         )
         stage = parent.transcript.path.parent / "subagents" / name
         visit, attempt = parent.transcript.visit, parent.transcript.attempt
-        child = type(parent)(
+        child = new_session(
             parent.model,
             config,
             tools=parent.base_tools,

@@ -1,10 +1,10 @@
 """``attractor run FILE`` and ``attractor resume RUN_DIR``.
 
-The commands only parse arguments, resolve settings, pick a display and turn
+The commands only parse arguments, pick a display and an interviewer and turn
 the engine's :class:`~attractor.engine.run.RunResult` into output and an
-exit code; the engine does everything else. Exit codes: 0 succeeded, 1 failed,
-2 usage error or invalid pipeline, 74 disk full, 124 timed out, 129 hung up,
-130 interrupted, 143 terminated.
+exit code; the launcher (``launch.py``) loads, checks, starts and closes the
+run. Exit codes: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, 74
+disk full, 124 timed out, 129 hung up, 130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -21,19 +21,17 @@ import anyio
 import click
 from rich.console import Console
 
-from attractor.api import backend_for, resume_settings, settings_for
 from attractor.cli import stop_signals
-from attractor.cli.display import choose_mode, make_display, silence_broken_pipe
+from attractor.cli.display import DisplayMode, choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation
-from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import main_path
-from attractor.engine.run import RunOptions, RunResult, execute
+from attractor.engine.run import RunResult
 from attractor.engine.rundir import RunDir, check_logs_dir, disk_full, never_started
 from attractor.errors import AttractorError, UsageError, ValidationError
-from attractor.handlers.backend import CodergenBackend
+from attractor.events import Event
 from attractor.handlers.human import check_auto_choice, gates_needing_a_person
 from attractor.handlers.interviewer import (
     AutoApproveInterviewer,
@@ -42,22 +40,9 @@ from attractor.handlers.interviewer import (
     QueueInterviewer,
     stdin_can_answer,
 )
+from attractor.launch import Hooks, Plan, launch, load_graph, plan_resume, plan_run
+from attractor.run_status import STOPPED
 from attractor.settings import Settings, redactor_for
-
-Start = Callable[[RunOptions], Awaitable[RunResult]]
-
-#: Statuses whose final line is a problem report (stderr) rather than a result.
-_STOPPED = ("timed_out", "interrupted", "terminated", "hangup")
-
-
-@dataclass
-class _Plan:
-    """A checked, ready-to-start run: what to call and with which settings."""
-
-    graph: Graph
-    settings: Settings
-    start: Start
-
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
@@ -116,7 +101,7 @@ def resume(
 ) -> NoReturn:
     """Continue the run in RUN_DIR (or the newest stopped one) from its last checkpoint."""
 
-    def plan(options: CommonOptions) -> _Plan:
+    def plan(options: CommonOptions) -> Plan:
         if retry_failed and from_node is not None:
             raise UsageError("--retry-failed and --from exclude each other; pick one")
         how = None
@@ -136,10 +121,12 @@ def _resume_target(run_dir: str | None, latest: bool) -> Path:
     if not latest:
         raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
     from attractor.engine.inventory import list_runs
-    from attractor.engine.setup import RESUMABLE
+    from attractor.run_status import RESUMABLE, RunStatus
 
     for info in list_runs(Path(".")):
-        if info.status != "running" and (info.status in RESUMABLE or info.status == "stopped"):
+        if info.status != RunStatus.RUNNING and (
+            info.status in RESUMABLE or info.status == "stopped"
+        ):
             click.echo(f"resuming {info.path}", err=True)
             return info.path
     raise UsageError(
@@ -149,7 +136,7 @@ def _resume_target(run_dir: str | None, latest: bool) -> Path:
 
 
 def _execute(
-    params: dict[str, Any], plan: Callable[[CommonOptions], _Plan], dry_run: str | None = None
+    params: dict[str, Any], plan: Callable[[CommonOptions], Plan], dry_run: str | None = None
 ) -> NoReturn:
     """Run to the end and exit; library errors become one line and their exit code.
 
@@ -186,15 +173,19 @@ def _print_lint(err: ValidationError) -> None:
 # -- planning -------------------------------------------------------------------
 
 
-def _plan_run(path: Path, options: CommonOptions) -> _Plan:
-    graph = _load_checked(path, quiet=options.quiet)
-    settings = _settings(options, graph)
-    check_logs_dir(settings.logs_dir, settings.source("logs_dir"))
-    job = RunJob("run", path, graph)
-    return _Plan(graph, settings, lambda run_options: execute(job, run_options))
+def _plan_run(path: Path, options: CommonOptions) -> Plan:
+    if not os.path.lexists(path):  # a FIFO or a device is refused, naming it, by the loader
+        raise UsageError(f"{path}: no such pipeline file; check the path")
+    graph, warnings = load_graph(path)
+    if not options.quiet:
+        for diagnostic in warnings:
+            click.echo(diagnostic.format_text(), err=True)
+    plan = plan_run(path, options.flags, options.config, graph=graph)
+    check_logs_dir(plan.settings.logs_dir, plan.settings.source("logs_dir"))
+    return plan
 
 
-def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> _Plan:
+def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> Plan:
     found = RunDir(run_dir)
     copy = found.pipeline_path
     # Before anything else (gates, models, the lock file): is this a run directory?
@@ -209,32 +200,11 @@ def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None
                 f"{run_dir}: not a run directory (no {needed.name}); "
                 "pass the run directory that attractor run printed"
             )
-    graph = _load_checked(copy, quiet=True)
-    settings, notes = resume_settings(run_dir, graph, options.flags, options.config)
+    plan = plan_resume(run_dir, options.flags, options.config, how)
     if not options.quiet:
-        for note in notes:
+        for note in plan.notes:
             click.echo(f"note: {note}", err=True)
-    job = RunJob("resume", run_dir, graph, how)
-    return _Plan(graph, settings, lambda run_options: execute(job, run_options))
-
-
-def _load_checked(path: Path, *, quiet: bool) -> Graph:
-    """Parse, transform and lint ``path``; raise ValidationError on lint errors."""
-    from attractor.linter.prepare import prepare
-
-    if not os.path.lexists(path):  # a FIFO or a device is refused, naming it, by prepare
-        raise UsageError(f"{path}: no such pipeline file; check the path")
-    graph, diagnostics = prepare(path, file=str(path))
-    if graph is None or any(d.is_error for d in diagnostics):
-        raise ValidationError(diagnostics)
-    if not quiet:
-        for diagnostic in diagnostics:
-            click.echo(diagnostic.format_text(), err=True)
-    return graph
-
-
-def _settings(options: CommonOptions, graph: Graph) -> Settings:
-    return settings_for(graph, options.flags, options.config)
+    return plan
 
 
 def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
@@ -255,7 +225,7 @@ def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
     return ConsoleInterviewer()
 
 
-def _print_plan(plan: _Plan, file: str) -> int:
+def _print_plan(plan: Plan, file: str) -> int:
     from attractor.cli.plan import format_plan
 
     click.echo(format_plan(plan.graph, plan.settings, file), nl=False)
@@ -279,47 +249,46 @@ def _simulation_note(settings: Settings, graph: Graph) -> str | None:
 # -- running --------------------------------------------------------------------
 
 
-def _run_planned(plan: _Plan, options: CommonOptions) -> int:
-    backend = backend_for(plan.settings, plan.graph)
-    interviewer = _interviewer(options, plan.graph)
-    console = Console(highlight=False)
-    mode = choose_mode(console, json_mode=options.json, quiet=options.quiet)
-    note = _simulation_note(plan.settings, plan.graph)
-    if note is not None and mode != "quiet":
-        # stdout carries only events in JSON mode, so the note goes to stderr there.
-        click.echo(note, err=mode == "json")
-    started = time.monotonic()
-    redactor = redactor_for(plan.settings)
-    with make_display(mode, console, main_path(plan.graph), redactor) as display:
-        run_options = RunOptions(
-            settings=plan.settings,
-            interviewer=interviewer,
-            context_seed=dict(options.context_seed),
-            backend=backend,
-            observers=[display],
-            handle_signals=True,
-            executor=executor_for(plan.settings),
-        )
-        try:
-            result = anyio.run(_run_and_close, plan.start, run_options, backend)
-        finally:
-            stop_signals.reinstall()  # asyncio put the defaults back when the run ended
+def _run_planned(plan: Plan, options: CommonOptions) -> int:
+    screen = _Screen(options)
+    hooks = Hooks(
+        choose_interviewer=lambda graph: _interviewer(options, graph),
+        context=dict(options.context_seed),
+        watch=screen.watch,
+        handle_signals=True,
+    )
     try:
-        _report(result, console, mode=mode, elapsed=time.monotonic() - started)
+        result = anyio.run(launch, plan, hooks)
+    finally:
+        stop_signals.reinstall()  # asyncio put the defaults back when the run ended
+    try:
+        _report(result, screen.console, mode=screen.mode, elapsed=time.monotonic() - screen.started)
     except BrokenPipeError:
         silence_broken_pipe(sys.stdout)
     return result.exit_code
 
 
-async def _run_and_close(
-    start: Start, run_options: RunOptions, backend: CodergenBackend | None
-) -> RunResult:
-    try:
-        return await start(run_options)
-    finally:
-        if backend is not None:
-            with anyio.CancelScope(shield=True):
-                await backend.aclose()
+class _Screen:
+    """The terminal side of a run: the note of a simulated run, then its display."""
+
+    def __init__(self, options: CommonOptions) -> None:
+        self.console = Console(highlight=False)
+        self.mode: DisplayMode = choose_mode(
+            self.console, json_mode=options.json, quiet=options.quiet
+        )
+        self.started = time.monotonic()
+
+    @contextmanager
+    def watch(self, plan: Plan) -> Iterator[Callable[[Event], None]]:
+        """Opened by the launcher once the backend and the interviewer are ready."""
+        note = _simulation_note(plan.settings, plan.graph)
+        if note is not None and self.mode != "quiet":
+            # stdout carries only events in JSON mode, so the note goes to stderr there.
+            click.echo(note, err=self.mode == "json")
+        self.started = time.monotonic()
+        redactor = redactor_for(plan.settings)
+        with make_display(self.mode, self.console, main_path(plan.graph), redactor) as display:
+            yield display
 
 
 def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -> None:
@@ -330,5 +299,5 @@ def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -
     if mode in ("live", "plain"):
         print_summary(result, console, rich=mode == "live")
     line = final_line(result, elapsed)
-    to_stderr = mode == "json" or result.status in _STOPPED
+    to_stderr = mode == "json" or result.status in STOPPED
     click.echo(line, err=to_stderr)

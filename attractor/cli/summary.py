@@ -12,6 +12,7 @@ from rich.text import Text
 
 from attractor.dot.schema import format_duration
 from attractor.engine.run import NodeResult, RunResult
+from attractor.run_status import STOPPED, RunStatus
 
 _HEADERS = ("node", "status", "attempts", "duration", "note", "tokens", "cost")
 _NOTE_WIDTH = 60
@@ -127,9 +128,9 @@ def final_line(result: RunResult, elapsed: float) -> str:
     """The last line of every run; scripts may rely on its first words."""
     where = result.current_node or "no node"
     resume = f"resume with: attractor resume {result.run_dir}"
-    if result.status == "success":
+    if result.status == RunStatus.SUCCESS:
         return f"pipeline succeeded in {_seconds(elapsed)}; run directory: {result.run_dir}"
-    if result.status in ("timed_out", "interrupted", "terminated", "hangup"):
+    if result.status in STOPPED:
         # The engine words the stop ("pipeline timed out after 5m while running
         # NODE"), echoing --timeout as the user typed it.
         stopped = result.failure_reason or f"pipeline {result.status} while running {where}"

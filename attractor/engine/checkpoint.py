@@ -31,17 +31,19 @@ from attractor.fileio import (
     read_bounded,
 )
 from attractor.handlers.outcome import StageStatus
+from attractor.run_status import RunStatus
 
 VERSION = 1
 
 #: The status a checkpoint records while the run is going.
-RUNNING = "running"
+RUNNING = RunStatus.RUNNING
 
 
 @dataclass
 class Checkpoint:
     """A JSON-serialisable snapshot of one run's progress."""
 
+    #: A :class:`RunStatus` when written by this engine; as read, whatever the file says.
     status: str = RUNNING
     #: The node running when the checkpoint was written, else the last completed one.
     current_node: str | None = None

@@ -22,8 +22,8 @@ import anyio
 from attractor.dot.graph import Graph
 from attractor.engine.checkpoint import Checkpoint
 from attractor.engine.rundir import CHECKPOINT
-from attractor.engine.setup import RESUMABLE
 from attractor.handlers.base import ChildResult, ChildRun
+from attractor.run_status import RESUMABLE
 
 if TYPE_CHECKING:
     from attractor.engine.run import RunOptions, RunResult

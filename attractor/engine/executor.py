@@ -6,6 +6,8 @@ executor calls the engine's own driver in this process. :meth:`Executor.branches
 gives the branch runner a parallel node calls once per branch; the local
 executor keeps the in-process sub-traversal. The Ray executor
 (``ray_executor.py``, the ``attractor[ray]`` extra) sends both to a cluster.
+Which one a run gets is chosen at the composition root
+(``launch.executor_for``): nothing here imports the Ray executor.
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from attractor.dot.graph import Graph
-from attractor.errors import InputFileError, UsageError
+from attractor.errors import InputFileError
 from attractor.fileio import loads_json, read_bounded
 from attractor.handlers.base import BranchRunner
-from attractor.settings import Settings
 
 if TYPE_CHECKING:
     from attractor.engine.continuation import Continuation
@@ -83,19 +84,3 @@ def worker_of(run_dir: Path) -> dict[str, Any] | None:
     except (InputFileError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def executor_for(settings: Settings) -> Executor:
-    """The executor ``settings.executor`` names (Ray is imported only when chosen)."""
-    if settings.executor == "ray":
-        try:
-            from attractor.engine.ray_executor import RayExecutor
-        except ModuleNotFoundError as error:
-            if error.name != "ray" and not (error.name or "").startswith("ray."):
-                raise
-            raise UsageError(
-                f"{settings.source('executor')} ray needs Ray, which is not installed: "
-                "pip install 'attractor[ray]'"
-            ) from None
-        return RayExecutor(settings.ray_address)
-    return LocalExecutor()

@@ -12,6 +12,7 @@ there. It hands its summary rows back to the run task when it ends.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,13 +40,34 @@ from attractor.engine.retry import BackoffConfig
 from attractor.engine.run import RunOptions, make_services, prepare_run_graph
 from attractor.engine.rundir import PROCESSES, RunDir
 from attractor.engine.state import NodeResult, Run, Walk
+from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchResult
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
+from attractor.handlers.interviewer import Interviewer
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger, stop_survivors
 from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.settings import Settings, redactor_for
+
+#: Builds the model backend of a run's settings (``launch.backend_for``; None: simulate).
+#: A backend holds connections and cannot travel: each task builds its own.
+BackendFactory = Callable[[Settings, Graph], "CodergenBackend | None"]
+
+
+def worker_options(
+    settings: Settings,
+    graph: Graph,
+    interviewer: Interviewer,
+    make_backend: BackendFactory | None,
+    **more: Any,
+) -> RunOptions:
+    """The run options of a run task or a branch task, with a backend built on this worker.
+
+    The task closes ``options.backend`` when it ends.
+    """
+    backend = make_backend(settings, graph) if make_backend is not None else None
+    return RunOptions(settings=settings, interviewer=interviewer, backend=backend, **more)
 
 
 def node_resources(text: str | None) -> dict[str, Any]:
@@ -98,6 +120,8 @@ class _BranchSpec:
     terms: BudgetTerms
     #: For parallel nodes inside the branch.
     executor: Executor
+    #: Builds the branch's model backend on its worker.
+    make_backend: BackendFactory | None = None
 
 
 @dataclass
@@ -109,10 +133,17 @@ class _BranchOutput:
 class RayBranches:
     """The branch runner of one parallel node of a run on the cluster."""
 
-    def __init__(self, run: Run, executor: Executor, events: Outbox) -> None:
+    def __init__(
+        self,
+        run: Run,
+        executor: Executor,
+        events: Outbox,
+        make_backend: BackendFactory | None = None,
+    ) -> None:
         self.run = run
         self.executor = executor
         self.events = events
+        self.make_backend = make_backend
         self._bank: Any = None
 
     def bank(self) -> Any:
@@ -142,6 +173,7 @@ class RayBranches:
             bank=self.bank(),
             terms=terms_of(run.services.run_budget),
             executor=self.executor,
+            make_backend=self.make_backend,
         )
         asks = branch_resources(run.graph, start, stop_at)
         ref = _branch_task.options(scheduling_strategy="SPREAD", **asks).remote(spec)
@@ -178,8 +210,8 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     graph = _run_graph(run_dir.pipeline_path)
     note_worker(run_dir.stage_dir(spec.start) / WORKER_FILE)
     bus = EventBus([spec.events])
-    options = RunOptions(settings=spec.settings, interviewer=spec.interviewer)
-    services, owned = make_services(options, graph, SharedBudget(spec.bank, spec.terms), bus)
+    options = worker_options(spec.settings, graph, spec.interviewer, spec.make_backend)
+    services, _ = make_services(options, graph, SharedBudget(spec.bank, spec.terms), bus)
     run = Run(
         graph=graph,
         run_dir=run_dir,
@@ -212,8 +244,7 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
             group.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            if owned:
-                await services.backend.aclose()
+            await services.backend.aclose()
             ledger.close()
             CURRENT_LEDGER.reset(token)
             CURRENT_REDACTOR.reset(redacting)

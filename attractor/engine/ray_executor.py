@@ -27,7 +27,7 @@ import ray
 
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import WORKER_FILE, Drive, RunJob
-from attractor.engine.ray_branches import RayBranches
+from attractor.engine.ray_branches import BackendFactory, RayBranches, worker_options
 from attractor.engine.ray_connect import connect
 from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, event_hub, relay
 from attractor.engine.ray_tasks import (
@@ -48,6 +48,7 @@ from attractor.events import Event, PipelineStarted
 from attractor.fileio import read_bounded, write_text
 from attractor.handlers.base import BranchRunner
 from attractor.handlers.interviewer import ConsoleInterviewer
+from attractor.run_status import RunStatus
 from attractor.settings import Settings, absolute_backend
 
 PROBE = ".shared-check"
@@ -62,21 +63,30 @@ class RayExecutor:
     """Runs on a Ray cluster: ``address`` to join one, None to start a local one.
 
     In a run task, ``events`` is where the run's events go; its branches send
-    theirs to the run task under keys of their own.
+    theirs to the run task under keys of their own. ``make_backend`` builds the
+    model backend on each worker (the driver's cannot travel); None simulates.
     """
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, events: Outbox | None = None) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        events: Outbox | None = None,
+        make_backend: BackendFactory | None = None,
+    ) -> None:
         self.address = address
         self.events = events
+        self.make_backend = make_backend
 
     async def execute(self, job: RunJob, options: RunOptions, drive: Drive) -> RunResult:
         connect(self.address)
         settings, run_dir, token = _claim(job, options.settings)
         job = replace(job, path=job.path.resolve())  # the worker's cwd is not ours
         events = Outbox(event_hub(), token, ray.get_runtime_context().get_node_id())
-        spec = _RunSpec(job, run_dir, token, settings, options.context_seed, events)
+        spec = _RunSpec(
+            job, run_dir, token, settings, options.context_seed, events, self.make_backend
+        )
         ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
         bus = options.bus or EventBus()
         for observer in options.observers:
@@ -100,7 +110,7 @@ class RayExecutor:
     def branches(self, run: Run, local: BranchRunner) -> BranchRunner:
         if self.events is None:  # not in a run task: nothing to relay branch events to
             return local
-        return RayBranches(run, self, self.events)
+        return RayBranches(run, self, self.events, self.make_backend)
 
 
 # -- the whole run ------------------------------------------------------------------
@@ -115,6 +125,8 @@ class _RunSpec:
     seed: dict[str, Any]
     #: The run's events, for the driver's observers (display, --json, the server).
     events: Outbox
+    #: Builds the run's model backend on the worker.
+    make_backend: BackendFactory | None = None
 
 
 def _claim(job: RunJob, settings: Settings) -> tuple[Settings, Path, str]:
@@ -153,12 +165,14 @@ async def _drive_remote(spec: _RunSpec) -> RunResult:
         job = replace(spec.job, path=spec.run_dir)
     else:  # a retry after the worker was lost: continue from the checkpoint
         job = RunJob("resume", spec.run_dir, spec.job.graph)
-    options = RunOptions(
-        settings=spec.settings,
+    options = worker_options(
+        spec.settings,
+        job.graph,
         # Every gate of the run, its branches' too, is answered on the driver.
-        interviewer=RemoteInterviewer(spec.events),
+        RemoteInterviewer(spec.events),
+        spec.make_backend,
         context_seed=dict(spec.seed) if fresh else {},
-        executor=RayExecutor(events=spec.events),
+        executor=RayExecutor(events=spec.events, make_backend=spec.make_backend),
         stop_requests=lambda: stop_requested(spec.run_dir / STOP),
         observers=[_noting_worker(spec.run_dir / WORKER_FILE), spec.events],
     )
@@ -166,6 +180,9 @@ async def _drive_remote(spec: _RunSpec) -> RunResult:
         return await drive_job(job, options)
     finally:
         spec.events.flush()  # every event is with the driver before the run's end
+        if options.backend is not None:
+            with anyio.CancelScope(shield=True):
+                await options.backend.aclose()
 
 
 def check_shared(run_dir: Path, token: str, *, required: bool) -> None:
@@ -194,4 +211,4 @@ async def _signals_to_file(path: Path, stop: Stop, *, task_status: Any) -> None:
     """Pass a stop signal on to the remote run as a stop request."""
     scope = anyio.CancelScope()
     await watch_signals(scope, stop, task_status=task_status)
-    write_text(path, stop.status or "interrupted")
+    write_text(path, stop.status or RunStatus.INTERRUPTED)

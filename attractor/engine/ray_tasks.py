@@ -22,23 +22,24 @@ from ray.exceptions import RayTaskError
 
 from attractor.errors import AttractorError, InputFileError, RunError, UsageError
 from attractor.fileio import read_head, write_text
+from attractor.run_status import STOPPED, RunStatus, run_status
 
 STOP = ".stop"
 #: How often a task looks for a stop request, and the driver for a finished task.
 POLL = 0.1
 #: How long past the kill grace a stopped task may take to write its last checkpoint.
 _FINISH_GRACE = 10.0
-_STOP_STATUSES = ("timed_out", "interrupted", "terminated", "hangup")
-#: The stop file holds one of those words.
+#: The stop file holds the status to stop as (one of STOPPED).
 _STOP_LIMIT = 64
 
 
-async def stop_requested(path: Path) -> Any:
+async def stop_requested(path: Path) -> RunStatus:
     """Return the status written to ``path`` once the driver writes it."""
     while True:
         text = _read_stop(path)
         if text is not None:
-            return text if text in _STOP_STATUSES else "interrupted"
+            status = run_status(text)
+            return status if status in STOPPED else RunStatus.INTERRUPTED
         await anyio.sleep(POLL)
 
 
@@ -46,7 +47,7 @@ def _read_stop(path: Path) -> str | None:
     try:  # a few bytes the driver writes; anything else in its place reads as a stop
         return read_head(path, _STOP_LIMIT, "stop file").decode("utf-8", "replace").strip()
     except InputFileError as exc:
-        return None if exc.errno == errno.ENOENT else "interrupted"
+        return None if exc.errno == errno.ENOENT else RunStatus.INTERRUPTED
 
 
 async def cancel_on_request(stop_file: Path, scope: anyio.CancelScope) -> None:
@@ -60,7 +61,7 @@ async def wait_for(ref: Any, stop_file: Path, grace: float) -> Any:
         await _finished(ref)
     except BaseException:
         with anyio.CancelScope(shield=True):
-            write_text(stop_file, "interrupted")
+            write_text(stop_file, RunStatus.INTERRUPTED)
             with anyio.move_on_after(grace + _FINISH_GRACE):
                 await _finished(ref)
             ray.cancel(ref, force=True)

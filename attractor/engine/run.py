@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -45,7 +45,6 @@ from attractor.engine.rundir import (
     write_error,
 )
 from attractor.engine.setup import (
-    RESUMABLE,
     RunSetup,
     restart_setup,
     resume_setup,
@@ -74,32 +73,32 @@ from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
 from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
+from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
 
 __all__ = [
     "NodeResult",
     "RunOptions",
     "RunResult",
+    "RunStatus",
     "execute",
-    "prepare_run_graph",
     "resume_pipeline",
     "run_pipeline",
 ]
 
-RunStatus = Literal["success", "fail", "timed_out", "interrupted", "terminated", "hangup"]
 _EXIT_CODES = {
-    "success": 0,
-    "fail": 1,
-    "timed_out": 124,
-    "hangup": 129,
-    "interrupted": 130,
-    "terminated": 143,
+    RunStatus.SUCCESS: 0,
+    RunStatus.FAIL: 1,
+    RunStatus.TIMED_OUT: 124,
+    RunStatus.HANGUP: 129,
+    RunStatus.INTERRUPTED: 130,
+    RunStatus.TERMINATED: 143,
 }
 #: The signals that stop a run, and the status each one leaves (all resumable).
 _STOP_SIGNALS: dict[signal.Signals, RunStatus] = {
-    signal.SIGINT: "interrupted",
-    signal.SIGTERM: "terminated",
-    signal.SIGHUP: "hangup",  # the terminal or SSH session went away
+    signal.SIGINT: RunStatus.INTERRUPTED,
+    signal.SIGTERM: RunStatus.TERMINATED,
+    signal.SIGHUP: RunStatus.HANGUP,  # the terminal or SSH session went away
 }
 
 
@@ -112,7 +111,7 @@ class RunOptions:
     interviewer: Interviewer | None = None
     #: Context values from ``--set KEY=VALUE``.
     context_seed: dict[str, Any] = field(default_factory=dict)
-    #: None: simulate when settings.backend is "simulate", else the agent backend.
+    #: The model backend (the launcher builds it: ``launch.backend_for``); None simulates.
     backend: CodergenBackend | None = None
     registry: HandlerRegistry | None = None
     observers: list[Callable[[Event], None]] = field(default_factory=list)
@@ -213,14 +212,10 @@ def _redacting(settings: Settings) -> Iterator[None]:
 
 
 def prepare_run_graph(path: Path) -> Graph:
-    """Parse, transform and validate ``path``; raises ValidationError on lint errors."""
-    from attractor.errors import ValidationError
-    from attractor.linter.prepare import prepare
+    """The checked graph of the pipeline file ``path`` (a child run's, a resume's)."""
+    from attractor.linter.prepare import prepare_checked
 
-    graph, diagnostics = prepare(path)
-    if graph is None or any(d.severity == "error" for d in diagnostics):
-        raise ValidationError(diagnostics)
-    return graph
+    return prepare_checked(path)[0]
 
 
 @dataclass
@@ -285,7 +280,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         if end.restart_at is None:
                             break
                         setup = restart_setup(setup, end.restart_at)
-                        finish_run(run, "restarted", end, None, setup.run_dir.path.name)
+                        finish_run(run, RunStatus.RESTARTED, end, None, setup.run_dir.path.name)
                         ledger.path = setup.run_dir.path / PROCESSES
                         carried = run.carried + run_usage(run)
                         run = open_run(setup, services, registry, bus, options, steps)
@@ -299,7 +294,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     finally:
         with anyio.CancelScope(shield=True):
             if not run.finished:  # an error or an outside cancellation got here first
-                status = stop.status or "interrupted"
+                status = stop.status or RunStatus.INTERRUPTED
                 finish_run(run, status, end, options.settings.timeout, reason=stop.reason)
             if owned:
                 await backend.aclose()
@@ -326,7 +321,7 @@ def make_services(
     ``source`` is the pipeline file the run started from: its folder is one of
     the places a path the pipeline names may lead (the run's copy is not).
     """
-    backend, owned = _backend(options, graph)
+    backend, owned = _backend(options)
     services = Services(
         settings=options.settings,
         backend=backend,
@@ -362,7 +357,7 @@ async def _guarded_walk(run: Run, start: str, stop: Stop) -> WalkEnd:
     except OSError as exc:
         if disk_full(exc):  # raised once out of the task group (which would wrap it)
             stop.error = write_error(run.run_dir.path, exc, _resume_hint(run.run_dir.path))
-            stop.status, stop.reason = "interrupted", str(stop.error)
+            stop.status, stop.reason = RunStatus.INTERRUPTED, str(stop.error)
         return WalkEnd("fail", f"cannot write run files: {exc}", run.main.current)
 
 
@@ -387,10 +382,10 @@ async def _watch_requests(
 
 def _final_status(end: WalkEnd | None, stop: Stop, cancelled: bool) -> RunStatus:
     if end is not None and end.restart_at is None:
-        return "success" if end.status == "success" else "fail"
+        return RunStatus.SUCCESS if end.status == "success" else RunStatus.FAIL
     if stop.status is not None:
         return stop.status
-    return "timed_out" if cancelled else "fail"
+    return RunStatus.TIMED_OUT if cancelled else RunStatus.FAIL
 
 
 def _then(setup: RunSetup) -> str:
@@ -424,18 +419,22 @@ def _result(
     )
 
 
-def _backend(options: RunOptions, graph: Graph) -> tuple[CodergenBackend, bool]:
-    """The codergen backend and whether this run owns (and so closes) it."""
+def _backend(options: RunOptions) -> tuple[CodergenBackend, bool]:
+    """The codergen backend and whether this run owns (and so closes) it.
+
+    The launcher builds the backend a run uses (``launch.backend_for``); a run
+    given none simulates, when its settings say so.
+    """
     if options.backend is not None:
         return options.backend, False
-    if options.settings.backend == "simulate":
-        from attractor.handlers.simulate import SimulateBackend
+    if options.settings.backend != "simulate":
+        raise RunError(
+            f"no backend was built for --backend {options.settings.backend}: "
+            "start runs with attractor.launch, or pass RunOptions.backend"
+        )
+    from attractor.handlers.simulate import SimulateBackend
 
-        return SimulateBackend(), True
-    from attractor.handlers.agent_backend import build_backend  # type: ignore[import-not-found,unused-ignore]
-
-    backend: CodergenBackend = build_backend(options.settings, graph)
-    return backend, True
+    return SimulateBackend(), True
 
 
 #: The graph attribute that may set the run's working directory.
@@ -522,7 +521,7 @@ def _open_results(setup: RunSetup) -> AppendFile:
 
 def finish_run(
     run: Run,
-    status: str,
+    status: RunStatus,
     end: WalkEnd | None,
     timeout: float | None,
     restarted_into: str | None = None,
@@ -562,16 +561,16 @@ def finish_run(
     return unsaved
 
 
-def _failure_reason(run: Run, status: str, end: WalkEnd | None, timeout: float | None) -> str:
+def _failure_reason(run: Run, status: RunStatus, end: WalkEnd | None, timeout: float | None) -> str:
     node = run.main.current or run.start or "?"
-    if status == "timed_out":
+    if status == RunStatus.TIMED_OUT:
         after = _timeout_text(run.services.settings) or format_duration(timeout or 0)
         return f"pipeline timed out after {after} while running {node}"
-    if status in ("interrupted", "terminated"):
+    if status in (RunStatus.INTERRUPTED, RunStatus.TERMINATED):
         return f"pipeline {status} while running {node}"
-    if status == "hangup":
+    if status == RunStatus.HANGUP:
         return f"pipeline stopped by SIGHUP (terminal closed) while running {node}"
-    if status == "fail":
+    if status == RunStatus.FAIL:
         return end.reason if end is not None and end.reason else "pipeline failed"
     return ""
 
@@ -581,7 +580,9 @@ def _timeout_text(settings: Settings) -> str | None:
     return settings.text("timeout") if settings.timeout is not None else None
 
 
-def _update_manifest(run: Run, status: str, duration: float, restarted_into: str | None) -> None:
+def _update_manifest(
+    run: Run, status: RunStatus, duration: float, restarted_into: str | None
+) -> None:
     manifest = run.manifest
     finished = time.time()
     manifest.update(
@@ -600,13 +601,15 @@ def _update_manifest(run: Run, status: str, duration: float, restarted_into: str
 
 
 def _final_event(
-    run: Run, status: str, duration: float, timeout: float | None
+    run: Run, status: RunStatus, duration: float, timeout: float | None
 ) -> PipelineCompleted | PipelineFailed | PipelineTimedOut | PipelineInterrupted:
-    if status in ("success", "restarted"):
+    if status in (RunStatus.SUCCESS, RunStatus.RESTARTED):
         return PipelineCompleted(duration=duration, artifact_count=len(run.main.completed))
-    if status == "timed_out":
+    if status == RunStatus.TIMED_OUT:
         return PipelineTimedOut(timeout=timeout or 0.0, node=run.main.current, duration=duration)
-    if status in ("interrupted", "terminated", "hangup"):
-        signal = {"interrupted": "SIGINT", "terminated": "SIGTERM"}.get(status, "SIGHUP")
+    if status in (RunStatus.INTERRUPTED, RunStatus.TERMINATED, RunStatus.HANGUP):
+        signal = {RunStatus.INTERRUPTED: "SIGINT", RunStatus.TERMINATED: "SIGTERM"}.get(
+            status, "SIGHUP"
+        )
         return PipelineInterrupted(signal=signal, node=run.main.current, duration=duration)
     return PipelineFailed(error=run.failure_reason, duration=duration)

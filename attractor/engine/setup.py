@@ -34,10 +34,9 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
 from attractor.proc.ledger import stop_survivors
+from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, record_of
 from attractor.version import __version__
-
-RESUMABLE = (RUNNING, "timed_out", "interrupted", "terminated", "hangup")
 
 
 @dataclass
@@ -334,11 +333,12 @@ def _check_resumable(path: Path, checkpoint: Checkpoint) -> None:
     # (exit 2), like any other command that cannot work as asked.
     if checkpoint.status in RESUMABLE:
         return
-    if checkpoint.status == "restarted":
+    if checkpoint.status == RunStatus.RESTARTED:
         raise UsageError(
             f"{path}: this run restarted in a new directory (loop_restart); resume that"
         )
-    how = {"success": "succeeded", "fail": "failed"}.get(checkpoint.status, checkpoint.status)
+    said: dict[str, str] = {RunStatus.SUCCESS: "succeeded", RunStatus.FAIL: "failed"}
+    how = said.get(checkpoint.status, checkpoint.status)
     raise UsageError(
         f"{path}: the run already finished (it {how}); nothing to resume, start a new run"
     )

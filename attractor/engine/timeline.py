@@ -16,7 +16,7 @@ from typing import Any
 from attractor.engine.attempts import files_of
 from attractor.engine.inventory import load_checkpoint, read_events, run_info, stage_path
 from attractor.engine.rundir import CHECKPOINT
-from attractor.engine.setup import RESUMABLE
+from attractor.run_status import RESUMABLE
 
 
 @dataclass

@@ -16,7 +16,8 @@ import anyio
 from attractor.agent.hooks import ToolHooks
 from attractor.agent.profiles import choose_profile
 from attractor.agent.project_context import gather
-from attractor.agent.session import AgentSession, SessionConfig, SessionResult
+from attractor.agent.session import AgentSession, SessionResult
+from attractor.agent.session_config import SessionConfig
 from attractor.agent.transcript import Transcript
 from attractor.dot.graph import Graph, Node, normalize_label
 from attractor.errors import LLMError, UsageError

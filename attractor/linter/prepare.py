@@ -9,7 +9,7 @@ from pathlib import Path
 from attractor.dot.graph import Graph
 from attractor.dot.parser import parse_dot, read_source
 from attractor.dot.transforms import Transform, apply_transforms
-from attractor.errors import Diagnostic, PipelineSyntaxError
+from attractor.errors import Diagnostic, PipelineSyntaxError, ValidationError
 from attractor.linter.registry import LintRule, validate
 
 
@@ -49,6 +49,21 @@ def prepare(
     graph.folder = own_folder or folder
     graph = apply_transforms(graph, transforms)
     return graph, validate(graph, extra_rules)
+
+
+def prepare_checked(path: Path) -> tuple[Graph, list[Diagnostic]]:
+    """Parse, transform and lint the file ``path`` for a run: the graph and its warnings.
+
+    The one check a run's pipeline passes (a new run, a resume, a child run).
+
+    Raises:
+        ValidationError: the pipeline has lint errors (or does not parse).
+        PipelineError: the file cannot be read.
+    """
+    graph, diagnostics = prepare(path, file=str(path))
+    if graph is None or any(d.is_error for d in diagnostics):
+        raise ValidationError(diagnostics)
+    return graph, diagnostics
 
 
 def syntax_diagnostic(error: PipelineSyntaxError) -> Diagnostic:

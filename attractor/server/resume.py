@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from attractor.engine.checkpoint import RUNNING
 from attractor.engine.continuation import Continuation
+from attractor.run_status import RunStatus
 from attractor.server.body import Problem
 
 #: What a resume request may say.
@@ -50,10 +50,14 @@ def check_resumable(run_id: str, status: str, how: Continuation | None, active: 
         Problem: 409 while the run goes on, for a plain resume of a run that
             ended, and for retrying a run that did not fail.
     """
-    if active or status == RUNNING:
+    if active or status == RunStatus.RUNNING:
         raise Problem(409, f"run {run_id} is still running; cancel it first")
-    if how is None and status in ("success", "fail", "restarted"):
-        said = {"success": "succeeded", "fail": "failed", "restarted": "restarted elsewhere"}
+    said: dict[str, str] = {
+        RunStatus.SUCCESS: "succeeded",
+        RunStatus.FAIL: "failed",
+        RunStatus.RESTARTED: "restarted elsewhere",
+    }
+    if how is None and status in said:
         raise Problem(409, f"run {run_id} {said[status]}; nothing to resume: {_RESUME_HOW}")
-    if how is not None and how.retry_failed and status != "fail":
+    if how is not None and how.retry_failed and status != RunStatus.FAIL:
         raise Problem(409, f"run {run_id} is {status}, not failed; {_RESUME_HOW}")

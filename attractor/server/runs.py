@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,26 +21,29 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from attractor.api import backend_for, resume_settings, settings_for
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING
 from attractor.engine.continuation import Continuation
-from attractor.engine.executor import RunJob, executor_for
 from attractor.engine.inventory import RUNS_SUBDIR
-from attractor.engine.run import RunOptions, RunResult, execute
 from attractor.engine.rundir import RunDir
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import atomic_write_json
+from attractor.launch import (
+    Hooks,
+    Plan,
+    launch,
+    plan_resume,
+    plan_run,
+    resume_settings,
+    settings_for,
+)
+from attractor.run_status import RunStatus
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import RECORDED_SOURCE, Settings
 
 #: The server's log (uvicorn's, on stderr).
 LOG = logging.getLogger("uvicorn.error")
-
-#: How a launch starts the engine: a new run, or a resume.
-Begin = Callable[[RunOptions], Awaitable[RunResult]]
 
 #: Settings a request may give (as the CLI names them); paths are checked apart.
 ALLOWED_SETTINGS = frozenset(
@@ -152,14 +154,12 @@ class RunManager:
     ) -> str:
         """Start ``graph`` in a new run directory; returns the run id once it exists."""
         flags = self.flags(requested)
-        settings = await anyio.to_thread.run_sync(
-            lambda: self.checked(graph, settings_for(graph, flags))
+        plan = await anyio.to_thread.run_sync(
+            lambda: plan_run(
+                source, graph=graph, settings=lambda g: self.checked(g, settings_for(g, flags))
+            )
         )
-
-        async def begin(options: RunOptions) -> RunResult:
-            return await execute(RunJob("run", source, graph), options)
-
-        return await self._launch(graph, settings, seed, begin)
+        return await self._launch(plan, seed)
 
     def checked(self, graph: Graph, settings: Settings) -> Settings:
         """``settings`` once the workdir and every path ``graph`` names are inside the root.
@@ -199,53 +199,47 @@ class RunManager:
             raise UsageError(f"run {path.name} is still running; cancel it first")
         flags = self.flags(requested, new_run=False)
         del flags["logs_dir"]
-        settings = await anyio.to_thread.run_sync(self._resume_settings, path, graph, flags)
+        plan = await anyio.to_thread.run_sync(
+            lambda: plan_resume(
+                path, how=how, graph=graph, settings=lambda g: self._resume_settings(path, g, flags)
+            )
+        )
+        return await self._launch(plan, {})
 
-        async def begin(options: RunOptions) -> RunResult:
-            return await execute(RunJob("resume", path, graph, how), options)
-
-        return await self._launch(graph, settings, {}, begin)
-
-    async def _launch(
-        self, graph: Graph, settings: Settings, seed: dict[str, Any], begin: Begin
-    ) -> str:
+    async def _launch(self, plan: Plan, seed: dict[str, Any]) -> str:
         if self._group is None:
             raise RuntimeError("the run manager is not attached to a task group")
-        backend = backend_for(settings, graph)
-        options = RunOptions(
-            settings=settings,
-            context_seed=dict(seed),
-            backend=backend,
-            interviewer=None,
-            executor=executor_for(settings),
-        )
-        run_id: str = await self._group.start(self._drive, options, begin)
+        run_id: str = await self._group.start(self._drive, plan, seed)
         return run_id
 
     async def _drive(
-        self, options: RunOptions, begin: Begin, *, task_status: TaskStatus[str]
+        self, plan: Plan, seed: dict[str, Any], *, task_status: TaskStatus[str]
     ) -> None:
-        """One run from start to end; reports its id once its directory exists."""
-        launch = _Launch()
-        options.interviewer = WebInterviewer(on_answer=launch.record_answer)
-        options.observers.append(lambda event: self._observe(event, options, launch, task_status))
+        """One run from start to end; reports its id once its directory exists.
+
+        A backend that cannot be built fails the request that started the run.
+        """
+        started = _Launch()
+        interviewer = WebInterviewer(on_answer=started.record_answer)
+        hooks = Hooks(
+            interviewer,
+            context=dict(seed),
+            observers=[lambda event: self._observe(event, interviewer, started, task_status)],
+        )
         try:
-            with launch.scope:
-                await begin(options)
+            with started.scope:
+                await launch(plan, hooks)
         except Exception as exc:
-            if launch.run is None:
+            if started.run is None:
                 raise  # before the run existed: the request that started it says why
-            self._died(launch.run, exc)
+            self._died(started.run, exc)
         finally:
-            for run_id in launch.ids:
+            for run_id in started.ids:
                 self._launches.pop(run_id, None)
-            if launch.run is not None:
-                self.active.pop(launch.run.id, None)
-                launch.run.changes.notify()
+            if started.run is not None:
+                self.active.pop(started.run.id, None)
+                started.run.changes.notify()
             self._idle.set()
-            if options.backend is not None:
-                with anyio.CancelScope(shield=True):
-                    await options.backend.aclose()
 
     def _died(self, run: ActiveRun, exc: BaseException) -> None:
         """A run the engine could not end by itself: record it failed, with why, and log it."""
@@ -258,8 +252,10 @@ class RunManager:
         rundir = RunDir(run.path)
         with contextlib.suppress(Exception):  # the disk may be what failed
             manifest = rundir.read_manifest()
-            if manifest.get("status") in (RUNNING, None):
-                manifest.update(status="fail", failure_reason=run.error, finished_at=time.time())
+            if manifest.get("status") in (RunStatus.RUNNING, None):
+                manifest.update(
+                    status=RunStatus.FAIL, failure_reason=run.error, finished_at=time.time()
+                )
                 rundir.write_manifest(manifest)
 
     def ended_by_error(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -270,25 +266,28 @@ class RunManager:
         """
         reason = self.died.get(str(data.get("id")))
         if reason is not None and data.get("id") not in self.active:
-            if data.get("status") in (RUNNING, "stopped", "fail"):
-                data["status"] = "fail"
+            if data.get("status") in (RunStatus.RUNNING, "stopped", RunStatus.FAIL):
+                data["status"] = RunStatus.FAIL
                 data["failure_reason"] = data.get("failure_reason") or reason
             data["error"] = reason
         return data
 
     def _observe(
-        self, event: Event, options: RunOptions, launch: _Launch, task_status: TaskStatus[str]
+        self,
+        event: Event,
+        interviewer: WebInterviewer,
+        launch: _Launch,
+        task_status: TaskStatus[str],
     ) -> None:
         if isinstance(event, PipelineStarted):
             # A loop_restart goes on in a new directory: the run is known by its new id.
             first = launch.run is None
             if launch.run is not None:
                 self.active.pop(launch.run.id, None)
-            assert isinstance(options.interviewer, WebInterviewer)
             launch.run = ActiveRun(
                 event.run_id,
                 Path(event.run_dir),
-                options.interviewer,
+                interviewer,
                 self.changes_for(event.run_id),
                 launch.scope,
             )

@@ -21,6 +21,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from attractor.engine.checkpoint import Checkpoint
 from tests.cli.runkit import finish, lines_of, spawn, write
 
@@ -85,6 +87,7 @@ def _kill_after(proc: subprocess.Popen[str], run_dir: Path, stages: int, pause: 
     return True
 
 
+@pytest.mark.slow
 def test_random_sigkills_then_resume_complete_every_node_exactly_once(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     kills = 0

@@ -78,6 +78,7 @@ def _problem(result: dict[str, Any]) -> str | None:
 _LINT = re.compile(r"^\d+ error\(s\), \d+ warning\(s\) in 1 file$")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(DEADLINE + 60)
 def test_no_damaged_run_file_crashes_or_hangs_a_command(tmp_path: Path) -> None:
     from tests.cli.damagekit import make_template

@@ -78,6 +78,7 @@ def test_a_disk_filled_by_a_node_stops_the_run_resumable(tmp_path: Path, disk: P
     assert (run_dir / "t" / "stdout.txt").read_text() == "small\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "leave", [0, 8192, 16384, 24576, 32768, 45056, 57344, 65536, 69632, 73728, 77824]
 )

@@ -27,6 +27,9 @@ from attractor.cli.main import cli
 from tests.llm.fake_http import FakeServer, Received, Reply
 from tests.llm.wire import openai_completion
 
+#: Each example is a bash subprocess: the sweep stays out of the inner loop.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_URL = "http://127.0.0.1:8080/v1"
 

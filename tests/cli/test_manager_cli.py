@@ -95,6 +95,7 @@ def test_the_stop_condition_ends_the_manager_and_stops_the_child(
     assert read_json(run_dir / "children" / "manage" / "checkpoint.json")["status"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_timeout_reaches_the_child_and_resume_continues_it(workspace: Path, mark: str) -> None:
     child = CHILD_OK.replace(
         '"echo second >> side.txt"', f'"test -f go || (touch holding; sleep {mark})"'

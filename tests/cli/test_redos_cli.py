@@ -6,11 +6,14 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli.runkit import finish, spawn, write
 
 EVIL = {"pattern": "(a+)+$", "regex": True, "path": "evil.txt"}
 
 
+@pytest.mark.slow
 def test_a_catastrophic_regex_under_timeout_exits_124_promptly(workspace: Path) -> None:
     # Under Python's re this input needs ~2**40 steps while holding the GIL,
     # which froze the event loop, --timeout and every signal handler.

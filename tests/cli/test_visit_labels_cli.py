@@ -48,6 +48,7 @@ def _starts(workspace: Path) -> int:
     return int(path.read_text()) if path.exists() else 0
 
 
+@pytest.mark.slow
 def test_status_and_graph_read_the_visits_the_events_recorded(workspace: Path, mark: str) -> None:
     write(workspace / "slow.dot", _slow(mark))
     code, _, err = finish(

@@ -6,6 +6,7 @@ import warnings
 
 import pydot
 import pygraphviz  # type: ignore[import-untyped,unused-ignore]
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,7 @@ def _check(text: str) -> None:
     validate(apply_transforms(graph))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=200))
 def test_arbitrary_text_never_crashes(text: str) -> None:
@@ -105,6 +107,7 @@ def pipelines(draw: st.DrawFn) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(pipelines())
 def test_same_nodes_and_edges_as_pydot(text: str) -> None:

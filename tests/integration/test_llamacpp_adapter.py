@@ -13,7 +13,7 @@ from attractor.llm.factory import ModelSpec, build_model
 from attractor.llm.types import Message, ModelRequest, ModelResponse, ToolDefinition
 from tests.integration.conftest import LlamaServer
 
-pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.anyio]
 
 TOOLS = (
     ToolDefinition(

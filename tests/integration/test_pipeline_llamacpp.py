@@ -19,7 +19,7 @@ import pytest
 
 from tests.integration.conftest import LlamaServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 MAX_TURNS = 3
 PIPELINE = f"""\

@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import zipfile
 from typing import Any
 
@@ -90,3 +91,11 @@ def test_the_vsix_ships_the_extension_and_its_language_client() -> None:
     assert "extension/node_modules/vscode-languageclient/package.json" in names
     assert "extension/node_modules/vscode-languageclient/lib/node/main.js" in names
     assert not any("/@vscode/vsce/" in name for name in names)  # a tool, not shipped
+
+
+def test_the_grammar_is_generated_from_the_current_schema() -> None:
+    """A new attribute fails here until ``python editors/vscode/grammar.py`` is run."""
+    done = subprocess.run(
+        [sys.executable, str(EXTENSION / "grammar.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

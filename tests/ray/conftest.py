@@ -25,6 +25,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if Path(item.path).is_relative_to(here):
             item.add_marker(pytest.mark.ray)
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="package")

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from attractor.dot.parser import parse_dot
-from attractor.engine.executor import LocalExecutor, executor_for
+from attractor.engine.executor import LocalExecutor
 from attractor.engine.ray_branches import branch_resources
 from attractor.engine.ray_executor import RayExecutor, check_shared
 from attractor.errors import RunError, SettingError
+from attractor.launch import executor_for
 from attractor.settings import resolve_settings
 
 

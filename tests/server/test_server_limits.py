@@ -14,6 +14,8 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.server.serverkit import Server, sse_events, start_server
 
 MiB = 1024 * 1024
@@ -141,6 +143,7 @@ DROP_FAST = (
 )
 
 
+@pytest.mark.slow
 def test_event_stream_clients_that_do_not_read_are_bounded_and_dropped(root: Path) -> None:
     run_id, size = _a_long_running_run(root, events=40_000)
     assert size > 16 * MiB

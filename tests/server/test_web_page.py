@@ -26,11 +26,14 @@ ARTIFACTS = Path(
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # CI installs chromium (.ci/run), so there the page is always tested.
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="the web page's test needs Debian's chromium, which is not installed: "
-    "apt-get install chromium (as root; .ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="the web page's test needs Debian's chromium, which is not installed: "
+        "apt-get install chromium (as root; .ci/run installs it)",
+    ),
+]
 
 
 @pytest.fixture

@@ -1,0 +1,343 @@
+"""Where every run starts: the one launcher the library API, the CLI and the server share.
+
+A run starts in two steps. :func:`plan_run` and :func:`plan_resume` load and
+check the graph (:func:`load_graph`) and resolve its settings; they start
+nothing and write nothing, so ``--dry-run`` and a refused resume stop there. :func:`launch`
+then builds the run-level resources (the model backend today; workspaces,
+sandboxes and MCP servers belong in :func:`_open_resources` too), the
+executor and the :class:`~attractor.engine.run.RunOptions`, runs the job, and
+closes every resource in a shielded scope, whether the run ended, failed or was
+cancelled.
+
+What differs between the front ends comes in as :class:`Hooks`: who answers
+human gates, who watches the events, whether signals stop the run, and a
+front end's own context (the CLI's display) held open for as long as the run.
+
+This module is the composition root: it alone picks the executor
+(:func:`executor_for`), so the engine core never imports the Ray executor.
+Imports of the engine stay inside functions: importing the library API loads
+none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attractor.dot.graph import Graph
+    from attractor.engine.continuation import Continuation
+    from attractor.engine.executor import Executor, RunJob
+    from attractor.engine.run import RunOptions, RunResult
+    from attractor.errors import Diagnostic
+    from attractor.events import Event
+    from attractor.handlers.backend import CodergenBackend
+    from attractor.handlers.interviewer import Interviewer
+    from attractor.handlers.registry import HandlerRegistry
+    from attractor.run_status import RunStatus
+    from attractor.settings import Settings
+
+Observer = Callable[["Event"], None]
+
+
+def load_graph(path: Path) -> tuple[Graph, list[Diagnostic]]:
+    """Parse, transform and lint ``path``: the graph and its warnings.
+
+    Raises:
+        ValidationError: the pipeline has lint errors (or does not parse).
+        PipelineError: the file cannot be read.
+    """
+    from attractor.linter.prepare import prepare_checked
+
+    return prepare_checked(path)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked run, ready to launch: the job and the settings it runs with."""
+
+    job: RunJob
+    settings: Settings
+    #: The graph's lint warnings (the CLI prints them).
+    warnings: list[Diagnostic] = field(default_factory=list)
+    #: Resume only: each setting that differs from the run's record, in words.
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def graph(self) -> Graph:
+        return self.job.graph
+
+
+def plan_run(
+    path: Path,
+    flags: Mapping[str, Any] | None = None,
+    config_file: str | None = None,
+    *,
+    graph: Graph | None = None,
+    settings: Callable[[Graph], Settings] | None = None,
+) -> Plan:
+    """A new run of the pipeline file ``path``, its settings resolved as ``attractor run`` does.
+
+    ``graph`` is the file's graph when the caller has loaded (and so checked) it
+    already; ``settings`` resolves the settings another way (the server's,
+    which confines every path to its root).
+    """
+    from attractor.engine.executor import RunJob
+
+    warnings: list[Diagnostic] = []
+    if graph is None:
+        graph, warnings = load_graph(path)
+    resolved = settings(graph) if settings is not None else settings_for(graph, flags, config_file)
+    return Plan(RunJob("run", path, graph), resolved, warnings)
+
+
+def plan_resume(
+    run_dir: Path,
+    flags: Mapping[str, Any] | None = None,
+    config_file: str | None = None,
+    how: Continuation | None = None,
+    *,
+    graph: Graph | None = None,
+    settings: Callable[[Graph], Settings] | None = None,
+) -> Plan:
+    """Continuing the run in ``run_dir``, from the run directory's copy of its pipeline.
+
+    ``graph`` and ``settings`` as for :func:`plan_run`.
+    """
+    from attractor.engine.executor import RunJob
+    from attractor.engine.rundir import RunDir
+
+    warnings: list[Diagnostic] = []
+    if graph is None:
+        graph, warnings = load_graph(RunDir(run_dir).pipeline_path)
+    job = RunJob("resume", run_dir, graph, how)
+    if settings is not None:
+        return Plan(job, settings(graph), warnings)
+    resolved, notes = resume_settings(run_dir, graph, flags, config_file)
+    return Plan(job, resolved, warnings, notes)
+
+
+@dataclass
+class Hooks:
+    """What the front end that starts a run adds to it."""
+
+    #: Who answers human gates (None: every gate takes its default, auto-approve).
+    interviewer: Interviewer | None = None
+    #: Chooses the interviewer once the backend is built (it may refuse the run);
+    #: used when ``interviewer`` is None.
+    choose_interviewer: Callable[[Graph], Interviewer] | None = None
+    #: Values for the context (``--set KEY=VALUE``; a new run only).
+    context: Mapping[str, Any] = field(default_factory=dict)
+    #: Called with each event of the run.
+    observers: list[Observer] = field(default_factory=list)
+    #: Opened once the backend and the interviewer are ready, closed with the run:
+    #: the observer it yields watches the run (the CLI's display).
+    watch: Callable[[Plan], contextlib.AbstractContextManager[Observer]] | None = None
+    #: SIGINT/SIGTERM/SIGHUP stop the run (only the CLI, in the main thread).
+    handle_signals: bool = False
+    #: Returns when someone outside asks the run to stop, with the status to stop as.
+    stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
+    #: The node types the run knows (None: the built-in ones); a library's own
+    #: types are registered on ``handlers.builtin.default_registry()``.
+    registry: HandlerRegistry | None = None
+
+
+async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
+    """Run ``plan`` to its end, then close everything it opened (shielded)."""
+    import anyio
+
+    from attractor.engine.run import execute
+
+    hooks = hooks or Hooks()
+    stack = contextlib.AsyncExitStack()
+    try:
+        options = await _open(stack, plan, hooks)
+        return await execute(plan.job, options)
+    finally:
+        # Closing must finish even when the run is being cancelled.
+        with anyio.CancelScope(shield=True):
+            await stack.aclose()
+
+
+async def _open(stack: contextlib.AsyncExitStack, plan: Plan, hooks: Hooks) -> RunOptions:
+    """Everything the run uses, each entered into ``stack`` so that it is closed."""
+    from attractor.engine.run import RunOptions
+    from attractor.handlers.interviewer import AutoApproveInterviewer
+
+    backend = await _open_resources(stack, plan)
+    interviewer = hooks.interviewer
+    if interviewer is None and hooks.choose_interviewer is not None:
+        interviewer = hooks.choose_interviewer(plan.graph)
+    observers = list(hooks.observers)
+    if hooks.watch is not None:
+        observers.append(stack.enter_context(hooks.watch(plan)))
+    return RunOptions(
+        settings=plan.settings,
+        interviewer=interviewer or AutoApproveInterviewer(),
+        context_seed=dict(hooks.context),
+        backend=backend,
+        observers=observers,
+        handle_signals=hooks.handle_signals,
+        executor=executor_for(plan.settings),
+        stop_requests=hooks.stop_requests,
+        registry=hooks.registry,
+    )
+
+
+async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> CodergenBackend:
+    """The run-level resources, each closed by ``stack``: the one place they are set up.
+
+    Built before the run starts, so that a missing key, SDK or agent CLI stops
+    it before anything is written.
+    """
+    from attractor.handlers.simulate import SimulateBackend
+
+    backend = backend_for(plan.settings, plan.graph) or SimulateBackend()
+    stack.push_async_callback(backend.aclose)
+    return backend
+
+
+def executor_for(settings: Settings) -> Executor:
+    """The executor ``settings.executor`` names (Ray is imported only when chosen)."""
+    from attractor.engine.executor import LocalExecutor
+    from attractor.errors import UsageError
+
+    if settings.executor == "ray":
+        try:
+            from attractor.engine.ray_executor import RayExecutor
+        except ModuleNotFoundError as error:
+            if error.name != "ray" and not (error.name or "").startswith("ray."):
+                raise
+            raise UsageError(
+                f"{settings.source('executor')} ray needs Ray, which is not installed: "
+                "pip install 'attractor[ray]'"
+            ) from None
+        return RayExecutor(settings.ray_address, make_backend=backend_for)
+    return LocalExecutor()
+
+
+def settings_for(
+    graph: Graph, flags: Mapping[str, Any] | None = None, config_file: str | None = None
+) -> Settings:
+    """Resolve the run settings for ``graph`` (its attributes are the graph layer)."""
+    from attractor.settings import graph_names_model, resolve_settings
+
+    return resolve_settings(
+        flags,
+        config_file=config_file,
+        graph_attrs=graph.attrs,
+        graph_models=graph_names_model(graph),
+    )
+
+
+def resume_settings(
+    run_dir: Path,
+    graph: Graph,
+    flags: Mapping[str, Any] | None = None,
+    config_file: str | None = None,
+) -> tuple[Settings, list[str]]:
+    """The settings a stopped run continues with, and notes on what changed.
+
+    The manifest's record (backend, model, workdir, caps, ...) comes right after
+    the flags; each flag that changes a recorded value is named in a note. A
+    recorded ``--timeout`` gives the time it has left (all of it again when the
+    run was stopped by it).
+
+    Raises:
+        UsageError: the run's LLM nodes ran on models and the resume would switch
+            them to ``simulate`` without ``--backend`` saying so.
+    """
+    import dataclasses
+
+    from attractor.engine.rundir import RunDir
+    from attractor.errors import AttractorError, UsageError
+    from attractor.settings import (
+        RECORDED_SOURCE,
+        graph_names_model,
+        record_of,
+        resolve_settings,
+    )
+
+    try:
+        manifest = RunDir(run_dir).read_manifest()
+    except AttractorError:
+        manifest = {}
+    recorded = manifest.get("settings")
+    recorded = {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
+    settings = resolve_settings(
+        flags,
+        config_file=config_file,
+        graph_attrs=graph.attrs,
+        graph_models=graph_names_model(graph),
+        recorded=recorded,
+    )
+    # Compared and shown as recorded: absolute paths, base URLs without secrets.
+    now = record_of(settings)
+    notes = [
+        f"{settings.source(name)} {now[name]} replaces the run's {name} {was}"
+        for name, was in recorded.items()
+        if now.get(name, was) != was and not settings.source(name).startswith(RECORDED_SOURCE)
+    ]
+    simulated = manifest.get("simulated")
+    used_models = isinstance(simulated, dict) and simulated.get("models") is False
+    if used_models and settings.backend == "simulate" and settings.source("backend") != "--backend":
+        raise UsageError(
+            f"{run_dir} ran its LLM nodes on models, and this resume would finish them on "
+            "the simulate backend (no model settings recorded or given): pass the flags the "
+            "run was started with (--provider/--model/--backend), or --backend simulate to "
+            "simulate on purpose"
+        )
+    if manifest.get("status") in ("success", "fail"):
+        return settings, []  # the engine refuses it: nothing to resume, nothing to note
+    if settings.timeout is not None and settings.source("timeout").startswith(RECORDED_SOURCE):
+        used = float(manifest.get("active_seconds", 0.0) or 0.0)
+        left = settings.timeout - used
+        written = settings.text("timeout")
+        if left > 0:
+            settings = dataclasses.replace(settings, timeout=left)
+            notes.append(f"the run's --timeout {written} has {left:.0f}s left")
+        else:  # a run stopped by its timeout: this session gets the same time again
+            notes.append(
+                f"the run's --timeout {written} was used up ({used:.0f}s ran); this session "
+                f"gets {written} again (pass --timeout to choose)"
+            )
+    return settings, notes
+
+
+_NOTICES: set[str] = set()
+
+
+def check_boundaries(settings: Settings, graph: Graph) -> None:
+    """Refuse a run whose sandbox cannot hold (UsageError); print a fallback notice once."""
+    import sys
+
+    from attractor.handlers.boundary import preflight
+
+    notice = preflight(graph, settings, Path(settings.workdir or ".").resolve())
+    if notice is not None and notice not in _NOTICES:
+        _NOTICES.add(notice)
+        print(notice, file=sys.stderr)
+
+
+def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
+    """The model backend, built before the run so a missing key or SDK stops it first.
+
+    None means the engine's own ``simulate`` backend. When nodes name their own
+    ``backend`` (or the run's is an agent CLI), a router that also checks each
+    agent CLI is installed and logged in. The steps' boundaries are checked
+    first (:func:`check_boundaries`).
+    """
+    check_boundaries(settings, graph)
+    from attractor.handlers.external import route_backends
+
+    routed = route_backends(settings, graph)
+    if routed is not None:
+        return routed
+    if settings.backend == "simulate":
+        return None
+    from attractor.handlers.agent_backend import build_backend
+
+    return build_backend(settings, graph)

@@ -1,0 +1,172 @@
+"""The package's import structure, counting imports made inside functions too.
+
+import-linter checks the layers (pyproject.toml); these checks see what it does
+not: a module-level import cycle closed by an import inside a function, and the
+engine core reaching the Ray executor, which only the launcher may choose.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "attractor"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, *, typing_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, in functions too; ``if TYPE_CHECKING:`` blocks when asked."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not typing_only:
+            yield from (n for s in node.orelse for n in _imports_of(s, typing_only))
+            continue
+        yield from _imports_of(node, typing_only)
+
+
+def _imports_of(node: ast.AST, typing_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+    else:
+        yield from _imports(node, typing_only=typing_only)
+
+
+def _target(name: str) -> str | None:
+    """The module of this package that importing ``name`` loads, if any."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _graph(*, typing_only: bool) -> dict[str, set[str]]:
+    """Module -> the modules of this package it imports (``typing_only``: with type-only ones)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8")), typing_only=typing_only):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                names = [f"{base}.{alias.name}" for alias in node.names]
+            targets.update(t for t in map(_target, names) if t is not None and t != module)
+        graph[module] = targets
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            for succ in successors:
+                if succ not in index:
+                    index[succ] = low[succ] = len(index)
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(sorted(graph[succ]))))
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        circles.append(sorted(group))
+    return circles
+
+
+def _is_ray(module: str) -> bool:
+    return module.rpartition(".")[2].startswith("ray_")
+
+
+def test_no_engine_core_module_imports_a_ray_module() -> None:
+    graph = _graph(typing_only=True)
+    core = [m for m in graph if m.startswith("attractor.engine") and not _is_ray(m)]
+    reaching = {m: sorted(t for t in graph[m] if _is_ray(t)) for m in core}
+    assert {m: ts for m, ts in reaching.items() if ts} == {}
+
+
+def test_no_import_circle_counting_imports_inside_functions() -> None:
+    assert _circles(_graph(typing_only=False)) == []
+
+
+#: Circles of type-only imports (``if TYPE_CHECKING:``) known today, each inside one
+#: package: the engine's run core, through its executor seam's hints (it goes when
+#: the engine is split by role), and the graph's hints on the prompt files it holds.
+KNOWN_TYPE_ONLY_CIRCLES = [
+    {
+        f"attractor.engine.{name}"
+        for name in (
+            "attempts",
+            "branch_progress",
+            "child",
+            "executor",
+            "loop",
+            "progress",
+            "record",
+            "run",
+            "setup",
+            "state",
+            "step",
+        )
+    },
+    {"attractor.dot.graph", "attractor.dot.prompts"},
+]
+
+
+def test_no_new_circle_even_of_type_only_imports() -> None:
+    """A known circle may shrink or go; none may appear or grow (agent's went)."""
+    circles = _circles(_graph(typing_only=True))
+    new = [c for c in circles if not any(set(c) <= known for known in KNOWN_TYPE_ONLY_CIRCLES)]
+    assert new == []
+
+
+def test_the_checks_see_a_circle_closed_inside_a_function() -> None:
+    """The graph counts an import inside a function, and a circle it closes."""
+    graph = _graph(typing_only=False)
+    assert "attractor.engine.state" in graph["attractor.engine.progress"]  # imported lazily
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
