@@ -16,6 +16,8 @@ def main() -> None:
     stop_signals.install()
     try:
         from attractor.cli.main import main as run
+
+        stop_signals.check()  # a signal whose exception the imports dropped
     except stop_signals.StopSignal as stop:
         raise SystemExit(stop_signals.settle(stop)) from None
     run()

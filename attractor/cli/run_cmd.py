@@ -256,6 +256,7 @@ def _run_planned(plan: Plan, options: CommonOptions) -> int:
         context=dict(options.context_seed),
         watch=screen.watch,
         handle_signals=True,
+        stop_requests=stop_signals.missed,
     )
     try:
         result = anyio.run(launch, plan, hooks)

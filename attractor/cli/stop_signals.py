@@ -10,6 +10,13 @@ the engine's own handlers take over (the run is saved as interrupted,
 terminated or hung up); asyncio puts the defaults back when they are removed,
 so :func:`install` is called again after the run.
 
+Python drops an exception raised where it cannot propagate: in a weakref
+callback, a ``__del__`` or the import system's lock clean-up, any of which a
+signal can interrupt. Such a stop would be lost and the run would go on, so the
+handler also notes the signal: the entry point checks the note once click is
+loaded, and :func:`missed` hands it to the engine's stop requests, which start
+right after the engine's own handlers took over.
+
 Nothing here imports click or the engine: it must load in a few milliseconds.
 """
 
@@ -20,6 +27,15 @@ import os
 import signal
 import sys
 from types import FrameType
+
+from attractor.run_status import RunStatus
+
+#: signal -> the status a run stopped by it ends with
+_STATUSES: dict[int, RunStatus] = {
+    signal.SIGINT: RunStatus.INTERRUPTED,
+    signal.SIGTERM: RunStatus.TERMINATED,
+    signal.SIGHUP: RunStatus.HANGUP,
+}
 
 #: signal -> (exit code, what the one line says)
 STOPS: dict[int, tuple[int, str]] = {
@@ -38,8 +54,34 @@ class StopSignal(SystemExit):
         self.signum = signum
 
 
+#: The last stop signal our handler took (None: none yet).
+_taken: int | None = None
+
+
 def _raise(signum: int, frame: FrameType | None) -> None:
+    global _taken
+    _taken = signum
     raise StopSignal(signum)
+
+
+def check() -> None:
+    """Raise the :class:`StopSignal` of a stop signal whose exception was dropped."""
+    if _taken is not None:
+        raise StopSignal(_taken)
+
+
+async def missed() -> RunStatus:
+    """The status to stop a run as when a stop signal came before the run and was lost.
+
+    For the run's stop requests: it waits forever when no signal came (later
+    ones reach the engine's own handlers).
+    """
+    import anyio
+
+    if _taken is None:
+        await anyio.sleep_forever()
+    assert _taken is not None
+    return _STATUSES[_taken]
 
 
 _installed = False

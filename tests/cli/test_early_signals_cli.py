@@ -134,3 +134,55 @@ def test_a_keyboard_interrupt_that_reaches_click_is_130_not_aborted(tmp_path: Pa
     )
     assert done.returncode == 130, done.stderr
     assert done.stderr == "error: interrupted (Ctrl-C)\n"
+
+
+#: A stop signal handled inside ``__del__``: Python drops the handler's exception
+#: ("Exception ignored in ..."), as it does in the import system's lock clean-up,
+#: where a loaded machine once lost a SIGHUP and the run went on.
+_DROPPED = (
+    "import os, signal, sys, time\n"
+    "from attractor.cli import stop_signals\n"
+    "stop_signals.install()\n"
+    "class Dropped:\n"
+    "    def __del__(self):\n"
+    "        os.kill(os.getpid(), signal.SIGHUP)\n"
+    "        time.sleep(0.5)  # the handler runs here, and its exception goes nowhere\n"
+    "Dropped()\n"
+    "sys.argv = ['attractor', 'run', 'slow.dot', '--logs-dir', 'runs/{graph}']\n"
+)
+
+
+@pytest.mark.parametrize("entry", ["entry", "engine"])
+def test_a_stop_signal_whose_exception_was_dropped_still_stops_the_run(
+    workspace: Path, entry: str
+) -> None:
+    write(
+        workspace / "slow.dot",
+        "digraph slow { start [shape=Mdiamond]; done [shape=Msquare]; "
+        't [shape=parallelogram, tool_command="sleep 60"]; start -> t -> done }',
+    )
+    # "entry": the console script's entry point notices it once click is loaded;
+    # "engine": past that point, the run's stop requests notice it as the run starts.
+    then = (
+        "from attractor.cli.entry import main; main()\n"
+        if entry == "entry"
+        else "from attractor.cli.main import main; main()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _DROPPED + then],
+        cwd=workspace,
+        env={**os.environ, "NO_COLOR": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    code, out, err = finish(proc)
+    assert "Exception ignored" in err  # the signal's exception was dropped indeed
+    assert code == 129, err
+    made = workspace / "runs" / "slow"
+    if entry == "engine":  # the run started and was saved as hung up, resumable
+        assert (made / "checkpoint.json").is_file()
+        assert '"hangup"' in (made / "manifest.json").read_text("utf-8")
+    else:
+        assert not made.exists()
