@@ -9,7 +9,6 @@ an exhausted run budget or the agent's own JSON report mean the same here.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +19,7 @@ from attractor.events import TurnBudgetResolved
 from attractor.fileio import write_text
 from attractor.handlers.agent_backend import judge_session, session_outcome
 from attractor.handlers.backend import StageRequest
+from attractor.handlers.external.bounds import own_env
 from attractor.handlers.external.runner import (
     STDERR_FILE,
     AgentProcess,
@@ -106,8 +106,7 @@ class ExternalAgentBackend:
         env = policy.apply(process_env(stage))
         # The CLI talks to its provider itself: exactly its own variables pass,
         # unless the node's env_deny names them.
-        own = EnvPolicy("none", allow=self.cli.passed_env, deny=policy.deny)
-        env.update(own.apply(os.environ))
+        env.update(own_env(self.cli, policy))
         return env
 
     def _judge(

@@ -176,6 +176,7 @@ CLAUDE = AgentCli(
     turn_flag=True,
     status_command=("auth", "status", "--text"),
     login_hint="run `claude auth login` or set ANTHROPIC_API_KEY",
+    command_sandbox="Claude Code's Bash sandbox",
     passed_env=(
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",

@@ -148,5 +148,6 @@ CODEX = AgentCli(
     status_command=("login", "status"),
     credential_env=("CODEX_API_KEY",),
     login_hint="run `codex login` or set CODEX_API_KEY",
+    command_sandbox="Codex's workspace-write sandbox",
     passed_env=("CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"),
 )

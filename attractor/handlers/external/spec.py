@@ -47,6 +47,8 @@ class AgentCli:
             provider: its credentials, endpoint and config-dir variables. They
             reach the CLI's process whatever the node's ``env`` policy says
             (``env_deny`` still removes them); no other secret does.
+        command_sandbox: What the CLI's own flags enforce on its commands when
+            attractor's sandbox is on for the node ('' when nothing can).
     """
 
     name: str
@@ -62,6 +64,7 @@ class AgentCli:
     login_file: Callable[[Path], bool] | None = None
     auth_exit_code: int | None = None
     passed_env: tuple[str, ...] = ()
+    command_sandbox: str = ""
 
     def argv(self, invocation: Invocation) -> list[str]:
         return self.build_argv(invocation)

@@ -117,3 +117,41 @@ def test_sandbox_none_leaves_the_cli_flags_as_before(workspace: Path, fakes: Pat
     assert "--settings" not in start["argv"]
     _, start = _start(workspace, fakes, "codex", "--sandbox", "none")
     assert not any("network_access" in a for a in start["argv"])
+
+
+def _boundaries(workspace: Path, fakes: Path, graph: str, *args: str) -> list[str]:
+    write(workspace / "p.dot", graph)
+    env = agent_env(fakes, workspace / "starts.jsonl", **PLANTED)
+    result = invoke(["run", "p.dot", "--dry-run", *args], env)
+    assert result.exit_code == 0, result.output + result.stderr
+    return [line.strip() for line in result.output.splitlines() if "boundary:" in line]
+
+
+@needs_sandbox
+def test_dry_run_shows_each_cli_nodes_boundary(workspace: Path, fakes: Path) -> None:
+    graph = """digraph p {
+        start [shape=Mdiamond]
+        done  [shape=Msquare]
+        a [shape=box, backend="claude-code", prompt="x"]
+        b [shape=box, backend="codex", prompt="x", network=on]
+        c [shape=box, backend="gemini-cli", prompt="x"]
+        d [shape=box, backend="claude-code", prompt="x", sandbox=none]
+        start -> a -> b -> c -> d -> done
+    }"""
+    # agent_env allows the fake's own FAKE_AGENT_* settings
+    assert _boundaries(workspace, fakes, graph) == [
+        "boundary: claude-code outside the sandbox (it needs its provider), "
+        "env=core allow=FAKE_AGENT_* + own: "
+        "ANTHROPIC_API_KEY; its commands: Claude Code's Bash sandbox, network off, "
+        "writable: workdir",
+        "boundary: codex outside the sandbox (it needs its provider), "
+        "env=core allow=FAKE_AGENT_* + own: "
+        "CODEX_API_KEY, OPENAI_API_KEY; its commands: Codex's workspace-write sandbox, "
+        "network on, writable: workdir",
+        "boundary: gemini-cli outside the sandbox (it needs its provider), "
+        "env=core allow=FAKE_AGENT_* + own: "
+        "GEMINI_API_KEY; its commands: not sandboxed (gemini-cli has no sandbox that works "
+        "without a container)",
+        "boundary: claude-code, local, no sandbox, "
+        "env=core allow=FAKE_AGENT_* + own: ANTHROPIC_API_KEY",
+    ]
