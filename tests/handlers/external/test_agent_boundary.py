@@ -155,3 +155,22 @@ def test_dry_run_shows_each_cli_nodes_boundary(workspace: Path, fakes: Path) -> 
         "boundary: claude-code, local, no sandbox, "
         "env=core allow=FAKE_AGENT_* + own: ANTHROPIC_API_KEY",
     ]
+
+
+@needs_sandbox
+def test_a_required_sandbox_refuses_gemini_whose_commands_it_cannot_fence(
+    workspace: Path, fakes: Path
+) -> None:
+    write(workspace / "p.dot", one_node_graph("gemini-cli", "Do it"))
+    log = workspace / "starts.jsonl"
+    env = agent_env(fakes, log, **PLANTED)
+    result = invoke(["run", "p.dot", "--logs-dir", "logs", "--sandbox", "required"], env)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: node work: backend gemini-cli cannot run its commands in a sandbox (its own "
+        "sandbox needs a container engine), but the run requires one (--sandbox required); "
+        "use backend claude-code, codex or llm for this node"
+    ]
+    assert starts(log) == []
+    _, start = _start(workspace, fakes, "claude-code", "--sandbox", "required")
+    assert "--settings" in start["argv"]  # a CLI with its own sandbox runs
