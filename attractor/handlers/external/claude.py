@@ -162,7 +162,8 @@ def _sandbox(invocation: Invocation) -> dict[str, Any]:
         "network": {"allowedDomains": domains},
     }
     if invocation.writable:
-        settings["filesystem"] = {"allowWrite": [str(p) for p in invocation.writable]}
+        # "//" marks an absolute path in Claude Code's settings ("/" is the settings file's folder)
+        settings["filesystem"] = {"allowWrite": ["/" + str(p) for p in invocation.writable]}
     return settings
 
 

@@ -99,7 +99,7 @@ def test_sandbox_on_tells_claude_to_sandbox_its_commands(workspace: Path, fakes:
     assert settings["allowUnsandboxedCommands"] is False
     assert settings["failIfUnavailable"] is True
     assert settings["network"]["allowedDomains"] == []
-    assert settings["filesystem"]["allowWrite"] == [str(workspace / "cache")]
+    assert settings["filesystem"]["allowWrite"] == ["/" + str(workspace / "cache")]
 
 
 @needs_sandbox
