@@ -17,6 +17,8 @@ from attractor.dot.schema import format_duration
 from attractor.engine.retry import max_retries_for
 from attractor.errors import UsageError
 from attractor.handlers.boundary import COMMAND_STEPS, describe_boundary
+from attractor.handlers.external.agents import AGENTS
+from attractor.handlers.external.bounds import describe_cli_boundary
 from attractor.handlers.external.router import backend_name
 from attractor.handlers.turn_budget import resolve_budget
 from attractor.llm.credentials import key_plan, redact_url
@@ -103,7 +105,11 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
         lines.append(f"{verb}: {command}")
     if kind in COMMAND_STEPS:
         base = Path(settings.workdir or ".").resolve()
-        lines.append(f"boundary: {describe_boundary(node, settings, base)}")
+        cli = AGENTS.get(backend_name(node, settings)) if kind == "codergen" else None
+        if cli is not None:
+            lines.append(f"boundary: {describe_cli_boundary(cli, node, settings, base)}")
+        else:
+            lines.append(f"boundary: {describe_boundary(node, settings, base)}")
     if kind == "parallel":
         policy, most = node.get("join_policy"), node.get("max_parallel")
         lines.append(f"fan-out: join_policy={policy}, max_parallel={most}")

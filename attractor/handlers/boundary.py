@@ -64,7 +64,8 @@ def boundary_of(node: Node, settings: Settings, base: Path) -> Boundary:
     return Boundary(sandbox, EnvPolicy(mode, allow, deny), network, writable)
 
 
-def _resolved(boundary: Boundary) -> str:
+def resolved_sandbox(boundary: Boundary) -> str:
+    """``bwrap`` when the step's commands run sandboxed here, else ``none``."""
     if boundary.sandbox == "none":
         return "none"
     if boundary.sandbox == "auto" and sandbox_problem() is not None:
@@ -83,7 +84,7 @@ def environment_for(
 ) -> LocalEnvironment:
     """The execution environment of one step of ``node``."""
     boundary = boundary_of(node, settings, base)
-    if _resolved(boundary) == "none":
+    if resolved_sandbox(boundary) == "none":
         return LocalEnvironment(workdir, boundary.policy)
     scratch = None
     if run_dir is not None and run_dir.is_dir():
@@ -104,7 +105,7 @@ def describe_boundary(node: Node, settings: Settings, base: Path) -> str:
     """One line for ``--dry-run``: where the node's commands would run."""
     boundary = boundary_of(node, settings, base)
     policy = boundary.policy.describe()
-    if _resolved(boundary) == "none":
+    if resolved_sandbox(boundary) == "none":
         return f"local, no sandbox, {policy}"
     net = "network on" if boundary.network else "network off"
     extra = "".join(f", {p}" for p in boundary.writable)

@@ -19,6 +19,7 @@ from attractor.events import TurnBudgetResolved
 from attractor.fileio import write_text
 from attractor.handlers.agent_backend import judge_session, session_outcome
 from attractor.handlers.backend import StageRequest
+from attractor.handlers.external.bounds import own_env
 from attractor.handlers.external.runner import (
     STDERR_FILE,
     AgentProcess,
@@ -29,6 +30,9 @@ from attractor.handlers.external.spec import AgentCli, Invocation
 from attractor.handlers.external.tracker import Tracker
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
+from attractor.proc.bwrap import Fence
+from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.environment import BwrapEnvironment, ExecutionEnvironment, LocalEnvironment
 from attractor.proc.process import process_env
 
 
@@ -50,10 +54,14 @@ class ExternalAgentBackend:
             node, request.graph, request.settings, prompt=request.prompt, visit=request.visit
         )
         request.emit(TurnBudgetResolved(node=node.id, budget=budget.to_json()))
+        fence = _fence(request.environment)
         invocation = Invocation(
             max_turns=budget.effective,
             model=node.get("llm_model") or self.run_model,
             reasoning_effort=node.raw("reasoning_effort"),
+            sandboxed=fence is not None,
+            network=fence is not None and fence.network,
+            writable=() if fence is None else fence.writable,
         )
         tracker = Tracker(
             node_id=node.id,
@@ -87,11 +95,19 @@ class ExternalAgentBackend:
             stage_dir=request.stage_dir,
             prompt_file=prompt_file,
             kill_grace=request.settings.kill_grace,
-            # attractor's environment plus the stage variables a tool node gets
-            env=process_env(
-                {"ATTRACTOR_STAGE_DIR": request.stage_dir, "ATTRACTOR_NODE": request.node.id}
-            ),
+            env=self._env(request),
         )
+
+    def _env(self, request: StageRequest) -> dict[str, str]:
+        """The node's filtered environment, the stage variables, and the CLI's own credentials."""
+        stage = {"ATTRACTOR_STAGE_DIR": request.stage_dir, "ATTRACTOR_NODE": request.node.id}
+        environment = request.environment
+        policy = environment.policy if isinstance(environment, LocalEnvironment) else EnvPolicy()
+        env = policy.apply(process_env(stage))
+        # The CLI talks to its provider itself: exactly its own variables pass,
+        # unless the node's env_deny names them.
+        env.update(own_env(self.cli, policy))
+        return env
 
     def _judge(
         self, request: StageRequest, budget: TurnBudget, tracker: Tracker, ended: Ended
@@ -140,6 +156,13 @@ class ExternalAgentBackend:
         details["exit_code"] = ended.returncode
         updates = {**outcome.context_updates, "agent.backend": self.cli.name}
         return replace(outcome, details=details, context_updates=updates)
+
+
+def _fence(environment: ExecutionEnvironment | None) -> Fence | None:
+    """The node's sandbox fence when attractor's sandbox is on for it, else None."""
+    if isinstance(environment, BwrapEnvironment):
+        return environment.fence or Fence(environment.workdir)
+    return None
 
 
 def _succeeded(tracker: Tracker, ended: Ended) -> bool:

@@ -16,6 +16,7 @@ Not logged in, it still streams: an assistant message with
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from attractor.handlers.external.spec import AgentCli, Invocation
@@ -140,7 +141,30 @@ def _argv(invocation: Invocation) -> list[str]:
         argv += ["--model", invocation.model]
     if invocation.reasoning_effort:
         argv += ["--effort", invocation.reasoning_effort]
+    if invocation.sandboxed:
+        argv += ["--settings", json.dumps({"sandbox": _sandbox(invocation)}, sort_keys=True)]
     return argv
+
+
+def _sandbox(invocation: Invocation) -> dict[str, Any]:
+    """Claude Code's own Bash sandbox (bubblewrap on Linux), set as attractor's boundary says.
+
+    Writes stay in the working directory (its default) plus ``writable``; a
+    command the sandbox refuses may not be retried outside it; no sandbox here
+    is a failure, not a silent fallback.
+    """
+    domains = ["*"] if invocation.network else []
+    settings: dict[str, Any] = {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "autoAllowBashIfSandboxed": True,
+        "allowUnsandboxedCommands": False,
+        "network": {"allowedDomains": domains},
+    }
+    if invocation.writable:
+        # "//" marks an absolute path in Claude Code's settings ("/" is the settings file's folder)
+        settings["filesystem"] = {"allowWrite": ["/" + str(p) for p in invocation.writable]}
+    return settings
 
 
 CLAUDE = AgentCli(
@@ -153,4 +177,15 @@ CLAUDE = AgentCli(
     turn_flag=True,
     status_command=("auth", "status", "--text"),
     login_hint="run `claude auth login` or set ANTHROPIC_API_KEY",
+    command_sandbox="Claude Code's Bash sandbox",
+    passed_env=(
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CONFIG_DIR",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+    ),
 )

@@ -127,6 +127,13 @@ def _argv(invocation: Invocation) -> list[str]:
         argv += ["--model", invocation.model]
     if invocation.reasoning_effort:
         argv += ["--config", f'model_reasoning_effort="{invocation.reasoning_effort}"']
+    if invocation.sandboxed:
+        # workspace-write keeps writes in the workdir (and --add-dir paths);
+        # its network switch follows the node's network=.
+        access = "true" if invocation.network else "false"
+        argv += ["--config", f"sandbox_workspace_write.network_access={access}"]
+        for path in invocation.writable:
+            argv += ["--add-dir", str(path)]
     return [*argv, "-"]
 
 
@@ -141,4 +148,6 @@ CODEX = AgentCli(
     status_command=("login", "status"),
     credential_env=("CODEX_API_KEY",),
     login_hint="run `codex login` or set CODEX_API_KEY",
+    command_sandbox="Codex's workspace-write sandbox",
+    passed_env=("CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"),
 )

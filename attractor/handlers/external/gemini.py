@@ -134,6 +134,16 @@ GEMINI = AgentCli(
     ),
     login_file=_logged_in,
     auth_exit_code=41,  # FatalAuthenticationError
+    passed_env=(
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_GCA",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GEMINI_CLI_HOME",
+    ),
     login_hint=(
         "set GEMINI_API_KEY, or run `gemini` once and choose a login (/auth), "
         "which records it in ~/.gemini/settings.json"

@@ -20,6 +20,7 @@ from attractor.handlers.external.preflight import check_cli
 from attractor.handlers.outcome import Outcome
 from attractor.handlers.simulate import SimulateBackend
 from attractor.llm.factory import check_ready
+from attractor.proc.environment import SANDBOX_REQUIRED
 from attractor.settings import Settings
 
 
@@ -84,6 +85,13 @@ def _build(name: str, nodes: list[Node], settings: Settings, graph: Graph) -> Co
         return SimulateBackend()
     cli = AGENTS.get(name)
     if cli is not None:
+        if settings.sandbox == SANDBOX_REQUIRED and not cli.command_sandbox:
+            raise UsageError(
+                f"node {nodes[0].id}: backend {cli.name} cannot run its commands in a sandbox "
+                "(its own sandbox needs a container engine), but the run requires one "
+                f"({settings.source('sandbox')} required); use backend claude-code, codex or "
+                "llm for this node"
+            )
         path = check_cli(cli, nodes[0].id)
         run_model = settings.model if settings.backend == name else None
         return ExternalAgentBackend(cli, path, run_model)

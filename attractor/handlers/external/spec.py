@@ -16,6 +16,12 @@ class Invocation:
     max_turns: int
     model: str | None = None
     reasoning_effort: str | None = None
+    #: attractor's sandbox is on for the node: tell the CLI to keep its own
+    #: commands' writes in the workspace (plus ``writable``) and the network
+    #: per ``network`` (see docs/agent-clis.md, "Boundary").
+    sandboxed: bool = False
+    network: bool = False
+    writable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,12 @@ class AgentCli:
             the CLI has no status command.
         login_hint: What to do when not logged in.
         auth_exit_code: The exit code the CLI uses for "not logged in", if any.
+        passed_env: Variables (globs) the CLI itself needs to reach its
+            provider: its credentials, endpoint and config-dir variables. They
+            reach the CLI's process whatever the node's ``env`` policy says
+            (``env_deny`` still removes them); no other secret does.
+        command_sandbox: What the CLI's own flags enforce on its commands when
+            attractor's sandbox is on for the node ('' when nothing can).
     """
 
     name: str
@@ -51,6 +63,8 @@ class AgentCli:
     credential_env: tuple[str, ...] = ()
     login_file: Callable[[Path], bool] | None = None
     auth_exit_code: int | None = None
+    passed_env: tuple[str, ...] = ()
+    command_sandbox: str = ""
 
     def argv(self, invocation: Invocation) -> list[str]:
         return self.build_argv(invocation)

@@ -43,6 +43,8 @@ def agent_env(bin_dir: Path, log: Path, **extra: str | None) -> dict[str, Any]:
         {
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
             "FAKE_AGENT_LOG": str(log),
+            # the fake CLI reads its own settings, as a user hands a tool node a variable
+            "ATTRACTOR_ENV_ALLOW": "FAKE_AGENT_*",
             "GEMINI_API_KEY": "fake-key",  # gemini has no status command to answer
         }
     )

@@ -10,7 +10,7 @@ a ``_fake`` key are directions, not output: ``exit`` (code, stderr text),
 says it hung before; then go on replaying).
 
 Environment: ``FAKE_AGENT_LOG`` (a file that gets one JSON line per start:
-argv, cwd, pid, prompt), ``FAKE_AGENT_LOGGED_OUT`` (login checks fail).
+argv, cwd, pid, prompt, environment), ``FAKE_AGENT_LOGGED_OUT`` (login checks fail).
 """
 
 from __future__ import annotations
@@ -38,7 +38,16 @@ def main() -> int:
     prompt = sys.stdin.read()
     found = re.search(r"SCENARIO=(\w+)", prompt)
     scenario = found.group(1) if found else "success"
-    _log({"cli": cli, "argv": args, "cwd": os.getcwd(), "pid": os.getpid(), "prompt": prompt})
+    _log(
+        {
+            "cli": cli,
+            "argv": args,
+            "cwd": os.getcwd(),
+            "pid": os.getpid(),
+            "prompt": prompt,
+            "env": dict(os.environ),
+        }
+    )
     return _replay(STREAMS / cli / f"{scenario}.jsonl")
 
 

@@ -41,6 +41,8 @@ def _invocations(backend: str) -> list[Invocation]:
     return [
         Invocation(max_turns=5),
         Invocation(max_turns=5, model=MODELS[backend], reasoning_effort="high"),
+        # attractor's sandbox on: the CLI's own sandbox flags
+        Invocation(max_turns=5, sandboxed=True, network=True, writable=(Path("/tmp"),)),
     ]
 
 
@@ -90,7 +92,7 @@ def test_help_lists_every_flag_the_adapter_uses(
     backend: str, bare_env: dict[str, str], tmp_path: Path
 ) -> None:
     cli = AGENTS[backend]
-    argv = cli.argv(_invocations(backend)[1])
+    argv = [a for i in _invocations(backend) for a in cli.argv(i)]
     subcommand = [a for a in argv[1:2] if not a.startswith("-")]
     done = _run(cli, [*subcommand, "--help"], bare_env, tmp_path)
     assert done.returncode == 0, done.stderr
@@ -98,7 +100,7 @@ def test_help_lists_every_flag_the_adapter_uses(
     assert [f for f in sorted(flags) if f not in done.stdout] == []
 
 
-@pytest.mark.parametrize("invocation", [0, 1])
+@pytest.mark.parametrize("invocation", [0, 1, 2])
 def test_claude_code_gets_past_its_parser_to_the_login_error(
     invocation: int, bare_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -111,7 +113,7 @@ def test_claude_code_gets_past_its_parser_to_the_login_error(
     assert [s for s in steps if isinstance(s, Failed) and s.auth], done.stdout
 
 
-@pytest.mark.parametrize("invocation", [0, 1])
+@pytest.mark.parametrize("invocation", [0, 1, 2])
 def test_gemini_cli_gets_past_its_parser_to_the_login_error(
     invocation: int, bare_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -123,7 +125,7 @@ def test_gemini_cli_gets_past_its_parser_to_the_login_error(
     assert "Auth method" in done.stderr
 
 
-@pytest.mark.parametrize("invocation", [0, 1])
+@pytest.mark.parametrize("invocation", [0, 1, 2])
 def test_codex_s_parser_accepts_the_command_line(
     invocation: int, bare_env: dict[str, str], tmp_path: Path
 ) -> None:
