@@ -2,7 +2,9 @@
 
 import-linter checks the layers (pyproject.toml); these checks see what it does
 not: a module-level import cycle closed by an import inside a function, and the
-engine core reaching the Ray executor, which only the launcher may choose.
+engine core reaching the Ray executor, which only the launcher may choose. The
+front ends' rule (only the launcher and the read side) is import-linter's too;
+it is checked here as well, with the launcher's lazy re-exports behind it.
 """
 
 from __future__ import annotations
