@@ -406,13 +406,17 @@ _FRONT_END: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A front end's name from :data:`_FRONT_END`, its module imported on first use."""
-    module = _FRONT_END.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+# Hidden from mypy, which then checks each name against the typing imports above
+# (a module-level __getattr__ would make every unknown name Any).
+if not TYPE_CHECKING:
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        """A front end's name from :data:`_FRONT_END`, its module imported on first use."""
+        module = _FRONT_END.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
