@@ -17,6 +17,15 @@ This module is the composition root: it alone picks the executor
 (:func:`executor_for`), so the engine core never imports the Ray executor.
 Imports of the engine stay inside functions: importing the library API loads
 none of it.
+
+It is also the front ends' way into the run side: the few types and helpers the
+CLI, the server and the language server use from ``engine`` and ``handlers``
+(the run's result, a continuation, the interviewers, the run directory, the
+budget and retry resolution the dry-run plan and hover show) are re-exported
+here, each loaded on first use (:data:`_FRONT_END`), so a front end imports as
+much of the engine as it did before and no more. Apart from these, front ends
+read runs only through the read side, ``engine.inventory`` and
+``engine.timeline`` (docs/architecture.md; an import contract checks it).
 """
 
 from __future__ import annotations
@@ -29,14 +38,39 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph
-    from attractor.engine.continuation import Continuation
+    from attractor.engine.continuation import Continuation as Continuation
     from attractor.engine.executor import Executor, RunJob
-    from attractor.engine.run import RunOptions, RunResult
+    from attractor.engine.executor import worker_of as worker_of
+    from attractor.engine.retry import max_retries_for as max_retries_for
+    from attractor.engine.run import NodeResult as NodeResult
+    from attractor.engine.run import RunOptions
+    from attractor.engine.run import RunResult as RunResult
+    from attractor.engine.rundir import RunDir as RunDir
+    from attractor.engine.rundir import check_logs_dir as check_logs_dir
+    from attractor.engine.rundir import disk_full as disk_full
+    from attractor.engine.rundir import never_started as never_started
     from attractor.errors import Diagnostic
     from attractor.events import Event
     from attractor.handlers.backend import CodergenBackend
-    from attractor.handlers.interviewer import Interviewer
+    from attractor.handlers.boundary import COMMAND_STEPS as COMMAND_STEPS
+    from attractor.handlers.boundary import describe_boundary as describe_boundary
+    from attractor.handlers.external.agents import AGENTS as AGENTS
+    from attractor.handlers.external.bounds import describe_cli_boundary as describe_cli_boundary
+    from attractor.handlers.external.router import backend_name as backend_name
+    from attractor.handlers.human import check_auto_choice as check_auto_choice
+    from attractor.handlers.human import gates_needing_a_person as gates_needing_a_person
+    from attractor.handlers.interviewer import Answer as Answer
+    from attractor.handlers.interviewer import AnswerValue as AnswerValue
+    from attractor.handlers.interviewer import AutoApproveInterviewer as AutoApproveInterviewer
+    from attractor.handlers.interviewer import ConsoleInterviewer as ConsoleInterviewer
+    from attractor.handlers.interviewer import Interviewer as Interviewer
+    from attractor.handlers.interviewer import Question as Question
+    from attractor.handlers.interviewer import QuestionType as QuestionType
+    from attractor.handlers.interviewer import QueueInterviewer as QueueInterviewer
+    from attractor.handlers.interviewer import match_option as match_option
+    from attractor.handlers.interviewer import stdin_can_answer as stdin_can_answer
     from attractor.handlers.registry import HandlerRegistry
+    from attractor.handlers.turn_budget import resolve_budget as resolve_budget
     from attractor.run_status import RunStatus
     from attractor.settings import Settings
 
@@ -341,3 +375,52 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     from attractor.handlers.agent_backend import build_backend
 
     return build_backend(settings, graph)
+
+
+#: What front ends may use of ``engine`` and ``handlers`` besides the read
+#: side: name -> the module it comes from, imported when the name is first read.
+_FRONT_END: dict[str, str] = {
+    "Continuation": "attractor.engine.continuation",
+    "worker_of": "attractor.engine.executor",
+    "max_retries_for": "attractor.engine.retry",
+    "NodeResult": "attractor.engine.run",
+    "RunResult": "attractor.engine.run",
+    "RunDir": "attractor.engine.rundir",
+    "check_logs_dir": "attractor.engine.rundir",
+    "disk_full": "attractor.engine.rundir",
+    "never_started": "attractor.engine.rundir",
+    "COMMAND_STEPS": "attractor.handlers.boundary",
+    "describe_boundary": "attractor.handlers.boundary",
+    "AGENTS": "attractor.handlers.external.agents",
+    "describe_cli_boundary": "attractor.handlers.external.bounds",
+    "backend_name": "attractor.handlers.external.router",
+    "check_auto_choice": "attractor.handlers.human",
+    "gates_needing_a_person": "attractor.handlers.human",
+    "Answer": "attractor.handlers.interviewer",
+    "AnswerValue": "attractor.handlers.interviewer",
+    "AutoApproveInterviewer": "attractor.handlers.interviewer",
+    "ConsoleInterviewer": "attractor.handlers.interviewer",
+    "Interviewer": "attractor.handlers.interviewer",
+    "Question": "attractor.handlers.interviewer",
+    "QuestionType": "attractor.handlers.interviewer",
+    "QueueInterviewer": "attractor.handlers.interviewer",
+    "match_option": "attractor.handlers.interviewer",
+    "stdin_can_answer": "attractor.handlers.interviewer",
+    "resolve_budget": "attractor.handlers.turn_budget",
+}
+
+
+# Hidden from mypy, which then checks each name against the typing imports above
+# (a module-level __getattr__ would make every unknown name Any).
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """A front end's name from :data:`_FRONT_END`, its module imported on first use."""
+        module = _FRONT_END.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value

@@ -2,12 +2,17 @@
 
 import-linter checks the layers (pyproject.toml); these checks see what it does
 not: a module-level import cycle closed by an import inside a function, and the
-engine core reaching the Ray executor, which only the launcher may choose.
+engine core reaching the Ray executor, which only the launcher may choose. The
+front ends' rule (only the launcher and the read side) is import-linter's too;
+it is checked here as well, with the launcher's lazy re-exports behind it.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -170,3 +175,50 @@ def test_the_checks_see_a_circle_closed_inside_a_function() -> None:
     graph = _graph(typing_only=False)
     assert "attractor.engine.state" in graph["attractor.engine.progress"]  # imported lazily
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+#: The read side: the engine modules a front end may import itself. Everything
+#: else of ``engine`` and ``handlers`` reaches a front end through the launcher.
+READ_SIDE = {"attractor.engine.inventory", "attractor.engine.timeline"}
+FRONT_ENDS = ("attractor.cli", "attractor.server", "attractor.lsp")
+
+
+def _front_end_reach(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each front-end module -> what it imports of ``engine``/``handlers`` outside the read side."""
+    below = ("attractor.engine", "attractor.handlers")
+    reach = {}
+    for module, targets in graph.items():
+        if module.startswith(FRONT_ENDS):
+            outside = sorted(t for t in targets if t.startswith(below) and t not in READ_SIDE)
+            if outside:
+                reach[module] = outside
+    return reach
+
+
+def test_front_ends_reach_the_engine_only_through_the_launcher_and_the_read_side() -> None:
+    """Imports inside functions and type-only ones count too (import-linter checks the same)."""
+    assert _front_end_reach(_graph(typing_only=True)) == {}
+
+
+def test_the_front_end_check_sees_an_import_inside_a_function() -> None:
+    graph = {"attractor.cli.x": {"attractor.engine.rundir", "attractor.engine.inventory"}}
+    assert _front_end_reach(graph) == {"attractor.cli.x": ["attractor.engine.rundir"]}
+
+
+def test_the_launcher_re_exports_the_engine_s_own_objects_loaded_on_first_use() -> None:
+    """Each name front ends take from the launcher is the engine's (or a handler's)
+    object itself, and importing the launcher loads none of them."""
+    code = (
+        "import importlib, sys\n"
+        "import attractor.launch as launch\n"
+        "before = sorted(m for m in sys.modules if m.startswith(('attractor.engine',"
+        " 'attractor.handlers')))\n"
+        "wrong = [n for n, m in launch._FRONT_END.items()"
+        " if getattr(launch, n) is not getattr(importlib.import_module(m), n)]\n"
+        "print(before, wrong)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "[] []"

@@ -16,6 +16,7 @@ SETTING_OF: dict[BudgetKind, str] = {
     "cost": "max_cost",
 }
 
+
 def dollars(amount: float, scale: float | None = None) -> str:
     """``$2.50``; below a dollar (of ``scale``, else of ``amount``) four decimals: ``$0.0042``."""
     return f"${amount:,.2f}" if (amount if scale is None else scale) >= 1 else f"${amount:,.4f}"

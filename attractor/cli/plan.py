@@ -14,13 +14,16 @@ from pathlib import Path
 
 from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.schema import format_duration
-from attractor.engine.retry import max_retries_for
 from attractor.errors import UsageError
-from attractor.handlers.boundary import COMMAND_STEPS, describe_boundary
-from attractor.handlers.external.agents import AGENTS
-from attractor.handlers.external.bounds import describe_cli_boundary
-from attractor.handlers.external.router import backend_name
-from attractor.handlers.turn_budget import resolve_budget
+from attractor.launch import (
+    AGENTS,
+    COMMAND_STEPS,
+    backend_name,
+    describe_boundary,
+    describe_cli_boundary,
+    max_retries_for,
+    resolve_budget,
+)
 from attractor.llm.credentials import key_plan, redact_url
 from attractor.llm.factory import resolve_spec
 from attractor.settings import Settings, step_limit

@@ -26,21 +26,30 @@ from attractor.cli.display import DisplayMode, choose_mode, make_display, silenc
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.cli.summary import final_line, print_summary
 from attractor.dot.graph import Graph
-from attractor.engine.continuation import Continuation
 from attractor.engine.inventory import main_path
-from attractor.engine.run import RunResult
-from attractor.engine.rundir import RunDir, check_logs_dir, disk_full, never_started
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.events import Event
-from attractor.handlers.human import check_auto_choice, gates_needing_a_person
-from attractor.handlers.interviewer import (
+from attractor.launch import (
     AutoApproveInterviewer,
     ConsoleInterviewer,
+    Continuation,
+    Hooks,
     Interviewer,
+    Plan,
     QueueInterviewer,
+    RunDir,
+    RunResult,
+    check_auto_choice,
+    check_logs_dir,
+    disk_full,
+    gates_needing_a_person,
+    launch,
+    load_graph,
+    never_started,
+    plan_resume,
+    plan_run,
     stdin_can_answer,
 )
-from attractor.launch import Hooks, Plan, launch, load_graph, plan_resume, plan_run
 from attractor.run_status import STOPPED
 from attractor.settings import Settings, redactor_for
 

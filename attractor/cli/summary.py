@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attractor.dot.schema import format_duration
-from attractor.engine.run import NodeResult, RunResult
+from attractor.launch import NodeResult, RunResult
 from attractor.run_status import STOPPED, RunStatus
 
 _HEADERS = ("node", "status", "attempts", "duration", "note", "tokens", "cost")

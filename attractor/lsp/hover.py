@@ -10,9 +10,8 @@ from lsprotocol import types as lsp
 
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import SPECS, format_duration
-from attractor.engine.retry import max_retries_for
 from attractor.errors import AttractorError
-from attractor.handlers.turn_budget import resolve_budget
+from attractor.launch import max_retries_for, resolve_budget
 from attractor.linter.catalog import explain, find_rule
 from attractor.llm.factory import resolve_spec
 from attractor.lsp.complete import choices

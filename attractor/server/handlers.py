@@ -23,7 +23,6 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from attractor.api import load
 from attractor.dot.graph import Graph
-from attractor.engine.executor import worker_of
 from attractor.engine.inventory import (
     RUNS_SUBDIR,
     RunReader,
@@ -35,9 +34,9 @@ from attractor.engine.inventory import (
     run_info,
     stage_files,
 )
-from attractor.engine.rundir import RunDir
 from attractor.errors import AttractorError, ValidationError
 from attractor.fileio import atomic_write_text
+from attractor.launch import RunDir, worker_of
 from attractor.render import render
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside

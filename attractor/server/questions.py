@@ -11,7 +11,7 @@ import anyio
 
 from attractor.dot.accelerators import strip_accelerator
 from attractor.errors import UsageError
-from attractor.handlers.interviewer import (
+from attractor.launch import (
     Answer,
     AnswerValue,
     Question,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attractor.engine.continuation import Continuation
+from attractor.launch import Continuation
 from attractor.run_status import RunStatus
 from attractor.server.body import Problem
 

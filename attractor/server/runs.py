@@ -22,15 +22,15 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from attractor.dot.graph import Graph
-from attractor.engine.continuation import Continuation
 from attractor.engine.inventory import RUNS_SUBDIR
-from attractor.engine.rundir import RunDir
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import atomic_write_json
 from attractor.launch import (
+    Continuation,
     Hooks,
     Plan,
+    RunDir,
     launch,
     plan_resume,
     plan_run,
