@@ -55,6 +55,8 @@ class ExternalAgentBackend:
         )
         request.emit(TurnBudgetResolved(node=node.id, budget=budget.to_json()))
         fence = _fence(request.environment)
+        if fence is not None and self.cli.missing_for_sandbox():
+            fence = None  # sandbox=auto: the CLI's own sandbox cannot start here
         invocation = Invocation(
             max_turns=budget.effective,
             model=node.get("llm_model") or self.run_model,

@@ -34,7 +34,10 @@ def describe_cli_boundary(cli: AgentCli, node: Node, settings: Settings, base: P
         return f"{cli.name}, local, no sandbox, {env}"
     net = "network on" if boundary.network else "network off"
     extra = "".join(f", {p}" for p in boundary.writable)
-    if cli.command_sandbox:
+    missing = cli.missing_for_sandbox()
+    if cli.command_sandbox and missing:
+        commands = f"not sandboxed ({cli.command_sandbox} needs {' and '.join(missing)})"
+    elif cli.command_sandbox:
         commands = f"{cli.command_sandbox}, {net}, writable: workdir{extra}"
     else:
         commands = f"not sandboxed ({cli.name} has no sandbox that works without a container)"

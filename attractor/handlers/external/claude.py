@@ -178,6 +178,7 @@ CLAUDE = AgentCli(
     status_command=("auth", "status", "--text"),
     login_hint="run `claude auth login` or set ANTHROPIC_API_KEY",
     command_sandbox="Claude Code's Bash sandbox",
+    sandbox_needs=("bwrap", "socat"),
     passed_env=(
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",

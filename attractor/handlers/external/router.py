@@ -92,6 +92,15 @@ def _build(name: str, nodes: list[Node], settings: Settings, graph: Graph) -> Co
                 f"({settings.source('sandbox')} required); use backend claude-code, codex or "
                 "llm for this node"
             )
+        missing = cli.missing_for_sandbox() if cli.command_sandbox else []
+        if settings.sandbox == SANDBOX_REQUIRED and missing:
+            packages = " ".join("bubblewrap" if m == "bwrap" else m for m in missing)
+            raise UsageError(
+                f"node {nodes[0].id}: {cli.command_sandbox} needs {' and '.join(missing)}, "
+                f"which this machine lacks, but the run requires a sandbox "
+                f"({settings.source('sandbox')} required); install them "
+                f"(apt-get install {packages})"
+            )
         path = check_cli(cli, nodes[0].id)
         run_model = settings.model if settings.backend == name else None
         return ExternalAgentBackend(cli, path, run_model)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,9 @@ class AgentCli:
             (``env_deny`` still removes them); no other secret does.
         command_sandbox: What the CLI's own flags enforce on its commands when
             attractor's sandbox is on for the node ('' when nothing can).
+        sandbox_needs: Programs that sandbox needs on PATH (Claude Code's needs
+            bubblewrap and socat): without them its commands run unsandboxed
+            under ``sandbox=auto``, and ``--sandbox required`` refuses the node.
     """
 
     name: str
@@ -65,6 +69,11 @@ class AgentCli:
     auth_exit_code: int | None = None
     passed_env: tuple[str, ...] = ()
     command_sandbox: str = ""
+    sandbox_needs: tuple[str, ...] = ()
+
+    def missing_for_sandbox(self) -> list[str]:
+        """What :attr:`sandbox_needs` lacks on this machine's PATH."""
+        return [tool for tool in self.sandbox_needs if shutil.which(tool) is None]
 
     def argv(self, invocation: Invocation) -> list[str]:
         return self.build_argv(invocation)

@@ -174,3 +174,29 @@ def test_a_required_sandbox_refuses_gemini_whose_commands_it_cannot_fence(
     assert starts(log) == []
     _, start = _start(workspace, fakes, "claude-code", "--sandbox", "required")
     assert "--settings" in start["argv"]  # a CLI with its own sandbox runs
+
+
+@needs_sandbox
+def test_claude_without_what_its_sandbox_needs_runs_unsandboxed_or_is_refused(
+    workspace: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's own sandbox needs socat; a machine without it (here: a tool
+    name no machine has) must not have every claude-code node fail at start."""
+    import dataclasses
+
+    from attractor.handlers.external.agents import AGENTS
+
+    lacking = dataclasses.replace(
+        AGENTS["claude-code"], sandbox_needs=("bwrap", "attractor-no-such-tool")
+    )
+    monkeypatch.setitem(AGENTS, "claude-code", lacking)
+    _, start = _start(workspace, fakes, "claude-code")  # sandbox=auto
+    assert "--settings" not in start["argv"]  # its commands run unsandboxed
+    write(workspace / "p.dot", one_node_graph("claude-code", "Do it"))
+    env = agent_env(fakes, workspace / "starts.jsonl", **PLANTED)
+    result = invoke(["run", "p.dot", "--sandbox", "required", "--logs-dir", "refused"], env)
+    assert result.exit_code == 2, result.output + result.stderr
+    assert "needs attractor-no-such-tool" in result.stderr
+    assert "Traceback" not in result.stderr
+    dry = invoke(["run", "p.dot", "--dry-run"], env)
+    assert "not sandboxed (Claude Code's Bash sandbox needs attractor-no-such-tool)" in dry.output
