@@ -277,7 +277,7 @@ _SPECS: list[AttrSpec] = [
         "",
         "what a branch asks of a Ray worker: cpu=4,gpu=1 or a custom resource",
     ),
-    AttrSpec("human.default_choice", _N, _string, "", "choice taken when a human gate times out"),
+    AttrSpec("human.default_choice", _GN, _string, "", "choice a gate takes by default"),
     AttrSpec("human.timeout", _N, parse_duration, None, "how long a human gate waits"),
     AttrSpec("human.show", _N, _string, "", "file shown with a human gate's question"),
     AttrSpec(

@@ -109,7 +109,7 @@ def gates_needing_a_person(graph: Graph) -> list[str]:
         node.id
         for node in graph.nodes()
         if node.handler_type == "wait.human"
-        and not (node.get("human.default_choice") and question_timeout(node) is not None)
+        and not (default_choice(node) and question_timeout(node) is not None)
     ]
 
 
@@ -167,9 +167,18 @@ async def _head(path: Path, roots: tuple[Path, ...], node: str) -> str:
     return text[:REVIEW_CHARS] + ("\n[... cut]" if len(text) > REVIEW_CHARS else "")
 
 
+def default_choice(node: Node) -> str:
+    """The gate's ``human.default_choice``, else the graph's (the default of every gate).
+
+    A graph-wide default that a gate does not offer leaves that gate without one.
+    """
+    own = str(node.get("human.default_choice") or "")
+    return own or str(node.graph.get("human.default_choice") or "")
+
+
 def _question(node: Node, choices: list[Choice], review: str) -> Question:
     options = tuple(Option(c.key, c.label) for c in choices)
-    default_text = str(node.get("human.default_choice") or "")
+    default_text = default_choice(node)
     default = None
     if default_text:
         picked = match_option(default_text, options) or _by_target(default_text, choices, options)
@@ -246,7 +255,7 @@ def _find(answer: Answer, choices: list[Choice]) -> Choice | None:
 
 
 def _on_timeout(node: Node, choices: list[Choice]) -> Outcome:
-    default_text = str(node.get("human.default_choice") or "")
+    default_text = default_choice(node)
     if default_text:
         choice = _find(Answer(default_text, text=default_text), choices)
         if choice is not None:

@@ -41,6 +41,21 @@ def test_bare_auto_approve_honours_the_gates_default_choice(workspace: Path) -> 
     assert code == 0 and stages.count("work") == 1 and stages[-1] == "done"
 
 
+def test_a_graph_default_choice_is_every_gates_default(workspace: Path) -> None:
+    write(
+        workspace / "r.dot",
+        _REVIEW.format(extra="").replace(
+            "digraph review {", 'digraph review {\n  graph [human.default_choice="Approve"];'
+        ),
+    )
+    lint = invoke(["lint", "--strict", "r.dot"])
+    assert lint.exit_code == 0, lint.stdout + lint.stderr  # a graph attribute, as documented
+    result = invoke(["run", "--auto-approve", "r.dot", "--backend", "simulate", "--logs-dir", "g"])
+    assert result.exit_code == 0, result.stderr
+    stages = completed_stages(workspace / "g")
+    assert stages.count("work") == 1 and stages[-1] == "done"
+
+
 @pytest.mark.parametrize("label", ["Approve", "a", "[A] Approve"])
 def test_auto_approve_label_takes_that_choice(workspace: Path, label: str) -> None:
     code, err, stages = _run(workspace, "", f"--auto-approve={label}")
