@@ -227,9 +227,14 @@ async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> Coder
     Built before the run starts, so that a missing key, SDK or agent CLI stops
     it before anything is written.
     """
+    import anyio
+
     from attractor.handlers.simulate import SimulateBackend
 
-    backend = backend_for(plan.settings, plan.graph) or SimulateBackend()
+    # In a worker thread: the checks walk every node and may ask an agent CLI
+    # whether it is logged in, which a server's other requests must not wait on.
+    built = await anyio.to_thread.run_sync(backend_for, plan.settings, plan.graph)
+    backend = built or SimulateBackend()
     stack.push_async_callback(backend.aclose)
     return backend
 

@@ -19,6 +19,7 @@ hook variables) are added after filtering, so every mode keeps them.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -107,6 +108,13 @@ CORE_VARIABLES = (
 
 def _matcher(patterns: Iterable[str]) -> re.Pattern[str] | None:
     """One case-insensitive regex for every glob in ``patterns`` (None: no pattern)."""
+    return _compiled(tuple(patterns))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    # A policy is built for every step (and for every node at preflight): the same
+    # few pattern lists, translated once, not once per node.
     parts = [fnmatch.translate(p.strip().upper()) for p in patterns if p.strip()]
     return re.compile("|".join(parts)) if parts else None
 
