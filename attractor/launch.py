@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from attractor.handlers.interviewer import QueueInterviewer as QueueInterviewer
     from attractor.handlers.interviewer import match_option as match_option
     from attractor.handlers.interviewer import stdin_can_answer as stdin_can_answer
+    from attractor.handlers.model_spec import node_model_spec as node_model_spec
     from attractor.handlers.registry import HandlerRegistry
     from attractor.handlers.turn_budget import resolve_budget as resolve_budget
     from attractor.run_status import RunStatus
@@ -399,6 +400,7 @@ _FRONT_END: dict[str, str] = {
     "AGENTS": "attractor.handlers.external.agents",
     "describe_cli_boundary": "attractor.handlers.external.bounds",
     "backend_name": "attractor.handlers.external.router",
+    "node_model_spec": "attractor.handlers.model_spec",
     "check_auto_choice": "attractor.handlers.human",
     "gates_needing_a_person": "attractor.handlers.human",
     "Answer": "attractor.handlers.interviewer",

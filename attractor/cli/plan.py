@@ -22,10 +22,10 @@ from attractor.launch import (
     describe_boundary,
     describe_cli_boundary,
     max_retries_for,
+    node_model_spec,
     resolve_budget,
 )
 from attractor.llm.credentials import key_plan, redact_url
-from attractor.llm.factory import resolve_spec
 from attractor.settings import Settings, step_limit
 
 
@@ -54,15 +54,7 @@ def _model(node: Node, settings: Settings) -> list[str]:
     if settings.backend.startswith("scripted:"):
         return [f"model: scripted replies from {settings.backend.removeprefix('scripted:')}"]
     try:
-        spec = resolve_spec(
-            node_provider=node.get("llm_provider") or None,
-            node_model=node.get("llm_model") or None,
-            node_reasoning_effort=node.raw("reasoning_effort"),
-            run_provider=settings.provider,
-            run_model=settings.model,
-            run_base_url=settings.base_url,
-            run_api_key_env=settings.api_key_env,
-        )
+        spec = node_model_spec(node, settings)
     except UsageError as error:
         return [f"model: cannot be chosen: {error}"]
     source = settings.source("model") if settings.model else "node llm_model or stylesheet"

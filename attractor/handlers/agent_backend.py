@@ -24,9 +24,10 @@ from attractor.errors import LLMError, UsageError
 from attractor.events import AgentWarning, TurnBudgetResolved, TurnLimitReached
 from attractor.fileio import run_dir_mode, write_text
 from attractor.handlers.backend import CodergenBackend, StageRequest
+from attractor.handlers.model_spec import node_model_spec
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
-from attractor.llm.factory import ModelSpec, build_model, check_ready, resolve_spec
+from attractor.llm.factory import ModelSpec, build_model, check_ready
 from attractor.llm.pricing import PricedModel, PriceTable
 from attractor.llm.scripted import ScriptedModel
 from attractor.llm.types import Model
@@ -76,15 +77,7 @@ class FactoryModels:
         self._models: dict[ModelSpec, Model] = {}
 
     def spec_for(self, node: Node) -> ModelSpec:
-        return resolve_spec(
-            node_provider=node.get("llm_provider") or None,
-            node_model=node.get("llm_model") or None,
-            node_reasoning_effort=node.raw("reasoning_effort"),
-            run_provider=self.settings.provider,
-            run_model=self.settings.model,
-            run_base_url=self.settings.base_url,
-            run_api_key_env=self.settings.api_key_env,
-        )
+        return node_model_spec(node, self.settings)
 
     def check(self, graph: Graph) -> None:
         """Raise the usage error of the first codergen node whose model cannot be built."""

@@ -11,9 +11,8 @@ from lsprotocol import types as lsp
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import SPECS, format_duration
 from attractor.errors import AttractorError
-from attractor.launch import max_retries_for, resolve_budget
+from attractor.launch import max_retries_for, node_model_spec, resolve_budget
 from attractor.linter.catalog import explain, find_rule
-from attractor.llm.factory import resolve_spec
 from attractor.lsp.complete import choices
 from attractor.settings import Settings, graph_names_model, resolve_settings
 
@@ -86,15 +85,7 @@ def _model(node: Node, settings: Settings) -> str:
     if settings.backend != "llm":
         return f"backend: {settings.backend} ({settings.source('backend')})"
     try:
-        spec = resolve_spec(
-            node_provider=node.get("llm_provider") or None,
-            node_model=node.get("llm_model") or None,
-            node_reasoning_effort=node.raw("reasoning_effort"),
-            run_provider=settings.provider,
-            run_model=settings.model,
-            run_base_url=settings.base_url,
-            run_api_key_env=settings.api_key_env,
-        )
+        spec = node_model_spec(node, settings)
     except AttractorError as error:
         return f"model: cannot be chosen: {error}"
     source = settings.source("model") if settings.model else "node llm_model or stylesheet"
