@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -86,6 +87,17 @@ def _read(path: str) -> str:
 
 def _blocked(result: ProcessResult) -> None:
     assert result.returncode not in (0, None), (result.stdout, result.stderr)
+
+
+#: The interpreter itself, not the virtual environment's link to it: a checkout
+#: (and its .venv) under /tmp is hidden inside the sandbox, whose /tmp is its own.
+PYTHON = os.path.realpath(sys.executable)
+
+
+def _python_blocked(result: ProcessResult) -> None:
+    """Blocked by the sandbox, not by a missing interpreter (exit 127)."""
+    _blocked(result)
+    assert result.returncode != 127, result.stderr
 
 
 # -- writes outside the workspace --------------------------------------------------
@@ -291,20 +303,16 @@ CONNECT = (
 
 
 async def test_29_connect_to_a_server_on_loopback(box: Box, listener: int) -> None:
-    import sys
-
-    result = await box.run(CONNECT.format(python=sys.executable, port=listener))
+    result = await box.run(CONNECT.format(python=PYTHON, port=listener))
     assert "hello from the host" not in result.stdout
-    _blocked(result)
+    _python_blocked(result)
 
 
 async def test_30_network_on_reaches_it(tmp_path: Path, box: Box, listener: int) -> None:
-    import sys
-
     assert box.env.fence is not None
     fence = Fence(box.work, network=True, home=box.home)
     env = BwrapEnvironment(box.work, EnvPolicy("core"), fence=fence)
-    result = await env.run(CONNECT.format(python=sys.executable, port=listener), timeout=30)
+    result = await env.run(CONNECT.format(python=PYTHON, port=listener), timeout=30)
     assert result.stdout == "hello from the host\n\n", result.stderr
 
 
@@ -317,10 +325,8 @@ async def test_31_unix_socket_of_the_host(box: Box) -> None:
         pytest.skip("cannot create a socket in /run here")
     server.listen()
     try:
-        import sys
-
         code = f"import socket; s=socket.socket(socket.AF_UNIX); s.connect({path!r})"
-        _blocked(await box.run(f'{sys.executable} -c "{code}"'))
+        _python_blocked(await box.run(f'{PYTHON} -c "{code}"'))
     finally:
         server.close()
         os.unlink(path)
@@ -332,10 +338,8 @@ async def test_32_abstract_unix_socket_of_the_host(box: Box) -> None:
     server.bind("\0" + name)
     server.listen()
     try:
-        import sys
-
         code = f"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0{name}')"
-        _blocked(await box.run(f'{sys.executable} -c "{code}"'))
+        _python_blocked(await box.run(f'{PYTHON} -c "{code}"'))
     finally:
         server.close()
 
