@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from attractor.errors import ProviderError, ProviderNotInstalledError
 from attractor.llm.credentials import is_official, resolve_key
@@ -73,6 +73,12 @@ def client_options(
     base_url = base_url or os.environ.get(BASE_URL_ENV) or None
     key = resolve_key(PROVIDER, base_url, api_key=api_key, api_key_env=api_key_env)
     client: dict[str, Any] = {"api_key": key or PLACEHOLDER_KEY, "base_url": base_url}
+    if base_url and "?" in base_url:
+        # The SDK appends its paths to the URL as written: a query (a gateway's
+        # ``?api-version=...``) would end up before ``/chat/completions``.
+        address, _, query = base_url.partition("?")
+        client["base_url"] = address
+        client["default_query"] = dict(parse_qsl(query, keep_blank_values=True))
     if not is_official(PROVIDER, base_url):
         client["default_headers"] = {"OpenAI-Organization": Omit(), "OpenAI-Project": Omit()}
     # The SDK accepts an omitted Authorization header only per request.

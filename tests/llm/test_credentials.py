@@ -297,3 +297,15 @@ def test_a_resumed_run_asks_again_for_a_base_url_that_lost_a_secret(tmp_path: Pa
         {"base_url": "https://gw.test/v1?key=sk-1"}, env={}, cwd=tmp_path, recorded=recorded
     )
     assert again.base_url == "https://gw.test/v1?key=sk-1"
+
+
+@pytest.mark.anyio
+async def test_a_base_url_with_a_query_keeps_it_after_the_path(
+    server: FakeServer, user_keys: None
+) -> None:
+    """``http://host/v1?api-version=1`` asks ``/v1/chat/completions?api-version=1``."""
+    server.add(REPLIES["openai"]())
+    await ask(ModelSpec("openai", "m", base_url=f"{server.url}/v1?api-version=2024-10"))
+    [received] = server.received
+    assert received.path == "/v1/chat/completions?api-version=2024-10"
+    assert leaked(server) == []
