@@ -50,7 +50,11 @@ def _invocations(backend: str) -> list[Invocation]:
 def real_bin() -> Path:
     where = os.environ.get("AGENT_CLIS_BIN")
     if not where:
-        pytest.skip("the real agent CLIs are not installed; bash .ci/run installs them")
+        pytest.skip(
+            "the real agent CLIs are not installed: apt-get install nodejs npm socat, "
+            "then bash .ci/run (it installs them with npm and runs these tests), or set "
+            "AGENT_CLIS_BIN=~/.cache/attractor/agent-clis/node_modules/.bin after it"
+        )
     return Path(where)
 
 
