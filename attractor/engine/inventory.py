@@ -156,6 +156,21 @@ def list_runs(root: Path) -> list[RunInfo]:
     return found
 
 
+def run_status(path: Path) -> str:
+    """The run's status as :func:`run_info` gives it, reading only the manifest and lock.
+
+    For pollers (an event stream waiting for the next event): no checkpoint is
+    parsed and no results are counted. A damaged manifest reads as ``damaged``.
+    """
+    try:
+        status = str(RunDir(path).read_manifest().get("status") or "unknown")
+    except AttractorError:
+        return "damaged"
+    if status == RUNNING and not driver_alive(path):
+        return "stopped"
+    return status
+
+
 def run_info(path: Path) -> RunInfo:
     """The manifest of the run in ``path``; a driver that died leaves ``stopped``.
 

@@ -312,7 +312,7 @@ def spent_before(checkpoint: Checkpoint, results: list[NodeResult]) -> Usage:
     a checkpoint written before attractor kept that total has only the summary rows."""
     if checkpoint.run_usage is not None:
         return Usage.from_json(checkpoint.run_usage)
-    return Usage.from_json(sum_usage(results))
+    return sum_usage(results)
 
 
 def _node_results(run_dir: RunDir, count: int) -> list[NodeResult]:

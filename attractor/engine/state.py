@@ -187,7 +187,7 @@ def stopped_row(run: Run, status: str) -> NodeResult | None:
     )
 
 
-def sum_usage(results: list[NodeResult]) -> dict[str, Any]:
+def sum_usage(results: list[NodeResult]) -> Usage:
     """Token usage and cost summed over node results (missing counts as zero).
 
     ``cost`` is present when at least one node had a price; nodes without one
@@ -197,7 +197,7 @@ def sum_usage(results: list[NodeResult]) -> dict[str, Any]:
     for result in results:
         if result.usage:  # most nodes ask no model
             total += Usage.from_json(result.usage)
-    return total.to_json()
+    return total
 
 
 def make_checkpoint(

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from attractor.engine.attempts import files_of
-from attractor.engine.inventory import load_checkpoint, read_events, run_info, stage_path
+from attractor.engine.inventory import (
+    load_checkpoint,
+    read_events,
+    run_info,
+    run_status,
+    stage_path,
+)
 from attractor.engine.rundir import CHECKPOINT
 from attractor.run_status import RESUMABLE
 
@@ -118,7 +124,7 @@ def _ts(event: dict[str, Any]) -> float | None:
 
 
 def _live(path: Path) -> bool:
-    return run_info(path).status == "running"
+    return run_status(path) == "running"
 
 
 def next_action(path: Path) -> str:

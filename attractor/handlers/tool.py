@@ -19,6 +19,7 @@ from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.simulate import SimulateBackend, parse_plan
+from attractor.proc.environment import LocalEnvironment
 from attractor.proc.process import ProcessResult
 from attractor.redact import current as current_redactor
 from attractor.redact import scrub_files
@@ -34,23 +35,26 @@ class ToolHandler:
     """Runs a shell command and reports its exit status."""
 
     async def execute(self, node: Node, context: Context, graph: Graph, env: StageEnv) -> Outcome:
-        outcome = await self._execute(node, graph, env)
-        if not env.settings.simulates_tools:  # where it ran, for status.json and the web page
-            outcome.details.setdefault("boundary", env.environment(node, graph).describe())
-        return outcome
-
-    async def _execute(self, node: Node, graph: Graph, env: StageEnv) -> Outcome:
         command = str(node.get("tool_command") or "").strip()
         if not command:
             return Outcome.fail(f"node {node.id}: no tool_command specified")
         if env.settings.simulates_tools:
             return simulated_tool(node, command, _execution(env, node))
-        workdir = env.workdir(node, graph)
+        environment = env.environment(node, graph)
+        outcome = await self._run(node, command, environment, env)
+        # Where it ran, for status.json and the web page.
+        outcome.details.setdefault("boundary", environment.describe())
+        return outcome
+
+    async def _run(
+        self, node: Node, command: str, environment: LocalEnvironment, env: StageEnv
+    ) -> Outcome:
+        workdir = environment.workdir
         if not workdir.is_dir():
             return Outcome.fail(f"node {node.id}: working directory {workdir} does not exist")
         outputs = (env.stage_dir / "stdout.txt", env.stage_dir / "stderr.txt")
         try:
-            result = await env.environment(node, graph).run(
+            result = await environment.run(
                 command,
                 cwd=workdir,
                 kill_grace=env.settings.kill_grace,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from lsprotocol import types as lsp
 
-from attractor.lsp.text import id_occurrences, offset_of, position_of
+from attractor.lsp.text import id_occurrences, offset_of, position_of, range_of
 
 _ValueRe = r'("(?:[^"\\]|\\.)*"|[^\s,;\]]+)'
 #: fix text -> what it says to write.
@@ -33,10 +33,6 @@ _REMOVE = re.compile(r"^remove (?P<key>[\w.]+)$")
 Edits = list[lsp.TextEdit]
 
 
-def _range(text: str, start: int, end: int) -> lsp.Range:
-    return lsp.Range(lsp.Position(*position_of(text, start)), lsp.Position(*position_of(text, end)))
-
-
 def _at(text: str, diagnostic: lsp.Diagnostic) -> int:
     start = diagnostic.range.start
     return offset_of(text, start.line, start.character)
@@ -47,7 +43,7 @@ def rename_attribute(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]
     key = re.compile(r'"?[\w.]+"?').match(text, start)
     if key is None:
         return []
-    return [lsp.TextEdit(_range(text, start, key.end()), match.group("new"))]
+    return [lsp.TextEdit(range_of(text, start, key.end()), match.group("new"))]
 
 
 def use_value(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
@@ -57,7 +53,7 @@ def use_value(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Ed
     if item is None:
         return []
     written = value if re.fullmatch(r"\w+", value) else f'"{value}"'
-    return [lsp.TextEdit(_range(text, item.start(1), item.end(1)), written)]
+    return [lsp.TextEdit(range_of(text, item.start(1), item.end(1)), written)]
 
 
 def rename_alias(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
@@ -66,7 +62,7 @@ def rename_alias(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) ->
     key = re.compile(r'"?' + re.escape(old) + r'"?(?=\s*=)').match(text, start)
     if key is None:
         return []
-    return [lsp.TextEdit(_range(text, start, key.end()), match.group("new"))]
+    return [lsp.TextEdit(range_of(text, start, key.end()), match.group("new"))]
 
 
 def canonical_outcome(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
@@ -79,7 +75,7 @@ def canonical_outcome(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str
     found = value.search(text, item.start(1), item.end(1))
     if found is None:
         return []
-    return [lsp.TextEdit(_range(text, found.start(1), found.end(1)), match.group("new"))]
+    return [lsp.TextEdit(range_of(text, found.start(1), found.end(1)), match.group("new"))]
 
 
 def remove_item(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
@@ -90,12 +86,13 @@ def remove_item(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> 
     )
     if item is None:
         return []
-    return [lsp.TextEdit(_range(text, start, item.end()), "")]
+    return [lsp.TextEdit(range_of(text, start, item.end()), "")]
 
 
 def rename_id(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
     old, new = match.group("old"), match.group("new")
-    return [lsp.TextEdit(_range(text, at, at + len(old)), new) for at in id_occurrences(text, old)]
+    spans = id_occurrences(text, old)
+    return [lsp.TextEdit(range_of(text, at, at + len(old)), new) for at in spans]
 
 
 def declare(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) -> Edits:
@@ -117,14 +114,14 @@ def add_max_visits(text: str, diagnostic: lsp.Diagnostic, match: re.Match[str]) 
             continue  # an edge, not the node's statement
         if after.group(1) is None:
             end = at + len(node)
-            return [lsp.TextEdit(_range(text, end, end), " [max_visits=3]")]
+            return [lsp.TextEdit(range_of(text, end, end), " [max_visits=3]")]
         close = _list_end(text, after.end())
         if close < 0:
             return []
         empty = not text[after.end() : close].strip()
         insert = "max_visits=3" if empty else ", max_visits=3"
         body_end = after.end() + len(text[after.end() : close].rstrip())
-        return [lsp.TextEdit(_range(text, body_end, body_end), insert)]
+        return [lsp.TextEdit(range_of(text, body_end, body_end), insert)]
     return []
 
 

@@ -10,16 +10,18 @@ from lsprotocol import types as lsp
 
 from attractor.dot.graph import Graph
 from attractor.lsp.analysis import CHILD_KEY, child_path
-from attractor.lsp.text import id_occurrences, position_of, target_occurrences, word_at
+from attractor.lsp.text import (
+    id_occurrences,
+    offset_of,
+    range_of,
+    target_occurrences,
+    word_at,
+)
 
 #: Attributes whose value names a file, relative to the pipeline's folder.
 FILE_KEYS = (CHILD_KEY, "human.show")
 _QUOTED_ITEM = re.compile(r'(?P<key>[\w.]+)\s*=\s*"(?P<value>(?:[^"\\]|\\.)*)"')
 _SUBGRAPH = re.compile(r"\bsubgraph\s+(?P<name>\w+)?\s*\{")
-
-
-def _range(text: str, start: int, end: int) -> lsp.Range:
-    return lsp.Range(lsp.Position(*position_of(text, start)), lsp.Position(*position_of(text, end)))
 
 
 def file_at(graph: Graph, text: str, offset: int) -> Path | None:
@@ -44,7 +46,7 @@ def node_at(graph: Graph, text: str, offset: int) -> tuple[str, lsp.Range] | Non
     if found is None or found[2] not in graph:
         return None
     start, end, name = found
-    return name, _range(text, start, end)
+    return name, range_of(text, start, end)
 
 
 def definition(graph: Graph, text: str, uri: str, offset: int) -> lsp.Location | None:
@@ -69,7 +71,7 @@ def references(graph: Graph, text: str, uri: str, offset: int) -> list[lsp.Locat
         return []
     name = found[0]
     starts = sorted({*id_occurrences(text, name), *target_occurrences(text, name)})
-    return [lsp.Location(uri, _range(text, at, at + len(name))) for at in starts]
+    return [lsp.Location(uri, range_of(text, at, at + len(name))) for at in starts]
 
 
 def _subgraphs(text: str) -> list[tuple[str, int, int, int]]:
@@ -106,15 +108,14 @@ def symbols(graph: Graph, text: str) -> list[lsp.DocumentSymbol]:
             lsp.DocumentSymbol(
                 name=name,
                 kind=lsp.SymbolKind.Namespace,
-                range=_range(text, start, end),
-                selection_range=_range(text, at, at + len(name)),
+                range=range_of(text, start, end),
+                selection_range=range_of(text, at, at + len(name)),
                 children=[],
             ),
         )
         for name, start, at, end in _subgraphs(text)
     ]
     top: list[lsp.DocumentSymbol] = [g for _, _, g in groups]
-    lines = None
     for node in graph.nodes():
         if not node.declared:
             continue
@@ -131,15 +132,10 @@ def symbols(graph: Graph, text: str) -> list[lsp.DocumentSymbol]:
             detail=node.handler_type,
         )
         if groups:
-            lines = lines or _line_starts(text)
-            offset = lines[pos.line - 1] + pos.column - 1
+            offset = offset_of(text, pos.line - 1, pos.column - 1)
             inner = [g for start, end, g in groups if start <= offset < end]
             if inner:
                 inner[-1].children.append(symbol)  # type: ignore[union-attr]
                 continue
         top.append(symbol)
     return top
-
-
-def _line_starts(text: str) -> list[int]:
-    return [0, *(m.end() for m in re.finditer("\n", text))]

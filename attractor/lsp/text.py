@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from lsprotocol import types as lsp
+
 #: Strings, comments and the punctuation that opens and closes statements.
 _SCAN = re.compile(
     r'"(?:[^"\\]|\\.)*"?'  # a string (unterminated at the end of the text too)
@@ -167,3 +169,8 @@ def _in_list(text: str, list_start: int, offset: int) -> Cursor:
         return Cursor("string", scope)
     name = _NAME.search(inside)
     return Cursor("name", scope, prefix=(name.group("prefix") or "") if name else "")
+
+
+def range_of(text: str, start: int, end: int) -> lsp.Range:
+    """The LSP range of ``text[start:end]``."""
+    return lsp.Range(lsp.Position(*position_of(text, start)), lsp.Position(*position_of(text, end)))

@@ -24,7 +24,7 @@ import anyio.to_thread
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from attractor.engine.inventory import FINAL_EVENTS, EventTail, run_info
+from attractor.engine.inventory import FINAL_EVENTS, EventTail, run_status
 from attractor.run_status import RunStatus
 from attractor.server.runs import Changes
 
@@ -81,7 +81,7 @@ async def event_stream(
 def _look(tail: EventTail, path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     """The next events, and (when there are none) whether a process drives the run."""
     batch = tail.read()
-    return batch, not batch and run_info(path).status == RunStatus.RUNNING
+    return batch, not batch and run_status(path) == RunStatus.RUNNING
 
 
 class EventStreamResponse(StreamingResponse):

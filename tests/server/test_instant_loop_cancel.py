@@ -8,11 +8,11 @@ itself. Each pipeline here loops forever on instant steps.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.cli.runkit import wait_for
 from tests.server.serverkit import Server
 
 #: How long a request or a cancelled run may take on a loaded two-core machine.
@@ -55,14 +55,6 @@ def _size(root: Path, run_id: str) -> int:
     )
 
 
-def _poll(condition: object, what: str) -> None:
-    deadline = time.monotonic() + WITHIN
-    while not condition():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)  # the run is writing its files
-
-
 @pytest.mark.parametrize("kind", list(LOOPS))
 def test_cancel_stops_an_instant_loop_and_the_server_answers_meanwhile(
     server: Server, root: Path, kind: str
@@ -72,9 +64,10 @@ def test_cancel_stops_an_instant_loop_and_the_server_answers_meanwhile(
         created = client.post("/pipelines", json={"dot_source": dot})
         assert created.status_code == 201, created.text
         run_id = created.json()["id"]
-        _poll(
+        wait_for(
             lambda: len(_run_dirs(root, run_id)) >= 5 or _size(root, run_id) > 40_000,
             "the loop to get going",
+            timeout=WITHIN,
         )
         # The server answers while the run goes.
         assert client.get("/pipelines").status_code == 200
@@ -87,7 +80,7 @@ def test_cancel_stops_an_instant_loop_and_the_server_answers_meanwhile(
             newest = _run_dirs(root, run_id)[-1].name
             return client.get(f"/pipelines/{newest}").json()["active"] is False
 
-        _poll(ended, "the cancelled run to end")
+        wait_for(ended, "the cancelled run to end", timeout=WITHIN)
     last = [d for d in _run_dirs(root, run_id) if _manifest(d)["status"] != "restarted"]
     assert len(last) == 1, last
     assert _manifest(last[0])["status"] == "interrupted"
@@ -101,7 +94,11 @@ def test_a_request_may_bound_the_run_with_max_steps(server: Server, root: Path) 
         created = client.post("/pipelines", json={"dot_source": dot, "settings": {"max_steps": 7}})
         assert created.status_code == 201, created.text
         run_id = created.json()["id"]
-        _poll(lambda: client.get(f"/pipelines/{run_id}").json()["active"] is False, "the end")
+        wait_for(
+            lambda: client.get(f"/pipelines/{run_id}").json()["active"] is False,
+            "the end",
+            timeout=WITHIN,
+        )
         data = client.get(f"/pipelines/{run_id}").json()
     assert data["status"] == "fail", data
     assert "step budget" in data["failure_reason"] and "7 of 7" in data["failure_reason"], data
