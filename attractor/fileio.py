@@ -217,8 +217,10 @@ class AppendFile:
     reader tailing it, or a run killed right after, sees every line whole.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, redacted: bool = False) -> None:
         self.path = path
+        #: Whether what is written was redacted already (events, by the event bus).
+        self._redacted = redacted
         self._fd: int | None = os.open(
             path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode()
         )
@@ -226,7 +228,8 @@ class AppendFile:
     def write(self, text: str) -> None:
         """Append ``text`` (ignored once closed: a late event after the run ended)."""
         if self._fd is not None:
-            _write_all(self._fd, redact.text(text).encode("utf-8"))
+            clean = text if self._redacted else redact.text(text)
+            _write_all(self._fd, clean.encode("utf-8"))
 
     def close(self) -> None:
         if self._fd is not None:

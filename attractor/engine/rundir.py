@@ -495,7 +495,8 @@ class EventLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = AppendFile(path)
+        # An observer of the event bus, which redacted each event once already.
+        self._file = AppendFile(path, redacted=True)
 
     def __call__(self, event: Event) -> None:
         self._file.write(dumps(event.to_json()) + "\n")
