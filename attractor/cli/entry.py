@@ -20,4 +20,9 @@ def main() -> None:
         stop_signals.check()  # a signal whose exception the imports dropped
     except stop_signals.StopSignal as stop:
         raise SystemExit(stop_signals.settle(stop)) from None
+    except Exception as error:  # a signal while a class was created: Python wraps it
+        wrapped = stop_signals.found_in(error)
+        if wrapped is None:
+            raise
+        raise SystemExit(stop_signals.settle(wrapped)) from None
     run()

@@ -91,8 +91,8 @@ def main() -> None:
     try:
         try:
             cli.main(standalone_mode=True)
-        except BaseExceptionGroup as group:  # a stop signal inside a task group
-            stop = stop_signals.found_in(group)
+        except (Exception, BaseExceptionGroup) as error:  # a stop signal in a group, or wrapped
+            stop = stop_signals.found_in(error)
             if stop is None:
                 raise
             raise stop from None

@@ -128,12 +128,22 @@ def settle(stop: StopSignal) -> int:
 
 
 def found_in(error: BaseException) -> StopSignal | None:
-    """The StopSignal ``error`` is or holds (a task group wraps what its tasks raise)."""
+    """The StopSignal ``error`` is or holds.
+
+    A task group wraps what its tasks raise; Python wraps an exception raised
+    while a class is created (``__set_name__``) in a RuntimeError caused by it,
+    and a signal can land there while a module loads.
+    """
     if isinstance(error, StopSignal):
         return error
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
             found = found_in(inner)
+            if found is not None:
+                return found
+    for earlier in (error.__cause__, error.__context__):
+        if earlier is not None:
+            found = found_in(earlier)
             if found is not None:
                 return found
     return None

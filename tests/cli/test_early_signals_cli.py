@@ -186,3 +186,28 @@ def test_a_stop_signal_whose_exception_was_dropped_still_stops_the_run(
         assert '"hangup"' in (made / "manifest.json").read_text("utf-8")
     else:
         assert not made.exists()
+
+
+def test_a_stop_signal_wrapped_by_python_still_gives_its_exit_code() -> None:
+    """A signal landing in ``__set_name__`` while a module defines a class comes
+    out as a RuntimeError caused by the StopSignal (seen while the engine loaded)."""
+    script = (
+        "import os, signal, sys, time, click\n"
+        "from attractor.cli import main\n"
+        "class Slot:\n"
+        "    def __set_name__(self, owner, name):\n"
+        "        os.kill(os.getpid(), signal.SIGHUP)\n"
+        "        time.sleep(0.5)  # the handler raises here; Python wraps it\n"
+        "@click.command()\n"
+        "def load():\n"
+        "    class Loaded:\n"
+        "        slot = Slot()\n"
+        "main._COMMANDS['load'] = '__main__:load'\n"
+        "sys.argv = ['attractor', 'load']\n"
+        "main.main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 129, done.stderr
+    assert done.stderr == "error: hung up (SIGHUP)\n"
