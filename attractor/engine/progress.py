@@ -10,7 +10,7 @@ one waits at least :data:`SNAPSHOT_SHARE` times as long as the last one took,
 which keeps their share of the run's time, and so the cost per node, bounded
 however many nodes ran. :meth:`Progress.sync` is the
 fdatasync the engine calls before a node with side effects starts. See
-:mod:`attractor.engine.journal` for the format and the guarantees.
+:mod:`attractor.store.journal` for the format and the guarantees.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attractor.engine.checkpoint import RUNNING, CheckpointEncoder
-from attractor.engine.journal import JOURNAL, Journal
 from attractor.events import CheckpointSaved
 from attractor.handlers.context import Context
+from attractor.store.checkpoint import RUNNING, CheckpointEncoder
+from attractor.store.journal import JOURNAL, Journal
 
 if TYPE_CHECKING:
     from attractor.engine.state import Run, Walk

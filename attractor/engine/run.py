@@ -28,7 +28,6 @@ from anyio.abc import TaskStatus
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.dot.schema import format_duration
-from attractor.engine.checkpoint import RUNNING
 from attractor.engine.child import EngineChildRunner
 from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
@@ -37,13 +36,6 @@ from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import (
-    PROCESSES,
-    EventLog,
-    discard_unstarted,
-    disk_full,
-    write_error,
-)
 from attractor.engine.setup import (
     RunSetup,
     restart_setup,
@@ -75,6 +67,14 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
+from attractor.store.checkpoint import RUNNING
+from attractor.store.rundir import (
+    PROCESSES,
+    EventLog,
+    discard_unstarted,
+    disk_full,
+    write_error,
+)
 
 __all__ = [
     "NodeResult",

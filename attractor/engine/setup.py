@@ -12,11 +12,20 @@ from typing import Any
 
 from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.continuation import Continuation, continued
-from attractor.engine.journal import JOURNAL
 from attractor.engine.progress import TrackedContext
-from attractor.engine.rundir import (
+from attractor.engine.state import NodeResult, Walk, sum_usage
+from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
+from attractor.fileio import TEXT_LIMIT, read_bounded, require_regular
+from attractor.handlers.context import Context
+from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.llm.types import Usage
+from attractor.proc.ledger import stop_survivors
+from attractor.run_status import RESUMABLE, RunStatus
+from attractor.settings import Settings, record_of
+from attractor.store.checkpoint import RUNNING, Checkpoint
+from attractor.store.journal import JOURNAL
+from attractor.store.rundir import (
     PROCESSES,
     RunDir,
     damaged_run_file,
@@ -27,15 +36,6 @@ from attractor.engine.rundir import (
     use_permissions,
     write_error,
 )
-from attractor.engine.state import NodeResult, Walk, sum_usage
-from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
-from attractor.fileio import TEXT_LIMIT, read_bounded, require_regular
-from attractor.handlers.context import Context
-from attractor.handlers.outcome import Outcome, StageStatus
-from attractor.llm.types import Usage
-from attractor.proc.ledger import stop_survivors
-from attractor.run_status import RESUMABLE, RunStatus
-from attractor.settings import Settings, record_of
 from attractor.version import __version__
 
 

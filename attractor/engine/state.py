@@ -9,11 +9,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import RunDir
 from attractor.engine.step_budget import StepBudget
 from attractor.events import CheckpointSaved, Event
 from attractor.fileio import AppendFile, dumps
@@ -22,6 +20,8 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.handlers.registry import HandlerRegistry
 from attractor.llm.types import Usage
+from attractor.store.checkpoint import RUNNING, Checkpoint
+from attractor.store.rundir import RunDir
 
 if TYPE_CHECKING:
     from attractor.engine.progress import Progress
@@ -38,7 +38,7 @@ class NodeResult:
     note: str
     usage: dict[str, Any] | None = None
     #: Which visit of the node this row ends; its last attempt's files are in NODE/, or in
-    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see engine/attempts.py).
+    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see store/attempts.py).
     visit: int = 1
 
     def to_json(self) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Each branch task walks its branch with the engine's own loop and writes its
 nodes' stage directories into the shared run directory. While it runs, its
 events reach the run task (and so ``events.jsonl`` and the driver) through the
 event hub, its human gates are answered by the driver, and its agents draw on
-the run's one budget (``ray_budget.py``). After each node it saves where it
+the run's one budget (``budget.py``). After each node it saves where it
 stands in the branch's progress file (``branch_progress.py``): a task retried
 because its worker died, or run again after the run resumed, continues from
 there. It hands its summary rows back to the run task when it ends.
@@ -23,22 +23,10 @@ import ray
 from attractor.dot.graph import Graph
 from attractor.dot.resources import RESOURCES_ATTR, parse_resources
 from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import WORKER_FILE, Executor
+from attractor.engine.executor import Executor
 from attractor.engine.loop import BranchRunnerImpl
-from attractor.engine.ray_budget import BudgetTerms, SharedBudget, adopt, open_bank, terms_of
-from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, relay
-from attractor.engine.ray_tasks import (
-    STOP,
-    cancel_on_request,
-    note_worker,
-    run_remote,
-    unseen,
-    unwrapped,
-    wait_for,
-)
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.run import RunOptions, make_services, prepare_run_graph
-from attractor.engine.rundir import PROCESSES, RunDir
 from attractor.engine.state import NodeResult, Run, Walk
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchResult
@@ -47,8 +35,21 @@ from attractor.handlers.context import Context
 from attractor.handlers.interviewer import Interviewer
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger, stop_survivors
+from attractor.ray_exec.budget import BudgetTerms, SharedBudget, adopt, open_bank, terms_of
+from attractor.ray_exec.events import Outbox, RemoteInterviewer, drain, relay
+from attractor.ray_exec.tasks import (
+    STOP,
+    cancel_on_request,
+    note_worker,
+    run_remote,
+    unseen,
+    unwrapped,
+    wait_for,
+)
 from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.settings import Settings, redactor_for
+from attractor.store.rundir import PROCESSES, RunDir
+from attractor.store.worker import WORKER_FILE
 
 #: Builds the model backend of a run's settings (``launch.backend_for``; None: simulate).
 #: A backend holds connections and cannot travel: each task builds its own.
