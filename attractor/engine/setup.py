@@ -24,11 +24,10 @@ from attractor.proc.ledger import stop_survivors
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, record_of
 from attractor.store.checkpoint import RUNNING, Checkpoint
-from attractor.store.journal import JOURNAL
+from attractor.store.journal import JOURNAL, damaged_run_file
 from attractor.store.rundir import (
     PROCESSES,
     RunDir,
-    damaged_run_file,
     discard_unstarted,
     new_run_dir,
     sibling_run_dir,

@@ -22,15 +22,17 @@ import ray
 
 from attractor.dot.graph import Graph
 from attractor.dot.resources import RESOURCES_ATTR, parse_resources
-from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import Executor
-from attractor.engine.loop import BranchRunnerImpl
-from attractor.engine.retry import BackoffConfig
-from attractor.engine.run import RunOptions, make_services, prepare_run_graph
-from attractor.engine.state import NodeResult, Run, Walk
+from attractor.engine.seam import (
+    EventBus,
+    Executor,
+    NodeResult,
+    Run,
+    RunOptions,
+    open_branch,
+    prepare_run_graph,
+)
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchResult
-from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
 from attractor.handlers.interviewer import Interviewer
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
@@ -211,22 +213,11 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     graph = _run_graph(run_dir.pipeline_path)
     note_worker(run_dir.stage_dir(spec.start) / WORKER_FILE)
     bus = EventBus([spec.events])
-    options = worker_options(spec.settings, graph, spec.interviewer, spec.make_backend)
-    services, _ = make_services(options, graph, SharedBudget(spec.bank, spec.terms), bus)
-    run = Run(
-        graph=graph,
-        run_dir=run_dir,
-        services=services,
-        registry=default_registry(),
-        bus=bus,
-        backoff=BackoffConfig(),
-        main=Walk(spec.context),
-        stage_index=spec.first_index,
-        # This task may be a retry, or a branch of a resumed run: a node may find
-        # the files of an attempt cut short, which are moved aside, not overwritten.
-        manifest={"resumed_at": "branch"},
-        executor=spec.executor,
+    options = worker_options(
+        spec.settings, graph, spec.interviewer, spec.make_backend, executor=spec.executor
     )
+    budget = SharedBudget(spec.bank, spec.terms)
+    branch = open_branch(spec.run_dir, graph, options, budget, bus, spec.context, spec.first_index)
     stop_file = spec.run_dir / f"{STOP}-{spec.start}"
     # A retry after this branch's worker was lost: its commands may still run
     # (on this machine; a machine that went away took them along).
@@ -236,21 +227,20 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     token = CURRENT_LEDGER.set(ledger)
     # The worker's environment is the one its commands get: its secrets are redacted.
     redacting = CURRENT_REDACTOR.set(redactor_for(spec.settings))
-    runner = BranchRunnerImpl(run, durable=True, keep_rows=True)
     result = BranchResult(id=spec.start, status="fail", failure_reason="the branch was stopped")
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_request, stop_file, group.cancel_scope)
-            result = await runner(spec.start, spec.context, spec.stop_at, spec.progress)
+            result = await branch.runner(spec.start, spec.context, spec.stop_at, spec.progress)
             group.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await services.backend.aclose()
+            await branch.backend.aclose()
             ledger.close()
             CURRENT_LEDGER.reset(token)
             CURRENT_REDACTOR.reset(redacting)
             spec.events.flush()  # every event is in the hub before the run task drains it
-    return _BranchOutput(result, list(run.node_results))
+    return _BranchOutput(result, list(branch.rows))
 
 
 #: Parsed pipeline copies by path and change time: a worker runs many branches of a run.

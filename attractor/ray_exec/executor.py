@@ -25,10 +25,17 @@ from typing import Any
 import anyio
 import ray
 
-from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import Drive, RunJob
-from attractor.engine.run import RunOptions, RunResult, Stop, drive_job, watch_signals
-from attractor.engine.state import Run
+from attractor.engine.seam import (
+    Drive,
+    EventBus,
+    Run,
+    RunJob,
+    RunOptions,
+    RunResult,
+    Stop,
+    drive_job,
+    watch_signals,
+)
 from attractor.errors import InputFileError, RunError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import read_bounded, write_text

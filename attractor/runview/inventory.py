@@ -34,6 +34,7 @@ from attractor.fileio import (
     read_tail,
 )
 from attractor.store.checkpoint import RUNNING, Checkpoint
+from attractor.store.journal import damaged_run_file
 from attractor.store.rundir import (
     CHECKPOINT,
     EVENTS,
@@ -42,7 +43,6 @@ from attractor.store.rundir import (
     RESULTS,
     RunDir,
     _safe_name,
-    damaged_run_file,
     source_hash,
 )
 

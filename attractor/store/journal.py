@@ -31,7 +31,6 @@ from typing import Any
 from attractor import redact
 from attractor.errors import CheckpointError, InputFileError
 from attractor.fileio import dumps_compact, loads_json, read_lines, run_file_mode
-from attractor.store.rundir import damaged_run_file
 
 JOURNAL = "journal.jsonl"
 
@@ -131,3 +130,10 @@ def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
             "the run directory is damaged, start a new run"
         )
     return record
+
+
+def damaged_run_file(exc: InputFileError) -> CheckpointError:
+    """A run file that cannot be used, as the one-line error resume reports."""
+    return CheckpointError(
+        f"{exc.path}: {exc.reason}; the run directory is damaged, start a new run"
+    )
