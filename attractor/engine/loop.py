@@ -177,7 +177,7 @@ def _budget_reason(run: Run) -> str:
 
 
 def _branch_runner(run: Run) -> BranchRunner:
-    return run.executor.branches(run, BranchRunnerImpl(run))
+    return run.branches(run, BranchRunnerImpl(run))
 
 
 class BranchRunnerImpl:
