@@ -19,8 +19,8 @@ Imports of the engine stay inside functions: importing the library API loads
 none of it.
 
 It is also the front ends' way into the run side: the few types and helpers the
-CLI, the server and the language server use from ``engine`` and ``handlers``
-(the run's result, a continuation, the interviewers, the run directory, the
+CLI, the server and the language server use from ``engine``, ``store`` and
+``handlers`` (the run's result, a continuation, the interviewers, the run directory, the
 budget and retry resolution the dry-run plan and hover show) are re-exported
 here, each loaded on first use (:data:`_FRONT_END`), so a front end imports as
 much of the engine as it did before and no more. Apart from these, front ends
