@@ -137,6 +137,28 @@ class StageRetrying(Event):
     delay: float
 
 
+@dataclass(frozen=True, kw_only=True)
+class StageOutput(Event):
+    """Whole lines a running step's command wrote, batched while it runs.
+
+    ``offset`` is where ``text`` starts in the step's ``stdout.txt`` or
+    ``stderr.txt`` (as the command wrote it), so a reader can link to the whole
+    file. ANSI escapes are kept as written. A batch holds at most 64 KiB: when
+    more arrived, the last lines are kept, ``skipped`` says how many bytes
+    before ``offset`` were left out, and ``text`` starts with one note line
+    saying so (not part of the file).
+    """
+
+    type: ClassVar[str] = "stage_output"
+    node: str
+    visit: int
+    stream: str  # stdout | stderr
+    text: str
+    offset: int
+    skipped: int = 0
+    attempt: int = 1
+
+
 # -- parallel -------------------------------------------------------------------
 
 

@@ -84,6 +84,15 @@ def timeline(path: Path) -> list[Attempt]:
     return rows
 
 
+def attempt_folder(path: Path, node: str, visit: int, attempt: int, run: int = 1) -> Path:
+    """Where one attempt of a node keeps its files in the run directory ``path``.
+
+    ``run`` counts the starts of the same visit and attempt (a stop cut one
+    short, and resume ran it again).
+    """
+    return files_of(stage_path(path, node), visit, attempt, run)
+
+
 def _visit(event: dict[str, Any], visits: Counter[str], name: str, attempt: int) -> int:
     """The visit the event names; counted from first attempts for events that name none."""
     recorded = event.get("visit")
