@@ -222,10 +222,19 @@ class InterviewStarted(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class InterviewCompleted(Event):
+    """A question answered: the answer, who gave it and the comment given with it."""
+
     type: ClassVar[str] = "interview_completed"
     question: str
     answer: str
     duration: float
+    #: cli, answers_file, auto, timeout (the gate's default), page, api, callback ("" unknown).
+    answered_by: str = ""
+    comment: str = ""
+    #: The gate's node id.
+    stage: str = ""
+    #: The label of the choice taken ("" when the answer named none).
+    label: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -346,6 +346,7 @@ class _Launch:
                     "answer": pending.answer.value,
                     "label": pending.answer.text,
                     "comment": pending.comment,
+                    "answered_by": pending.answer.answered_by,
                     "answered_at": time.time(),
                 },
             )
