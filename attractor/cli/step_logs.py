@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from attractor.engine.timeline import attempt_folder
+from attractor.runview.timeline import attempt_folder
 from attractor.errors import InputFileError
 from attractor.fileio import open_regular
 
