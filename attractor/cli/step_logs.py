@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from attractor.runview.timeline import attempt_folder
 from attractor.errors import InputFileError
+from attractor.events import call_summary
 from attractor.fileio import open_regular
+from attractor.runview.timeline import attempt_folder
 
 #: How ANSI escapes in output are treated: all taken out, colours kept, all kept.
 AnsiMode = Literal["strip", "colours", "raw"]
@@ -62,6 +63,8 @@ class _Attempt:
     #: Bytes of each stream's file shown so far (by events or from the file).
     shown: dict[str, int] = field(default_factory=dict)
     headed: bool = False
+    #: The agent's tool call whose start was the last line shown ("" when none).
+    last_call: str = ""
 
     def title(self) -> str:
         kind = f" ({self.handler})" if self.handler else ""
@@ -146,12 +149,22 @@ class LogPrinter:
         step = self._step(str(e["node"]))
         if step is not None:
             summary = str(e.get("summary") or "")
-            self._line(step, f"> {e['tool']}{': ' + summary if summary else ''}")
+            call = f"{e['tool']}{': ' + summary if summary else ''}"
+            self._line(step, f"> {call}")
+            step.last_call = call
 
     def _on_tool_call_completed(self, e: dict[str, Any]) -> None:
         step = self._step(str(e["node"]))
         if step is None:
             return
+        arguments = e.get("arguments")
+        summary = call_summary(arguments) if isinstance(arguments, dict) else ""
+        call = f"{e['tool']}{': ' + summary if summary else ''}"
+        if step.last_call != call or self._current is not step:
+            # Not right after its start (calls run side by side, or an agent CLI
+            # reports a call only once it is done): say which call this is.
+            self._line(step, f"< {call}")
+        step.last_call = ""
         lines = str(e.get("output") or "").splitlines()
         if len(lines) > RESULT_LINES:
             where = (step.folder / "transcript.jsonl").relative_to(self.run_dir)
