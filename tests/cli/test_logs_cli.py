@@ -118,3 +118,21 @@ def test_not_a_run_directory_or_no_such_node_is_one_line_and_exit_2(workspace: P
     code, _, err = _logs(str(run_dir), "nope")
     assert code == 2
     assert err == f"error: {run_dir}: the run's pipeline has no node 'nope'\n"
+
+
+def test_a_secret_a_step_prints_is_redacted_in_its_events_and_logs(workspace: Path) -> None:
+    secret = "dt-0123456789abcdef"
+    body = 't [shape=parallelogram, tool_command="echo token=$DEPLOY_TOKEN"]\nstart -> t -> done'
+    write(
+        workspace / "p.dot",
+        f"digraph p {{\n start [shape=Mdiamond]\n done [shape=Msquare]\n{body}\n}}\n",
+    )
+    args = ["run", "p.dot", "--logs-dir", "runs/{timestamp}-{graph}", "--env-allow", "DEPLOY_TOKEN"]
+    result = invoke(args, env={"DEPLOY_TOKEN": secret})
+    assert result.exit_code == 0, result.output
+    run_dir = only_run_dir(workspace / "runs")
+    [chunk] = [e for e in events(run_dir) if e["type"] == "stage_output"]
+    assert chunk["text"] == "token=[redacted:DEPLOY_TOKEN]\n"
+    assert secret not in (run_dir / "events.jsonl").read_text()
+    code, out, _ = _logs(str(run_dir), "t")
+    assert code == 0 and "token=[redacted:DEPLOY_TOKEN]" in out and secret not in out
