@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-import anyio
-
 from attractor.dot.graph import Graph, Node
 from attractor.events import StageOutput
 from attractor.handlers.base import StageEnv
@@ -64,8 +62,7 @@ class ToolHandler:
             {"stdout": outputs[0], "stderr": outputs[1]}, output_sink(node.id, env)
         )
         try:
-            async with anyio.create_task_group() as watch:
-                watch.start_soon(follower.follow)
+            async with follower.running():  # the last lines come also when it is stopped
                 result = await environment.run(
                     command,
                     cwd=workdir,
@@ -74,9 +71,7 @@ class ToolHandler:
                     stdout_path=outputs[0],
                     stderr_path=outputs[1],
                 )
-                watch.cancel_scope.cancel()
         finally:
-            follower.finish()  # the last lines, also when stopped
             scrub_files(outputs)  # also when stopped: a resume must not find them raw
         result = redact_result(result)
         tail = result.stdout[-OUTPUT_TAIL:]

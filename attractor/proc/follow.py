@@ -16,8 +16,9 @@ come at most every :data:`LATE_INTERVAL` seconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,13 +120,32 @@ class _Stream:
 class OutputFollower:
     """Hands whole lines appended to output files to ``sink`` while a command runs.
 
-    Use :meth:`follow` in a task group beside the command, cancel it when the
-    command ended, then call :meth:`finish` for the rest.
+    Run the command inside :meth:`running`; or use :meth:`follow` in a task
+    group beside it, cancel it when the command ended, then call :meth:`finish`.
     """
 
     def __init__(self, paths: Mapping[str, Path], sink: Callable[[Chunk], None]) -> None:
         self._streams = [_Stream(name, path) for name, path in paths.items()]
         self._sink = sink
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[OutputFollower]:
+        """Follow the files while the block runs; the rest is handed over when it ends,
+        also when it fails or is cancelled. An error of the block comes out as itself
+        (the follower never raises), not wrapped in an exception group."""
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self.follow)
+                try:
+                    yield self
+                finally:
+                    group.cancel_scope.cancel()
+        except BaseExceptionGroup as errors:
+            if len(errors.exceptions) != 1:
+                raise
+            raise errors.exceptions[0] from None
+        finally:
+            self.finish()
 
     async def follow(self) -> None:
         """Read the files every :data:`INTERVAL` seconds until cancelled."""

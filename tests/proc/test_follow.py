@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from attractor.proc import follow
 from attractor.proc.follow import Chunk, OutputFollower
 
@@ -66,3 +68,16 @@ def test_a_missing_file_gives_nothing(tmp_path: Path) -> None:
     follower, got = _follower(tmp_path / "never.txt")
     follower.finish()
     assert got == []
+
+
+@pytest.mark.anyio
+async def test_an_error_of_the_command_comes_out_as_itself_after_the_last_lines(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "stdout.txt"
+    follower, got = _follower(out)
+    with pytest.raises(PermissionError, match="no way"):
+        async with follower.running():
+            out.write_bytes(b"last words")
+            raise PermissionError("no way")
+    assert got == [Chunk("stdout", 0, "last words\n")]
