@@ -188,3 +188,31 @@ def test_the_dry_run_names_the_webhooks_host_not_its_path(workspace: Path) -> No
         in result.stdout
     )
     assert "T0KEN" not in result.stdout
+
+
+def test_resume_notifies_when_given_the_flag_again(workspace: Path) -> None:
+    slow = QUICK.replace('tool_command="echo fine"', 'tool_command="test -f go || sleep 30"')
+    code, err = _run(workspace, slow % "", "--timeout", "1s")
+    assert code == 124, err
+    run_dir = only_run_dir(workspace / "runs")
+    (workspace / "go").touch()
+    with Hook().running() as hook:
+        args = [
+            "resume",
+            str(run_dir),
+            "--notify",
+            hook.url,
+            "--notify-on",
+            "run_started,run_finished",
+        ]
+        result = invoke(args)
+    assert result.exit_code == 0, result.output
+    started, finished = (r.json() for r in hook.requests)
+    assert (started["event"], started["details"]["resumed"]) == ("run_started", True)
+    assert (finished["event"], finished["status"], finished["run_id"]) == (
+        "run_finished",
+        "success",
+        run_dir.name,
+    )
+    # The webhook is not recorded with the run: a later resume without it notifies no one.
+    assert hook.url not in (run_dir / "manifest.json").read_text()
