@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from attractor.handlers.model_spec import node_model_spec as node_model_spec
     from attractor.handlers.registry import HandlerRegistry
     from attractor.handlers.turn_budget import resolve_budget as resolve_budget
+    from attractor.notify.notifier import Notifier
     from attractor.run_status import RunStatus
     from attractor.settings import Settings
     from attractor.store.rundir import RunDir as RunDir
@@ -178,6 +179,8 @@ class Hooks:
     #: The node types the run knows (None: the built-in ones); a library's own
     #: types are registered on ``handlers.builtin.default_registry()``.
     registry: HandlerRegistry | None = None
+    #: The address of a run's page from its id (the server's), for notifications.
+    link: Callable[[str], str] | None = None
 
 
 async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
@@ -190,7 +193,15 @@ async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
     stack = contextlib.AsyncExitStack()
     try:
         options = await _open(stack, plan, hooks)
-        return await execute(plan.job, options)
+        notifier = _notifier(plan, hooks)
+        if notifier is None:
+            return await execute(plan.job, options)
+        options.observers.append(notifier)
+        async with notifier.running():
+            result = await execute(plan.job, options)
+            await notifier.drain()  # the run's last notifications, bounded
+        result.warnings.extend(notifier.warnings)
+        return result
     finally:
         # Closing must finish even when the run is being cancelled.
         with anyio.CancelScope(shield=True):
@@ -238,6 +249,25 @@ async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> Coder
     backend = built or SimulateBackend()
     stack.push_async_callback(backend.aclose)
     return backend
+
+
+def _notifier(plan: Plan, hooks: Hooks) -> Notifier | None:
+    """The run's webhook notifier (``settings.notify``), an observer of its events; None
+    without a webhook. Its secret is read now, so a missing one stops the run first."""
+    settings = plan.settings
+    if settings.notify is None:
+        return None
+    from attractor.notify.notifier import Notifier
+    from attractor.settings import notify_secret
+
+    return Notifier(
+        settings.notify,
+        chosen=settings.notify_on,
+        fmt=settings.notify_format,
+        secret=notify_secret(settings),
+        timeout=settings.notify_timeout,
+        link=hooks.link,
+    )
 
 
 def executor_for(settings: Settings) -> Executor:

@@ -187,6 +187,43 @@ def _secret_names(raw: Any) -> tuple[str, ...]:
     return names
 
 
+#: What a run may notify a webhook of (``--notify-on``), and the default choice.
+NOTIFY_EVENTS = (
+    "run_started",
+    "gate_waiting",
+    "gate_answered",
+    "stage_failed",
+    "run_succeeded",
+    "run_failed",
+    "run_stopped",
+    "run_finished",
+)
+NOTIFY_DEFAULT = ("gate_waiting", "run_finished")
+NOTIFY_FORMATS = ("json", "slack")
+
+
+def _url(raw: Any) -> str:
+    text = str(raw).strip()
+    scheme, sep, rest = text.partition("://")
+    host = rest.split("/", 1)[0].rpartition("@")[2]
+    if (
+        not sep
+        or scheme.lower() not in ("http", "https")
+        or not host
+        or any(c.isspace() for c in text)
+    ):
+        raise ValueError("expected an http:// or https:// URL, like https://hooks.example.com/x")
+    return text
+
+
+def _notify_events(raw: Any) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else re.split(r"[,\s]+", str(raw))
+    names = tuple(dict.fromkeys(str(item).strip() for item in items if str(item).strip()))
+    if not names or not all(name in NOTIFY_EVENTS for name in names):
+        raise ValueError("expected events among " + ", ".join(NOTIFY_EVENTS) + ", comma-separated")
+    return names
+
+
 @dataclass(frozen=True)
 class _Field:
     name: str
@@ -232,6 +269,30 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
     # Every source adds to this one (see _union): a name declared secret anywhere stays secret.
     _Field("secrets", "--secrets", "ATTRACTOR_SECRETS", _secret_names, (), "secrets"),
+    _Field("notify", "--notify", "ATTRACTOR_NOTIFY", _url, graph_attr="notify"),
+    _Field(
+        "notify_on",
+        "--notify-on",
+        "ATTRACTOR_NOTIFY_ON",
+        _notify_events,
+        NOTIFY_DEFAULT,
+        "notify_on",
+    ),
+    _Field(
+        "notify_format",
+        "--notify-format",
+        "ATTRACTOR_NOTIFY_FORMAT",
+        _choice(NOTIFY_FORMATS),
+        "json",
+        "notify_format",
+    ),
+    _Field(
+        "notify_secret_env",
+        "--notify-secret-env",
+        "ATTRACTOR_NOTIFY_SECRET_ENV",
+        check_variable_name,
+    ),
+    _Field("notify_timeout", "--notify-timeout", "ATTRACTOR_NOTIFY_TIMEOUT", _duration, 5.0),
     # No flag: a choice about a machine or a team, made once in the environment or config.
     _Field(
         "run_permissions",
@@ -283,6 +344,16 @@ class Settings:
     network: bool = False
     #: Extra writable paths for sandboxed commands (relative to the workdir).
     writable: tuple[str, ...] = ()
+    #: The webhook a run notifies of the events in ``notify_on`` (see attractor.notify);
+    #: never recorded with the run (a webhook URL may carry a token).
+    notify: str | None = None
+    notify_on: tuple[str, ...] = NOTIFY_DEFAULT
+    #: ``json`` (the documented payload) or ``slack`` (an incoming-webhook message).
+    notify_format: str = "json"
+    #: The variable holding the secret that signs each notification (HMAC-SHA256).
+    notify_secret_env: str | None = None
+    #: Seconds one delivery attempt may take.
+    notify_timeout: float = 5.0
     #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.
     run_permissions: str = "private"
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
@@ -578,10 +649,32 @@ def _union(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str, Any]:
     return tuple(names), " + ".join(given), ",".join(names)
 
 
+def notify_secret(settings: Settings, env: Mapping[str, str] | None = None) -> bytes | None:
+    """The key that signs the run's notifications, read from the variable
+    ``notify_secret_env`` names; None when no variable is named.
+
+    Raises:
+        SettingError: the variable is not set or empty.
+    """
+    name = settings.notify_secret_env
+    if name is None:
+        return None
+    value = (os.environ if env is None else env).get(name, "")
+    if not value:
+        raise SettingError(
+            settings.source("notify_secret_env"),
+            name,
+            f"the variable {name} is not set; export the webhook's signing secret in it",
+        )
+    return value.encode("utf-8")
+
+
 def redactor_for(settings: Settings, env: Mapping[str, str] | None = None) -> Redactor:
     """The run's :class:`~attractor.redact.Redactor`: the secret variables of ``env``
-    (default: this process's environment), declared ones and the model key's included."""
-    declared = [*settings.secrets, *([settings.api_key_env] if settings.api_key_env else [])]
+    (default: this process's environment), declared ones and the model key's and the
+    notification secret's included."""
+    keys = [k for k in (settings.api_key_env, settings.notify_secret_env) if k]
+    declared = [*settings.secrets, *keys]
     return Redactor.from_environment(os.environ if env is None else env, declared)
 
 

@@ -23,6 +23,7 @@ _COMMANDS = {
     "init": "attractor.cli.init_cmd:init",
     "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",
+    "logs": "attractor.cli.logs_cmd:logs",
     "lsp": "attractor.cli.lsp_cmd:lsp",
     "run": "attractor.cli.run_cmd:run",
     "runs": "attractor.cli.runs_cmd:runs",

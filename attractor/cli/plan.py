@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.schema import format_duration
@@ -161,6 +162,17 @@ def _steps_line(graph: Graph, settings: Settings) -> str:
     return f"step budget: {limit:,} node executions ({source})"
 
 
+def _notify_line(settings: Settings) -> str:
+    """Where notifications go (scheme and host only: a webhook's path may be a token)."""
+    parts = urlsplit(settings.notify or "")
+    signed = f", signed with ${settings.notify_secret_env}" if settings.notify_secret_env else ""
+    return (
+        f"notify: {parts.scheme}://{parts.netloc.rpartition('@')[2]} of "
+        f"{', '.join(settings.notify_on)} ({settings.notify_format}{signed}; "
+        f"from {settings.source('notify')})"
+    )
+
+
 def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     """The dry-run plan as text (ends with a newline)."""
     order = _order(graph)
@@ -172,6 +184,8 @@ def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     ]
     if graph.goal:
         lines.append(f"goal: {graph.goal}")
+    if settings.notify:
+        lines.append(_notify_line(settings))
     lines += [f"graph {line}" for line in _aliases(graph, None)]
     for index, node in enumerate(order):
         lines += ["", f"{index + 1}. {node.id} [{node.handler_type}]"]

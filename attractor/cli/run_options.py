@@ -98,6 +98,16 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--network", "on|off", "Whether sandboxed commands reach the network (default off)."),
     ("--writable", "PATHS", "Extra writable paths for sandboxed commands (comma-separated)."),
     ("--secrets", "NAMES", "More variables whose values are redacted (DEPLOY_TOKEN,MYCO_*)."),
+    ("--notify", "URL", "Webhook to POST the run's events to (JSON; see --notify-on)."),
+    (
+        "--notify-on",
+        "EVENTS",
+        "Events to notify (default gate_waiting,run_finished; also run_started, "
+        "gate_answered, stage_failed, run_succeeded, run_failed, run_stopped).",
+    ),
+    ("--notify-format", "FORMAT", "json (default: the documented payload) or slack."),
+    ("--notify-secret-env", "NAME", "Variable whose value signs notifications (HMAC-SHA256)."),
+    ("--notify-timeout", "D", "Time one notification attempt may take (default 5s)."),
 ]
 
 

@@ -210,6 +210,9 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("stack.child_workdir", _GN, _string, "", "working directory of the child"),
     AttrSpec("secrets", _G, _string, "", "more variables whose values are redacted"),
     AttrSpec("rankdir", _G, _choice_parser(("TB", "LR", "BT", "RL")), "TB", "layout direction"),
+    AttrSpec("notify", _G, _string, "", "webhook URL the run notifies (--notify)"),
+    AttrSpec("notify_on", _G, _string, "", "events to notify, e.g. gate_waiting,run_failed"),
+    AttrSpec("notify_format", _G, _choice_parser(("json", "slack")), "json", "json or slack"),
     # graph and node
     AttrSpec("retry_target", _GN, _string, "", "where to go when failing for good"),
     AttrSpec("fallback_retry_target", _GN, _string, "", "second choice of retry_target"),

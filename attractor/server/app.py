@@ -46,13 +46,14 @@ def create_app(
     token: str | None = None,
     run_flags: dict[str, str] | None = None,
     host: str = "127.0.0.1",
+    page_url: str | None = None,
 ) -> Starlette:
     """The application serving the runs under ``root``; ``token`` guards every request.
 
     Without a token (``--no-token``, loopback only) a request must name the
     bound ``host`` or a loopback name in its Host header.
     """
-    manager = RunManager(root, run_flags)
+    manager = RunManager(root, run_flags, page_url)
     h = Handlers(manager)
 
     @contextlib.asynccontextmanager

@@ -252,7 +252,9 @@ class Handlers:
         if not isinstance(text, str) or not text.strip():
             raise Problem(400, 'give the answer as {"answer": "KEY or label", "comment": "..."}')
         comment = body.get("comment") or ""
-        answer = run.interviewer.answer(qid, text, str(comment))
+        # The web page says so; any other client is the API.
+        who = "page" if body.get("answered_by") == "page" else "api"
+        answer = run.interviewer.answer(qid, text, str(comment), answered_by=who)
         return JSONResponse({"id": qid, "answer": answer.value, "label": answer.text})
 
     @_answers

@@ -323,7 +323,9 @@ $("answer-form").addEventListener("submit", async (event) => {
   try {
     await api(`/pipelines/${encodeURIComponent(view.id)}/questions/${qid}/answer`, {
       method: "POST",
-      body: JSON.stringify({ answer: picked ? picked.value : "", comment: $("answer-comment").value }),
+      body: JSON.stringify({
+        answer: picked ? picked.value : "", comment: $("answer-comment").value, answered_by: "page",
+      }),
     });
     $("question").hidden = true;
   } catch (error) {
