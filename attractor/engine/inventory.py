@@ -97,6 +97,9 @@ class RunInfo:
     tokens: int = 0
     #: US dollars spent so far, None when no model used had a price.
     cost: float | None = None
+    #: The manifest's usage object (the checkpoint's while the run goes on): every
+    #: count (input, output, cached...) and the cost; None before anything is recorded.
+    usage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -212,6 +215,7 @@ def run_info(path: Path) -> RunInfo:
         nodes_done=nodes_done,
         tokens=_tokens(usage),
         cost=_cost(usage),
+        usage=dict(usage) if isinstance(usage, dict) else None,
     )
 
 

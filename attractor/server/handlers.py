@@ -40,6 +40,7 @@ from attractor.launch import RunDir, worker_of
 from attractor.render import render
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
+from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
@@ -174,8 +175,8 @@ class Handlers:
     @_answers
     async def status(self, request: Request) -> Response:
         path = self.run_path(request)
-        _, state = await self.read_run(path)
-        data = await anyio.to_thread.run_sync(_with_worker, state.to_json())
+        graph, state = await self.read_run(path)
+        data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
         return JSONResponse(self._with_activity(data))
 
     @_answers
@@ -275,6 +276,8 @@ class Handlers:
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
         data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
+        data["usage"] = (await anyio.to_thread.run_sync(node_usage, path)).get(node_id)
+        data["requests"] = await anyio.to_thread.run_sync(requests, path, node_id)
         return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
 
     # -- helpers ------------------------------------------------------------
@@ -319,6 +322,17 @@ class Handlers:
 def _shown(name: str) -> str:
     """A name from the URL for a message: quoted, and cut when long."""
     return repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
+
+
+def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str, Any]:
+    """A run's state with what each node and branch spent and the run's budgets."""
+    data = _with_worker(state.to_json())
+    spent = node_usage(path)
+    for node_id, node in data["nodes"].items():
+        node["usage"] = spent.get(node_id)
+    data["branches"] = branches(graph, spent)
+    data["budgets"] = budgets(path, state)
+    return data
 
 
 def _with_worker(data: dict[str, Any]) -> dict[str, Any]:

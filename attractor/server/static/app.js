@@ -5,6 +5,8 @@ const STATES = ["pending", "running", "success", "partial", "fail", "skipped", "
 const FINAL = new Set(["pipeline_completed", "pipeline_failed", "pipeline_timed_out",
                        "pipeline_interrupted"]);
 const $ = (id) => document.getElementById(id);
+// Events after which what the run spent (or its budgets' use) may have changed.
+const SPENDING = new Set(["stage_completed", "stage_failed", "agent_turn_completed"]);
 // Runs that stopped before their end: a plain resume goes on where they stopped.
 const RESUMABLE = new Set(["interrupted", "timed_out", "terminated", "hangup", "stopped"]);
 
@@ -44,6 +46,21 @@ function seconds(value) {
   return m < 60 ? `${m}m${String(s).padStart(2, "0")}s` : `${Math.floor(m / 60)}h${m % 60}m`;
 }
 
+// Token counts and cost as one short line: "1,200 in (400 cached) / 300 out · $0.0421".
+function usageText(u) {
+  if (!u) return "";
+  const n = (v) => (v || 0).toLocaleString("en-US");
+  const cached = u.cache_read_tokens ? ` (${n(u.cache_read_tokens)} cached)` : "";
+  const parts = [`${n(u.input_tokens)} in${cached} / ${n(u.output_tokens)} out`];
+  if (u.cost != null) parts.push(dollars(u.cost));
+  return parts.join(" · ");
+}
+
+function dollars(value) {
+  if (value == null) return "";
+  return `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`;
+}
+
 function stateColour(state) {
   return getComputedStyle(document.documentElement).getPropertyValue(`--${state}`).trim();
 }
@@ -63,7 +80,8 @@ async function showRuns() {
       el("td", { text: run.name }),
       el("td", {}, el("span", { class: `badge s-${run.status}`, text: run.status })),
       el("td", { text: started }),
-      el("td", { text: seconds(run.duration) })));
+      el("td", { text: seconds(run.duration) }),
+      el("td", { class: "cost", text: usageText(run.usage) })));
   }
   $("runs-empty").hidden = runs.length > 0;
 }
@@ -112,6 +130,7 @@ async function refreshRun() {
   view.finishedAt = run.status === "running" ? null : run.finished_at;
   showHeader();
   renderNodeList();
+  showSpending();
   showQuestions(run.questions || []);
   // Why a run failed (or the error it died of here), else nothing.
   const why = run.error || (run.status === "fail" ? run.failure_reason : "");
@@ -142,8 +161,90 @@ function showHeader() {
 
 function showElapsed() {
   if (!view.startedAt) return;
+  if (!view.finishedAt && (view.run.budgets || []).some((b) => b.name === "time" && b.limit != null)) {
+    showBudgets(view.run.budgets);
+  }
   const end = view.finishedAt || Date.now() / 1000;
   $("run-elapsed").textContent = `elapsed ${seconds(Math.max(0, end - view.startedAt))}`;
+}
+
+// What the run spent: each node, each parallel branch and the run (the manifest's
+// total); a row "other" holds what no node's summary row counts (a node cut short).
+function showSpending() {
+  const run = view.run;
+  $("run-usage").textContent = run.usage ? `spent ${usageText(run.usage)}` : "";
+  const rows = [];
+  let summed = null;
+  for (const id of view.order) {
+    const u = run.nodes[id] && run.nodes[id].usage;
+    if (!u) continue;
+    summed = addUsage(summed, u);
+    rows.push(costRow("node", id, u));
+  }
+  for (const b of run.branches || []) {
+    if (b.usage) rows.push(costRow("branch", `${b.parallel} → ${b.branch}`, b.usage));
+  }
+  if (run.usage && summed) {
+    const other = {};
+    for (const key of ["input_tokens", "output_tokens", "cache_read_tokens"]) {
+      other[key] = (run.usage[key] || 0) - (summed[key] || 0);
+    }
+    if (run.usage.cost != null) other.cost = run.usage.cost - (summed.cost || 0);
+    if (other.input_tokens || other.output_tokens || other.cost > 1e-9) {
+      rows.push(costRow("other", "not in a node's row", other));
+    }
+  }
+  if (run.usage) rows.push(costRow("run", "total", run.usage));
+  $("costs").hidden = !rows.length;
+  $("costs-body").replaceChildren(...rows);
+  showBudgets(run.budgets || []);
+}
+
+function addUsage(total, u) {
+  const sum = { ...(total || {}) };
+  for (const key of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]) {
+    sum[key] = (sum[key] || 0) + (u[key] || 0);
+  }
+  if (u.cost != null) sum.cost = (sum.cost || 0) + u.cost;
+  return sum;
+}
+
+function costRow(kind, name, u) {
+  const n = (v) => (v || 0).toLocaleString("en-US");
+  return el("tr", { class: `cost-${kind}`, "data-kind": kind, "data-name": name },
+    el("th", { scope: "row", text: kind === "node" ? name : `${kind}: ${name}` }),
+    el("td", { class: "num", text: n(u.input_tokens) }),
+    el("td", { class: "num", text: n(u.output_tokens) }),
+    el("td", { class: "num", text: n(u.cache_read_tokens) }),
+    el("td", { class: "num", text: u.cost != null ? dollars(u.cost) : "" }));
+}
+
+// Each budget the run has, as a bar that fills as the run spends it.
+function showBudgets(budgets) {
+  const shown = budgets.filter((b) => b.limit != null);
+  const list = $("budgets");
+  list.hidden = !shown.length;
+  list.replaceChildren(...shown.map((b) => {
+    const used = b.name === "time" && view.startedAt && !view.finishedAt
+      ? Date.now() / 1000 - view.startedAt : b.used || 0;
+    const share = Math.min(1, used / b.limit);
+    const text = b.name === "cost" ? `${dollars(used)} of ${dollars(b.limit)}`
+      : b.name === "time" ? `${seconds(used)} of ${seconds(b.limit)}`
+      : `${Math.round(used).toLocaleString("en-US")} of ${b.limit.toLocaleString("en-US")}`;
+    return el("li", { "data-budget": b.name },
+      el("span", { class: "budget-name", text: b.name }),
+      el("span", { class: `bar${share >= 0.9 ? " near" : ""}`, role: "meter",
+                   "aria-label": `${b.name} budget`, "aria-valuemin": "0",
+                   "aria-valuemax": String(b.limit), "aria-valuenow": String(used) },
+         el("span", { class: "fill", style: `width: ${(share * 100).toFixed(1)}%` })),
+      el("span", { class: "muted", text }));
+  }));
+}
+
+// While events arrive, the run's figures (costs, budgets) are read again now and then.
+function refreshSoon() {
+  if (view.refreshing) return;
+  view.refreshing = setTimeout(() => { view.refreshing = null; refreshRun().catch(() => {}); }, 1000);
 }
 
 async function loadGraph() {
@@ -252,8 +353,10 @@ function renderNodeList() {
   const ids = [...new Set([...view.order, ...Object.keys(view.nodes)])];
   list.replaceChildren(...ids.map((id) => {
     const n = view.nodes[id];
-    const info = [n.turn, n.tool, n.visits > 1 ? `x${n.visits}` : "", n.duration ? seconds(n.duration) : ""]
-      .filter(Boolean).join(" · ");
+    const spent = n.usage ? (n.usage.cost != null ? dollars(n.usage.cost)
+      : `${((n.usage.input_tokens || 0) + (n.usage.output_tokens || 0)).toLocaleString("en-US")} tok`) : "";
+    const info = [n.turn, n.tool, n.visits > 1 ? `x${n.visits}` : "", n.duration ? seconds(n.duration) : "",
+                  spent].filter(Boolean).join(" · ");
     return el("li", {}, el("button", { type: "button", "data-node": id, "data-state": n.state,
                                         onclick: () => selectNode(id) },
       el("span", { class: "dot", style: `background: var(--${n.state})` }),
@@ -271,15 +374,43 @@ async function selectNode(id) {
   if (view.selected !== id) return;
   $("node-panel").hidden = false;
   $("node-title").textContent = data.label && data.label !== id ? `${id} - ${data.label}` : id;
+  $("node-sections").replaceChildren(...PANEL_SECTIONS.flatMap((section) => section(data) || []));
+}
+
+// The node panel, section by section: each takes the node's data (GET
+// /pipelines/{id}/nodes/{node}) and returns its elements, or nothing to leave
+// itself out. A new section is one more function in this list.
+const PANEL_SECTIONS = [panelFacts, panelRequests, panelFiles];
+
+function panelFacts(data) {
   const n = data.node;
   const facts = [["type", data.handler], ["state", n.state], ["visits", n.visits],
-                 ["time", seconds(n.duration)], ["chose", n.preferred_label], ["notes", n.notes],
-                 ["error", n.error], ["now", [n.turn, n.tool].filter(Boolean).join(" · ")]];
-  $("node-facts").replaceChildren(...facts.filter(([, v]) => v !== "" && v != null)
+                 ["time", seconds(n.duration)], ["spent", usageText(data.usage)],
+                 ["chose", n.preferred_label], ["notes", n.notes], ["error", n.error],
+                 ["now", [n.turn, n.tool].filter(Boolean).join(" · ")]];
+  return el("dl", { id: "node-facts" }, ...facts.filter(([, v]) => v !== "" && v != null)
     .flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
+}
+
+// Each model request of the node (an agent turn) with its tokens.
+function panelRequests(data) {
+  const turns = data.requests || [];
+  if (!turns.length) return null;
+  const n = (v) => (v || 0).toLocaleString("en-US");
+  return el("details", { id: "node-requests" },
+    el("summary", { text: `requests (${turns.length})` }),
+    el("table", { class: "costs" },
+      el("thead", {}, el("tr", {}, ...["visit", "turn", "in", "out"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, ...turns.map((t) => el("tr", {},
+        el("td", { text: String(t.visit) }), el("td", { text: `${t.turn} ${t.kind}` }),
+        el("td", { class: "num", text: n(t.input_tokens) }),
+        el("td", { class: "num", text: n(t.output_tokens) }))))));
+}
+
+function panelFiles(data) {
   const files = Object.entries(data.files);
   if (data.prompt && !data.files["prompt.md"]) files.unshift(["prompt (graph)", data.prompt]);
-  $("node-files").replaceChildren(...files.map(([name, text]) =>
+  return el("div", { id: "node-files" }, ...files.map(([name, text]) =>
     el("details", name === "answer.json" || name === "status.json" ? { open: "" } : {},
        el("summary", { text: name }), el("pre", { text }))));
 }
@@ -369,6 +500,7 @@ function openStream() {
     logEvent(id, event);
     applyEvent(event);
     if (event.type === "pipeline_started") refreshRun();
+    else if (SPENDING.has(event.type)) refreshSoon();
     if (FINAL.has(event.type)) {
       // A replay holds the final events of earlier attempts too: stop only when
       // the run is really over.
@@ -380,7 +512,7 @@ function openStream() {
   };
   for (const type of ["pipeline_started", "stage_started", "stage_completed", "stage_failed",
                       "stage_retrying", "agent_turn_started", "tool_call_started",
-                      "tool_call_completed", "interview_started", "interview_completed",
+                      "tool_call_completed", "agent_turn_completed", "interview_started", "interview_completed",
                       "interview_timeout", "parallel_started", "parallel_completed",
                       "agent_warning", "turn_limit_reached", ...FINAL]) {
     source.addEventListener(type, handle);

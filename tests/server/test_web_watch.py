@@ -1,0 +1,174 @@
+"""Watching and steering a run in the web page (Debian's chromium driven by Playwright).
+
+Each test drives one thing a person watching a run relies on: what it spent,
+why it failed, the runs list, the timeline, a gate's material, a step's live
+log. Screenshots go to the test's tmp folder, and, when
+``ATTRACTOR_SCREENSHOTS`` names a folder (docs/screenshots/ holds the ones
+kept for review), there too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+
+from tests.server.serverkit import Server
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="the web page's test needs Debian's chromium, which is not installed: "
+        "apt-get install chromium (as root; .ci/run installs it)",
+    ),
+]
+
+#: A price for the scripted model: every request has a known cost.
+PRICES = "[prices.scripted]\ninput = 100.0\noutput = 1000.0\ncache_read = 10.0\n"
+
+SPENDS = """digraph spends {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    plan  [prompt="Plan the work", max_turns=10]
+    fan   [shape=component]
+    left  [prompt="Left half"]
+    right [prompt="Right half"]
+    join  [shape=tripleoctagon]
+    start -> plan -> fan
+    fan -> left
+    fan -> right
+    left -> join
+    right -> join
+    join -> done
+}
+"""
+
+
+def _answer(text: str, usage: dict[str, int], tool: str | None = None) -> dict[str, Any]:
+    calls = [{"name": "shell", "arguments": {"command": tool}}] if tool else []
+    return {"text": text, "tool_calls": calls, "usage": usage}
+
+
+SPENDING_SCRIPT = {
+    "responses": [
+        _answer("", {"input_tokens": 1000, "output_tokens": 100, "cache_read_tokens": 600}, "true"),
+        _answer("planned", {"input_tokens": 1500, "output_tokens": 200}),
+        _answer("half done", {"input_tokens": 300, "output_tokens": 30}),
+    ],
+    "then": "repeat_last",
+}
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM is not None
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _open(browser: Browser, server: Server, where: str = "") -> Page:
+    page = browser.new_page(viewport={"width": 1280, "height": 820})
+    page.goto(f"{server.url}/?token={server.token}{where}")
+    return page
+
+
+def _shot(target: Page | Locator, tmp_path: Path, name: str) -> Path:
+    """A screenshot in the test's tmp folder (and in $ATTRACTOR_SCREENSHOTS when set)."""
+    shot = tmp_path / "screenshots" / f"{name}.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(target, Page):
+        target.screenshot(path=str(shot), full_page=False)
+    else:
+        target.screenshot(path=str(shot))
+    assert shot.stat().st_size > 2_000
+    keep = os.environ.get("ATTRACTOR_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, Path(keep) / shot.name)
+    return shot
+
+
+def _start(server: Server, path: str, **settings: str) -> str:
+    with server.client() as client:
+        started = client.post("/pipelines", json={"path": path, "settings": settings})
+    assert started.status_code == 201, started.text
+    return str(started.json()["id"])
+
+
+def _manifest(root: Path, run_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (root / ".attractor" / "runs" / run_id / "manifest.json").read_text()
+    )
+    return data
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", "").removeprefix("$") or 0)
+
+
+def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    (root / "spends.dot").write_text(SPENDS)
+    (root / "model.json").write_text(json.dumps(SPENDING_SCRIPT))
+    (root / "attractor.toml").write_text(PRICES)
+    run_id = _start(
+        server,
+        "spends.dot",
+        backend="scripted:model.json",
+        max_cost="5",
+        max_total_turns="40",
+        timeout="10m",
+    )
+    page = _open(browser, server, f"#/run/{run_id}")
+    expect(page.locator("#run-status")).to_have_text("success")
+    manifest = _manifest(root, run_id)["usage"]
+    total = page.locator('#costs-body tr[data-kind="run"]')
+    expect(total).to_be_visible()
+    cells = total.locator("td")
+    expect(cells.nth(0)).to_have_text(f"{manifest['input_tokens']:,}")
+    assert _number(cells.nth(1).inner_text()) == manifest["output_tokens"]
+    assert _number(cells.nth(2).inner_text()) == manifest["cache_read_tokens"]
+    assert _number(cells.nth(3).inner_text()) == pytest.approx(manifest["cost"], abs=1e-4)
+    # The nodes' rows add up to the run's: nothing is counted twice or left out.
+    nodes = page.locator('#costs-body tr[data-kind="node"]')
+    expect(nodes).to_have_count(3)  # plan, left, right
+    expect(page.locator('#costs-body tr[data-kind="other"]')).to_have_count(0)
+    for column, key in ((0, "input_tokens"), (1, "output_tokens")):
+        cells_of = nodes.locator(f"td:nth-child({column + 2})")
+        values = [_number(t) for t in cells_of.all_inner_texts()]
+        assert sum(values) == manifest[key]
+    branches = page.locator('#costs-body tr[data-kind="branch"]')
+    expect(branches).to_have_count(2)
+    expect(branches.first).to_contain_text("fan → left")
+    expect(page.locator("#run-usage")).to_contain_text(f"${manifest['cost']:.4f}")
+    # The budgets the run was given fill as it spends them.
+    cost_bar = page.locator('#budgets li[data-budget="cost"] [role="meter"]')
+    assert float(cost_bar.get_attribute("aria-valuenow") or "0") == pytest.approx(manifest["cost"])
+    expect(page.locator('#budgets li[data-budget="turns"]')).to_contain_text("4 of 40")
+    expect(page.locator('#budgets li[data-budget="time"]')).to_be_visible()
+    # Each request of a node, in its panel.
+    page.locator('#node-list button[data-node="plan"]').click()
+    expect(page.locator("#node-facts")).to_contain_text("2,500 in (600 cached) / 300 out")
+    page.locator("#node-requests summary").click()
+    expect(page.locator("#node-requests tbody tr")).to_have_count(2)
+    _shot(page, tmp_path, "costs-run-page")
+    # The runs list shows the run's cost too.
+    page.goto(f"{server.url}/#/")
+    expect(page.locator("#runs-body tr").first.locator("td.cost")).to_contain_text(
+        f"${manifest['cost']:.4f}"
+    )
