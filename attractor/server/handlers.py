@@ -41,6 +41,7 @@ from attractor.render import render
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
 from attractor.server.costs import branches, budgets, node_usage, requests
+from attractor.server.failure import failure_of
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
@@ -332,6 +333,7 @@ def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str
         node["usage"] = spent.get(node_id)
     data["branches"] = branches(graph, spent)
     data["budgets"] = budgets(path, state)
+    data["failure"] = failure_of(path, state.info)
     return data
 
 

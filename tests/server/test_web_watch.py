@@ -172,3 +172,39 @@ def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
     expect(page.locator("#runs-body tr").first.locator("td.cost")).to_contain_text(
         f"${manifest['cost']:.4f}"
     )
+
+
+BREAKS = """digraph breaks {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    prep  [shape=parallelogram, tool_command="echo prepared"]
+    build [shape=parallelogram,
+           tool_command="echo compiling; echo 'error: the file fixed is missing' >&2; test -f fixed"]
+    start -> prep -> build -> done
+}
+"""
+
+
+def test_a_failed_run_opens_with_a_banner_that_says_what_and_why_and_offers_the_ways_on(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    run_id = _start(server, "breaks.dot")
+    page = _open(browser, server, f"#/run/{run_id}")
+    banner = page.locator("#failure")
+    expect(banner).to_be_visible()
+    expect(page.locator("#failure-title")).to_have_text("Run failed at build")
+    reason = _manifest(root, run_id)["failure_reason"]
+    assert reason
+    expect(page.locator("#failure-reason")).to_have_text(reason)
+    expect(page.locator("#failure-output")).to_have_text("error: the file fixed is missing")
+    _shot(page, tmp_path, "failure-banner")
+    # Run from here: the failed node runs again (and fails again: nothing changed).
+    page.get_by_role("button", name="Run from here", exact=True).click()
+    started = page.locator("#event-log li", has_text="stage_started build")
+    expect(started).to_have_count(2)
+    expect(banner).to_be_visible()
+    (root / "fixed").touch()
+    page.get_by_role("button", name="Retry failed", exact=True).click()
+    expect(page.locator("#run-status")).to_have_text("success")
+    expect(banner).to_be_hidden()

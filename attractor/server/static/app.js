@@ -132,9 +132,28 @@ async function refreshRun() {
   renderNodeList();
   showSpending();
   showQuestions(run.questions || []);
-  // Why a run failed (or the error it died of here), else nothing.
-  const why = run.error || (run.status === "fail" ? run.failure_reason : "");
+  showFailure();
+  // The error a run died of here; why it failed when no banner says it.
+  const why = run.error || (run.status === "fail" && $("failure").hidden ? run.failure_reason : "");
   if (why) $("run-error").textContent = why;
+}
+
+// A failed run opens with what failed, why, the node's last output, and the two
+// ways on: retry the failed node, or run again from it.
+function showFailure() {
+  const run = view.run;
+  const banner = $("failure");
+  const failed = run.status === "fail" && !run.active;
+  banner.hidden = !failed;
+  if (!failed) return;
+  const f = run.failure || { node: run.current_node, reason: run.failure_reason || run.error, output: "" };
+  $("failure-title").textContent = f.node ? `Run failed at ${f.node}` : "Run failed";
+  $("failure-reason").textContent = f.reason || run.error || "";
+  $("failure-output").hidden = !f.output;
+  $("failure-output").textContent = f.output || "";
+  const from = $("failure-from");
+  from.hidden = !f.node || !(run.route || []).includes(f.node);
+  from.dataset.node = f.node || "";
 }
 
 function showHeader() {
@@ -172,7 +191,8 @@ function showElapsed() {
 // total); a row "other" holds what no node's summary row counts (a node cut short).
 function showSpending() {
   const run = view.run;
-  $("run-usage").textContent = run.usage ? `spent ${usageText(run.usage)}` : "";
+  const spentAny = (u) => u && (u.input_tokens || u.output_tokens || u.cost);
+  $("run-usage").textContent = spentAny(run.usage) ? `spent ${usageText(run.usage)}` : "";
   const rows = [];
   let summed = null;
   for (const id of view.order) {
@@ -194,7 +214,7 @@ function showSpending() {
       rows.push(costRow("other", "not in a node's row", other));
     }
   }
-  if (run.usage) rows.push(costRow("run", "total", run.usage));
+  if (spentAny(run.usage)) rows.push(costRow("run", "total", run.usage));
   $("costs").hidden = !rows.length;
   $("costs-body").replaceChildren(...rows);
   showBudgets(run.budgets || []);
@@ -481,6 +501,8 @@ async function resume(how) {
 }
 
 $("resume-btn").addEventListener("click", () => resume({}));
+$("failure-retry").addEventListener("click", () => resume({ retry_failed: true }));
+$("failure-from").addEventListener("click", (event) => resume({ from: event.target.dataset.node }));
 $("retry-btn").addEventListener("click", () => resume({ retry_failed: true }));
 $("from-form").addEventListener("submit", (event) => {
   event.preventDefault();

@@ -1,0 +1,49 @@
+"""What the page reads to watch a run, through the API: failure, timeline, logs, pruning."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.server.serverkit import Server
+from tests.server.test_web_watch import BREAKS
+
+
+def finished(server: Server, run_id: str) -> dict[str, Any]:
+    """The run's status once it is over (polled, for at most a minute)."""
+    deadline = time.monotonic() + 60
+    with server.client() as client:
+        while True:
+            data: dict[str, Any] = client.get(f"/pipelines/{run_id}").json()
+            if not data["active"] and data["status"] != "running":
+                return data
+            assert time.monotonic() < deadline, f"run {run_id} is still {data['status']}"
+            time.sleep(0.05)
+
+
+def start(server: Server, path: str, **settings: str) -> str:
+    with server.client() as client:
+        started = client.post("/pipelines", json={"path": path, "settings": settings})
+    assert started.status_code == 201, started.text
+    return str(started.json()["id"])
+
+
+def test_a_failed_run_says_which_node_failed_why_and_its_last_output(
+    server: Server, root: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    run_id = start(server, "breaks.dot")
+    status = finished(server, run_id)
+    manifest = json.loads((root / ".attractor" / "runs" / run_id / "manifest.json").read_text())
+    assert status["failure"] == {
+        "node": "build",
+        "reason": manifest["failure_reason"],
+        "output": "error: the file fixed is missing",
+    }
+    (root / "fixed").touch()
+    with server.client() as client:
+        client.post(f"/pipelines/{run_id}/resume", json={"retry_failed": True})
+    again = finished(server, run_id)
+    assert (again["status"], again["failure"]) == ("success", None)
