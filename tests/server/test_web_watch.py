@@ -174,14 +174,14 @@ def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
     )
 
 
-BREAKS = """digraph breaks {
+_FAILS = "echo compiling; echo 'error: the file fixed is missing' >&2; test -f fixed"
+BREAKS = f"""digraph breaks {{
     start [shape=Mdiamond]
     done  [shape=Msquare]
     prep  [shape=parallelogram, tool_command="echo prepared"]
-    build [shape=parallelogram,
-           tool_command="echo compiling; echo 'error: the file fixed is missing' >&2; test -f fixed"]
+    build [shape=parallelogram, tool_command="{_FAILS}"]
     start -> prep -> build -> done
-}
+}}
 """
 
 
