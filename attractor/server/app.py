@@ -4,6 +4,7 @@ Endpoints (JSON unless said otherwise)::
 
     GET  /pipelines                          runs under the root, newest first
     POST /pipelines                          start: {"dot_source"|"path", "settings", "context"}
+    POST /pipelines/prune                    delete ended runs: {"ids": [RUN_ID, ...]}
     GET  /pipelines/{id}                     status, progress, nodes, questions
     GET  /pipelines/{id}/events              Server-Sent Events (Last-Event-ID honoured)
     POST /pipelines/{id}/cancel              stop a run this server drives
@@ -66,6 +67,7 @@ def create_app(
         Route("/", h.index),
         Route("/pipelines", h.list_runs, methods=["GET"]),
         Route("/pipelines", h.start, methods=["POST"]),
+        Route("/pipelines/prune", h.prune, methods=["POST"]),
         Route("/pipelines/{id}", h.status),
         Route("/pipelines/{id}/events", h.events),
         Route("/pipelines/{id}/cancel", h.cancel, methods=["POST"]),

@@ -42,6 +42,7 @@ from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
 from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.failure import failure_of
+from attractor.server.prune import MAX_PRUNE, prune_run
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
@@ -101,7 +102,14 @@ class Handlers:
     # -- lookup -------------------------------------------------------------
 
     def run_path(self, request: Request) -> Path:
-        run_id = str(request.path_params["id"])
+        return self.find_run(str(request.path_params["id"]))
+
+    def find_run(self, run_id: str) -> Path:
+        """The directory of run ``run_id`` under the root.
+
+        Raises:
+            Problem: 404 when there is none, 403 when it leads outside the root.
+        """
         if len(run_id) <= MAX_RUN_ID and _RUN_ID.match(run_id):
             for base in (self.manager.root / RUNS_SUBDIR, self.manager.root):
                 path = base / run_id
@@ -197,6 +205,33 @@ class Handlers:
         )
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return EventStreamResponse(stream, headers)
+
+    @_answers
+    async def prune(self, request: Request) -> Response:
+        body = await json_body(request)
+        ids = body.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise Problem(400, 'name the runs to delete: {"ids": ["RUN_ID", ...]}')
+        if len(ids) > MAX_PRUNE:
+            raise Problem(400, f"at most {MAX_PRUNE} runs at a time; {len(ids)} were named")
+        deleted: list[str] = []
+        kept: dict[str, str] = {}
+        for run_id in dict.fromkeys(ids):
+            try:
+                path = self.find_run(run_id)
+            except Problem as problem:
+                kept[run_id] = str(problem)
+                continue
+            why = await anyio.to_thread.run_sync(
+                prune_run, path, run_id in self.manager.active, limiter=self._workers
+            )
+            if why:
+                kept[run_id] = why
+            else:
+                deleted.append(run_id)
+                self._graphs.pop(path, None)
+                self._readers.pop(path, None)
+        return JSONResponse({"deleted": deleted, "kept": kept})
 
     @_answers
     async def cancel(self, request: Request) -> Response:

@@ -47,3 +47,23 @@ def test_a_failed_run_says_which_node_failed_why_and_its_last_output(
         client.post(f"/pipelines/{run_id}/resume", json={"retry_failed": True})
     again = finished(server, run_id)
     assert (again["status"], again["failure"]) == ("success", None)
+
+
+def test_prune_deletes_ended_runs_only_and_says_why_it_kept_the_others(
+    server: Server, root: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    ended = start(server, "breaks.dot")
+    finished(server, ended)
+    going = start(server, "gate.dot")  # waits for the file "go"
+    runs = root / ".attractor" / "runs"
+    with server.client() as client:
+        answer = client.post("/pipelines/prune", json={"ids": [ended, going, "nope", "../x"]})
+        assert answer.status_code == 200
+        assert answer.json()["deleted"] == [ended]
+        kept = answer.json()["kept"]
+        assert kept[going] == "the run is still going; cancel it first"
+        assert "no run 'nope'" in kept["nope"] and "no run '../x'" in kept["../x"]
+        assert client.post("/pipelines/prune", json={"ids": "all"}).status_code == 400
+    assert not (runs / ended).exists() and (runs / going).is_dir()
+    (root / "go").touch()

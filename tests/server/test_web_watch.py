@@ -208,3 +208,44 @@ def test_a_failed_run_opens_with_a_banner_that_says_what_and_why_and_offers_the_
     page.get_by_role("button", name="Retry failed", exact=True).click()
     expect(page.locator("#run-status")).to_have_text("success")
     expect(banner).to_be_hidden()
+
+
+def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    failed = _start(server, "breaks.dot")
+    page = _open(browser, server)
+    row = page.locator(f'#runs-body tr[data-run="{failed}"]')
+    expect(row).to_have_attribute("data-status", "fail")
+    expect(row.locator("td.reason")).to_contain_text("error: the file fixed is missing")
+    # A run started elsewhere appears, and its gate's waiting shows, without a reload.
+    gated = _start(server, "gate.dot")
+    live = page.locator(f'#runs-body tr[data-run="{gated}"]')
+    expect(live).to_have_attribute("data-status", "running")
+    expect(live.locator("input[type=checkbox]")).to_be_disabled()
+    (root / "go").touch()
+    expect(live).to_contain_text("waiting for you")
+    _shot(page, tmp_path, "runs-list")
+    page.get_by_label("Status").select_option("waiting for you")
+    expect(page.locator("#runs-body tr")).to_have_count(1)
+    page.get_by_label("Status").select_option("")
+    page.get_by_label("Pipeline", exact=True).select_option("breaks")
+    expect(page.locator("#runs-body tr")).to_have_count(1)
+    expect(row).to_be_visible()
+    page.get_by_label("Pipeline", exact=True).select_option("")
+    # Pruning asks first, then deletes the picked run's directory only.
+    row.get_by_role("checkbox").check()
+    asked: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", answer)
+    page.get_by_role("button", name="Delete 1 selected run").click()
+    expect(row).to_have_count(0)
+    assert asked == [f"Delete run {failed} and every file of it? This cannot be undone."]
+    assert not (root / ".attractor" / "runs" / failed).exists()
+    assert (root / ".attractor" / "runs" / gated).is_dir()
+    expect(live).to_be_visible()
