@@ -15,7 +15,9 @@ Endpoints (JSON unless said otherwise)::
     POST /pipelines/{id}/questions/{qid}/answer   {"answer": KEY-OR-LABEL, "comment": TEXT}
     GET  /pipelines/{id}/checkpoint          the last checkpoint
     GET  /pipelines/{id}/context             the context of the last checkpoint
-    GET  /pipelines/{id}/nodes/{node}        one node: state and its stage files
+    GET  /pipelines/{id}/nodes/{node}        one node: state, attempts, stage files
+                                             (?attempt=NODE/vV-aA: that attempt's)
+    GET  /pipelines/{id}/timeline            every attempt, gate wait and branch
     GET  /                                   the web page (static files, no CDN)
 """
 
@@ -78,6 +80,7 @@ def create_app(
         Route("/pipelines/{id}/checkpoint", h.checkpoint),
         Route("/pipelines/{id}/context", h.context),
         Route("/pipelines/{id}/nodes/{node}", h.node),
+        Route("/pipelines/{id}/timeline", h.run_timeline),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     if token:

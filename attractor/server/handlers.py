@@ -27,13 +27,15 @@ from attractor.engine.inventory import (
     RUNS_SUBDIR,
     RunReader,
     RunState,
+    folder_files,
     is_run_dir,
     list_runs,
     load_checkpoint,
     run_graph,
     run_info,
-    stage_files,
+    stage_path,
 )
+from attractor.engine.timeline import timeline
 from attractor.errors import AttractorError, ValidationError
 from attractor.fileio import atomic_write_text
 from attractor.launch import RunDir, worker_of
@@ -42,6 +44,7 @@ from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
 from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.failure import failure_of
+from attractor.server.gantt import gantt
 from attractor.server.prune import MAX_PRUNE, prune_run
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
@@ -311,10 +314,20 @@ class Handlers:
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
+        data["attempts"] = [
+            a.to_json() for a in await anyio.to_thread.run_sync(timeline, path) if a.node == node_id
+        ]
+        folder = _attempt_folder(path, node_id, request, data["attempts"])
+        data["files_of"] = folder.relative_to(path).as_posix()
+        data["files"] = await anyio.to_thread.run_sync(folder_files, folder)
         data["usage"] = (await anyio.to_thread.run_sync(node_usage, path)).get(node_id)
         data["requests"] = await anyio.to_thread.run_sync(requests, path, node_id)
         return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
+
+    @_answers
+    async def run_timeline(self, request: Request) -> Response:
+        path = self.run_path(request)
+        return JSONResponse(self.redactor.value(await anyio.to_thread.run_sync(gantt, path)))
 
     # -- helpers ------------------------------------------------------------
 
@@ -353,6 +366,22 @@ class Handlers:
         source = folder / f"{digest}.dot"
         atomic_write_text(source, text)
         return source
+
+
+def _attempt_folder(
+    path: Path, node_id: str, request: Request, attempts: list[dict[str, Any]]
+) -> Path:
+    """The folder whose files the node request asks for (``?attempt=NODE/v1-a2``).
+
+    Only the folders the timeline names for the node may be asked for; without
+    the parameter, the node's own folder (its latest attempt).
+    """
+    asked = request.query_params.get("attempt")
+    if asked is None:
+        return stage_path(path, node_id)
+    if asked not in {a["files"] for a in attempts}:
+        raise Problem(404, f"node {_shown(node_id)} has no attempt folder {_shown(asked)}")
+    return path / asked
 
 
 def _shown(name: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.server.serverkit import Server
-from tests.server.test_web_watch import BREAKS
+from tests.server.test_web_watch import BREAKS, LOOPS
 
 
 def finished(server: Server, run_id: str) -> dict[str, Any]:
@@ -67,3 +67,37 @@ def test_prune_deletes_ended_runs_only_and_says_why_it_kept_the_others(
         assert client.post("/pipelines/prune", json={"ids": "all"}).status_code == 400
     assert not (runs / ended).exists() and (runs / going).is_dir()
     (root / "go").touch()
+
+
+def test_the_timeline_and_every_attempts_files_are_served_and_no_other_folder(
+    server: Server, root: Path
+) -> None:
+    (root / "loops.dot").write_text(LOOPS.replace("review -> flaky", "review -> done"))
+    (root / "secret.txt").write_text("not a run file")
+    run_id = start(server, "loops.dot")
+    with server.client() as client:
+        deadline = time.monotonic() + 60
+        while not (questions := client.get(f"/pipelines/{run_id}/questions").json()["questions"]):
+            assert time.monotonic() < deadline, "the gate never asked"
+            time.sleep(0.05)
+        client.post(
+            f"/pipelines/{run_id}/questions/{questions[0]['id']}/answer", json={"answer": "D"}
+        )
+        finished(server, run_id)
+        data = client.get(f"/pipelines/{run_id}/timeline").json()
+        flaky = [
+            (a["visit"], a["attempt"], a["status"], a["files"])
+            for a in data["attempts"]
+            if a["node"] == "flaky"
+        ]
+        assert flaky == [(1, 1, "retry", "flaky/v1-a1"), (1, 2, "success", "flaky")]
+        assert [(b["branch"], b["status"]) for b in data["branches"]] == [
+            ("left", "success"),
+            ("right", "success"),
+        ]
+        assert [(w["node"], w["answer"]) for w in data["waits"]] == [("review", "D")]
+        first = client.get(f"/pipelines/{run_id}/nodes/flaky", params={"attempt": "flaky/v1-a1"})
+        assert "first try fails" in first.json()["files"]["stderr.txt"]
+        for outside in ("..", "flaky/../..", "left", "/etc"):
+            refused = client.get(f"/pipelines/{run_id}/nodes/flaky", params={"attempt": outside})
+            assert refused.status_code == 404, outside

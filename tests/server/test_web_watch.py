@@ -249,3 +249,87 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     assert not (root / ".attractor" / "runs" / failed).exists()
     assert (root / ".attractor" / "runs" / gated).is_dir()
     expect(live).to_be_visible()
+
+
+_FIRST_TRY_FAILS = (
+    "if [ -f once ]; then echo second try works; "
+    "else touch once; echo first try fails >&2; exit 1; fi"
+)
+LOOPS = f"""digraph loops {{
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    flaky  [shape=parallelogram, max_retries=2, tool_command="{_FIRST_TRY_FAILS}"]
+    fan    [shape=component]
+    left   [shape=parallelogram, tool_command="echo left"]
+    right  [shape=parallelogram, tool_command="echo right"]
+    join   [shape=tripleoctagon]
+    review [shape=hexagon, label="Again?"]
+    start -> flaky -> fan
+    fan -> left
+    fan -> right
+    left -> join
+    right -> join
+    join -> review
+    review -> done  [label="[D] Done"]
+    review -> flaky [label="[A] Again"]
+}}
+"""
+
+
+def _started_attempts(root: Path, run_id: str) -> list[tuple[str, int, int]]:
+    events = root / ".attractor" / "runs" / run_id / "events.jsonl"
+    return [
+        (e["name"], e["visit"], e["attempt"])
+        for e in map(json.loads, events.read_text().splitlines())
+        if e["type"] == "stage_started"
+    ]
+
+
+def test_the_timeline_shows_every_visit_attempt_branch_and_wait_as_the_journal_has_them(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    (root / "loops.dot").write_text(LOOPS)
+    run_id = _start(server, "loops.dot")
+    page = _open(browser, server, f"#/run/{run_id}")
+    page.get_by_role("tab", name="Timeline").click()
+    expect(page.locator("#question")).to_be_visible()
+    expect(page.locator("#timeline .wait")).to_have_count(1)  # the gate waits now
+    page.get_by_label("[A] Again").check()
+    page.get_by_role("button", name="Send answer").click()
+    expect(page.locator("#question-text")).to_have_text("review: Again?")
+    expect(page.locator("#timeline .wait")).to_have_count(2)
+    page.get_by_label("[D] Done").check()
+    page.get_by_role("button", name="Send answer").click()
+    expect(page.locator("#run-status")).to_have_text("success")
+    # One bar per attempt the events journal started, with its numbers.
+    journal = _started_attempts(root, run_id)
+    bars = page.locator("#timeline button.bar")
+    expect(bars).to_have_count(len(journal))
+    shown = [
+        (
+            b.get_attribute("data-node"),
+            int(b.get_attribute("data-visit") or 0),
+            int(b.get_attribute("data-attempt") or 0),
+        )
+        for b in bars.all()
+    ]
+    assert sorted(shown) == sorted(journal)  # type: ignore[arg-type]
+    assert ("flaky", 1, 2) in journal and ("flaky", 2, 1) in journal  # a retry, a second visit
+    retry = page.locator(
+        '#timeline button.bar[data-node="flaky"][data-visit="1"][data-attempt="1"]'
+    )
+    expect(retry).to_have_class("bar s-retry")
+    expect(page.locator("#timeline .bar.branch")).to_have_count(4)  # two branches, two visits
+    expect(page.locator("#timeline .wait")).to_have_count(2)
+    _shot(page.locator(".graph-panel"), tmp_path, "timeline")
+    # Each visit's and attempt's files are reachable: the first, failed attempt's too.
+    retry.click()
+    expect(page.locator("#node-files")).to_have_attribute("data-folder", "flaky/v1-a1")
+    page.locator("#node-files summary", has_text="stderr.txt").click()
+    expect(page.locator("#node-files")).to_contain_text("first try fails")
+    attempts = page.locator("#node-attempts button")
+    expect(attempts).to_have_count(3)
+    attempts.nth(2).click()
+    expect(page.locator("#node-files")).to_have_attribute("data-folder", "flaky")
+    page.locator("#node-files summary", has_text="stdout.txt").click()
+    expect(page.locator("#node-files")).to_contain_text("second try works")

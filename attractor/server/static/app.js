@@ -5,6 +5,10 @@ const STATES = ["pending", "running", "success", "partial", "fail", "skipped", "
 const FINAL = new Set(["pipeline_completed", "pipeline_failed", "pipeline_timed_out",
                        "pipeline_interrupted"]);
 const $ = (id) => document.getElementById(id);
+// Events that change the timeline.
+const TIMELINE = new Set(["stage_started", "stage_completed", "stage_failed", "stage_retrying",
+                          "interview_started", "interview_completed", "interview_timeout",
+                          "parallel_branch_started", "parallel_branch_completed"]);
 // Events after which what the run spent (or its budgets' use) may have changed.
 const SPENDING = new Set(["stage_completed", "stage_failed", "agent_turn_completed"]);
 // Runs that stopped before their end: a plain resume goes on where they stopped.
@@ -195,7 +199,7 @@ const view = { id: null, source: null, lastId: 0, nodes: {}, run: null, selected
 
 async function showRun(id) {
   closeStream();
-  Object.assign(view, { id, lastId: 0, nodes: {}, run: null, selected: null, order: [] });
+  Object.assign(view, { id, lastId: 0, nodes: {}, run: null, selected: null, attempt: null, order: [] });
   $("runs-view").hidden = true;
   $("run-view").hidden = false;
   $("run-title").textContent = id;
@@ -205,6 +209,7 @@ async function showRun(id) {
   buildLegend();
   await refreshRun();
   await loadGraph();
+  loadTimeline().catch(() => {});
   openStream();
   clearInterval(view.timer);
   view.timer = setInterval(showElapsed, 1000);
@@ -356,6 +361,11 @@ function refreshSoon() {
   view.refreshing = setTimeout(() => { view.refreshing = null; refreshRun().catch(() => {}); }, 1000);
 }
 
+function timelineSoon() {
+  if (view.timelineTimer || $("timeline").hidden) return;
+  view.timelineTimer = setTimeout(() => { view.timelineTimer = null; loadTimeline().catch(() => {}); }, 500);
+}
+
 async function loadGraph() {
   const response = await fetch(`/pipelines/${encodeURIComponent(view.id)}/graph`,
                                { credentials: "same-origin", headers: authHeaders });
@@ -474,13 +484,17 @@ function renderNodeList() {
   }));
 }
 
-async function selectNode(id) {
+// Show node ``id`` in the panel; ``attempt`` (a folder the timeline names, like
+// "fix/v1-a2") shows that visit's and attempt's files instead of the latest.
+async function selectNode(id, attempt = view.selected === id ? view.attempt : null) {
   view.selected = id;
+  view.attempt = attempt;
   for (const g of document.querySelectorAll("#graph g.node")) {
     g.classList.toggle("selected", g.id === `node-${id}`);
   }
-  const data = await api(`/pipelines/${encodeURIComponent(view.id)}/nodes/${encodeURIComponent(id)}`);
-  if (view.selected !== id) return;
+  const query = attempt ? `?attempt=${encodeURIComponent(attempt)}` : "";
+  const data = await api(`/pipelines/${encodeURIComponent(view.id)}/nodes/${encodeURIComponent(id)}${query}`);
+  if (view.selected !== id || view.attempt !== attempt) return;
   $("node-panel").hidden = false;
   $("node-title").textContent = data.label && data.label !== id ? `${id} - ${data.label}` : id;
   $("node-sections").replaceChildren(...PANEL_SECTIONS.flatMap((section) => section(data) || []));
@@ -489,7 +503,7 @@ async function selectNode(id) {
 // The node panel, section by section: each takes the node's data (GET
 // /pipelines/{id}/nodes/{node}) and returns its elements, or nothing to leave
 // itself out. A new section is one more function in this list.
-const PANEL_SECTIONS = [panelFacts, panelRequests, panelFiles];
+const PANEL_SECTIONS = [panelFacts, panelRequests, panelAttempts, panelFiles];
 
 function panelFacts(data) {
   const n = data.node;
@@ -516,12 +530,109 @@ function panelRequests(data) {
         el("td", { class: "num", text: n(t.output_tokens) }))))));
 }
 
+// Every visit and attempt of the node: each opens its own files.
+function panelAttempts(data) {
+  const attempts = data.attempts || [];
+  if (attempts.length < 2) return null;
+  const id = data.node.id;
+  return el("div", { id: "node-attempts" },
+    el("h3", { text: "Visits and attempts" }),
+    el("ul", { class: "attempts" }, ...attempts.map((a) => {
+      const current = a.files === data.files_of;
+      const button = el("button", { type: "button", "data-files": a.files,
+                                    onclick: () => selectNode(id, a.files) },
+        `visit ${a.visit} · attempt ${a.attempt}`,
+        el("span", { class: `badge s-${stateOf(a.status)}`, text: a.status }));
+      if (current) button.setAttribute("aria-current", "true");
+      return el("li", {}, button);
+    })));
+}
+
+const stateOf = (status) => (status === "partial_success" ? "partial" : status);
+
 function panelFiles(data) {
   const files = Object.entries(data.files);
   if (data.prompt && !data.files["prompt.md"]) files.unshift(["prompt (graph)", data.prompt]);
-  return el("div", { id: "node-files" }, ...files.map(([name, text]) =>
+  return el("div", { id: "node-files", "data-folder": data.files_of || "" }, ...files.map(([name, text]) =>
     el("details", name === "answer.json" || name === "status.json" ? { open: "" } : {},
        el("summary", { text: name }), el("pre", { text }))));
+}
+
+// -- timeline ---------------------------------------------------------------------
+
+// A Gantt of the run: a lane per node (a bar per attempt of each visit, retries
+// included, the waits at gates hatched over the gate's bar) and one per
+// parallel branch, on one time axis.
+function showTab(name) {
+  const timeline = name === "timeline";
+  $("tab-graph").setAttribute("aria-selected", String(!timeline));
+  $("tab-timeline").setAttribute("aria-selected", String(timeline));
+  $("graph-view").hidden = timeline;
+  $("timeline").hidden = !timeline;
+  if (timeline) loadTimeline();
+}
+
+$("tab-graph").addEventListener("click", () => showTab("graph"));
+$("tab-timeline").addEventListener("click", () => showTab("timeline"));
+
+async function loadTimeline() {
+  if ($("timeline").hidden) return;
+  const data = await api(`/pipelines/${encodeURIComponent(view.id)}/timeline`);
+  renderTimeline(data);
+}
+
+function renderTimeline(data) {
+  const now = data.status === "running" ? data.now : null;
+  const attempts = data.attempts.filter((a) => a.started != null);
+  const endOf = (a) => a.started + (a.duration != null ? a.duration : Math.max(0, (now || a.started) - a.started));
+  const times = [...attempts.flatMap((a) => [a.started, endOf(a)]),
+                 ...data.waits.flatMap((w) => [w.start, w.end || now]),
+                 ...data.branches.flatMap((b) => [b.start, b.end || now])].filter((t) => t != null);
+  const box = $("timeline");
+  if (!times.length) { box.replaceChildren(el("p", { class: "muted", text: "Nothing has run yet." })); return; }
+  const t0 = Math.min(...times), span = Math.max(Math.max(...times) - t0, 0.001);
+  const at = (t) => `${(((t - t0) / span) * 100).toFixed(3)}%`;
+  const width = (a, b) => `max(3px, ${(((b - a) / span) * 100).toFixed(3)}%)`;
+  const lanes = new Map();
+  const lane = (key, label, kind) => {
+    if (!lanes.has(key)) lanes.set(key, { label, kind, bars: [] });
+    return lanes.get(key);
+  };
+  for (const a of attempts) {
+    const state = stateOf(a.status);
+    const label = `v${a.visit}${a.attempt > 1 ? ` a${a.attempt}` : ""}`;
+    const title = `${a.node} visit ${a.visit} attempt ${a.attempt}: ${a.status}, ${seconds(endOf(a) - a.started)}`
+      + (a.note ? ` - ${a.note}` : "");
+    lane(a.node, a.node, "node").bars.push(el("button", {
+      type: "button", class: `bar s-${state}`, title, "aria-label": title,
+      "data-node": a.node, "data-visit": String(a.visit), "data-attempt": String(a.attempt),
+      "data-start": String(a.started), "data-duration": String(endOf(a) - a.started),
+      style: `left: ${at(a.started)}; width: ${width(a.started, endOf(a))}`,
+      onclick: () => selectNode(a.node, a.files) }, label));
+    for (const b of data.branches.filter((b) => b.parallel === a.node && a.visit === 1 && a.attempt === 1)) {
+      lane(`${b.parallel}/${b.branch}`, `${b.parallel} → ${b.branch}`, "branch");
+    }
+  }
+  for (const w of data.waits) {
+    const end = w.end || now || w.start;
+    lane(w.node, w.node, "node").bars.push(el("span", {
+      class: "wait", "data-node": w.node, title: `waiting for an answer: ${seconds(end - w.start)}`
+        + (w.answer ? ` (answered ${w.answer})` : ""),
+      style: `left: ${at(w.start)}; width: ${width(w.start, end)}` }));
+  }
+  for (const b of data.branches) {
+    const end = b.end || now || b.start;
+    lane(`${b.parallel}/${b.branch}`, `${b.parallel} → ${b.branch}`, "branch").bars.push(el("span", {
+      class: `bar branch s-${b.status}`, "data-branch": b.branch, title: `branch ${b.branch}: ${b.status}`,
+      style: `left: ${at(b.start)}; width: ${width(b.start, end)}` }));
+  }
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
+    el("span", { class: "tick", style: `left: ${f * 100}%`, text: seconds(f * span) }));
+  box.replaceChildren(
+    el("div", { class: "lane axis" }, el("span", { class: "lane-label" }), el("div", { class: "track" }, ...ticks)),
+    ...[...lanes.values()].map((l) => el("div", { class: `lane ${l.kind}` },
+      el("span", { class: "lane-label", text: l.label, title: l.label }),
+      el("div", { class: "track" }, ...l.bars))));
 }
 
 // -- human gates -----------------------------------------------------------------
@@ -612,6 +723,7 @@ function openStream() {
     applyEvent(event);
     if (event.type === "pipeline_started") refreshRun();
     else if (SPENDING.has(event.type)) refreshSoon();
+    if (TIMELINE.has(event.type)) timelineSoon();
     if (FINAL.has(event.type)) {
       // A replay holds the final events of earlier attempts too: stop only when
       // the run is really over.
