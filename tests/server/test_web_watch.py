@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -333,3 +334,86 @@ def test_the_timeline_shows_every_visit_attempt_branch_and_wait_as_the_journal_h
     expect(page.locator("#node-files")).to_have_attribute("data-folder", "flaky")
     page.locator("#node-files summary", has_text="stdout.txt").click()
     expect(page.locator("#node-files")).to_contain_text("second try works")
+
+
+DECIDE = """digraph decide {
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    write  [prompt="Write the release notes"]
+    review [shape=hexagon, label="Publish the notes?",
+            human.default_choice="Hold", human.timeout="10m"]
+    check  [shape=hexagon, label="Is the changelog right?", human.show="CHANGELOG.md"]
+    start -> write -> review
+    review -> check [label="[P] Publish"]
+    review -> done  [label="[H] Hold"]
+    check -> done   [label="[Y] Yes"]
+}
+"""
+NOTES = {"responses": [{"text": "Release notes: the page draws timelines now."}]}
+
+
+def test_a_gate_shows_what_it_asks_about_its_default_and_deadline_and_the_answer_is_logged(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    (root / "decide.dot").write_text(DECIDE)
+    (root / "notes.json").write_text(json.dumps(NOTES))
+    (root / "CHANGELOG.md").write_text("## 1.2\n- timelines in the page\n")
+    run_id = _start(server, "decide.dot", backend="scripted:notes.json")
+    page = _open(browser, server, f"#/run/{run_id}")
+    expect(page.locator("#question-text")).to_have_text("review: Publish the notes?")
+    expect(page.locator("#question-material-title")).to_have_text("To review: response of write")
+    expect(page.locator("#question-review")).to_have_text(
+        "Release notes: the page draws timelines now."
+    )
+    hold = page.get_by_label("[H] Hold")
+    expect(hold).to_be_checked()  # the default is picked to begin with
+    expect(page.locator("#question-options")).to_contain_text("[H] Hold (default)")
+    expect(page.locator("#question-deadline")).to_contain_text("after that the gate takes [H] Hold")
+    expect(page.locator("#question-diff")).to_be_attached()  # where a workspace's diff goes
+    _shot(page.locator("#question"), tmp_path, "gate")
+    page.get_by_label("[P] Publish").check()
+    page.get_by_label("Comment (optional)").fill("ship it")
+    page.get_by_role("button", name="Send answer").click()
+    # The next gate shows the file it names.
+    expect(page.locator("#question-text")).to_have_text("check: Is the changelog right?")
+    expect(page.locator("#question-material-title")).to_have_text("To review: CHANGELOG.md")
+    expect(page.locator("#question-review")).to_contain_text("- timelines in the page")
+    expect(page.locator("#question-deadline")).to_be_hidden()  # this gate waits for ever
+    page.get_by_role("button", name="Send answer").click()
+    expect(page.locator("#run-status")).to_have_text("success")
+    answered = page.locator("#event-log li", has_text="interview_completed")
+    expect(answered.first).to_contain_text("Publish the notes? → P")
+
+
+def test_the_event_log_says_who_answered_a_gate_and_their_comment(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    run_id = _start(server, "gate.dot")
+    (root / "go").touch()
+    with server.client() as client:
+        deadline = time.monotonic() + 60
+        while not (asked := client.get(f"/pipelines/{run_id}/questions").json()["questions"]):
+            assert time.monotonic() < deadline, "the gate never asked"
+            time.sleep(0.05)
+        client.post(f"/pipelines/{run_id}/cancel", json={})
+    events = root / ".attractor" / "runs" / run_id / "events.jsonl"
+    deadline = time.monotonic() + 60
+    while '"pipeline_interrupted"' not in events.read_text():
+        assert time.monotonic() < deadline, "the run did not stop"
+        time.sleep(0.05)
+    # An answer as the engine records it (who answered, with the comment).
+    answer = {
+        "type": "interview_completed",
+        "ts": time.time(),
+        "question": asked[0]["text"],
+        "answer": "A",
+        "duration": 3.5,
+        "answered_by": "cli",
+        "comment": "checked the build log",
+    }
+    with events.open("a") as log:
+        log.write(json.dumps(answer) + "\n")
+    page = _open(browser, server, f"#/run/{run_id}")
+    expect(page.locator("#event-log li").last).to_contain_text(
+        'Ship it? → A by cli: "checked the build log"'
+    )

@@ -46,7 +46,7 @@ async function api(path, options = {}) {
 function seconds(value) {
   if (value == null) return "";
   if (value < 60) return `${value.toFixed(1)}s`;
-  const m = Math.floor(value / 60), s = Math.round(value % 60);
+  const whole = Math.round(value), m = Math.floor(whole / 60), s = whole % 60;
   return m < 60 ? `${m}m${String(s).padStart(2, "0")}s` : `${Math.floor(m / 60)}h${m % 60}m`;
 }
 
@@ -273,6 +273,7 @@ function showHeader() {
 }
 
 function showElapsed() {
+  showDeadline();
   if (!view.startedAt) return;
   if (!view.finishedAt && (view.run.budgets || []).some((b) => b.name === "time" && b.limit != null)) {
     showBudgets(view.run.budgets);
@@ -650,20 +651,51 @@ function showQuestions(questions) {
   if (box.dataset.qid === q.id) return;
   box.dataset.qid = q.id;
   $("question-text").textContent = `${q.stage}: ${q.text}`;
+  showMaterial(q.review || "");
   const options = q.options.length ? q.options
     : q.type === "freeform" ? [] : [{ key: "yes", label: "Yes" }, { key: "no", label: "No" }];
+  view.question = q;
+  showDeadline();
   const fieldset = $("question-options");
   fieldset.replaceChildren(el("legend", { class: "sr-only", text: "Choices" }));
   if (!options.length) {
     fieldset.append(el("input", { name: "choice", id: "answer-text", "aria-label": "Answer" }));
   }
+  const preset = options.some((o) => o.key === q.default) ? q.default : options[0] && options[0].key;
   options.forEach((o, i) => {
     const input = el("input", { type: "radio", name: "choice", value: o.key, id: `choice-${i}` });
-    if (i === 0) input.checked = true;
-    fieldset.append(el("label", { for: `choice-${i}` }, input, ` [${o.key}] ${o.label}`));
+    if (o.key === preset) input.checked = true;
+    const label = el("label", { for: `choice-${i}` }, input, ` [${o.key}] ${o.label}`);
+    if (o.key === q.default) label.append(el("span", { class: "default-mark", text: " (default)" }));
+    fieldset.append(label);
   });
   $("answer-comment").value = "";
-  fieldset.querySelector("input")?.focus();
+  (fieldset.querySelector("input:checked") || fieldset.querySelector("input"))?.focus();
+}
+
+// The material of the gate: "response of NODE:\n..." or "FILE:\n..." as the engine
+// gives it (the first line says what it is).
+function showMaterial(review) {
+  const box = $("question-material");
+  box.hidden = !review.trim();
+  const newline = review.indexOf("\n");
+  const head = newline > 0 ? review.slice(0, newline).replace(/:$/, "") : "";
+  $("question-material-title").textContent = head ? `To review: ${head}` : "To review";
+  $("question-review").textContent = newline > 0 ? review.slice(newline + 1) : review;
+}
+
+// When a gate with a timeout takes its default (or times out), counted down.
+function showDeadline() {
+  const q = view.question;
+  const line = $("question-deadline");
+  if (!q || !q.deadline || $("question").hidden) { line.hidden = true; return; }
+  line.hidden = false;
+  const left = Math.max(0, q.deadline - Date.now() / 1000);
+  const when = new Date(q.deadline * 1000).toLocaleTimeString();
+  const option = (q.options || []).find((o) => o.key === q.default);
+  const then = q.default ? `the gate takes [${q.default}]${option ? ` ${option.label}` : ""}`
+    : "the gate times out";
+  line.textContent = `Answer by ${when} (${seconds(left)} left); after that ${then}.`;
 }
 
 $("answer-form").addEventListener("submit", async (event) => {
@@ -752,9 +784,19 @@ function closeStream() {
   view.source = null;
 }
 
+// How one event reads in the log (after its type and node).
+function eventText(event) {
+  if (event.type === "interview_completed") {
+    const by = event.answered_by ? ` by ${event.answered_by}` : "";
+    const comment = event.comment ? `: "${event.comment}"` : "";
+    return `${event.question} → ${event.answer}${by}${comment}`;
+  }
+  return event.status || event.error || event.question || event.summary || "";
+}
+
 function logEvent(id, event) {
   const what = event.name || event.node || event.stage || "";
-  const extra = event.status || event.error || event.question || event.summary || "";
+  const extra = eventText(event);
   const log = $("event-log");
   log.append(el("li", { value: String(id), text: `${event.type} ${what} ${extra}`.trim() }));
   while (log.children.length > 300) log.firstChild.remove();
