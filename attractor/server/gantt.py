@@ -1,6 +1,6 @@
 """A run's timeline as the page draws it: every attempt, the waits at gates, the branches.
 
-The attempts are :func:`attractor.engine.timeline.timeline`'s rows (one per
+The attempts are :func:`attractor.runview.timeline.timeline`'s rows (one per
 attempt of each visit of each node, with its start, duration, status and
 folder); the waits and the branches are read from the same ``events.jsonl``:
 a gate's wait runs from its ``interview_started`` to the answer (or the
@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attractor.engine.inventory import read_events, run_status
-from attractor.engine.timeline import timeline
+from attractor.runview.inventory import read_events, run_status
+from attractor.runview.timeline import timeline
 
 
 def gantt(path: Path) -> dict[str, Any]:

@@ -23,7 +23,11 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from attractor.api import load
 from attractor.dot.graph import Graph
-from attractor.engine.inventory import (
+from attractor.errors import AttractorError, ValidationError
+from attractor.fileio import atomic_write_text
+from attractor.launch import RunDir, worker_of
+from attractor.render import render
+from attractor.runview.inventory import (
     RUNS_SUBDIR,
     RunReader,
     RunState,
@@ -35,11 +39,7 @@ from attractor.engine.inventory import (
     run_info,
     stage_path,
 )
-from attractor.engine.timeline import timeline
-from attractor.errors import AttractorError, ValidationError
-from attractor.fileio import atomic_write_text
-from attractor.launch import RunDir, worker_of
-from attractor.render import render
+from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
 from attractor.server.costs import branches, budgets, node_usage, requests
