@@ -17,6 +17,7 @@ Endpoints (JSON unless said otherwise)::
     GET  /pipelines/{id}/context             the context of the last checkpoint
     GET  /pipelines/{id}/nodes/{node}        one node: state, attempts, stage files
                                              (?attempt=NODE/vV-aA: that attempt's)
+    GET  /pipelines/{id}/nodes/{node}/files/{name}   a stage file whole (stdout.txt...)
     GET  /pipelines/{id}/timeline            every attempt, gate wait and branch
     GET  /                                   the web page (static files, no CDN)
 """
@@ -80,6 +81,7 @@ def create_app(
         Route("/pipelines/{id}/checkpoint", h.checkpoint),
         Route("/pipelines/{id}/context", h.context),
         Route("/pipelines/{id}/nodes/{node}", h.node),
+        Route("/pipelines/{id}/nodes/{node}/files/{name}", h.node_file),
         Route("/pipelines/{id}/timeline", h.run_timeline),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

@@ -45,6 +45,7 @@ from attractor.server.confine import inside
 from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
+from attractor.server.output import stage_file
 from attractor.server.prune import MAX_PRUNE, prune_run
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
@@ -323,6 +324,20 @@ class Handlers:
         data["usage"] = (await anyio.to_thread.run_sync(node_usage, path)).get(node_id)
         data["requests"] = await anyio.to_thread.run_sync(requests, path, node_id)
         return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
+
+    @_answers
+    async def node_file(self, request: Request) -> Response:
+        path = self.run_path(request)
+        node_id = str(request.path_params["node"])
+        _, state = await self.read_run(path)
+        if node_id not in state.nodes:
+            raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
+        rows = await anyio.to_thread.run_sync(timeline, path)
+        attempts = [a.to_json() for a in rows if a.node == node_id]
+        folder = _attempt_folder(path, node_id, request, attempts)
+        name = str(request.path_params["name"])
+        data = await anyio.to_thread.run_sync(stage_file, path, folder, name)
+        return Response(self.redactor.data(data), media_type="text/plain; charset=utf-8")
 
     @_answers
     async def run_timeline(self, request: Request) -> Response:

@@ -101,3 +101,29 @@ def test_the_timeline_and_every_attempts_files_are_served_and_no_other_folder(
         for outside in ("..", "flaky/../..", "left", "/etc"):
             refused = client.get(f"/pipelines/{run_id}/nodes/flaky", params={"attempt": outside})
             assert refused.status_code == 404, outside
+
+
+def test_a_stage_file_is_served_whole_redacted_and_never_from_outside_the_run(
+    server: Server, root: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    run_id = start(server, "breaks.dot")
+    finished(server, run_id)
+    run_dir = root / ".attractor" / "runs" / run_id
+    big = "".join(f"line {i}\n" for i in range(20_000))
+    (run_dir / "prep" / "stdout.txt").write_text(big)  # over the panel's 4000-byte tail
+    (root / "outside.txt").write_text("not the run's")
+    (run_dir / "build" / "stdout.txt").unlink()
+    (run_dir / "build" / "stdout.txt").symlink_to(root / "outside.txt")
+    base = f"/pipelines/{run_id}/nodes"
+    with server.client() as client:
+        panel = client.get(f"{base}/prep").json()["files"]["stdout.txt"]
+        assert panel.startswith("…") and len(panel) < 4100
+        whole = client.get(f"{base}/prep/files/stdout.txt")
+        assert (whole.status_code, whole.text) == (200, big)
+        assert whole.headers["content-type"] == "text/plain; charset=utf-8"
+        assert client.get(f"{base}/build/files/stderr.txt").text.startswith("error: the file")
+        assert client.get(f"{base}/build/files/stdout.txt").status_code == 403
+        assert client.get(f"{base}/build/files/manifest.json").status_code == 404
+        assert client.get(f"{base}/build/files/..%2Fmanifest.json").status_code == 404
+        assert client.get(f"{base}/nobody/files/stdout.txt").status_code == 404

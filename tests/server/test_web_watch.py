@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -417,3 +418,60 @@ def test_the_event_log_says_who_answered_a_gate_and_their_comment(
     expect(page.locator("#event-log li").last).to_contain_text(
         'Ship it? → A by cli: "checked the build log"'
     )
+
+
+def _emit(root: Path, run_id: str, **event: Any) -> None:
+    """Append an event to the run's events.jsonl, as the engine writes them."""
+    events = root / ".attractor" / "runs" / run_id / "events.jsonl"
+    with events.open("a") as log:
+        log.write(json.dumps({"type": "stage_output", "ts": time.time(), **event}) + "\n")
+
+
+def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the_whole_file(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    run_id = _start(server, "gate.dot")  # its tool step waits for the file "go"
+    page = _open(browser, server, f"#/run/{run_id}")
+    work = page.locator('#node-list button[data-node="work"]')
+    expect(work).to_have_attribute("data-state", "running")
+    work.click()
+    expect(page.locator("#node-facts")).to_contain_text("running")
+    # Lines as the step writes them: colours, a progress bar redrawn in place.
+    coloured = "\x1b[1;32mok\x1b[0m compiled 3 files\n\x1b[2K\rbuilding 10%\rbuilding 100%\n"
+    _emit(root, run_id, node="work", visit=1, stream="stdout", text=coloured, offset=0)
+    _emit(
+        root, run_id, node="work", visit=1, stream="stderr", text="warning: slow disk\n", offset=0
+    )
+    terminal = page.locator("#node-output pre.terminal")
+    expect(terminal).to_contain_text("ok compiled 3 files\nbuilding 100%\nwarning: slow disk")
+    assert "\x1b" not in terminal.inner_text() and "[32m" not in terminal.inner_text()
+    green = terminal.locator("span.ansi", has_text="ok")
+    expect(green).to_have_css("color", "rgb(13, 188, 121)")
+    expect(green).to_have_css("font-weight", "700")
+    expect(terminal.locator("span.line.stderr")).to_have_text("warning: slow disk")
+    _shot(page.locator("#node-panel"), tmp_path, "live-output")
+    # Many lines: the view keeps the last ones and links to the whole files.
+    many = "".join(f"line {i}\n" for i in range(1, 701))
+    _emit(root, run_id, node="work", visit=1, stream="stdout", text=many, offset=60)
+    expect(terminal).to_contain_text("line 700")
+    expect(page.locator("#node-output-cut")).to_contain_text("earlier lines not shown")
+    expect(terminal.locator("span.line")).to_have_count(500)
+    link = page.locator("#node-output-cut a", has_text="stdout.txt")
+    expect(link).to_have_attribute("href", f"/pipelines/{run_id}/nodes/work/files/stdout.txt")
+    # The event log numbers every event, with its time.
+    numbers = [
+        int(v)
+        for v in page.locator("#event-log li").evaluate_all("items => items.map((li) => li.value)")
+    ]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    expect(page.locator("#event-log li time").first).to_have_text(
+        re.compile(r"^\d\d:\d\d:\d\d\.\d\d\d$")
+    )
+    (root / "go").touch()
+    expect(page.locator("#question")).to_be_visible()
+    # The link opens the whole file (the page's cookie carries the token).
+    whole = page.evaluate("(url) => fetch(url).then((r) => r.text())", link.get_attribute("href"))
+    assert whole == "built\n"
+    with server.client() as client:
+        assert client.get(f"/pipelines/{run_id}/nodes/work/files/pipeline.dot").status_code == 404
+        client.post(f"/pipelines/{run_id}/cancel", json={})

@@ -5,6 +5,14 @@ const STATES = ["pending", "running", "success", "partial", "fail", "skipped", "
 const FINAL = new Set(["pipeline_completed", "pipeline_failed", "pipeline_timed_out",
                        "pipeline_interrupted"]);
 const $ = (id) => document.getElementById(id);
+// Every event type the engine writes (attractor/events.py), so the log misses none.
+const EVENT_TYPES = ["pipeline_started", "stage_started", "stage_completed", "stage_failed",
+  "stage_retrying", "stage_output", "parallel_started", "parallel_branch_started",
+  "parallel_branch_completed", "parallel_completed", "manager_cycle", "interview_started",
+  "interview_completed", "interview_timeout", "interview_rejected", "checkpoint_saved",
+  "turn_budget_resolved", "agent_turn_started", "agent_turn_completed", "tool_call_started",
+  "tool_call_completed", "agent_reflection", "agent_warning", "turn_limit_reached", "debug",
+  "unreadable", ...FINAL];
 // Events that change the timeline.
 const TIMELINE = new Set(["stage_started", "stage_completed", "stage_failed", "stage_retrying",
                           "interview_started", "interview_completed", "interview_timeout",
@@ -194,12 +202,13 @@ $("start-form").addEventListener("submit", async (event) => {
 
 // -- one run -------------------------------------------------------------------
 
-const view = { id: null, source: null, lastId: 0, nodes: {}, run: null, selected: null,
+const view = { output: {}, id: null, source: null, lastId: 0, nodes: {}, run: null, selected: null,
                timer: null, startedAt: null, finishedAt: null, order: [] };
 
 async function showRun(id) {
   closeStream();
-  Object.assign(view, { id, lastId: 0, nodes: {}, run: null, selected: null, attempt: null, order: [] });
+  Object.assign(view, { id, lastId: 0, nodes: {}, run: null, selected: null, attempt: null, order: [],
+                        output: {} });
   $("runs-view").hidden = true;
   $("run-view").hidden = false;
   $("run-title").textContent = id;
@@ -394,6 +403,10 @@ function applyEvent(event) {
   const node = (id) => (view.nodes[id] ||= { id, state: "pending", visits: 0, attempts: 0,
                                               duration: 0, turn: "", tool: "", notes: "" });
   switch (event.type) {
+    case "stage_output":
+      addOutput(event.node, Number.isInteger(event.visit) ? event.visit : outputOf(event.node).visit,
+                event.stream === "stderr" ? "stderr" : "stdout", String(event.text || ""));
+      return; // the panel took the lines itself: nothing to read again
     case "stage_started": {
       const n = node(event.name);
       Object.assign(n, { state: "running", turn: "", tool: "", attempts: event.attempt || 1 });
@@ -401,6 +414,9 @@ function applyEvent(event) {
       // from the run's own numbers); counted from first attempts for older events.
       if (Number.isInteger(event.visit)) n.visits = Math.max(n.visits, event.visit);
       else if ((event.attempt || 1) === 1) n.visits += 1;
+      if ((event.attempt || 1) === 1 && n.visits > outputOf(n.id).visit) {
+        Object.assign(outputOf(n.id), { visit: n.visits, lines: [], dropped: 0, ansi: {} });
+      }
       paintNode(n.id);
       break;
     }
@@ -424,11 +440,18 @@ function applyEvent(event) {
     case "tool_call_started":
       node(event.node).tool = `${event.tool}: ${event.summary || ""}`;
       paintNode(event.node);
+      addOutput(event.node, outputOf(event.node).visit || node(event.node).visits, "tool",
+                `▸ ${event.tool}: ${event.summary || ""}`);
       break;
-    case "tool_call_completed":
+    case "tool_call_completed": {
       node(event.node).tool = "";
       paintNode(event.node);
+      const lines = String(event.output || "").split("\n");
+      const shown = lines.slice(0, 20).join("\n") + (lines.length > 20 ? `\n… ${lines.length - 20} more lines` : "");
+      addOutput(event.node, outputOf(event.node).visit || node(event.node).visits,
+                event.is_error ? "stderr" : "result", shown);
       break;
+    }
     case "interview_started": case "interview_completed": case "interview_timeout":
       loadQuestions();
       break;
@@ -504,12 +527,17 @@ async function selectNode(id, attempt = view.selected === id ? view.attempt : nu
 // The node panel, section by section: each takes the node's data (GET
 // /pipelines/{id}/nodes/{node}) and returns its elements, or nothing to leave
 // itself out. A new section is one more function in this list.
-const PANEL_SECTIONS = [panelFacts, panelRequests, panelAttempts, panelFiles];
+const PANEL_SECTIONS = [panelFacts, panelRequests, panelAttempts, panelOutput, panelFiles];
 
 function panelFacts(data) {
   const n = data.node;
+  // A node still running has spent the time since its attempt started (its
+  // duration counts finished attempts only).
+  const latest = (data.attempts || []).at(-1);
+  const time = n.state === "running" && latest && latest.started
+    ? `${seconds(n.duration + Math.max(0, Date.now() / 1000 - latest.started))} so far` : seconds(n.duration);
   const facts = [["type", data.handler], ["state", n.state], ["visits", n.visits],
-                 ["time", seconds(n.duration)], ["spent", usageText(data.usage)],
+                 ["time", time], ["spent", usageText(data.usage)],
                  ["chose", n.preferred_label], ["notes", n.notes], ["error", n.error],
                  ["now", [n.turn, n.tool].filter(Boolean).join(" · ")]];
   return el("dl", { id: "node-facts" }, ...facts.filter(([, v]) => v !== "" && v != null)
@@ -556,7 +584,153 @@ function panelFiles(data) {
   if (data.prompt && !data.files["prompt.md"]) files.unshift(["prompt (graph)", data.prompt]);
   return el("div", { id: "node-files", "data-folder": data.files_of || "" }, ...files.map(([name, text]) =>
     el("details", name === "answer.json" || name === "status.json" ? { open: "" } : {},
-       el("summary", { text: name }), el("pre", { text }))));
+       el("summary", { text: name }),
+       // A tail cut from a longer file starts with "…": the whole file is a link away.
+       text.startsWith("…") ? el("p", { class: "cut" }, "Only the end is shown: ",
+         el("a", { href: fileUrl(data.node.id, name, data.files_of), target: "_blank", text: `whole ${name}` }))
+         : "",
+       el("pre", { text }))));
+}
+
+// The address of a stage file served whole (of the attempt shown, if one was picked).
+function fileUrl(node, name, folder) {
+  const base = `/pipelines/${encodeURIComponent(view.id)}/nodes/${encodeURIComponent(node)}/files/${name}`;
+  const query = new URLSearchParams();
+  if (view.attempt && folder) query.set("attempt", folder);
+  // No token in the address: the cookie the server set carries it.
+  return query.toString() ? `${base}?${query}` : base;
+}
+
+// -- live step output ----------------------------------------------------------------
+
+// A node's output lines (stage_output events, and the agent's tool calls) of its
+// latest visit, kept to the last OUTPUT_LINES; the rest is in the files.
+const OUTPUT_LINES = 500;
+
+function outputOf(node) {
+  return (view.output[node] ||= { visit: 0, lines: [], dropped: 0, ansi: {} });
+}
+
+function addOutput(node, visit, stream, text) {
+  const out = outputOf(node);
+  if (visit > out.visit) Object.assign(out, { visit, lines: [], dropped: 0, ansi: {} });
+  else if (visit < out.visit) return;
+  const added = [];
+  for (const raw of text.replace(/\n$/, "").split("\n")) {
+    const line = { stream, nodes: ansiSpans(lastOverwrite(raw), (out.ansi[stream] ||= {})) };
+    out.lines.push(line);
+    added.push(line);
+  }
+  const extra = out.lines.length - OUTPUT_LINES;
+  if (extra > 0) { out.lines.splice(0, extra); out.dropped += extra; }
+  if (view.selected === node && !view.attempt) showOutputLines(node, added, extra > 0);
+}
+
+// What a terminal shows of a line a progress bar rewrote with carriage returns.
+function lastOverwrite(line) {
+  const trimmed = line.replace(/\r+$/, "");
+  return trimmed.slice(trimmed.lastIndexOf("\r") + 1);
+}
+
+function panelOutput(data) {
+  const out = view.output[data.node.id];
+  if (!out || !out.lines.length || view.attempt) return null;
+  const box = el("section", { id: "node-output", "aria-label": "Live output" },
+    el("h3", { text: `Output (visit ${out.visit})` }),
+    el("p", { class: "cut", id: "node-output-cut" }),
+    el("pre", { class: "terminal", "aria-live": "off" }));
+  fillOutput(box, data.node.id);
+  return box;
+}
+
+function fillOutput(box, node) {
+  const out = view.output[node];
+  const cut = box.querySelector("#node-output-cut");
+  cut.hidden = !out.dropped;
+  cut.replaceChildren(`${out.dropped.toLocaleString("en-US")} earlier lines not shown; whole files: `,
+    el("a", { href: fileUrl(node, "stdout.txt"), target: "_blank", text: "stdout.txt" }), " ",
+    el("a", { href: fileUrl(node, "stderr.txt"), target: "_blank", text: "stderr.txt" }));
+  box.querySelector("pre").replaceChildren(...out.lines.map(lineElement));
+}
+
+function lineElement(line) {
+  return el("span", { class: `line ${line.stream}` }, ...line.nodes.map((n) => n.cloneNode(true)));
+}
+
+function showOutputLines(node, added, trimmed) {
+  const box = $("node-output");
+  if (!box) { selectNode(node); return; } // the first lines: the section appears
+  const pre = box.querySelector("pre");
+  const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+  if (trimmed) fillOutput(box, node);
+  else pre.append(...added.map(lineElement));
+  if (atEnd) pre.scrollTop = pre.scrollHeight;
+}
+
+// ANSI colours: SGR sequences (ESC [ ... m) become styled spans; every other
+// escape sequence (cursor moves, titles) is taken out. ``state`` carries the
+// style from one line to the next, as a terminal does.
+const ESCAPES = /\x1b\[([0-9;]*)m|\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g;
+const PALETTE = ["#000000", "#cd3131", "#0dbc79", "#e5e510", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
+                 "#666666", "#f14c4c", "#23d18b", "#f5f543", "#3b8eea", "#d670d6", "#29b8db", "#ffffff"];
+
+function ansiSpans(text, state) {
+  const nodes = [];
+  let last = 0;
+  for (const m of text.matchAll(ESCAPES)) {
+    if (m.index > last) nodes.push(styled(text.slice(last, m.index), state));
+    if (m[1] !== undefined) applySgr(m[1], state);
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) nodes.push(styled(text.slice(last), state));
+  nodes.push(document.createTextNode("\n"));
+  return nodes;
+}
+
+function styled(text, state) {
+  const clean = text.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "");
+  if (!state.fg && !state.bg && !state.bold && !state.dim && !state.italic && !state.underline) {
+    return document.createTextNode(clean);
+  }
+  const css = [state.fg && `color: ${state.fg}`, state.bg && `background: ${state.bg}`,
+               state.bold && "font-weight: 700", state.dim && "opacity: .7",
+               state.italic && "font-style: italic", state.underline && "text-decoration: underline"];
+  return el("span", { class: "ansi", style: css.filter(Boolean).join("; "), text: clean });
+}
+
+function colour256(n) {
+  if (n < 16) return PALETTE[n];
+  if (n >= 232) { const v = 8 + (n - 232) * 10; return `rgb(${v}, ${v}, ${v})`; }
+  const c = n - 16, step = (v) => (v ? 55 + v * 40 : 0);
+  return `rgb(${step(Math.floor(c / 36))}, ${step(Math.floor(c / 6) % 6)}, ${step(c % 6)})`;
+}
+
+function applySgr(params, state) {
+  const codes = params === "" ? [0] : params.split(";").map(Number);
+  for (let i = 0; i < codes.length; i++) {
+    const c = codes[i];
+    if (c === 0) { for (const k of Object.keys(state)) delete state[k]; }
+    else if (c === 1) state.bold = true;
+    else if (c === 2) state.dim = true;
+    else if (c === 3) state.italic = true;
+    else if (c === 4) state.underline = true;
+    else if (c === 22) { state.bold = false; state.dim = false; }
+    else if (c === 23) state.italic = false;
+    else if (c === 24) state.underline = false;
+    else if (c >= 30 && c <= 37) state.fg = PALETTE[c - 30];
+    else if (c >= 90 && c <= 97) state.fg = PALETTE[c - 90 + 8];
+    else if (c >= 40 && c <= 47) state.bg = PALETTE[c - 40];
+    else if (c >= 100 && c <= 107) state.bg = PALETTE[c - 100 + 8];
+    else if (c === 39) delete state.fg;
+    else if (c === 49) delete state.bg;
+    else if ((c === 38 || c === 48) && codes[i + 1] === 5) {
+      state[c === 38 ? "fg" : "bg"] = colour256(codes[i + 2] || 0);
+      i += 2;
+    } else if ((c === 38 || c === 48) && codes[i + 1] === 2) {
+      state[c === 38 ? "fg" : "bg"] = `rgb(${codes[i + 2] || 0}, ${codes[i + 3] || 0}, ${codes[i + 4] || 0})`;
+      i += 4;
+    }
+  }
 }
 
 // -- timeline ---------------------------------------------------------------------
@@ -765,13 +939,7 @@ function openStream() {
       });
     }
   };
-  for (const type of ["pipeline_started", "stage_started", "stage_completed", "stage_failed",
-                      "stage_retrying", "agent_turn_started", "tool_call_started",
-                      "tool_call_completed", "agent_turn_completed", "interview_started", "interview_completed",
-                      "interview_timeout", "parallel_started", "parallel_completed",
-                      "agent_warning", "turn_limit_reached", ...FINAL]) {
-    source.addEventListener(type, handle);
-  }
+  for (const type of EVENT_TYPES) source.addEventListener(type, handle);
   source.onerror = async () => {
     // The stream ends when nobody drives the run any more: stop reconnecting then.
     const run = await api(`/pipelines/${encodeURIComponent(view.id)}`).catch(() => null);
@@ -786,6 +954,8 @@ function closeStream() {
 
 // How one event reads in the log (after its type and node).
 function eventText(event) {
+  if (event.type === "stage_output") return `${event.stream}: ${event.text}`;
+  if (event.type === "checkpoint_saved") return event.phase || "";
   if (event.type === "interview_completed") {
     const by = event.answered_by ? ` by ${event.answered_by}` : "";
     const comment = event.comment ? `: "${event.comment}"` : "";
@@ -796,9 +966,19 @@ function eventText(event) {
 
 function logEvent(id, event) {
   const what = event.name || event.node || event.stage || "";
-  const extra = eventText(event);
+  const extra = eventText(event).split("\n")[0];
   const log = $("event-log");
-  log.append(el("li", { value: String(id), text: `${event.type} ${what} ${extra}`.trim() }));
+  const previous = Number(log.lastElementChild?.value || 0);
+  if (previous && id > previous + 1) {
+    // Events of a type this page does not know (a newer engine): still numbered.
+    log.append(el("li", { value: String(previous + 1), class: "muted",
+                          text: `${id - previous - 1} event(s) of other types` }));
+  }
+  const ts = typeof event.ts === "number" ? new Date(event.ts * 1000) : null;
+  const time = ts ? `${ts.toLocaleTimeString("en-GB")}.${String(ts.getMilliseconds()).padStart(3, "0")}` : "";
+  log.append(el("li", { value: String(id), "data-type": event.type },
+    el("time", { datetime: ts ? ts.toISOString() : "", text: time }),
+    ` ${event.type} ${what} ${extra}`.trimEnd()));
   while (log.children.length > 300) log.firstChild.remove();
   log.scrollTop = log.scrollHeight;
 }
