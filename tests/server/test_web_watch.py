@@ -475,3 +475,39 @@ def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the
     with server.client() as client:
         assert client.get(f"/pipelines/{run_id}/nodes/work/files/pipeline.dot").status_code == 404
         client.post(f"/pipelines/{run_id}/cancel", json={})
+
+
+CLUSTERED = """digraph clustered {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    subgraph cluster_build {
+        label = "Build"
+        compile [shape=parallelogram, tool_command="echo compiled"]
+        wait    [shape=parallelogram, tool_command="while [ ! -f go ]; do sleep 0.05; done"]
+    }
+    subgraph cluster_ship {
+        label = "Ship"
+        publish [shape=parallelogram, tool_command="echo published"]
+    }
+    start -> compile -> wait -> publish -> done
+}
+"""
+
+
+def test_the_run_picture_draws_clusters_the_route_and_the_current_node(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    (root / "clustered.dot").write_text(CLUSTERED)
+    run_id = _start(server, "clustered.dot")
+    page = _open(browser, server, f"#/run/{run_id}")
+    wait = page.locator('#graph [id="node-wait"]')
+    expect(wait).to_have_class(re.compile(r"^(?=.*\bstate-running\b)(?=.*\bcurrent\b)"))
+    expect(page.locator("#graph g.cluster")).to_have_count(2)
+    expect(page.locator("#graph g.cluster").first).to_contain_text("Build")
+    expect(page.locator('#graph g.edge.taken[id="edge-start-compile"]')).to_have_count(1)
+    _shot(page.locator(".graph-panel"), tmp_path, "run-picture")
+    (root / "go").touch()
+    expect(page.locator("#run-status")).to_have_text("success")
+    # The current node moves with the run.
+    expect(page.locator('#graph [id="node-done"]')).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(page.locator("#graph g.node.current")).to_have_count(1)

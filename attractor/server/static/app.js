@@ -418,6 +418,7 @@ function applyEvent(event) {
         Object.assign(outputOf(n.id), { visit: n.visits, lines: [], dropped: 0, ansi: {} });
       }
       paintNode(n.id);
+      markCurrent(n.id);
       break;
     }
     case "stage_completed": {
@@ -474,6 +475,12 @@ function paintNode(id) {
     liveNote(group, [n.turn, n.tool].filter(Boolean).join(" · "));
   }
   renderNodeList();
+}
+
+// The node the run is at (as the picture marks it): the one that started last.
+function markCurrent(id) {
+  for (const g of document.querySelectorAll("#graph g.node.current")) g.classList.remove("current");
+  document.getElementById(`node-${id}`)?.classList.add("current");
 }
 
 function liveNote(group, text) {
