@@ -405,7 +405,8 @@ function applyEvent(event) {
   switch (event.type) {
     case "stage_output":
       addOutput(event.node, Number.isInteger(event.visit) ? event.visit : outputOf(event.node).visit,
-                event.stream === "stderr" ? "stderr" : "stdout", String(event.text || ""));
+                event.stream === "stderr" ? "stderr" : "stdout", String(event.text || ""),
+                Number.isInteger(event.attempt) ? event.attempt : outputOf(event.node).attempt);
       return; // the panel took the lines itself: nothing to read again
     case "stage_started": {
       const n = node(event.name);
@@ -414,9 +415,7 @@ function applyEvent(event) {
       // from the run's own numbers); counted from first attempts for older events.
       if (Number.isInteger(event.visit)) n.visits = Math.max(n.visits, event.visit);
       else if ((event.attempt || 1) === 1) n.visits += 1;
-      if ((event.attempt || 1) === 1 && n.visits > outputOf(n.id).visit) {
-        Object.assign(outputOf(n.id), { visit: n.visits, lines: [], dropped: 0, ansi: {} });
-      }
+      startOutput(n.id, n.visits, event.attempt || 1);
       paintNode(n.id);
       markCurrent(n.id);
       break;
@@ -615,13 +614,21 @@ function fileUrl(node, name, folder) {
 const OUTPUT_LINES = 500;
 
 function outputOf(node) {
-  return (view.output[node] ||= { visit: 0, lines: [], dropped: 0, ansi: {} });
+  return (view.output[node] ||= { visit: 0, attempt: 1, lines: [], dropped: 0, ansi: {} });
 }
 
-function addOutput(node, visit, stream, text) {
+// A later visit or attempt of the node starts its output afresh; lines of an
+// earlier one (arriving late) are left out.
+function startOutput(node, visit, attempt) {
   const out = outputOf(node);
-  if (visit > out.visit) Object.assign(out, { visit, lines: [], dropped: 0, ansi: {} });
-  else if (visit < out.visit) return;
+  const later = visit > out.visit || (visit === out.visit && attempt > out.attempt);
+  if (later) Object.assign(out, { visit, attempt, lines: [], dropped: 0, ansi: {} });
+  return later || (visit === out.visit && attempt === out.attempt);
+}
+
+function addOutput(node, visit, stream, text, attempt = outputOf(node).attempt) {
+  const out = outputOf(node);
+  if (!startOutput(node, visit, attempt)) return;
   const added = [];
   for (const raw of text.replace(/\n$/, "").split("\n")) {
     const line = { stream, nodes: ansiSpans(lastOverwrite(raw), (out.ansi[stream] ||= {})) };
@@ -643,7 +650,7 @@ function panelOutput(data) {
   const out = view.output[data.node.id];
   if (!out || !out.lines.length || view.attempt) return null;
   const box = el("section", { id: "node-output", "aria-label": "Live output" },
-    el("h3", { text: `Output (visit ${out.visit})` }),
+    el("h3", { text: `Output (visit ${out.visit}${out.attempt > 1 ? `, attempt ${out.attempt}` : ""})` }),
     el("p", { class: "cut", id: "node-output-cut" }),
     el("pre", { class: "terminal", "aria-live": "off" }));
   fillOutput(box, data.node.id);
