@@ -371,6 +371,15 @@ function refreshSoon() {
   view.refreshing = setTimeout(() => { view.refreshing = null; refreshRun().catch(() => {}); }, 1000);
 }
 
+// The node panel is read again after its node's events, at most every half second.
+function panelSoon() {
+  if (view.panelTimer) return;
+  view.panelTimer = setTimeout(() => {
+    view.panelTimer = null;
+    if (view.selected) selectNode(view.selected).catch(() => {});
+  }, 300);
+}
+
 function timelineSoon() {
   if (view.timelineTimer || $("timeline").hidden) return;
   view.timelineTimer = setTimeout(() => { view.timelineTimer = null; loadTimeline().catch(() => {}); }, 500);
@@ -457,7 +466,7 @@ function applyEvent(event) {
       break;
   }
   if (view.selected && [event.name, event.node, event.stage].includes(view.selected)) {
-    selectNode(view.selected);
+    panelSoon();
   }
 }
 
