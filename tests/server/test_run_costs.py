@@ -26,7 +26,15 @@ def test_the_api_carries_the_manifests_tokens_and_cost_per_run_and_node(
     with server.client() as client:
         started = client.post(
             "/pipelines",
-            json={"path": "spends.dot", "settings": {"backend": "scripted:model.json"}},
+            json={
+                "path": "spends.dot",
+                "settings": {
+                    "backend": "scripted:model.json",
+                    "max_cost": "$5",
+                    "max_total_tokens": "100000",
+                    "timeout": "10m",
+                },
+            },
         )
     run_id = started.json()["id"]
     status = _finished(server, run_id)
@@ -52,4 +60,10 @@ def test_the_api_carries_the_manifests_tokens_and_cost_per_run_and_node(
     branches = {b["branch"]: b["usage"] for b in status["branches"]}  # type: ignore[attr-defined]
     assert branches == {"left": nodes["left"]["usage"], "right": nodes["right"]["usage"]}
     assert plan["usage"] == nodes["plan"]["usage"]
+    budgets = {b["name"]: (b["used"], b["limit"]) for b in status["budgets"]}  # type: ignore[attr-defined]
+    usage = manifest["usage"]
+    assert budgets["cost"] == (usage["cost"], 5.0)
+    assert budgets["tokens"] == (usage["input_tokens"] + usage["output_tokens"], 100000)
+    assert budgets["turns"] == (4, None)  # no turn budget given
+    assert budgets["time"] == (manifest["duration"], 600.0)
     assert [(r["turn"], r["input_tokens"]) for r in plan["requests"]] == [(1, 1000), (2, 1500)]
