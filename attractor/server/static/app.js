@@ -1,4 +1,6 @@
-// attractor's web page: the runs list and one run's live view. Plain script, no build step.
+// attractor's web page: the runs list and one run's live view. Plain scripts, no build step:
+// this one (shared helpers, one run's view, the node panel, gates, the event stream,
+// routing) and, loaded after it, runs.js, costs.js, timeline.js and output.js.
 "use strict";
 
 const STATES = ["pending", "running", "success", "partial", "fail", "skipped", "retry", "stopped"];
@@ -76,116 +78,6 @@ function dollars(value) {
 function stateColour(state) {
   return getComputedStyle(document.documentElement).getPropertyValue(`--${state}`).trim();
 }
-
-// -- runs list -----------------------------------------------------------------
-
-// The list reads the runs again every 2 seconds while one goes on or something
-// changed, and backs off (to 30 seconds) while nothing does.
-const runsView = { timer: null, delay: 2000, last: "", runs: [] };
-
-async function showRuns() {
-  $("runs-view").hidden = false;
-  $("run-view").hidden = true;
-  runsView.delay = 2000;
-  await loadRuns();
-}
-
-async function loadRuns() {
-  clearTimeout(runsView.timer);
-  let changed = false;
-  try {
-    const { runs } = await api("/pipelines");
-    const stamp = JSON.stringify(runs);
-    changed = stamp !== runsView.last;
-    Object.assign(runsView, { last: stamp, runs });
-    if (changed) renderRuns();
-    else showDurations();
-  } catch (error) {
-    $("runs-error").textContent = error.message;
-  }
-  const live = runsView.runs.some((r) => r.active || r.status === "running");
-  runsView.delay = changed || live ? 2000 : Math.min(runsView.delay * 2, 30000);
-  if (!$("runs-view").hidden) runsView.timer = setTimeout(loadRuns, runsView.delay);
-}
-
-const isOver = (run) => !run.active && run.status !== "running";
-const waiting = (run) => (run.questions || []).length > 0;
-
-function renderRuns() {
-  const runs = runsView.runs;
-  fillFilter($("filter-status"), ["waiting for you", ...new Set(runs.map((r) => r.status))]);
-  fillFilter($("filter-pipeline"), [...new Set(runs.map((r) => r.name))]);
-  const status = $("filter-status").value, pipeline = $("filter-pipeline").value;
-  const shown = runs.filter((r) => (!pipeline || r.name === pipeline)
-    && (!status || (status === "waiting for you" ? waiting(r) : r.status === status)));
-  const picked = new Set([...document.querySelectorAll("#runs-body input:checked")].map((i) => i.value));
-  const body = $("runs-body");
-  body.replaceChildren(...shown.map((run) => {
-    const started = run.started_at ? new Date(run.started_at * 1000).toLocaleString() : "";
-    const pick = el("input", { type: "checkbox", value: run.id, "aria-label": `select ${run.id}` });
-    pick.checked = picked.has(run.id);
-    pick.disabled = !isOver(run);
-    pick.addEventListener("change", showPruneButton);
-    return el("tr", { "data-run": run.id, "data-status": run.status },
-      el("td", {}, pick),
-      el("td", {}, el("a", { href: `#/run/${encodeURIComponent(run.id)}`, text: run.id })),
-      el("td", { text: run.name }),
-      el("td", {}, el("span", { class: `badge s-${run.status}`, text: run.status }),
-         waiting(run) ? el("span", { class: "badge waiting", text: "waiting for you" }) : ""),
-      el("td", { class: "reason", text: run.failure_reason || run.error || "",
-                 title: run.failure_reason || run.error || "" }),
-      el("td", { text: started }),
-      el("td", { class: "duration" }),
-      el("td", { class: "cost", text: usageText(run.usage) }));
-  }));
-  $("runs-empty").hidden = runs.length > 0;
-  showDurations();
-  showPruneButton();
-}
-
-function showDurations() {
-  for (const row of document.querySelectorAll("#runs-body tr")) {
-    const run = runsView.runs.find((r) => r.id === row.dataset.run);
-    if (!run) continue;
-    const going = !isOver(run) && run.started_at;
-    const value = going ? Date.now() / 1000 - run.started_at : run.duration;
-    row.querySelector("td.duration").textContent = seconds(value);
-  }
-}
-
-function fillFilter(select, values) {
-  const keep = select.value;
-  const known = [...select.options].slice(1).map((o) => o.value);
-  if (known.join("\n") === values.join("\n")) return;
-  select.replaceChildren(select.options[0], ...values.map((v) => el("option", { value: v, text: v })));
-  select.value = values.includes(keep) ? keep : "";
-}
-
-function showPruneButton() {
-  const count = document.querySelectorAll("#runs-body input:checked").length;
-  $("prune-btn").disabled = count === 0;
-  $("prune-btn").textContent = count ? `Delete ${count} selected run${count > 1 ? "s" : ""}` : "Delete selected runs";
-}
-
-$("filter-status").addEventListener("change", renderRuns);
-$("filter-pipeline").addEventListener("change", renderRuns);
-$("prune-btn").addEventListener("click", async () => {
-  const ids = [...document.querySelectorAll("#runs-body input:checked")].map((i) => i.value);
-  if (!ids.length) return;
-  const what = ids.length === 1 ? `run ${ids[0]}` : `${ids.length} runs`;
-  if (!confirm(`Delete ${what} and every file of it? This cannot be undone.`)) return;
-  $("runs-error").textContent = "";
-  try {
-    const { kept } = await api("/pipelines/prune", { method: "POST", body: JSON.stringify({ ids }) });
-    const refused = Object.entries(kept);
-    if (refused.length) $("runs-error").textContent = refused.map(([id, why]) => `${id}: ${why}`).join("; ");
-  } catch (error) {
-    $("runs-error").textContent = error.message;
-  }
-  for (const box of document.querySelectorAll("#runs-body input:checked")) box.checked = false;
-  runsView.last = "";
-  await loadRuns();
-});
 
 $("start-form").addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -289,80 +181,6 @@ function showElapsed() {
   }
   const end = view.finishedAt || Date.now() / 1000;
   $("run-elapsed").textContent = `elapsed ${seconds(Math.max(0, end - view.startedAt))}`;
-}
-
-// What the run spent: each node, each parallel branch and the run (the manifest's
-// total); a row "other" holds what no node's summary row counts (a node cut short).
-function showSpending() {
-  const run = view.run;
-  const spentAny = (u) => u && (u.input_tokens || u.output_tokens || u.cost);
-  $("run-usage").textContent = spentAny(run.usage) ? `spent ${usageText(run.usage)}` : "";
-  const rows = [];
-  let summed = null;
-  for (const id of view.order) {
-    const u = run.nodes[id] && run.nodes[id].usage;
-    if (!u) continue;
-    summed = addUsage(summed, u);
-    rows.push(costRow("node", id, u));
-  }
-  for (const b of run.branches || []) {
-    if (b.usage) rows.push(costRow("branch", `${b.parallel} → ${b.branch}`, b.usage));
-  }
-  if (run.usage && summed) {
-    const other = {};
-    for (const key of ["input_tokens", "output_tokens", "cache_read_tokens"]) {
-      other[key] = (run.usage[key] || 0) - (summed[key] || 0);
-    }
-    if (run.usage.cost != null) other.cost = run.usage.cost - (summed.cost || 0);
-    if (other.input_tokens || other.output_tokens || other.cost > 1e-9) {
-      rows.push(costRow("other", "not in a node's row", other));
-    }
-  }
-  if (spentAny(run.usage)) rows.push(costRow("run", "total", run.usage));
-  $("costs").hidden = !rows.length;
-  $("costs-body").replaceChildren(...rows);
-  showBudgets(run.budgets || []);
-}
-
-function addUsage(total, u) {
-  const sum = { ...(total || {}) };
-  for (const key of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]) {
-    sum[key] = (sum[key] || 0) + (u[key] || 0);
-  }
-  if (u.cost != null) sum.cost = (sum.cost || 0) + u.cost;
-  return sum;
-}
-
-function costRow(kind, name, u) {
-  const n = (v) => (v || 0).toLocaleString("en-US");
-  return el("tr", { class: `cost-${kind}`, "data-kind": kind, "data-name": name },
-    el("th", { scope: "row", text: kind === "node" ? name : `${kind}: ${name}` }),
-    el("td", { class: "num", text: n(u.input_tokens) }),
-    el("td", { class: "num", text: n(u.output_tokens) }),
-    el("td", { class: "num", text: n(u.cache_read_tokens) }),
-    el("td", { class: "num", text: u.cost != null ? dollars(u.cost) : "" }));
-}
-
-// Each budget the run has, as a bar that fills as the run spends it.
-function showBudgets(budgets) {
-  const shown = budgets.filter((b) => b.limit != null);
-  const list = $("budgets");
-  list.hidden = !shown.length;
-  list.replaceChildren(...shown.map((b) => {
-    const used = b.name === "time" && view.startedAt && !view.finishedAt
-      ? Date.now() / 1000 - view.startedAt : b.used || 0;
-    const share = Math.min(1, used / b.limit);
-    const text = b.name === "cost" ? `${dollars(used)} of ${dollars(b.limit)}`
-      : b.name === "time" ? `${seconds(used)} of ${seconds(b.limit)}`
-      : `${Math.round(used).toLocaleString("en-US")} of ${b.limit.toLocaleString("en-US")}`;
-    return el("li", { "data-budget": b.name },
-      el("span", { class: "budget-name", text: b.name }),
-      el("span", { class: `bar${share >= 0.9 ? " near" : ""}`, role: "meter",
-                   "aria-label": `${b.name} budget`, "aria-valuemin": "0",
-                   "aria-valuemax": String(b.limit), "aria-valuenow": String(used) },
-         el("span", { class: "fill", style: `width: ${(share * 100).toFixed(1)}%` })),
-      el("span", { class: "muted", text }));
-  }));
 }
 
 // While events arrive, the run's figures (costs, budgets) are read again now and then.
@@ -594,6 +412,18 @@ function panelAttempts(data) {
 
 const stateOf = (status) => (status === "partial_success" ? "partial" : status);
 
+// The node's live output (output.js keeps the lines).
+function panelOutput(data) {
+  const out = view.output[data.node.id];
+  if (!out || !out.lines.length || view.attempt) return null;
+  const box = el("section", { id: "node-output", "aria-label": "Live output" },
+    el("h3", { text: `Output (visit ${out.visit}${out.attempt > 1 ? `, attempt ${out.attempt}` : ""})` }),
+    el("p", { class: "cut", id: "node-output-cut" }),
+    el("pre", { class: "terminal", "aria-live": "off" }));
+  fillOutput(box, data.node.id);
+  return box;
+}
+
 function panelFiles(data) {
   const files = Object.entries(data.files);
   if (data.prompt && !data.files["prompt.md"]) files.unshift(["prompt (graph)", data.prompt]);
@@ -614,223 +444,6 @@ function fileUrl(node, name, folder) {
   if (view.attempt && folder) query.set("attempt", folder);
   // No token in the address: the cookie the server set carries it.
   return query.toString() ? `${base}?${query}` : base;
-}
-
-// -- live step output ----------------------------------------------------------------
-
-// A node's output lines (stage_output events, and the agent's tool calls) of its
-// latest visit, kept to the last OUTPUT_LINES; the rest is in the files.
-const OUTPUT_LINES = 500;
-
-function outputOf(node) {
-  return (view.output[node] ||= { visit: 0, attempt: 1, lines: [], dropped: 0, ansi: {} });
-}
-
-// A later visit or attempt of the node starts its output afresh; lines of an
-// earlier one (arriving late) are left out.
-function startOutput(node, visit, attempt) {
-  const out = outputOf(node);
-  const later = visit > out.visit || (visit === out.visit && attempt > out.attempt);
-  if (later) Object.assign(out, { visit, attempt, lines: [], dropped: 0, ansi: {} });
-  return later || (visit === out.visit && attempt === out.attempt);
-}
-
-function addOutput(node, visit, stream, text, attempt = outputOf(node).attempt) {
-  const out = outputOf(node);
-  if (!startOutput(node, visit, attempt)) return;
-  const added = [];
-  for (const raw of text.replace(/\n$/, "").split("\n")) {
-    const line = { stream, nodes: ansiSpans(lastOverwrite(raw), (out.ansi[stream] ||= {})) };
-    out.lines.push(line);
-    added.push(line);
-  }
-  const extra = out.lines.length - OUTPUT_LINES;
-  if (extra > 0) { out.lines.splice(0, extra); out.dropped += extra; }
-  if (view.selected === node && !view.attempt) showOutputLines(node, added, extra > 0);
-}
-
-// What a terminal shows of a line a progress bar rewrote with carriage returns.
-function lastOverwrite(line) {
-  const trimmed = line.replace(/\r+$/, "");
-  return trimmed.slice(trimmed.lastIndexOf("\r") + 1);
-}
-
-function panelOutput(data) {
-  const out = view.output[data.node.id];
-  if (!out || !out.lines.length || view.attempt) return null;
-  const box = el("section", { id: "node-output", "aria-label": "Live output" },
-    el("h3", { text: `Output (visit ${out.visit}${out.attempt > 1 ? `, attempt ${out.attempt}` : ""})` }),
-    el("p", { class: "cut", id: "node-output-cut" }),
-    el("pre", { class: "terminal", "aria-live": "off" }));
-  fillOutput(box, data.node.id);
-  return box;
-}
-
-function fillOutput(box, node) {
-  const out = view.output[node];
-  const cut = box.querySelector("#node-output-cut");
-  cut.hidden = !out.dropped;
-  cut.replaceChildren(`${out.dropped.toLocaleString("en-US")} earlier lines not shown; whole files: `,
-    el("a", { href: fileUrl(node, "stdout.txt"), target: "_blank", text: "stdout.txt" }), " ",
-    el("a", { href: fileUrl(node, "stderr.txt"), target: "_blank", text: "stderr.txt" }));
-  box.querySelector("pre").replaceChildren(...out.lines.map(lineElement));
-}
-
-function lineElement(line) {
-  return el("span", { class: `line ${line.stream}` }, ...line.nodes.map((n) => n.cloneNode(true)));
-}
-
-function showOutputLines(node, added, trimmed) {
-  const box = $("node-output");
-  if (!box) { selectNode(node); return; } // the first lines: the section appears
-  const pre = box.querySelector("pre");
-  const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-  if (trimmed) fillOutput(box, node);
-  else pre.append(...added.map(lineElement));
-  if (atEnd) pre.scrollTop = pre.scrollHeight;
-}
-
-// ANSI colours: SGR sequences (ESC [ ... m) become styled spans; every other
-// escape sequence (cursor moves, titles) is taken out. ``state`` carries the
-// style from one line to the next, as a terminal does.
-const ESCAPES = /\x1b\[([0-9;]*)m|\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g;
-const PALETTE = ["#000000", "#cd3131", "#0dbc79", "#e5e510", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
-                 "#666666", "#f14c4c", "#23d18b", "#f5f543", "#3b8eea", "#d670d6", "#29b8db", "#ffffff"];
-
-function ansiSpans(text, state) {
-  const nodes = [];
-  let last = 0;
-  for (const m of text.matchAll(ESCAPES)) {
-    if (m.index > last) nodes.push(styled(text.slice(last, m.index), state));
-    if (m[1] !== undefined) applySgr(m[1], state);
-    last = m.index + m[0].length;
-  }
-  if (last < text.length) nodes.push(styled(text.slice(last), state));
-  nodes.push(document.createTextNode("\n"));
-  return nodes;
-}
-
-function styled(text, state) {
-  const clean = text.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "");
-  if (!state.fg && !state.bg && !state.bold && !state.dim && !state.italic && !state.underline) {
-    return document.createTextNode(clean);
-  }
-  const css = [state.fg && `color: ${state.fg}`, state.bg && `background: ${state.bg}`,
-               state.bold && "font-weight: 700", state.dim && "opacity: .7",
-               state.italic && "font-style: italic", state.underline && "text-decoration: underline"];
-  return el("span", { class: "ansi", style: css.filter(Boolean).join("; "), text: clean });
-}
-
-function colour256(n) {
-  if (n < 16) return PALETTE[n];
-  if (n >= 232) { const v = 8 + (n - 232) * 10; return `rgb(${v}, ${v}, ${v})`; }
-  const c = n - 16, step = (v) => (v ? 55 + v * 40 : 0);
-  return `rgb(${step(Math.floor(c / 36))}, ${step(Math.floor(c / 6) % 6)}, ${step(c % 6)})`;
-}
-
-function applySgr(params, state) {
-  const codes = params === "" ? [0] : params.split(";").map(Number);
-  for (let i = 0; i < codes.length; i++) {
-    const c = codes[i];
-    if (c === 0) { for (const k of Object.keys(state)) delete state[k]; }
-    else if (c === 1) state.bold = true;
-    else if (c === 2) state.dim = true;
-    else if (c === 3) state.italic = true;
-    else if (c === 4) state.underline = true;
-    else if (c === 22) { state.bold = false; state.dim = false; }
-    else if (c === 23) state.italic = false;
-    else if (c === 24) state.underline = false;
-    else if (c >= 30 && c <= 37) state.fg = PALETTE[c - 30];
-    else if (c >= 90 && c <= 97) state.fg = PALETTE[c - 90 + 8];
-    else if (c >= 40 && c <= 47) state.bg = PALETTE[c - 40];
-    else if (c >= 100 && c <= 107) state.bg = PALETTE[c - 100 + 8];
-    else if (c === 39) delete state.fg;
-    else if (c === 49) delete state.bg;
-    else if ((c === 38 || c === 48) && codes[i + 1] === 5) {
-      state[c === 38 ? "fg" : "bg"] = colour256(codes[i + 2] || 0);
-      i += 2;
-    } else if ((c === 38 || c === 48) && codes[i + 1] === 2) {
-      state[c === 38 ? "fg" : "bg"] = `rgb(${codes[i + 2] || 0}, ${codes[i + 3] || 0}, ${codes[i + 4] || 0})`;
-      i += 4;
-    }
-  }
-}
-
-// -- timeline ---------------------------------------------------------------------
-
-// A Gantt of the run: a lane per node (a bar per attempt of each visit, retries
-// included, the waits at gates hatched over the gate's bar) and one per
-// parallel branch, on one time axis.
-function showTab(name) {
-  const timeline = name === "timeline";
-  $("tab-graph").setAttribute("aria-selected", String(!timeline));
-  $("tab-timeline").setAttribute("aria-selected", String(timeline));
-  $("graph-view").hidden = timeline;
-  $("timeline").hidden = !timeline;
-  if (timeline) loadTimeline();
-}
-
-$("tab-graph").addEventListener("click", () => showTab("graph"));
-$("tab-timeline").addEventListener("click", () => showTab("timeline"));
-
-async function loadTimeline() {
-  if ($("timeline").hidden) return;
-  const data = await api(`/pipelines/${encodeURIComponent(view.id)}/timeline`);
-  renderTimeline(data);
-}
-
-function renderTimeline(data) {
-  const now = data.status === "running" ? data.now : null;
-  const attempts = data.attempts.filter((a) => a.started != null);
-  const endOf = (a) => a.started + (a.duration != null ? a.duration : Math.max(0, (now || a.started) - a.started));
-  const times = [...attempts.flatMap((a) => [a.started, endOf(a)]),
-                 ...data.waits.flatMap((w) => [w.start, w.end || now]),
-                 ...data.branches.flatMap((b) => [b.start, b.end || now])].filter((t) => t != null);
-  const box = $("timeline");
-  if (!times.length) { box.replaceChildren(el("p", { class: "muted", text: "Nothing has run yet." })); return; }
-  const t0 = Math.min(...times), span = Math.max(Math.max(...times) - t0, 0.001);
-  const at = (t) => `${(((t - t0) / span) * 100).toFixed(3)}%`;
-  const width = (a, b) => `max(3px, ${(((b - a) / span) * 100).toFixed(3)}%)`;
-  const lanes = new Map();
-  const lane = (key, label, kind) => {
-    if (!lanes.has(key)) lanes.set(key, { label, kind, bars: [] });
-    return lanes.get(key);
-  };
-  for (const a of attempts) {
-    const state = stateOf(a.status);
-    const label = `v${a.visit}${a.attempt > 1 ? ` a${a.attempt}` : ""}`;
-    const title = `${a.node} visit ${a.visit} attempt ${a.attempt}: ${a.status}, ${seconds(endOf(a) - a.started)}`
-      + (a.note ? ` - ${a.note}` : "");
-    lane(a.node, a.node, "node").bars.push(el("button", {
-      type: "button", class: `bar s-${state}`, title, "aria-label": title,
-      "data-node": a.node, "data-visit": String(a.visit), "data-attempt": String(a.attempt),
-      "data-start": String(a.started), "data-duration": String(endOf(a) - a.started),
-      style: `left: ${at(a.started)}; width: ${width(a.started, endOf(a))}`,
-      onclick: () => selectNode(a.node, a.files) }, label));
-    for (const b of data.branches.filter((b) => b.parallel === a.node && a.visit === 1 && a.attempt === 1)) {
-      lane(`${b.parallel}/${b.branch}`, `${b.parallel} → ${b.branch}`, "branch");
-    }
-  }
-  for (const w of data.waits) {
-    const end = w.end || now || w.start;
-    lane(w.node, w.node, "node").bars.push(el("span", {
-      class: "wait", "data-node": w.node, title: `waiting for an answer: ${seconds(end - w.start)}`
-        + (w.answer ? ` (answered ${w.answer})` : ""),
-      style: `left: ${at(w.start)}; width: ${width(w.start, end)}` }));
-  }
-  for (const b of data.branches) {
-    const end = b.end || now || b.start;
-    lane(`${b.parallel}/${b.branch}`, `${b.parallel} → ${b.branch}`, "branch").bars.push(el("span", {
-      class: `bar branch s-${b.status}`, "data-branch": b.branch, title: `branch ${b.branch}: ${b.status}`,
-      style: `left: ${at(b.start)}; width: ${width(b.start, end)}` }));
-  }
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
-    el("span", { class: "tick", style: `left: ${f * 100}%`, text: seconds(f * span) }));
-  box.replaceChildren(
-    el("div", { class: "lane axis" }, el("span", { class: "lane-label" }), el("div", { class: "track" }, ...ticks)),
-    ...[...lanes.values()].map((l) => el("div", { class: `lane ${l.kind}` },
-      el("span", { class: "lane-label", text: l.label, title: l.label }),
-      el("div", { class: "track" }, ...l.bars))));
 }
 
 // -- human gates -----------------------------------------------------------------
@@ -1015,4 +628,5 @@ function route() {
   else { closeStream(); clearInterval(view.timer); showRuns(); }
 }
 window.addEventListener("hashchange", route);
-route();
+// Every script of the page has run by then (runs.js, costs.js, timeline.js, output.js).
+window.addEventListener("DOMContentLoaded", route);
