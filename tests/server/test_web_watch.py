@@ -299,6 +299,9 @@ def test_the_timeline_shows_every_visit_attempt_branch_and_wait_as_the_journal_h
     page.get_by_role("tab", name="Timeline").click()
     expect(page.locator("#question")).to_be_visible()
     expect(page.locator("#timeline .wait")).to_have_count(1)  # the gate waits now
+    waiting = page.locator("#timeline .wait")
+    drawn = waiting.get_attribute("style")
+    expect(waiting).not_to_have_attribute("style", drawn or "")  # the wait grows as it goes on
     page.get_by_label("[A] Again").check()
     page.get_by_role("button", name="Send answer").click()
     expect(page.locator("#question-text")).to_have_text("review: Again?")

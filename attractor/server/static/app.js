@@ -100,7 +100,7 @@ const view = { output: {}, id: null, source: null, lastId: 0, nodes: {}, run: nu
 async function showRun(id) {
   closeStream();
   Object.assign(view, { id, lastId: 0, nodes: {}, run: null, selected: null, attempt: null, order: [],
-                        output: {} });
+                        output: {}, timeline: null });
   $("runs-view").hidden = true;
   $("run-view").hidden = false;
   $("run-title").textContent = id;
@@ -175,6 +175,7 @@ function showHeader() {
 
 function showElapsed() {
   showDeadline();
+  tickTimeline();
   if (!view.startedAt) return;
   if (!view.finishedAt && (view.run.budgets || []).some((b) => b.name === "time" && b.limit != null)) {
     showBudgets(view.run.budgets);

@@ -19,11 +19,20 @@ $("tab-timeline").addEventListener("click", () => showTab("timeline"));
 async function loadTimeline() {
   if ($("timeline").hidden) return;
   const data = await api(`/pipelines/${encodeURIComponent(view.id)}/timeline`);
+  view.timeline = { data, read: Date.now() / 1000 };
   renderTimeline(data);
 }
 
-function renderTimeline(data) {
-  const now = data.status === "running" ? data.now : null;
+// While the run goes on, the bars of what is running grow each second (drawn
+// again from the last answer, the server's clock moved on by as much as ours).
+function tickTimeline() {
+  const last = view.timeline;
+  if (!last || $("timeline").hidden || last.data.status !== "running") return;
+  renderTimeline(last.data, last.data.now + (Date.now() / 1000 - last.read));
+}
+
+function renderTimeline(data, clock = data.now) {
+  const now = data.status === "running" ? clock : null;
   const attempts = data.attempts.filter((a) => a.started != null);
   const endOf = (a) => a.started + (a.duration != null ? a.duration : Math.max(0, (now || a.started) - a.started));
   const times = [...attempts.flatMap((a) => [a.started, endOf(a)]),
