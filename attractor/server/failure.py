@@ -17,7 +17,7 @@ def failure_of(path: Path, info: RunInfo) -> dict[str, Any] | None:
     """``{"node", "reason", "output"}`` for a failed run, None for any other.
 
     ``output`` is the last lines the failed node wrote (its latest attempt's
-    ``stderr.txt``, then ``stdout.txt``), "" when it wrote none.
+    ``stderr.txt``, else ``stdout.txt``, else ``response.md``), "" when it wrote none.
     """
     if info.status != "fail":
         return None
@@ -26,11 +26,12 @@ def failure_of(path: Path, info: RunInfo) -> dict[str, Any] | None:
 
 
 def last_output(path: Path, node: str) -> str:
-    """The last :data:`OUTPUT_LINES` lines of ``node``'s stderr, else its stdout."""
+    """The last :data:`OUTPUT_LINES` lines of ``node``'s stderr, else its stdout,
+    else (an agent's node) its response."""
     if not node:
         return ""
     folder = stage_path(path, node)
-    for name in ("stderr.txt", "stdout.txt"):
+    for name in ("stderr.txt", "stdout.txt", "response.md"):
         text = tail_text(folder / name, _TAIL_BYTES)
         if text and text.strip():
             return "\n".join(text.rstrip().splitlines()[-OUTPUT_LINES:])

@@ -596,7 +596,8 @@ function eventText(event) {
   if (event.type === "interview_completed") {
     const by = event.answered_by ? ` by ${event.answered_by}` : "";
     const comment = event.comment ? `: "${event.comment}"` : "";
-    return `${event.question} → ${event.answer}${by}${comment}`;
+    const label = event.label && event.label !== event.answer ? ` (${event.label})` : "";
+    return `${event.question} → ${event.answer}${label}${by}${comment}`;
   }
   return event.status || event.error || event.question || event.summary || "";
 }
