@@ -27,6 +27,7 @@ async function loadRuns() {
   }
   const live = runsView.runs.some((r) => r.active || r.status === "running");
   runsView.delay = changed || live ? 2000 : Math.min(runsView.delay * 2, 30000);
+  if (document.hidden) runsView.delay = 30000; // nobody looks: read again when they do
   if (!$("runs-view").hidden) runsView.timer = setTimeout(loadRuns, runsView.delay);
 }
 
@@ -89,6 +90,9 @@ function showPruneButton() {
   $("prune-btn").textContent = count ? `Delete ${count} selected run${count > 1 ? "s" : ""}` : "Delete selected runs";
 }
 
+document.addEventListener("visibilitychange", () => {
+  if (!document.hidden && !$("runs-view").hidden) { runsView.delay = 2000; loadRuns(); }
+});
 $("filter-status").addEventListener("change", renderRuns);
 $("filter-pipeline").addEventListener("change", renderRuns);
 $("prune-btn").addEventListener("click", async () => {
