@@ -315,14 +315,12 @@ class Handlers:
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        data["attempts"] = [
-            a.to_json() for a in await anyio.to_thread.run_sync(timeline, path) if a.node == node_id
-        ]
-        folder = _attempt_folder(path, node_id, request, data["attempts"])
-        data["files_of"] = folder.relative_to(path).as_posix()
-        data["files"] = await anyio.to_thread.run_sync(folder_files, folder)
-        data["usage"] = (await anyio.to_thread.run_sync(node_usage, path)).get(node_id)
-        data["requests"] = await anyio.to_thread.run_sync(requests, path, node_id)
+        asked = request.query_params.get("attempt")
+        data.update(
+            await anyio.to_thread.run_sync(
+                _node_details, path, node_id, asked, limiter=self._workers
+            )
+        )
         return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
 
     @_answers
@@ -332,11 +330,14 @@ class Handlers:
         _, state = await self.read_run(path)
         if node_id not in state.nodes:
             raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
-        rows = await anyio.to_thread.run_sync(timeline, path)
-        attempts = [a.to_json() for a in rows if a.node == node_id]
-        folder = _attempt_folder(path, node_id, request, attempts)
+        asked = request.query_params.get("attempt")
         name = str(request.path_params["name"])
-        data = await anyio.to_thread.run_sync(stage_file, path, folder, name)
+
+        def read() -> bytes:
+            attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
+            return stage_file(path, _attempt_folder(path, node_id, asked, attempts), name)
+
+        data = await anyio.to_thread.run_sync(read, limiter=self._workers)
         return Response(self.redactor.data(data), media_type="text/plain; charset=utf-8")
 
     @_answers
@@ -383,15 +384,28 @@ class Handlers:
         return source
 
 
+def _node_details(path: Path, node_id: str, asked: str | None) -> dict[str, Any]:
+    """A node's attempts, the files of the one ``asked`` for (else its latest),
+    what it spent and each of its model requests."""
+    attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
+    folder = _attempt_folder(path, node_id, asked, attempts)
+    return {
+        "attempts": attempts,
+        "files_of": folder.relative_to(path).as_posix(),
+        "files": folder_files(folder),
+        "usage": node_usage(path).get(node_id),
+        "requests": requests(path, node_id),
+    }
+
+
 def _attempt_folder(
-    path: Path, node_id: str, request: Request, attempts: list[dict[str, Any]]
+    path: Path, node_id: str, asked: str | None, attempts: list[dict[str, Any]]
 ) -> Path:
     """The folder whose files the node request asks for (``?attempt=NODE/v1-a2``).
 
     Only the folders the timeline names for the node may be asked for; without
     the parameter, the node's own folder (its latest attempt).
     """
-    asked = request.query_params.get("attempt")
     if asked is None:
         return stage_path(path, node_id)
     if asked not in {a["files"] for a in attempts}:
