@@ -18,6 +18,7 @@ from typing import Any
 from attractor.dot.graph import Graph
 from attractor.dot.schema import parse_duration
 from attractor.errors import AttractorError
+from attractor.fileio import loads_json, read_lines
 from attractor.launch import RunDir
 from attractor.runview.inventory import RunState, load_checkpoint, read_events
 
@@ -57,17 +58,23 @@ def add_usage(total: dict[str, Any] | None, more: dict[str, Any] | None) -> dict
 
 
 def node_usage(path: Path) -> dict[str, dict[str, Any]]:
-    """Each node's spending over its rows of results.jsonl (nodes that spent nothing left out)."""
-    try:
-        rows = RunDir(path).read_results(1 << 40)
-    except AttractorError:
-        return {}
+    """Each node's spending over its rows of results.jsonl (nodes that spent nothing left out).
+
+    The rows are streamed; a row that cannot be read ends them (as for a resume).
+    """
     spent: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        usage = usage_json(row.get("usage"))
-        node = row.get("node")
-        if usage is not None and isinstance(node, str):
-            spent[node] = add_usage(spent.get(node), usage) or usage
+    results = RunDir(path).results_path
+    try:
+        for _, line in read_lines(results, "results file"):
+            row = loads_json(line.decode("utf-8"), results, "results row")
+            if not isinstance(row, dict):
+                break
+            usage = usage_json(row.get("usage"))
+            node = row.get("node")
+            if usage is not None and isinstance(node, str):
+                spent[node] = add_usage(spent.get(node), usage) or usage
+    except (AttractorError, ValueError):  # damaged: what came before it stands
+        pass
     return spent
 
 
