@@ -517,3 +517,41 @@ def test_the_run_picture_draws_clusters_the_route_and_the_current_node(
     # The current node moves with the run.
     expect(page.locator('#graph [id="node-done"]')).to_have_class(re.compile(r"\bcurrent\b"))
     expect(page.locator("#graph g.node.current")).to_have_count(1)
+
+
+WAITING_AGENT = {
+    "responses": [
+        _answer(
+            "",
+            {"input_tokens": 1000, "output_tokens": 100},
+            "while [ ! -f go ]; do sleep 0.05; done; echo built",
+        ),
+        _answer("The build is fixed.", {"input_tokens": 1200, "output_tokens": 50}),
+    ],
+    "then": "stop",
+}
+AGENT = """digraph agent {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    fix   [prompt="Fix the build", max_turns=10]
+    start -> fix -> done
+}
+"""
+
+
+def test_a_running_agent_nodes_tokens_show_as_it_spends_them(
+    server: Server, root: Path, browser: Browser
+) -> None:
+    (root / "agent.dot").write_text(AGENT)
+    (root / "model.json").write_text(json.dumps(WAITING_AGENT))
+    run_id = _start(server, "agent.dot", backend="scripted:model.json")
+    page = _open(browser, server, f"#/run/{run_id}")
+    fix = page.locator('#node-list button[data-node="fix"]')
+    expect(fix).to_contain_text("1,100 tok so far")  # the first request, while its tool runs
+    page.locator('#node-list button[data-node="fix"]').click()
+    expect(page.locator("#node-output pre.terminal")).to_contain_text("▸ shell: while")
+    (root / "go").touch()
+    expect(page.locator("#run-status")).to_have_text("success")
+    expect(fix).to_contain_text("2,350 tok")
+    expect(fix).not_to_contain_text("so far")
+    expect(page.locator("#node-output pre.terminal")).to_contain_text("built")

@@ -119,6 +119,10 @@ async function showRun(id) {
 async function refreshRun() {
   const run = await api(`/pipelines/${encodeURIComponent(view.id)}`);
   view.run = run;
+  // Tokens a running node's requests used so far are known from its events only.
+  for (const [id, n] of Object.entries(run.nodes)) {
+    if (n.state === "running" && view.nodes[id]) n.liveTokens = view.nodes[id].liveTokens || 0;
+  }
   view.nodes = run.nodes;
   view.order = Object.keys(run.nodes);
   view.startedAt = run.started_at;
@@ -238,7 +242,7 @@ function applyEvent(event) {
       return; // the panel took the lines itself: nothing to read again
     case "stage_started": {
       const n = node(event.name);
-      Object.assign(n, { state: "running", turn: "", tool: "", attempts: event.attempt || 1 });
+      Object.assign(n, { state: "running", turn: "", tool: "", attempts: event.attempt || 1, liveTokens: 0 });
       // The visit the engine numbered (a resume or a go-back goes on counting
       // from the run's own numbers); counted from first attempts for older events.
       if (Number.isInteger(event.visit)) n.visits = Math.max(n.visits, event.visit);
@@ -261,6 +265,12 @@ function applyEvent(event) {
       node(event.name).error = event.error;
       paintNode(event.name);
       break;
+    case "agent_turn_completed": {
+      const n = node(event.node);
+      n.liveTokens = (n.liveTokens || 0) + (event.input_tokens || 0) + (event.output_tokens || 0);
+      renderNodeList();
+      break;
+    }
     case "agent_turn_started":
       node(event.node).turn = `turn ${event.turn}/${event.max_turns}`;
       paintNode(event.node);
@@ -330,7 +340,8 @@ function renderNodeList() {
   const ids = [...new Set([...view.order, ...Object.keys(view.nodes)])];
   list.replaceChildren(...ids.map((id) => {
     const n = view.nodes[id];
-    const spent = n.usage ? (n.usage.cost != null ? dollars(n.usage.cost)
+    const spent = n.state === "running" && n.liveTokens ? `${n.liveTokens.toLocaleString("en-US")} tok so far`
+      : n.usage ? (n.usage.cost != null ? dollars(n.usage.cost)
       : `${((n.usage.input_tokens || 0) + (n.usage.output_tokens || 0)).toLocaleString("en-US")} tok`) : "";
     const info = [n.turn, n.tool, n.visits > 1 ? `x${n.visits}` : "", n.duration ? seconds(n.duration) : "",
                   spent].filter(Boolean).join(" · ");
