@@ -384,7 +384,11 @@ def stage_path(path: Path, node_id: str) -> Path:
 
 def stage_files(path: Path, node_id: str, tail: int = 4000) -> dict[str, str]:
     """What a node left in its stage folder: each text file's last ``tail`` characters."""
-    folder = stage_path(path, node_id)
+    return folder_files(stage_path(path, node_id), tail)
+
+
+def folder_files(folder: Path, tail: int = 4000) -> dict[str, str]:
+    """The stage files in ``folder`` (a node's, or one attempt's moved aside)."""
     files: dict[str, str] = {}
     for name in _STAGE_FILES:
         text = tail_text(folder / name, tail)

@@ -4,6 +4,7 @@ Endpoints (JSON unless said otherwise)::
 
     GET  /pipelines                          runs under the root, newest first
     POST /pipelines                          start: {"dot_source"|"path", "settings", "context"}
+    POST /pipelines/prune                    delete ended runs: {"ids": [RUN_ID, ...]}
     GET  /pipelines/{id}                     status, progress, nodes, questions
     GET  /pipelines/{id}/events              Server-Sent Events (Last-Event-ID honoured)
     POST /pipelines/{id}/cancel              stop a run this server drives
@@ -14,7 +15,10 @@ Endpoints (JSON unless said otherwise)::
     POST /pipelines/{id}/questions/{qid}/answer   {"answer": KEY-OR-LABEL, "comment": TEXT}
     GET  /pipelines/{id}/checkpoint          the last checkpoint
     GET  /pipelines/{id}/context             the context of the last checkpoint
-    GET  /pipelines/{id}/nodes/{node}        one node: state and its stage files
+    GET  /pipelines/{id}/nodes/{node}        one node: state, attempts, stage files
+                                             (?attempt=NODE/vV-aA: that attempt's)
+    GET  /pipelines/{id}/nodes/{node}/files/{name}   a stage file whole (stdout.txt...)
+    GET  /pipelines/{id}/timeline            every attempt, gate wait and branch
     GET  /                                   the web page (static files, no CDN)
 """
 
@@ -67,6 +71,7 @@ def create_app(
         Route("/", h.index),
         Route("/pipelines", h.list_runs, methods=["GET"]),
         Route("/pipelines", h.start, methods=["POST"]),
+        Route("/pipelines/prune", h.prune, methods=["POST"]),
         Route("/pipelines/{id}", h.status),
         Route("/pipelines/{id}/events", h.events),
         Route("/pipelines/{id}/cancel", h.cancel, methods=["POST"]),
@@ -77,6 +82,8 @@ def create_app(
         Route("/pipelines/{id}/checkpoint", h.checkpoint),
         Route("/pipelines/{id}/context", h.context),
         Route("/pipelines/{id}/nodes/{node}", h.node),
+        Route("/pipelines/{id}/nodes/{node}/files/{name}", h.node_file),
+        Route("/pipelines/{id}/timeline", h.run_timeline),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     if token:

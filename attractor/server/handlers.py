@@ -31,15 +31,22 @@ from attractor.runview.inventory import (
     RUNS_SUBDIR,
     RunReader,
     RunState,
+    folder_files,
     is_run_dir,
     list_runs,
     load_checkpoint,
     run_graph,
     run_info,
-    stage_files,
+    stage_path,
 )
+from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
+from attractor.server.costs import branches, budgets, node_usage, requests
+from attractor.server.failure import failure_of
+from attractor.server.gantt import gantt
+from attractor.server.output import stage_file
+from attractor.server.prune import MAX_PRUNE, prune_run
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
@@ -99,7 +106,14 @@ class Handlers:
     # -- lookup -------------------------------------------------------------
 
     def run_path(self, request: Request) -> Path:
-        run_id = str(request.path_params["id"])
+        return self.find_run(str(request.path_params["id"]))
+
+    def find_run(self, run_id: str) -> Path:
+        """The directory of run ``run_id`` under the root.
+
+        Raises:
+            Problem: 404 when there is none, 403 when it leads outside the root.
+        """
         if len(run_id) <= MAX_RUN_ID and _RUN_ID.match(run_id):
             for base in (self.manager.root / RUNS_SUBDIR, self.manager.root):
                 path = base / run_id
@@ -174,8 +188,8 @@ class Handlers:
     @_answers
     async def status(self, request: Request) -> Response:
         path = self.run_path(request)
-        _, state = await self.read_run(path)
-        data = await anyio.to_thread.run_sync(_with_worker, state.to_json())
+        graph, state = await self.read_run(path)
+        data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
         return JSONResponse(self._with_activity(data))
 
     @_answers
@@ -195,6 +209,33 @@ class Handlers:
         )
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return EventStreamResponse(stream, headers)
+
+    @_answers
+    async def prune(self, request: Request) -> Response:
+        body = await json_body(request)
+        ids = body.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise Problem(400, 'name the runs to delete: {"ids": ["RUN_ID", ...]}')
+        if len(ids) > MAX_PRUNE:
+            raise Problem(400, f"at most {MAX_PRUNE} runs at a time; {len(ids)} were named")
+        deleted: list[str] = []
+        kept: dict[str, str] = {}
+        for run_id in dict.fromkeys(ids):
+            try:
+                path = self.find_run(run_id)
+            except Problem as problem:
+                kept[run_id] = str(problem)
+                continue
+            why = await anyio.to_thread.run_sync(
+                prune_run, path, run_id in self.manager.active, limiter=self._workers
+            )
+            if why:
+                kept[run_id] = why
+            else:
+                deleted.append(run_id)
+                self._graphs.pop(path, None)
+                self._readers.pop(path, None)
+        return JSONResponse({"deleted": deleted, "kept": kept})
 
     @_answers
     async def cancel(self, request: Request) -> Response:
@@ -276,8 +317,35 @@ class Handlers:
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
+        asked = request.query_params.get("attempt")
+        data.update(
+            await anyio.to_thread.run_sync(
+                _node_details, path, node_id, asked, limiter=self._workers
+            )
+        )
         return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
+
+    @_answers
+    async def node_file(self, request: Request) -> Response:
+        path = self.run_path(request)
+        node_id = str(request.path_params["node"])
+        _, state = await self.read_run(path)
+        if node_id not in state.nodes:
+            raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
+        asked = request.query_params.get("attempt")
+        name = str(request.path_params["name"])
+
+        def read() -> bytes:
+            attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
+            return stage_file(path, _attempt_folder(path, node_id, asked, attempts), name)
+
+        data = await anyio.to_thread.run_sync(read, limiter=self._workers)
+        return Response(self.redactor.data(data), media_type="text/plain; charset=utf-8")
+
+    @_answers
+    async def run_timeline(self, request: Request) -> Response:
+        path = self.run_path(request)
+        return JSONResponse(self.redactor.value(await anyio.to_thread.run_sync(gantt, path)))
 
     # -- helpers ------------------------------------------------------------
 
@@ -318,9 +386,50 @@ class Handlers:
         return source
 
 
+def _node_details(path: Path, node_id: str, asked: str | None) -> dict[str, Any]:
+    """A node's attempts, the files of the one ``asked`` for (else its latest),
+    what it spent and each of its model requests."""
+    attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
+    folder = _attempt_folder(path, node_id, asked, attempts)
+    return {
+        "attempts": attempts,
+        "files_of": folder.relative_to(path).as_posix(),
+        "files": folder_files(folder),
+        "usage": node_usage(path).get(node_id),
+        "requests": requests(path, node_id),
+    }
+
+
+def _attempt_folder(
+    path: Path, node_id: str, asked: str | None, attempts: list[dict[str, Any]]
+) -> Path:
+    """The folder whose files the node request asks for (``?attempt=NODE/v1-a2``).
+
+    Only the folders the timeline names for the node may be asked for; without
+    the parameter, the node's own folder (its latest attempt).
+    """
+    if asked is None:
+        return stage_path(path, node_id)
+    if asked not in {a["files"] for a in attempts}:
+        raise Problem(404, f"node {_shown(node_id)} has no attempt folder {_shown(asked)}")
+    return path / asked
+
+
 def _shown(name: str) -> str:
     """A name from the URL for a message: quoted, and cut when long."""
     return repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
+
+
+def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str, Any]:
+    """A run's state with what each node and branch spent and the run's budgets."""
+    data = _with_worker(state.to_json())
+    spent = node_usage(path)
+    for node_id, node in data["nodes"].items():
+        node["usage"] = spent.get(node_id)
+    data["branches"] = branches(graph, spent)
+    data["budgets"] = budgets(path, state)
+    data["failure"] = failure_of(path, state.info)
+    return data
 
 
 def _with_worker(data: dict[str, Any]) -> dict[str, Any]:

@@ -45,6 +45,11 @@ class Pending:
             "default": default,
             "timeout_seconds": q.timeout_seconds,
             "asked_at": self.asked_at,
+            # When the default is taken (or the gate times out), None without a timeout.
+            "deadline": self.asked_at + q.timeout_seconds if q.timeout_seconds else None,
+            # What the person is asked to decide on: the previous stage's response
+            # or the file named by human.show.
+            "review": q.review,
         }
 
 
