@@ -13,6 +13,8 @@ after a one-line notice (:func:`preflight`).
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,10 +124,14 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
     """
     problem = sandbox_problem()
     fallback: list[str] = []
+    notices: list[str] = []
     for node in graph.nodes():
         if node.handler_type not in COMMAND_STEPS:
             continue
         boundary = boundary_of(node, settings, base)
+        readonly = _read_only_workdir(node, graph, settings, base, boundary, problem)
+        if readonly is not None:
+            notices.append(readonly)
         for path in boundary.writable:
             if not path.exists():
                 raise UsageError(
@@ -144,8 +150,48 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
             raise UsageError(f"{who} requires a sandbox, but {problem}")
         fallback.append(node.id)
     if fallback:
-        return (
+        notices.insert(
+            0,
             f"notice: no sandbox: {problem}; commands run unsandboxed with a filtered "
-            "environment (--sandbox none hides this notice, --sandbox required refuses)"
+            "environment (--sandbox none hides this notice, --sandbox required refuses)",
         )
-    return None
+    return "\n".join(dict.fromkeys(notices)) or None
+
+
+def _read_only_workdir(
+    node: Node,
+    graph: Graph,
+    settings: Settings,
+    base: Path,
+    boundary: Boundary,
+    problem: str | None,
+) -> str | None:
+    """A notice when the node's commands would find their workdir read-only."""
+    sandboxed = boundary.sandbox != "none" and problem is None
+    raw = str(node.get("workdir") or "").strip()
+    if not raw and settings.source("workdir") != "graph attribute workdir":
+        raw = str(graph.get("workdir") or "").strip()
+    workdir = (base / raw).resolve() if raw else base
+    if not workdir.is_dir() or writable_inside(workdir, sandboxed=sandboxed):
+        return None
+    return (
+        f"notice: node {node.id}: the workspace {workdir} is read-only for its commands; "
+        "a command that writes there fails (make it writable to allow writes)"
+    )
+
+
+def writable_inside(path: Path, *, sandboxed: bool) -> bool:
+    """Whether a command may write in ``path``: inside the sandbox even root obeys the mode bits."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return False
+        if not sandboxed or os.geteuid() != 0:
+            return os.access(path, os.W_OK)
+        info = path.stat()
+    except OSError:
+        return False
+    if info.st_uid == 0:
+        return bool(info.st_mode & stat.S_IWUSR)
+    if info.st_gid in (0, *os.getgroups()):
+        return bool(info.st_mode & stat.S_IWGRP)
+    return bool(info.st_mode & stat.S_IWOTH)

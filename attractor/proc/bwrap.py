@@ -101,8 +101,22 @@ def probe() -> str | None:
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip().splitlines()
         detail = why[-1] if why else f"exit code {done.returncode}"
+        if inside_user_namespace():
+            return (
+                f"bwrap cannot create a sandbox here ({detail}); attractor already runs inside "
+                "a sandbox or container, which does not allow a nested one"
+            )
         return f"bwrap cannot create a sandbox here ({detail}); user namespaces may be disabled"
     return None
+
+
+def inside_user_namespace() -> bool:
+    """True when this process runs in a user namespace (a sandbox or rootless container)."""
+    try:
+        mapping = Path("/proc/self/uid_map").read_text().split()
+    except OSError:
+        return False
+    return mapping != ["0", "0", "4294967295"]
 
 
 def _base_flags(*, network: bool) -> list[str]:

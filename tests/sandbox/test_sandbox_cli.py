@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -260,3 +262,71 @@ def test_a_sandboxed_command_dies_with_the_engine_even_without_its_guard(
         os.kill(pid, signal.SIGKILL)
     finish(proc)
     wait_for(lambda: pids_with(mark) == [], "the sleep to die with the engine", timeout=10)
+
+
+@needs_bwrap
+def test_a_read_only_workspace_is_one_notice_before_the_step(workspace: Path) -> None:
+    folder = workspace / "ro"
+    folder.mkdir()
+    write(folder / "p.dot", TOOL % ("cat p.dot > /dev/null", ""))
+    folder.chmod(0o555)
+    try:
+        args = ["run", "p.dot", "--logs-dir", str(workspace / "runs")]
+        code, out, err = finish(spawn(args, folder))
+    finally:
+        folder.chmod(0o755)
+    assert code == 0, err  # reading still works
+    notice = (
+        f"notice: node t: the workspace {folder} is read-only for its commands; a command "
+        "that writes there fails (make it writable to allow writes)"
+    )
+    assert err.splitlines()[:1] == [notice], (out, err)
+    assert out.index("-> t") > 0  # the notice came before the step
+
+
+@needs_bwrap
+def test_a_nested_sandbox_is_named_in_one_line(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", ""))
+    outer = ["bwrap", "--die-with-parent", "--unshare-user", "--cap-drop", "ALL"]
+    outer += ["--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    outer += ["--tmpfs", "/tmp", "--bind", str(workspace), str(workspace), "--"]
+    env = {k: v for k, v in os.environ.items() if k.isupper() and "KEY" not in k}
+    env["NO_COLOR"] = "1"
+    done = subprocess.run(
+        [*outer, sys.executable, "-m", "attractor", "run", "p.dot", "--sandbox", "required"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: the run requires a sandbox, but bwrap cannot create")
+    assert line.endswith(
+        "attractor already runs inside a sandbox or container, which does not allow a nested one"
+    )
+    assert not (workspace / "ran.txt").exists()
+
+
+@needs_bwrap
+def test_resume_runs_the_interrupted_step_inside_the_sandbox(workspace: Path, mark: str) -> None:
+    command = (
+        "if [ -f first.txt ]; then touch resumed.txt; touch /etc/escape-on-resume; "
+        f"else touch first.txt; sleep {mark}; fi"
+    )
+    write(workspace / "p.dot", TOOL % (command, ""))
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs"], workspace)
+    wait_for(lambda: pids_with(mark) != [], "the sandboxed sleep to start")
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert code == 130, err
+    wait_for(lambda: pids_with(mark) == [], "the sleep to be gone after Ctrl-C", timeout=10)
+    code, _, err = finish(spawn(["resume", "runs"], workspace))
+    assert code == 1, err  # the step ran again, sandboxed: /etc stayed read-only
+    assert (workspace / "resumed.txt").exists()
+    assert not Path("/etc/escape-on-resume").exists()
+    assert "Read-only file system" in (workspace / "runs" / "t" / "stderr.txt").read_text()
+    status = json.loads((workspace / "runs" / "t" / "status.json").read_text())
+    assert status["boundary"].startswith("bwrap sandbox")
