@@ -34,13 +34,14 @@ from attractor.dot.schema import (
     PROFILES,
     RUN_SANDBOX,
     parse_duration,
-    parse_on_off,
+    parse_network,
 )
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
+from attractor.proc.netproxy import parse_hosts
 from attractor.redact import Redactor
 
 if TYPE_CHECKING:
@@ -143,10 +144,12 @@ def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
     return parse
 
 
-def _on_off(raw: Any) -> bool:
+def _network(raw: Any) -> bool | tuple[str, ...]:
     if isinstance(raw, bool):
         return raw
-    return parse_on_off(str(raw))
+    if isinstance(raw, list):
+        return parse_hosts(",".join(str(item) for item in raw))
+    return parse_network(str(raw))
 
 
 def _patterns(raw: Any) -> tuple[str, ...]:
@@ -228,7 +231,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("env_allow", "--env-allow", "ATTRACTOR_ENV_ALLOW", _patterns, (), "env_allow"),
     _Field("env_deny", "--env-deny", "ATTRACTOR_ENV_DENY", _patterns, (), "env_deny"),
     _Field("sandbox", "--sandbox", "ATTRACTOR_SANDBOX", _choice(RUN_SANDBOX), "auto", "sandbox"),
-    _Field("network", "--network", "ATTRACTOR_NETWORK", _on_off, False, "network"),
+    _Field("network", "--network", "ATTRACTOR_NETWORK", _network, False, "network"),
     _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
     # Every source adds to this one (see _union): a name declared secret anywhere stays secret.
     _Field("secrets", "--secrets", "ATTRACTOR_SECRETS", _secret_names, (), "secrets"),
@@ -279,8 +282,8 @@ class Settings:
     env_deny: tuple[str, ...] = ()
     #: Where commands run: auto (bwrap when it works), bwrap, none, required.
     sandbox: str = "auto"
-    #: Whether sandboxed commands reach the network.
-    network: bool = False
+    #: Whether sandboxed commands reach the network: on, off, or only these hosts.
+    network: bool | tuple[str, ...] = False
     #: Extra writable paths for sandboxed commands (relative to the workdir).
     writable: tuple[str, ...] = ()
     #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.

@@ -95,7 +95,11 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--env-allow", "GLOBS", "Variables commands also get, e.g. DEPLOY_TOKEN (comma-separated)."),
     ("--env-deny", "GLOBS", "Variables commands never get (comma-separated globs)."),
     ("--sandbox", "MODE", "auto (default: bwrap when it works), bwrap, none or required."),
-    ("--network", "on|off", "Whether sandboxed commands reach the network (default off)."),
+    (
+        "--network",
+        "on|off|HOSTS",
+        "Sandboxed commands' network: on, off (default) or only HOSTS (a.com,b.org).",
+    ),
     ("--writable", "PATHS", "Extra writable paths for sandboxed commands (comma-separated)."),
     ("--secrets", "NAMES", "More variables whose values are redacted (DEPLOY_TOKEN,MYCO_*)."),
 ]

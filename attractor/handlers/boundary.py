@@ -14,12 +14,13 @@ after a one-line notice (:func:`preflight`).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
-from attractor.dot.schema import parse_on_off, parse_paths, parse_patterns
+from attractor.dot.schema import parse_network, parse_paths, parse_patterns
 from attractor.errors import UsageError
 from attractor.fileio import make_run_dir
 from attractor.proc.bwrap import Fence
@@ -30,6 +31,7 @@ from attractor.proc.environment import (
     LocalEnvironment,
     sandbox_problem,
 )
+from attractor.proc.netproxy import describe_network
 from attractor.settings import Settings
 
 #: Handler types whose steps run commands (tool nodes; agents run shell and hooks).
@@ -44,6 +46,8 @@ class Boundary:
     policy: EnvPolicy
     network: bool
     writable: tuple[Path, ...]
+    #: ``network="a.com,b.org"``: only these hosts, through the engine's proxy.
+    hosts: tuple[str, ...] = ()
 
 
 def _own(node: Node, key: str) -> str | None:
@@ -60,10 +64,12 @@ def boundary_of(node: Node, settings: Settings, base: Path) -> Boundary:
     if sandbox == "auto" and settings.sandbox == SANDBOX_REQUIRED:
         sandbox = SANDBOX_REQUIRED  # a node's auto cannot undo the run's requirement
     net = _own(node, "network")
-    network = parse_on_off(net) if net is not None else settings.network
+    network = parse_network(net) if net is not None else settings.network
+    hosts = network if isinstance(network, tuple) else ()
     extra = settings.writable + parse_paths(_own(node, "writable") or "")
     writable = tuple(dict.fromkeys((base / p).resolve() for p in extra))
-    return Boundary(sandbox, EnvPolicy(mode, allow, deny), network, writable)
+    policy = EnvPolicy(mode, allow, deny)
+    return Boundary(sandbox, policy, network is True, writable, hosts)
 
 
 def resolved_sandbox(boundary: Boundary) -> str:
@@ -99,6 +105,7 @@ def environment_for(
         stage_dir=stage_dir,
         scratch=scratch,
         network=boundary.network,
+        hosts=boundary.hosts,
     )
     return BwrapEnvironment(workdir, boundary.policy, fence=fence)
 
@@ -109,7 +116,7 @@ def describe_boundary(node: Node, settings: Settings, base: Path) -> str:
     policy = boundary.policy.describe()
     if resolved_sandbox(boundary) == "none":
         return f"local, no sandbox, {policy}"
-    net = "network on" if boundary.network else "network off"
+    net = describe_network(boundary.network, boundary.hosts)
     extra = "".join(f", {p}" for p in boundary.writable)
     return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"
 
@@ -144,6 +151,8 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
                 f"({settings.source('sandbox')} required)"
             )
         if problem is None or boundary.sandbox == "none":
+            if problem is None and boundary.sandbox != "none" and boundary.hosts:
+                _check_bridge(node)
             continue
         if boundary.sandbox in ("bwrap", SANDBOX_REQUIRED):
             who = "the run" if settings.sandbox == SANDBOX_REQUIRED else f"node {node.id}"
@@ -156,6 +165,15 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
             "environment (--sandbox none hides this notice, --sandbox required refuses)",
         )
     return "\n".join(dict.fromkeys(notices)) or None
+
+
+def _check_bridge(node: Node) -> None:
+    """An allow-list of hosts needs ``socat`` inside the sandbox (see attractor.proc.netproxy)."""
+    if shutil.which("socat") is None:
+        raise UsageError(
+            f"node {node.id}: network= lists hosts, which needs socat to reach the proxy from "
+            "inside the sandbox (Debian/Ubuntu: apt-get install socat); or set network=on"
+        )
 
 
 def _read_only_workdir(

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from attractor.proc.netproxy import INSIDE_DIR, bridge_argv, proxy_env
+
 #: Secret places under the home directory, never visible inside the sandbox.
 HIDDEN_IN_HOME = (
     ".ssh",
@@ -72,8 +74,13 @@ class Fence:
     stage_dir: Path | None = None
     #: The run's scratch directory (``$TMPDIR`` inside): writable.
     scratch: Path | None = None
+    #: The host's whole network (``network=on``).
     network: bool = False
     home: Path | None = None
+    #: ``network="a.com,b.org"``: no network but these hosts, through the
+    #: engine's proxy (:mod:`attractor.proc.netproxy`) whose socket is in ``proxy_dir``.
+    hosts: tuple[str, ...] = ()
+    proxy_dir: Path | None = None
 
 
 def bwrap_path() -> str | None:
@@ -169,8 +176,14 @@ def wrap_argv(fence: Fence) -> list[str]:
     argv += _hidden_system()
     if fence.scratch is not None:
         argv += ["--setenv", "TMPDIR", str(fence.scratch.resolve())]
-    argv += ["--chdir", str(fence.workdir.resolve()), "--"]
-    return argv
+    argv += ["--chdir", str(fence.workdir.resolve())]
+    if fence.hosts and not fence.network and fence.proxy_dir is not None:
+        argv += ["--ro-bind", str(fence.proxy_dir), INSIDE_DIR]
+        for key, value in proxy_env().items():
+            argv += ["--setenv", key, value]
+        argv += ["--", *bridge_argv(shutil.which("socat") or "socat")]
+        return argv
+    return [*argv, "--"]
 
 
 def _resolver_binds() -> list[str]:
@@ -213,7 +226,15 @@ def _hidden(home: Path | None) -> list[str]:
 
 
 #: errno texts that say a command hit the sandbox's walls.
-REFUSALS = ("Read-only file system", "Permission denied", "Network is unreachable")
+REFUSALS = (
+    "Read-only file system",
+    "Permission denied",
+    "Network is unreachable",
+    "not in this step's network allow-list",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "CONNECT tunnel failed, response 403",
+)
 
 
 def refusal_note(stderr: str) -> str:
@@ -223,6 +244,7 @@ def refusal_note(stderr: str) -> str:
             return (
                 f"[sandbox: '{text}' — this command runs in a sandbox: only the working "
                 "directory and $TMPDIR are writable, the network is off unless the node sets "
-                "network=on, and secret files are hidden]"
+                "network=on (or names hosts in network=, reached through HTTP_PROXY), and "
+                "secret files are hidden]"
             )
     return ""

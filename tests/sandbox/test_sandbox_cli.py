@@ -114,13 +114,13 @@ def test_required_refuses_a_node_that_opts_out(workspace: Path) -> None:
 def test_lint_checks_the_boundary_attributes(workspace: Path) -> None:
     write(
         workspace / "p.dot",
-        TOOL % ("true", ', sandbox=docker, network=maybe, env=all, env_allow="A B$"'),
+        TOOL % ("true", ', sandbox=vm, network=maybe, env=all, env_allow="A B$"'),
     )
     result = invoke(["lint", "p.dot"])
     assert result.exit_code != 0
     text = result.output + result.stderr
     assert "sandbox" in text and "expected one of auto, bwrap, none" in text
-    assert "network" in text and "expected on or off" in text
+    assert "network" in text and "expected on, off, or host names" in text
     assert "expected one of inherit, core, none" in text
     assert "'B$' is not a variable-name pattern" in text
 

@@ -17,6 +17,7 @@ from attractor.dot.graph import Node
 from attractor.handlers.boundary import boundary_of, resolved_sandbox
 from attractor.handlers.external.spec import AgentCli
 from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.netproxy import describe_network
 from attractor.settings import Settings
 
 
@@ -32,7 +33,9 @@ def describe_cli_boundary(cli: AgentCli, node: Node, settings: Settings, base: P
     env = f"{boundary.policy.describe()} + own: {', '.join(names) if names else 'none set'}"
     if resolved_sandbox(boundary) == "none":
         return f"{cli.name}, local, no sandbox, {env}"
-    net = "network on" if boundary.network else "network off"
+    net = describe_network(boundary.network, boundary.hosts)
+    if boundary.hosts and not cli.filters_hosts:
+        net = "network off (it cannot limit hosts)"
     extra = "".join(f", {p}" for p in boundary.writable)
     missing = cli.missing_for_sandbox()
     if cli.command_sandbox and missing:
