@@ -233,6 +233,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("sandbox", "--sandbox", "ATTRACTOR_SANDBOX", _choice(RUN_SANDBOX), "auto", "sandbox"),
     _Field("network", "--network", "ATTRACTOR_NETWORK", _network, False, "network"),
     _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
+    _Field("image", "--image", "ATTRACTOR_IMAGE", _text, None, "image"),
     # Every source adds to this one (see _union): a name declared secret anywhere stays secret.
     _Field("secrets", "--secrets", "ATTRACTOR_SECRETS", _secret_names, (), "secrets"),
     # No flag: a choice about a machine or a team, made once in the environment or config.
@@ -286,6 +287,8 @@ class Settings:
     network: bool | tuple[str, ...] = False
     #: Extra writable paths for sandboxed commands (relative to the workdir).
     writable: tuple[str, ...] = ()
+    #: The container image of ``sandbox=docker|podman``.
+    image: str | None = None
     #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.
     run_permissions: str = "private"
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
@@ -400,7 +403,7 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
 RECORDED = (
     "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
     "max_total_turns", "max_total_tokens", "max_cost", "max_steps", "timeout", "kill_grace",
-    "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable",
+    "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable", "image",
     "secrets",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"

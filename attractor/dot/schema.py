@@ -28,7 +28,7 @@ PROFILES = ("smoke", "fast", "strict", "yolo")
 TOOL_PROFILES = ("openai", "anthropic", "gemini", "default")
 MAX_TURNS_LIMIT = 500
 #: Where a step's commands run (attractor.proc.environment); ``required`` is run-level only.
-SANDBOX_MODES = ("auto", "bwrap", "none")
+SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")
 RUN_SANDBOX = (*SANDBOX_MODES, "required")
 ENV_MODES = ("inherit", "core", "none")
 #: External coding-agent CLIs a codergen node may run as its backend.
@@ -236,7 +236,10 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("env", _GN, _choice_parser(ENV_MODES), "core", "variables commands inherit"),
     AttrSpec("env_allow", _GN, parse_patterns, "", "variable globs commands also get"),
     AttrSpec("env_deny", _GN, parse_patterns, "", "variable globs commands never get"),
-    AttrSpec("sandbox", _GN, _choice_parser(SANDBOX_MODES), "auto", "auto, bwrap or none"),
+    AttrSpec(
+        "sandbox", _GN, _choice_parser(SANDBOX_MODES), "auto", "auto, bwrap, none, docker, podman"
+    ),
+    AttrSpec("image", _GN, _string, "", "container image of sandbox=docker or podman"),
     AttrSpec("network", _GN, parse_network, False, "sandboxed commands' network: on, off or hosts"),
     AttrSpec("writable", _GN, parse_paths, "", "extra writable paths for the sandbox"),
     # node

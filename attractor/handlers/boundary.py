@@ -20,10 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
-from attractor.dot.schema import parse_network, parse_paths, parse_patterns
+from attractor.dot.schema import AGENT_BACKENDS, parse_network, parse_paths, parse_patterns
 from attractor.errors import UsageError
 from attractor.fileio import make_run_dir
 from attractor.proc.bwrap import Fence
+from attractor.proc.container import (
+    CONTAINER_ENGINES,
+    Container,
+    ContainerEnvironment,
+    container_problem,
+    describe_container,
+)
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.environment import (
     SANDBOX_REQUIRED,
@@ -48,6 +55,8 @@ class Boundary:
     writable: tuple[Path, ...]
     #: ``network="a.com,b.org"``: only these hosts, through the engine's proxy.
     hosts: tuple[str, ...] = ()
+    #: The container image of ``sandbox=docker|podman`` ('' when none is named).
+    image: str = ""
 
 
 def _own(node: Node, key: str) -> str | None:
@@ -69,13 +78,15 @@ def boundary_of(node: Node, settings: Settings, base: Path) -> Boundary:
     extra = settings.writable + parse_paths(_own(node, "writable") or "")
     writable = tuple(dict.fromkeys((base / p).resolve() for p in extra))
     policy = EnvPolicy(mode, allow, deny)
-    return Boundary(sandbox, policy, network is True, writable, hosts)
+    image = _own(node, "image") or settings.image or ""
+    return Boundary(sandbox, policy, network is True, writable, hosts, image)
 
 
 def resolved_sandbox(boundary: Boundary) -> str:
-    """``bwrap`` when the step's commands run sandboxed here, else ``none``."""
-    if boundary.sandbox == "none":
-        return "none"
+    """``bwrap`` when the step's commands run sandboxed here, ``docker`` or ``podman`` in a
+    container, else ``none``."""
+    if boundary.sandbox in ("none", *CONTAINER_ENGINES):
+        return boundary.sandbox
     if boundary.sandbox == "auto" and sandbox_problem() is not None:
         return "none"
     return "bwrap"
@@ -92,12 +103,16 @@ def environment_for(
 ) -> LocalEnvironment:
     """The execution environment of one step of ``node``."""
     boundary = boundary_of(node, settings, base)
-    if resolved_sandbox(boundary) == "none":
+    kind = resolved_sandbox(boundary)
+    if kind == "none":
         return LocalEnvironment(workdir, boundary.policy)
     scratch = None
     if run_dir is not None and run_dir.is_dir():
         scratch = run_dir / "scratch"
         make_run_dir(scratch, exist_ok=True)  # private like the rest of the run directory
+    if kind in CONTAINER_ENGINES:
+        box = _container(boundary, kind, workdir, run_dir, stage_dir, scratch)
+        return ContainerEnvironment(workdir, boundary.policy, box=box)
     fence = Fence(
         workdir,
         writable=boundary.writable,
@@ -110,12 +125,35 @@ def environment_for(
     return BwrapEnvironment(workdir, boundary.policy, fence=fence)
 
 
+def _container(
+    boundary: Boundary,
+    engine: str,
+    workdir: Path,
+    run_dir: Path | None = None,
+    stage_dir: Path | None = None,
+    scratch: Path | None = None,
+) -> Container:
+    return Container(
+        engine,
+        boundary.image,
+        workdir,
+        writable=boundary.writable,
+        run_dir=None if run_dir is None else run_dir.resolve(),
+        stage_dir=None if stage_dir is None else stage_dir.resolve(),
+        scratch=None if scratch is None else scratch.resolve(),
+        network=boundary.network,
+    )
+
+
 def describe_boundary(node: Node, settings: Settings, base: Path) -> str:
     """One line for ``--dry-run``: where the node's commands would run."""
     boundary = boundary_of(node, settings, base)
     policy = boundary.policy.describe()
-    if resolved_sandbox(boundary) == "none":
+    kind = resolved_sandbox(boundary)
+    if kind == "none":
         return f"local, no sandbox, {policy}"
+    if kind in CONTAINER_ENGINES:
+        return describe_container(_container(boundary, kind, base), policy)
     net = describe_network(boundary.network, boundary.hosts)
     extra = "".join(f", {p}" for p in boundary.writable)
     return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"
@@ -150,6 +188,9 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
                 f"node {node.id}: sandbox=none, but the run requires a sandbox "
                 f"({settings.source('sandbox')} required)"
             )
+        if boundary.sandbox in CONTAINER_ENGINES:
+            _check_container(node, boundary, settings)
+            continue
         if problem is None or boundary.sandbox == "none":
             if problem is None and boundary.sandbox != "none" and boundary.hosts:
                 _check_bridge(node)
@@ -165,6 +206,30 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
             "environment (--sandbox none hides this notice, --sandbox required refuses)",
         )
     return "\n".join(dict.fromkeys(notices)) or None
+
+
+def _check_container(node: Node, boundary: Boundary, settings: Settings) -> None:
+    """A container needs an image, an engine that answers, and no host allow-list."""
+    engine = boundary.sandbox
+    if not boundary.image:
+        raise UsageError(
+            f"node {node.id}: sandbox={engine} needs an image: set image= on the node or "
+            'the graph (e.g. image="python:3.12-slim")'
+        )
+    if boundary.hosts:
+        raise UsageError(
+            f"node {node.id}: sandbox={engine} takes network=on or off, not a list of hosts "
+            "(use sandbox=bwrap for an allow-list)"
+        )
+    backend = node.raw("backend") or settings.backend
+    if node.handler_type == "codergen" and backend in AGENT_BACKENDS:
+        raise UsageError(
+            f"node {node.id}: sandbox={engine} does not apply to the {backend} agent CLI; "
+            "use sandbox=auto or bwrap for it"
+        )
+    problem = container_problem(engine)
+    if problem is not None:
+        raise UsageError(f"node {node.id}: sandbox={engine}, but {problem}")
 
 
 def _check_bridge(node: Node) -> None:

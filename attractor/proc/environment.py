@@ -36,7 +36,7 @@ from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.netproxy import INSIDE_DIR, AllowList, describe_network, serve_client
 from attractor.proc.process import ProcessResult, process_env, run_process
 
-SANDBOX_MODES = ("auto", "bwrap", "none")
+SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")
 #: Names of the per-command proxy sockets (unique within the engine process).
 _sockets = itertools.count(1)
 #: Run-level only: like ``auto``, but a run without a working sandbox is refused.
