@@ -36,7 +36,7 @@ from attractor.engine.inventory import (
 )
 from attractor.errors import AttractorError, ValidationError
 from attractor.fileio import atomic_write_text
-from attractor.launch import RunDir, worker_of
+from attractor.launch import RunDir, node_boundary, worker_of
 from attractor.render import render
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
@@ -275,6 +275,12 @@ class Handlers:
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
         data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
+        if graph is not None:
+            boundary = await anyio.to_thread.run_sync(
+                node_boundary, path, graph, node_id, limiter=self._workers
+            )
+            if boundary is not None:
+                data["boundary"] = boundary
         return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
 
     # -- helpers ------------------------------------------------------------

@@ -274,7 +274,8 @@ async function selectNode(id) {
   const n = data.node;
   const facts = [["type", data.handler], ["state", n.state], ["visits", n.visits],
                  ["time", seconds(n.duration)], ["chose", n.preferred_label], ["notes", n.notes],
-                 ["error", n.error], ["now", [n.turn, n.tool].filter(Boolean).join(" · ")]];
+                 ["error", n.error], ["now", [n.turn, n.tool].filter(Boolean).join(" · ")],
+                 ["boundary", data.boundary]];
   $("node-facts").replaceChildren(...facts.filter(([, v]) => v !== "" && v != null)
     .flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
   const files = Object.entries(data.files);
