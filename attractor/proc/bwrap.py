@@ -3,9 +3,10 @@
 The layout, in mount order (later mounts sit on top of earlier ones):
 
 1. the whole filesystem read-only (``--ro-bind / /``);
-2. a fresh ``/dev`` (null, zero, random, tty...: no disks, no ``/dev/mem``),
-   a ``/proc`` of the sandbox's own pid namespace, empty ``/tmp`` and ``/run``
-   (the host's sockets, the ssh agent's included, are out of reach);
+2. a fresh ``/dev`` (a private tmpfs with null, zero, random, tty, an empty
+   ``shm``...: no disks, no ``/dev/mem``), a ``/proc`` of the sandbox's own pid
+   namespace, empty ``/tmp`` and ``/run`` (the host's sockets, the ssh agent's
+   included, are out of reach);
 3. the workdir, the run's scratch directory, the step's stage directory and
    any ``writable=`` path, writable;
 4. the run directory read-only again when it lies inside a writable path
@@ -154,24 +155,24 @@ def wrap_argv(fence: Fence) -> list[str]:
     program = bwrap_path() or "bwrap"
     argv = [program, *_base_flags(network=fence.network), "--ro-bind", "/", "/"]
     argv += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
-    argv += ["--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/dev/shm"]
+    # --dev makes /dev a private tmpfs: its /dev/shm is the sandbox's own already.
+    argv += ["--tmpfs", "/tmp", "--tmpfs", "/run"]
     if fence.network:
         argv += _resolver_binds()
-    writable = [fence.workdir, *fence.writable]
-    writable += [p for p in (fence.scratch, fence.stage_dir) if p is not None]
-    bound: list[Path] = []
+    run_dir = fence.run_dir.resolve() if fence.run_dir is not None else None
+    own = [p.resolve() for p in (fence.scratch, fence.stage_dir) if p is not None]
+    writable = list(dict.fromkeys(p.resolve() for p in (fence.workdir, *fence.writable)))
+    # The run directory goes read-only over a writable path that holds it, and the
+    # step's own folders inside it writable again: each bound once, in that order.
+    shielded = run_dir is not None and any(run_dir.is_relative_to(p) for p in writable)
+    later = [p for p in own if shielded and run_dir is not None and p.is_relative_to(run_dir)]
+    writable += [p for p in own if p not in later and p not in writable]
     for path in writable:
-        real = path.resolve()
-        if real not in bound:
-            bound.append(real)
-            argv += ["--bind", str(real), str(real)]
-    if fence.run_dir is not None:
-        run_dir = fence.run_dir.resolve()
-        if any(run_dir.is_relative_to(p) for p in bound):
-            argv += ["--ro-bind", str(run_dir), str(run_dir)]
-            for own in (fence.scratch, fence.stage_dir):
-                if own is not None and own.resolve().is_relative_to(run_dir):
-                    argv += ["--bind", str(own.resolve()), str(own.resolve())]
+        argv += ["--bind", str(path), str(path)]
+    if shielded:
+        argv += ["--ro-bind", str(run_dir), str(run_dir)]
+        for path in dict.fromkeys(later):
+            argv += ["--bind", str(path), str(path)]
     argv += _hidden(_home(fence))
     argv += _hidden_system()
     if fence.scratch is not None:
