@@ -330,3 +330,33 @@ def test_resume_runs_the_interrupted_step_inside_the_sandbox(workspace: Path, ma
     assert "Read-only file system" in (workspace / "runs" / "t" / "stderr.txt").read_text()
     status = json.loads((workspace / "runs" / "t" / "status.json").read_text())
     assert status["boundary"].startswith("bwrap sandbox")
+
+
+@needs_bwrap
+def test_a_repository_config_an_earlier_step_wrote_runs_inside_the_sandbox(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # git runs core.fsmonitor on `git status`: the agent's start reads git state,
+    # so a step that planted it would otherwise run it on the host, unsandboxed.
+    outside = tmp_path.parent / f"outside-{uuid.uuid4().hex}"
+    outside.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    write(
+        workspace / "p.dot",
+        """digraph p {
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            plant [shape=parallelogram, tool_command="git config core.fsmonitor 'sh hook.sh'"]
+            work  [prompt="look"]
+            start -> plant -> work -> done
+        }""",
+    )
+    write(workspace / "hook.sh", f"env > {outside}/env.txt; touch {outside}/ran; exit 1\n")
+    write(workspace / "model.json", json.dumps({"responses": [{"text": "done"}], "then": "stop"}))
+    args = ["run", "p.dot", "--logs-dir", "runs", "--backend", "scripted:model.json"]
+    env = {"PLANTED_API_KEY": "sk-planted-never-seen"}
+    code, _, err = finish(spawn(args, workspace, env))
+    assert code == 0, err
+    assert "sh hook.sh" in (workspace / ".git" / "config").read_text()  # it was planted
+    assert not (outside / "ran").exists(), "the planted git hook ran outside the sandbox"
+    assert not (outside / "env.txt").exists()
