@@ -20,7 +20,7 @@ from attractor.proc.bwrap import Fence
 from attractor.proc.environment import BwrapEnvironment
 from attractor.proc.netproxy import AllowList, parse_hosts
 from tests.cli.runkit import finish, invoke, spawn, write
-from tests.sandbox.conftest import needs_bwrap
+from tests.sandbox.conftest import needs_bwrap, needs_socat
 
 pytestmark = pytest.mark.anyio
 
@@ -59,6 +59,7 @@ def _box(tmp_path: Path, *hosts: str) -> BwrapEnvironment:
 
 
 @needs_bwrap
+@needs_socat
 async def test_a_listed_host_is_reached_through_the_proxy(
     tmp_path: Path, servers: tuple[int, int]
 ) -> None:
@@ -72,6 +73,7 @@ async def test_a_listed_host_is_reached_through_the_proxy(
 
 
 @needs_bwrap
+@needs_socat
 async def test_an_unlisted_host_is_refused_with_a_clear_message(
     tmp_path: Path, servers: tuple[int, int]
 ) -> None:
@@ -96,6 +98,7 @@ async def test_an_unlisted_host_is_refused_with_a_clear_message(
 
 
 @needs_bwrap
+@needs_socat
 async def test_a_direct_connection_fails(tmp_path: Path, servers: tuple[int, int]) -> None:
     listed, _ = servers
     box = _box(tmp_path, f"localhost:{listed}", "127.0.0.1")
@@ -180,6 +183,7 @@ def test_hosts_without_socat_are_refused_before_the_run(workspace: Path, tmp_pat
 
 
 @needs_bwrap
+@needs_socat
 def test_a_tool_node_reaches_its_listed_host(workspace: Path, servers: tuple[int, int]) -> None:
     listed, unlisted = servers
     command = f"{CURL} http://localhost:{listed}/ok > ok.txt; {CURL} http://127.0.0.1:{unlisted}/"
