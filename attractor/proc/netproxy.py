@@ -139,8 +139,24 @@ def bridge_argv(socat: str) -> list[str]:
     return ["/bin/sh", "-c", script, "attractor-net"]
 
 
+#: What a client or a server going away mid-request raises: it ends that connection only.
+_GONE = (
+    OSError,
+    ValueError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.EndOfStream,
+)
+
+
 async def serve_client(client: SocketStream, allow: AllowList, setting: str) -> None:
-    """Serve one connection from the sandbox: check the host, then relay bytes."""
+    """Serve one connection from the sandbox; a broken one never ends the command."""
+    with suppress(*_GONE):
+        await _serve(client, allow, setting)
+
+
+async def _serve(client: SocketStream, allow: AllowList, setting: str) -> None:
+    """Check the host the client asks for, then relay bytes both ways."""
     async with client:
         try:
             with anyio.fail_after(_HEAD_TIMEOUT):

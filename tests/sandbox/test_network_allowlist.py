@@ -195,3 +195,22 @@ def test_a_tool_node_reaches_its_listed_host(workspace: Path, servers: tuple[int
         "is not in this step's network allow-list"
         in (workspace / "runs" / "t" / "stdout.txt").read_text()
     )
+
+
+@needs_bwrap
+@needs_socat
+async def test_a_client_that_hangs_up_mid_request_does_not_end_the_command(
+    tmp_path: Path, servers: tuple[int, int]
+) -> None:
+    listed, _ = servers
+    box = _box(tmp_path, f"localhost:{listed}")
+    script = (
+        "import socket; s = socket.create_connection(('127.0.0.1', 3128)); "
+        "s.sendall(b'CONNECT localhost:1 HTTP/1.1'); s.close(); "
+        "s = socket.create_connection(('127.0.0.1', 3128)); s.sendall(b'garbage\\r\\n\\r\\n'); "
+        "print(s.recv(100).decode().splitlines()[0]); s.close()"
+    )
+    command = f'python3 -c "{script}"; {CURL} http://localhost:{listed}/after'
+    result = await box.run(command)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"HTTP/1.1 400 Bad Request\nhello from {listed}/after"
