@@ -483,8 +483,8 @@ def resolve_settings(
             layers.append((f"graph attribute {f.graph_attr}", graph_attrs.get(f.graph_attr)))
         pick = _union if f.name == "secrets" else _first
         values[f.name], sources[f.name], raw = pick(f, layers)
-        if raw is not None:
-            texts[f.name] = str(raw).strip()
+        if raw is not None:  # a config file's list as the comma-separated text a flag takes
+            texts[f.name] = ", ".join(map(str, raw)) if isinstance(raw, list) else str(raw).strip()
         layers_of[f.name] = layers
     _bind_key_to_url(values, sources, texts, layers_of)
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())

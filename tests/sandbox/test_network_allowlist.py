@@ -214,3 +214,28 @@ async def test_a_client_that_hangs_up_mid_request_does_not_end_the_command(
     result = await box.run(command)
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"HTTP/1.1 400 Bad Request\nhello from {listed}/after"
+
+
+def test_the_run_level_setting_takes_hosts_from_each_source(tmp_path: Path) -> None:
+    from attractor.errors import SettingError
+    from attractor.settings import resolve_settings
+
+    (tmp_path / "attractor.toml").write_text('network = ["pypi.org", "*.pythonhosted.org"]\n')
+    assert resolve_settings(env={}, cwd=tmp_path).network == ("pypi.org", "*.pythonhosted.org")
+    from_env = resolve_settings(env={"ATTRACTOR_NETWORK": "api.github.com"}, cwd=tmp_path)
+    assert from_env.network == ("api.github.com",)
+    assert resolve_settings({"network": "on"}, env={}, cwd=tmp_path).network is True
+    with pytest.raises(SettingError, match=r'ATTRACTOR_NETWORK="maybe": expected on, off, or'):
+        resolve_settings(env={"ATTRACTOR_NETWORK": "maybe"}, cwd=tmp_path)
+
+
+def test_lists_from_the_config_file_survive_a_resume(tmp_path: Path) -> None:
+    from attractor.settings import record_of, resolve_settings
+
+    (tmp_path / "attractor.toml").write_text(
+        'network = ["pypi.org", "*.pythonhosted.org"]\nwritable = ["cache", "out"]\n'
+    )
+    first = resolve_settings(env={}, cwd=tmp_path)
+    again = resolve_settings(env={}, cwd=tmp_path / "elsewhere", recorded=record_of(first))
+    assert again.network == ("pypi.org", "*.pythonhosted.org")
+    assert again.writable == ("cache", "out")
