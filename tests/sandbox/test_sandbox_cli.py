@@ -318,13 +318,15 @@ def test_resume_runs_the_interrupted_step_inside_the_sandbox(workspace: Path, ma
     )
     write(workspace / "p.dot", TOOL % (command, ""))
     proc = spawn(["run", "p.dot", "--logs-dir", "runs"], workspace)
+    # bwrap's own command line names the mark too: wait for the command itself.
+    wait_for(lambda: (workspace / "first.txt").exists(), "the sandboxed command to start")
     wait_for(lambda: pids_with(mark) != [], "the sandboxed sleep to start")
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
     assert code == 130, err
     wait_for(lambda: pids_with(mark) == [], "the sleep to be gone after Ctrl-C", timeout=10)
-    code, _, err = finish(spawn(["resume", "runs"], workspace))
-    assert code == 1, err  # the step ran again, sandboxed: /etc stayed read-only
+    code, out, err = finish(spawn(["resume", "runs"], workspace))
+    assert code == 1, (out, err)  # the step ran again, sandboxed: /etc stayed read-only
     assert (workspace / "resumed.txt").exists()
     assert not Path("/etc/escape-on-resume").exists()
     assert "Read-only file system" in (workspace / "runs" / "t" / "stderr.txt").read_text()
