@@ -40,8 +40,8 @@ from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
+from attractor.proc.allowlist import parse_hosts
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
-from attractor.proc.netproxy import parse_hosts
 from attractor.redact import Redactor
 
 if TYPE_CHECKING:

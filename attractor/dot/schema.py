@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from attractor.proc.netproxy import parse_hosts
+from attractor.proc.allowlist import parse_hosts
 
 Scope = Literal["graph", "node", "edge"]
 

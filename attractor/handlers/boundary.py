@@ -23,6 +23,7 @@ from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import AGENT_BACKENDS, parse_network, parse_paths, parse_patterns
 from attractor.errors import UsageError
 from attractor.fileio import make_run_dir
+from attractor.proc.allowlist import describe_network
 from attractor.proc.bwrap import Fence
 from attractor.proc.container import (
     CONTAINER_ENGINES,
@@ -38,7 +39,6 @@ from attractor.proc.environment import (
     LocalEnvironment,
     sandbox_problem,
 )
-from attractor.proc.netproxy import describe_network
 from attractor.settings import Settings
 
 #: Handler types whose steps run commands (tool nodes; agents run shell and hooks).

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from attractor.proc.netproxy import INSIDE_DIR, bridge_argv, proxy_env
+from attractor.proc.allowlist import INSIDE_DIR, bridge_argv, proxy_env
 
 #: Secret places under the home directory, never visible inside the sandbox.
 HIDDEN_IN_HOME = (

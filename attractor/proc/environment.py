@@ -31,9 +31,10 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import SocketStream
 
+from attractor.proc.allowlist import INSIDE_DIR, AllowList, describe_network
 from attractor.proc.bwrap import Fence, probe, refusal_note, wrap_argv
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.netproxy import INSIDE_DIR, AllowList, describe_network, serve_client
+from attractor.proc.netproxy import serve_client
 from attractor.proc.process import ProcessResult, process_env, run_process
 
 SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")

@@ -122,3 +122,13 @@ def test_the_run_line_mounts_the_workspace_at_its_path_and_cuts_the_network(
     on = run_argv(Container("podman", "alpine:3", work, network=True), work, [], "n")
     assert "--network" not in on and on[-1] == "alpine:3"
     assert remove_argv("docker", "attractor-1-2")[1:] == ["rm", "--force", "attractor-1-2"]
+
+
+def test_lint_warns_of_a_container_without_an_image(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ", sandbox=docker")
+    result = invoke(["lint", "p.dot"])
+    text = result.output + result.stderr
+    assert "warning container_image: node 't' runs its commands in a docker container" in text
+    graph = TOOL.replace("digraph p {", 'digraph p {\n    graph [image="alpine:3"]')
+    write(workspace / "p.dot", graph % ", sandbox=docker")
+    assert "container_image" not in invoke(["lint", "p.dot"]).output

@@ -16,8 +16,8 @@ from pathlib import Path
 from attractor.dot.graph import Node
 from attractor.handlers.boundary import boundary_of, resolved_sandbox
 from attractor.handlers.external.spec import AgentCli
+from attractor.proc.allowlist import describe_network
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.netproxy import describe_network
 from attractor.settings import Settings
 
 
