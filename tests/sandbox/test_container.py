@@ -132,3 +132,26 @@ def test_lint_warns_of_a_container_without_an_image(workspace: Path) -> None:
     graph = TOOL.replace("digraph p {", 'digraph p {\n    graph [image="alpine:3"]')
     write(workspace / "p.dot", graph % ", sandbox=docker")
     assert "container_image" not in invoke(["lint", "p.dot"]).output
+
+
+def test_an_agent_cli_node_cannot_run_in_a_container(workspace: Path) -> None:
+    write(
+        workspace / "p.dot",
+        """digraph p {
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            work  [prompt="x", backend="claude-code", sandbox=docker, image="alpine:3"]
+            start -> work -> done
+        }""",
+    )
+    result = invoke(["run", "p.dot"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().endswith(
+        "node work: sandbox=docker does not apply to the claude-code agent CLI; "
+        "use sandbox=auto or bwrap for it"
+    )
+    plan = invoke(["run", "p.dot", "--dry-run"])
+    assert (
+        "boundary: claude-code: sandbox=docker does not apply to an agent CLI (the run is refused)"
+        in plan.output
+    )
