@@ -5,9 +5,9 @@ Each command is one ``docker run`` (``podman run`` takes the same flags):
 - ``--rm`` (the container is removed when the command ends) and ``--init`` (a
   small init as PID 1 forwards signals and reaps what the command leaves);
 - ``--name attractor-PID-N``, so a timeout, Ctrl-C or a cancelled step ends it
-  with ``docker rm -f NAME``: killing the client's process group, as for a local
-  command, does not stop a container, whose processes belong to the engine's
-  daemon;
+  with ``docker rm --force NAME``: the client passes SIGTERM on to the container
+  (its signal proxy, on without a terminal) but not SIGKILL, and a container's
+  processes belong to the daemon, not to the client's process group;
 - the workdir, the stage directory, the scratch directory (as ``$TMPDIR``) and
   the ``writable=`` paths mounted read-write at the same paths, the run
   directory read-only when it lies inside the workdir; ``--workdir`` the step's;
