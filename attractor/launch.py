@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from attractor.dot.graph import Graph
+    from attractor.dot.graph import Graph, Node
     from attractor.engine.continuation import Continuation as Continuation
     from attractor.engine.executor import Executor, RunJob
     from attractor.engine.retry import max_retries_for as max_retries_for
@@ -390,6 +390,46 @@ def check_boundaries(settings: Settings, graph: Graph) -> None:
     if notice is not None and notice not in _NOTICES:
         _NOTICES.add(notice)
         print(notice, file=sys.stderr)
+
+
+def step_boundary(node: Node, settings: Settings) -> str | None:
+    """Where ``node``'s commands would run, in one line (None: a step that runs none)."""
+    from attractor.handlers.boundary import COMMAND_STEPS, describe_boundary
+    from attractor.handlers.external.agents import AGENTS
+    from attractor.handlers.external.bounds import describe_cli_boundary
+    from attractor.handlers.external.router import backend_name
+
+    kind = node.handler_type
+    if kind not in COMMAND_STEPS:
+        return None
+    base = Path(settings.workdir or ".").resolve()
+    cli = AGENTS.get(backend_name(node, settings)) if kind == "codergen" else None
+    if cli is not None:
+        return describe_cli_boundary(cli, node, settings, base)
+    return describe_boundary(node, settings, base)
+
+
+def node_boundary(run_dir: Path, graph: Graph, node_id: str) -> str | None:
+    """The boundary of ``node_id`` in a run: as its last step recorded it in
+    ``status.json``, else as the run's recorded settings plan it."""
+    import json
+
+    from attractor.errors import AttractorError
+    from attractor.runview.inventory import stage_path
+
+    try:
+        status = json.loads((stage_path(run_dir, node_id) / "status.json").read_bytes())
+        if isinstance(status, dict) and isinstance(status.get("boundary"), str):
+            return str(status["boundary"])
+    except (OSError, ValueError):
+        pass
+    if not graph.has_node(node_id):
+        return None
+    try:
+        settings, _notes = resume_settings(run_dir, graph)
+        return step_boundary(graph.node(node_id), settings)
+    except (AttractorError, OSError, ValueError):
+        return None
 
 
 def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:

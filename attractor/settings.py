@@ -34,12 +34,13 @@ from attractor.dot.schema import (
     PROFILES,
     RUN_SANDBOX,
     parse_duration,
-    parse_on_off,
+    parse_network,
 )
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
+from attractor.proc.allowlist import parse_hosts
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
 from attractor.redact import Redactor
 
@@ -143,10 +144,12 @@ def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
     return parse
 
 
-def _on_off(raw: Any) -> bool:
+def _network(raw: Any) -> bool | tuple[str, ...]:
     if isinstance(raw, bool):
         return raw
-    return parse_on_off(str(raw))
+    if isinstance(raw, list):
+        return parse_hosts(",".join(str(item) for item in raw))
+    return parse_network(str(raw))
 
 
 def _patterns(raw: Any) -> tuple[str, ...]:
@@ -265,8 +268,9 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("env_allow", "--env-allow", "ATTRACTOR_ENV_ALLOW", _patterns, (), "env_allow"),
     _Field("env_deny", "--env-deny", "ATTRACTOR_ENV_DENY", _patterns, (), "env_deny"),
     _Field("sandbox", "--sandbox", "ATTRACTOR_SANDBOX", _choice(RUN_SANDBOX), "auto", "sandbox"),
-    _Field("network", "--network", "ATTRACTOR_NETWORK", _on_off, False, "network"),
+    _Field("network", "--network", "ATTRACTOR_NETWORK", _network, False, "network"),
     _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
+    _Field("image", "--image", "ATTRACTOR_IMAGE", _text, None, "image"),
     # Every source adds to this one (see _union): a name declared secret anywhere stays secret.
     _Field("secrets", "--secrets", "ATTRACTOR_SECRETS", _secret_names, (), "secrets"),
     _Field("notify", "--notify", "ATTRACTOR_NOTIFY", _url, graph_attr="notify"),
@@ -340,8 +344,8 @@ class Settings:
     env_deny: tuple[str, ...] = ()
     #: Where commands run: auto (bwrap when it works), bwrap, none, required.
     sandbox: str = "auto"
-    #: Whether sandboxed commands reach the network.
-    network: bool = False
+    #: Whether sandboxed commands reach the network: on, off, or only these hosts.
+    network: bool | tuple[str, ...] = False
     #: Extra writable paths for sandboxed commands (relative to the workdir).
     writable: tuple[str, ...] = ()
     #: The webhook a run notifies of the events in ``notify_on`` (see attractor.notify);
@@ -354,6 +358,8 @@ class Settings:
     notify_secret_env: str | None = None
     #: Seconds one delivery attempt may take.
     notify_timeout: float = 5.0
+    #: The container image of ``sandbox=docker|podman``.
+    image: str | None = None
     #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.
     run_permissions: str = "private"
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
@@ -468,7 +474,7 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
 RECORDED = (
     "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
     "max_total_turns", "max_total_tokens", "max_cost", "max_steps", "timeout", "kill_grace",
-    "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable",
+    "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable", "image",
     "secrets",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"
@@ -548,8 +554,8 @@ def resolve_settings(
             layers.append((f"graph attribute {f.graph_attr}", graph_attrs.get(f.graph_attr)))
         pick = _union if f.name == "secrets" else _first
         values[f.name], sources[f.name], raw = pick(f, layers)
-        if raw is not None:
-            texts[f.name] = str(raw).strip()
+        if raw is not None:  # a config file's list as the comma-separated text a flag takes
+            texts[f.name] = ", ".join(map(str, raw)) if isinstance(raw, list) else str(raw).strip()
         layers_of[f.name] = layers
     _bind_key_to_url(values, sources, texts, layers_of)
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())

@@ -17,14 +17,11 @@ from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.errors import UsageError
 from attractor.launch import (
-    AGENTS,
-    COMMAND_STEPS,
     backend_name,
-    describe_boundary,
-    describe_cli_boundary,
     max_retries_for,
     node_model_spec,
     resolve_budget,
+    step_boundary,
 )
 from attractor.llm.credentials import key_plan, redact_url
 from attractor.settings import Settings, step_limit
@@ -99,13 +96,9 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
         command = str(node.get("tool_command") or "")
         verb = "would run (simulated)" if settings.simulates_tools else "runs"
         lines.append(f"{verb}: {command}")
-    if kind in COMMAND_STEPS:
-        base = Path(settings.workdir or ".").resolve()
-        cli = AGENTS.get(backend_name(node, settings)) if kind == "codergen" else None
-        if cli is not None:
-            lines.append(f"boundary: {describe_cli_boundary(cli, node, settings, base)}")
-        else:
-            lines.append(f"boundary: {describe_boundary(node, settings, base)}")
+    boundary = step_boundary(node, settings)
+    if boundary is not None:
+        lines.append(f"boundary: {boundary}")
     if kind == "parallel":
         policy, most = node.get("join_policy"), node.get("max_parallel")
         lines.append(f"fan-out: join_policy={policy}, max_parallel={most}")

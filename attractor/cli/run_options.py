@@ -94,9 +94,18 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--env", "POLICY", "Variables commands inherit: core (default), inherit or none."),
     ("--env-allow", "GLOBS", "Variables commands also get, e.g. DEPLOY_TOKEN (comma-separated)."),
     ("--env-deny", "GLOBS", "Variables commands never get (comma-separated globs)."),
-    ("--sandbox", "MODE", "auto (default: bwrap when it works), bwrap, none or required."),
-    ("--network", "on|off", "Whether sandboxed commands reach the network (default off)."),
+    (
+        "--sandbox",
+        "MODE",
+        "auto (default: bwrap when it works), bwrap, none, required, docker or podman.",
+    ),
+    (
+        "--network",
+        "on|off|HOSTS",
+        "Sandboxed commands' network: on, off (default) or only HOSTS (a.com,b.org).",
+    ),
     ("--writable", "PATHS", "Extra writable paths for sandboxed commands (comma-separated)."),
+    ("--image", "IMAGE", "Container image of sandbox=docker or podman steps."),
     ("--secrets", "NAMES", "More variables whose values are redacted (DEPLOY_TOKEN,MYCO_*)."),
     ("--notify", "URL", "Webhook to POST the run's events to (JSON; see --notify-on)."),
     (

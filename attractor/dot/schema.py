@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from attractor.proc.allowlist import parse_hosts
+
 Scope = Literal["graph", "node", "edge"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -26,7 +28,7 @@ PROFILES = ("smoke", "fast", "strict", "yolo")
 TOOL_PROFILES = ("openai", "anthropic", "gemini", "default")
 MAX_TURNS_LIMIT = 500
 #: Where a step's commands run (attractor.proc.environment); ``required`` is run-level only.
-SANDBOX_MODES = ("auto", "bwrap", "none")
+SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")
 RUN_SANDBOX = (*SANDBOX_MODES, "required")
 ENV_MODES = ("inherit", "core", "none")
 #: External coding-agent CLIs a codergen node may run as its backend.
@@ -99,6 +101,14 @@ def parse_on_off(text: str) -> bool:
     if low in ("off", "false", "no", "0"):
         return False
     raise ValueError("expected on or off")
+
+
+def parse_network(text: str) -> bool | tuple[str, ...]:
+    """``network``: on/off, or an allow-list of hosts (see :mod:`attractor.proc.netproxy`)."""
+    try:
+        return parse_on_off(text)
+    except ValueError:
+        return parse_hosts(text)
 
 
 _INTEGER = re.compile(r"-?\d+")
@@ -229,8 +239,11 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("env", _GN, _choice_parser(ENV_MODES), "core", "variables commands inherit"),
     AttrSpec("env_allow", _GN, parse_patterns, "", "variable globs commands also get"),
     AttrSpec("env_deny", _GN, parse_patterns, "", "variable globs commands never get"),
-    AttrSpec("sandbox", _GN, _choice_parser(SANDBOX_MODES), "auto", "auto, bwrap or none"),
-    AttrSpec("network", _GN, parse_on_off, False, "sandboxed commands reach the network"),
+    AttrSpec(
+        "sandbox", _GN, _choice_parser(SANDBOX_MODES), "auto", "auto, bwrap, none, docker, podman"
+    ),
+    AttrSpec("image", _GN, _string, "", "container image of sandbox=docker or podman"),
+    AttrSpec("network", _GN, parse_network, False, "sandboxed commands' network: on, off or hosts"),
     AttrSpec("writable", _GN, parse_paths, "", "extra writable paths for the sandbox"),
     # node
     AttrSpec("shape", _N, _string, "box", "Graphviz shape; picks the handler"),

@@ -126,7 +126,12 @@ class AgentBackend:
             override=node.get("tool_profile") or None,
             compatible_server=self.models.compatible_server(node),
         )
-        context = await gather(request.workdir, profile.instruction_files, model=model.name)
+        context = await gather(
+            request.workdir,
+            profile.instruction_files,
+            model=model.name,
+            runner=request.environment,
+        )
         session = AgentSession(
             model,
             SessionConfig(

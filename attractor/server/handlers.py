@@ -25,7 +25,7 @@ from attractor.api import load
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, ValidationError
 from attractor.fileio import atomic_write_text
-from attractor.launch import RunDir, worker_of
+from attractor.launch import RunDir, node_boundary, worker_of
 from attractor.render import render
 from attractor.runview.inventory import (
     RUNS_SUBDIR,
@@ -323,6 +323,12 @@ class Handlers:
                 _node_details, path, node_id, asked, limiter=self._workers
             )
         )
+        if graph is not None:
+            boundary = await anyio.to_thread.run_sync(
+                node_boundary, path, graph, node_id, limiter=self._workers
+            )
+            if boundary is not None:
+                data["boundary"] = boundary
         return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
 
     @_answers

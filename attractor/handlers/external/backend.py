@@ -63,6 +63,7 @@ class ExternalAgentBackend:
             reasoning_effort=node.raw("reasoning_effort"),
             sandboxed=fence is not None,
             network=fence is not None and fence.network,
+            hosts=() if fence is None else fence.hosts,
             writable=() if fence is None else fence.writable,
         )
         tracker = Tracker(

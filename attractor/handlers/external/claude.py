@@ -153,7 +153,7 @@ def _sandbox(invocation: Invocation) -> dict[str, Any]:
     command the sandbox refuses may not be retried outside it; no sandbox here
     is a failure, not a silent fallback.
     """
-    domains = ["*"] if invocation.network else []
+    domains = ["*"] if invocation.network else list(invocation.hosts)
     settings: dict[str, Any] = {
         "enabled": True,
         "failIfUnavailable": True,
@@ -179,6 +179,7 @@ CLAUDE = AgentCli(
     login_hint="run `claude auth login` or set ANTHROPIC_API_KEY",
     command_sandbox="Claude Code's Bash sandbox",
     sandbox_needs=("bwrap", "socat"),
+    filters_hosts=True,
     passed_env=(
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",

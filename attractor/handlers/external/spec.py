@@ -23,6 +23,8 @@ class Invocation:
     sandboxed: bool = False
     network: bool = False
     writable: tuple[Path, ...] = ()
+    #: ``network="a.com,b.org"``: only these hosts (where the CLI's sandbox can filter).
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class AgentCli:
         sandbox_needs: Programs that sandbox needs on PATH (Claude Code's needs
             bubblewrap and socat): without them its commands run unsandboxed
             under ``sandbox=auto``, and ``--sandbox required`` refuses the node.
+        filters_hosts: The CLI's sandbox takes an allow-list of hosts
+            (``network="a.com,b.org"``); without it such a node's commands get no network.
     """
 
     name: str
@@ -70,6 +74,7 @@ class AgentCli:
     passed_env: tuple[str, ...] = ()
     command_sandbox: str = ""
     sandbox_needs: tuple[str, ...] = ()
+    filters_hosts: bool = False
 
     def missing_for_sandbox(self) -> list[str]:
         """What :attr:`sandbox_needs` lacks on this machine's PATH."""

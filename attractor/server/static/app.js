@@ -384,7 +384,8 @@ function panelFacts(data) {
   const facts = [["type", data.handler], ["state", n.state], ["visits", n.visits],
                  ["time", time], ["spent", usageText(data.usage)],
                  ["chose", n.preferred_label], ["notes", n.notes], ["error", n.error],
-                 ["now", [n.turn, n.tool].filter(Boolean).join(" · ")]];
+                 ["now", [n.turn, n.tool].filter(Boolean).join(" · ")],
+                 ["boundary", data.boundary]];
   return el("dl", { id: "node-facts" }, ...facts.filter(([, v]) => v !== "" && v != null)
     .flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
 }
