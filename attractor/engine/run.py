@@ -38,8 +38,10 @@ from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.rundir import (
+    PIPELINE_COPY,
     PROCESSES,
     EventLog,
+    RunDir,
     discard_unstarted,
     disk_full,
     write_error,
@@ -126,6 +128,9 @@ class RunOptions:
     #: The run-wide turn budget to draw from instead of a new one (a child run
     #: shares its parent's).
     run_budget: RunTurnBudget | None = None
+    #: The step budget to count against instead of a new one (a sub-pipeline
+    #: shares its parent's).
+    steps: StepBudget | None = None
     #: Where the run and its parallel branches execute (see executor.py).
     executor: Executor = field(default_factory=LocalExecutor)
     #: Returns when someone outside asks the run to stop, with the status to
@@ -212,10 +217,25 @@ def _redacting(settings: Settings) -> Iterator[None]:
 
 
 def prepare_run_graph(path: Path) -> Graph:
-    """The checked graph of the pipeline file ``path`` (a child run's, a resume's)."""
+    """The checked graph of the pipeline file ``path`` (a child run's, a resume's).
+
+    A run directory's copy of its pipeline names its sub-pipelines relative to
+    the file the run started from (its manifest's ``source_file``).
+    """
     from attractor.linter.prepare import prepare_checked
 
-    return prepare_checked(path)[0]
+    return prepare_checked(path, include_folder=origin_folder(path))[0]
+
+
+def origin_folder(path: Path) -> Path | None:
+    """The folder of the file a run started from, when ``path`` is a run's copy."""
+    if path.name != PIPELINE_COPY:
+        return None
+    try:
+        source = RunDir(path.parent).read_manifest().get("source_file")
+    except AttractorError:
+        return None
+    return Path(source).parent if isinstance(source, str) and source else None
 
 
 @dataclass
@@ -254,12 +274,14 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     for observer in options.observers:
         bus.add_observer(observer)
     budget = options.run_budget or setup.budget
-    services, owned = make_services(options, setup.graph, budget, bus, setup.source_path)
+    steps = options.steps or _step_budget(setup, options.settings)
+    services, owned = make_services(
+        options, setup.graph, budget, bus, setup.source_path, steps=steps
+    )
     backend = services.backend
     registry = options.registry or default_registry()
     stop = Stop()
     end: WalkEnd | None = None
-    steps = _step_budget(setup, options.settings)
     ledger = ProcessLedger(setup.run_dir.path / PROCESSES)
     ledger_token = CURRENT_LEDGER.set(ledger)
     run = open_run(setup, services, registry, bus, options, steps)
@@ -315,6 +337,8 @@ def make_services(
     budget: RunTurnBudget,
     bus: EventBus,
     source: Path | None = None,
+    *,
+    steps: StepBudget | None = None,
 ) -> tuple[Services, bool]:
     """The run-wide collaborators, and whether the run owns (and so closes) the backend.
 
@@ -332,9 +356,9 @@ def make_services(
         pipeline_dir=source.resolve().parent if source is not None else None,
         steering=options.steering or Steering(),
     )
-    child_options = replace(options, backend=backend, run_budget=budget)
+    child_options = replace(options, backend=backend, run_budget=budget, steps=None)
     services.run_child = EngineChildRunner(
-        child_options, run_pipeline, resume_pipeline, prepare_run_graph
+        child_options, run_pipeline, resume_pipeline, prepare_run_graph, steps
     )
     return services, owned
 
