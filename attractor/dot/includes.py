@@ -3,8 +3,8 @@
 A node of type ``subgraph`` (``shape=folder``, or ``type=subgraph``) names a
 pipeline file in ``dot_file`` (``graph``, ``graph_ref`` and ``sub_pipeline`` are
 aliases; ``type=sub_pipeline`` and ``type=include`` are aliases of the type). A
-relative path starts at the folder of the pipeline that names it; a run
-directory's copy of a pipeline names them relative to the file the run started
+relative path starts at the folder of the pipeline that names it (else the
+working directory, as the manager loop's child file does); a run directory's copy of a pipeline names them relative to the file the run started
 from (:attr:`Graph.include_folder`).
 """
 
@@ -36,6 +36,16 @@ def include_base(graph: Graph) -> Path:
 
 
 def resolve_dot_file(graph: Graph, raw: str) -> Path:
-    """The file a ``dot_file`` written as ``raw`` in ``graph`` names (not checked)."""
+    """The file a ``dot_file`` written as ``raw`` in ``graph`` names (not checked).
+
+    A relative path is looked for beside the pipeline, then in the current
+    directory (some engines write paths from the project's root); when it is in
+    neither, the path beside the pipeline is returned (the one to name in errors).
+    """
     path = Path(raw).expanduser()
-    return path if path.is_absolute() else include_base(graph) / path
+    if path.is_absolute():
+        return path
+    beside = include_base(graph) / path
+    if beside.exists() or not (Path.cwd() / path).exists():
+        return beside
+    return Path.cwd() / path
