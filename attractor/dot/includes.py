@@ -4,8 +4,9 @@ A node of type ``subgraph`` (``shape=folder``, or ``type=subgraph``) names a
 pipeline file in ``dot_file`` (``graph``, ``graph_ref`` and ``sub_pipeline`` are
 aliases; ``type=sub_pipeline`` and ``type=include`` are aliases of the type). A
 relative path starts at the folder of the pipeline that names it (else the
-working directory, as the manager loop's child file does); a run directory's copy of a pipeline names them relative to the file the run started
-from (:attr:`Graph.include_folder`).
+working directory, as the manager loop's child file does); a run directory's
+copy of a pipeline names them relative to the file the run started from
+(:attr:`Graph.include_folder`).
 """
 
 from __future__ import annotations
