@@ -162,3 +162,29 @@ def test_the_child_counts_its_steps_against_the_parent_step_budget(workspace: Pa
     assert result.exit_code == 1, result.output
     assert "run step budget exhausted: 6 of 6 steps taken before b" in result.stdout
     assert lines_of(workspace / "side.txt") == ["before", "a"]
+
+
+def test_the_dry_run_shows_the_sub_pipeline_expanded_under_its_node(workspace: Path) -> None:
+    _files(workspace)
+    result = invoke(["run", "p.dot", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = lines.index("3. checks [subgraph]")
+    assert lines[at + 1] == f"   runs inline: {workspace / 'sub' / 'child.dot'}"
+    inner = [line for line in lines[at:] if line.startswith("   | ")]
+    assert inner[0] == "   | sub-pipeline child"
+    assert "   | 3. a [tool]" in inner and "   |    -> a when context.who=ann" in inner
+
+
+def test_graph_draws_the_sub_pipeline_in_a_box_beside_its_node(workspace: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    _files(workspace)
+    result = invoke(["graph", "p.dot"])
+    assert result.exit_code == 0, result.stderr
+    svg = "{http://www.w3.org/2000/svg}"
+    ids = {g.attrib.get("id", "") for g in ET.fromstring(result.stdout).iter(f"{svg}g")}
+    assert {"node-checks", "node-checks/start", "node-checks/a", "node-checks/done"} <= ids
+    assert "edge-checks/a-b" in ids
+    texts = [t.text for t in ET.fromstring(result.stdout).iter(f"{svg}text")]
+    assert "checks: sub/child.dot" in texts and "runs" in texts
