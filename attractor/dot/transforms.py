@@ -66,11 +66,18 @@ class AliasResolution:
     def _type(node: Node, uses: list[AliasUse]) -> None:
         written = node.attrs.get("type", "").strip()
         canonical = TYPE_ALIASES.get(written)
-        if canonical is None:
-            return
-        pos = node.pos_of("type") or node.pos
-        node.set("type", canonical, pos)
-        uses.append(AliasUse("type", f"type={written}", f"type={canonical}", pos, node.id))
+        if canonical is not None:
+            pos = node.pos_of("type") or node.pos
+            node.set("type", canonical, pos)
+            uses.append(AliasUse("type", f"type={written}", f"type={canonical}", pos, node.id))
+        if node.attrs.get("type") == "subgraph" and "path" in node.attrs:
+            # ``type=include path="x.dot"``: on a sub-pipeline, ``path`` names its file.
+            pos = node.pos_of("path") or node.pos
+            value = node.attrs.pop("path")
+            shadowed = "dot_file" in node.attrs
+            if not shadowed:
+                node.set("dot_file", value, pos)
+            uses.append(AliasUse("attribute", "path", "dot_file", pos, node.id, None, shadowed))
 
     @staticmethod
     def _condition(edge: Edge, uses: list[AliasUse]) -> None:

@@ -69,7 +69,8 @@ def sub_pipeline(graph: Graph) -> list[Diagnostic]:
                     f'pipeline file "{raw}" of {node.id} is not a file '
                     f"(looked for {resolve_dot_file(graph, raw)})",
                     key=DOT_FILE,
-                    fix="check the path: a relative dot_file starts at this file's folder",
+                    fix="write the path relative to this file's folder (a relative dot_file "
+                    "starts there, else in the working directory)",
                 )
             )
     return found

@@ -70,3 +70,19 @@ def test_a_clean_child_adds_nothing(tmp_path: Path) -> None:
         tmp_path / "p.dot", '  s [shape=folder, dot_file="child.dot"]\n  start -> s -> exit'
     )
     assert [d for d in _lint(parent) if d.is_error] == []
+
+
+def test_include_with_path_is_a_sub_pipeline_and_both_are_aliases(tmp_path: Path) -> None:
+    _pipeline(tmp_path / "setup.dot", "  start -> exit")
+    parent = _pipeline(
+        tmp_path / "main.dot",
+        '  setup [type=include, path="setup.dot"]\n  start -> setup -> exit',
+    )
+    graph, found = prepare(parent)
+    assert graph is not None and graph.node("setup").get("dot_file") == "setup.dot"
+    assert [d for d in found if d.is_error] == []
+    notes = sorted(d.message for d in by_rule(found, "alias"))
+    assert notes == [
+        "'path' is read as dot_file",
+        "'type=include' is read as type=subgraph (a sub-pipeline)",
+    ]
