@@ -20,6 +20,7 @@ from attractor.version import __version__
 #: command name -> "module:attribute" of its click command.
 _COMMANDS = {
     "explain": "attractor.cli.explain_cmd:explain",
+    "fmt": "attractor.cli.fmt_cmd:fmt",
     "init": "attractor.cli.init_cmd:init",
     "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",
