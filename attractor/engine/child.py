@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 import anyio
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import Checkpoint
-from attractor.engine.rundir import CHECKPOINT
 from attractor.engine.step_budget import StepBudget
 from attractor.handlers.base import ChildResult, ChildRun
 from attractor.run_status import RESUMABLE
+from attractor.store.checkpoint import Checkpoint
+from attractor.store.rundir import CHECKPOINT
 
 if TYPE_CHECKING:
     from attractor.engine.run import RunOptions, RunResult
