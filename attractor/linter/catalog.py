@@ -255,6 +255,31 @@ def dialects_markdown() -> str:
         "`attractor run --dry-run` and `attractor graph` show the child expanded",
         "under its node.",
         "",
+        "## When aliases are not enough: `attractor migrate`",
+        "",
+        "Aliases carry a dialect when its words differ and its meanings do not. On the",
+        "collection docs/corpus.md measures, one dialect also differs in meaning:",
+        "kilroy's (fabro's test suite holds copies of its pipelines). `attractor",
+        "migrate FILE --from kilroy` converts what can be converted, lists each",
+        "construct that cannot with its FILE:LINE:COL and what to write, and puts the",
+        "result in canonical form (`attractor fmt`); prompts are kept as written.",
+        "",
+        "| kilroy writes | What it means there | migrate |",
+        "|---|---|---|",
+        "| `timeout=300` | 300 seconds | converted to `timeout=300s` |",
+        '| `condition="outcome=needs_dod"` | a status of the author\'s choosing, written by '
+        "the stage to kilroy's status file | listed: ask the stage for the preferred label "
+        "`needs_dod` and route on `preferred_label=needs_dod` |",
+        "| `$KILROY_STAGE_STATUS_PATH` in a prompt | where the stage writes its status | "
+        "listed: the stage reports its outcome itself here |",
+        "| a fan-out without a fan-in node | the branches join at their first common node | "
+        "listed: add a `shape=tripleoctagon` node where they meet |",
+        "",
+        "Other differences in meaning are rare in the collection (a goal gate written",
+        'as a condition or a sentence, `goal_gate="outcome = success"`: 6 files of one',
+        "project; a fan-out joined implicitly: 1 file of another): lint refuses each",
+        "by name (`attribute_value`, `fan_in_reachable`), and migrate does not take them.",
+        "",
         "## Metadata",
         "",
         "A key in a metadata namespace ("
