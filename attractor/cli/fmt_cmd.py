@@ -14,7 +14,7 @@ from attractor.errors import PipelineError
 _EPILOG = """\b
 Examples:
   attractor fmt pipeline.dot
-  attractor fmt --check pipelines/*.dot     # in CI or a pre-commit hook
+  attractor fmt --check pipeline.dot        # in CI or a pre-commit hook
 
 \b
 Exit status: 0 nothing to change (or files rewritten), 1 with --check when a

@@ -13,8 +13,8 @@ from attractor.errors import PipelineError
 
 _EPILOG = """\b
 Examples:
-  attractor migrate graph.dot --from kilroy > pipeline.dot
-  attractor migrate graph.dot --from kilroy --write
+  attractor migrate pipeline.dot --from kilroy > converted.dot
+  attractor migrate pipeline.dot --from kilroy --write
 
 \b
 Exit status: 0 everything converted, 1 converted but some constructs are listed
