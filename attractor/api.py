@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "backend_for",
     "draw",
+    "format_pipeline",
     "lint",
     "load",
     "resume",
@@ -45,6 +46,17 @@ __all__ = [
 def load(path: str | Path) -> Graph:
     """Parse and transform a pipeline file; raises ValidationError on lint errors."""
     return load_graph(Path(path))[0]
+
+
+def format_pipeline(path: str | Path) -> tuple[str, str]:
+    """A pipeline file's text and its canonical form (what ``attractor fmt`` writes).
+
+    Raises:
+        PipelineError: the file cannot be read or does not parse.
+    """
+    from attractor.dot.formatter import format_file
+
+    return format_file(path)
 
 
 def lint(path: str | Path) -> list[Diagnostic]:

@@ -79,8 +79,11 @@ if TYPE_CHECKING:
 Observer = Callable[["Event"], None]
 
 
-def load_graph(path: Path) -> tuple[Graph, list[Diagnostic]]:
+def load_graph(path: Path, *, include_folder: Path | None = None) -> tuple[Graph, list[Diagnostic]]:
     """Parse, transform and lint ``path``: the graph and its warnings.
+
+    ``include_folder`` is where its sub-pipeline files start, when not beside it
+    (a run directory's copy: the folder of the file the run started from).
 
     Raises:
         ValidationError: the pipeline has lint errors (or does not parse).
@@ -88,7 +91,7 @@ def load_graph(path: Path) -> tuple[Graph, list[Diagnostic]]:
     """
     from attractor.linter.prepare import prepare_checked
 
-    return prepare_checked(path)
+    return prepare_checked(path, include_folder=include_folder)
 
 
 @dataclass(frozen=True)
@@ -144,11 +147,13 @@ def plan_resume(
     ``graph`` and ``settings`` as for :func:`plan_run`.
     """
     from attractor.engine.executor import RunJob
+    from attractor.engine.run import origin_folder
     from attractor.store.rundir import RunDir
 
     warnings: list[Diagnostic] = []
     if graph is None:
-        graph, warnings = load_graph(RunDir(run_dir).pipeline_path)
+        copy = RunDir(run_dir).pipeline_path
+        graph, warnings = load_graph(copy, include_folder=origin_folder(copy))
     job = RunJob("resume", run_dir, graph, how)
     if settings is not None:
         return Plan(job, settings(graph), warnings)

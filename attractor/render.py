@@ -100,6 +100,7 @@ def to_agraph(graph: Graph, state: RunState | None = None) -> Any:
             look.update(color=_FADED_EDGE, fontcolor="#71717a")
         picture.add_edge(edge.source, edge.target, key=str(number), **look)
     _add_clusters(graph, picture)
+    _add_sub_pipelines(picture, graph, "", 0)
     return picture
 
 
@@ -158,6 +159,46 @@ def _copy_clusters(source: Any, target: Any, known: set[str], counter: Any) -> N
             _copy_clusters(sub, box, known, counter)
         else:
             _copy_clusters(sub, target, known, counter)
+
+
+#: Sub-pipelines drawn inside sub-pipelines, at most (lint refuses a cycle).
+_MAX_DEPTH = 8
+
+
+def _add_sub_pipelines(picture: Any, graph: Graph, prefix: str, depth: int) -> None:
+    """Each sub-pipeline's graph drawn in a dashed box beside its node, its nodes
+    named ``NODE/CHILD`` and a dashed edge from the node to the child's start."""
+    from attractor.dot.includes import resolve_dot_file, sub_pipeline_nodes, written_path
+    from attractor.linter.prepare import prepare
+
+    if depth >= _MAX_DEPTH:
+        return
+    for node in sub_pipeline_nodes(graph):
+        path = resolve_dot_file(graph, written_path(node)) if written_path(node) else None
+        if path is None or not path.is_file():
+            continue
+        child, _ = prepare(path, file=str(path))
+        if child is None:
+            continue
+        inner = f"{prefix}{node.id}/"
+        for child_node in child.nodes():
+            look = _node_look(child_node, None)
+            look["id"] = f"node-{inner}{child_node.id}"
+            picture.add_node(inner + child_node.id, **look)
+        for number, edge in enumerate(child.edges()):
+            look = _edge_look(edge, False)
+            look["id"] = f"edge-{inner}{edge.source}-{edge.target}"
+            picture.add_edge(inner + edge.source, inner + edge.target, key=str(number), **look)
+        picture.add_subgraph(
+            [inner + n.id for n in child.nodes()],
+            name=f"cluster_{inner}",
+            label=_escape(f"{node.id}: {written_path(node)}"),
+            style="dashed",
+        )
+        start = child.start_node()
+        if start is not None:
+            picture.add_edge(prefix + node.id, inner + start.id, style="dashed", label="runs")
+        _add_sub_pipelines(picture, child, inner, depth + 1)
 
 
 def _title(graph: Graph, state: RunState | None) -> str:

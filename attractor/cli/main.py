@@ -20,11 +20,13 @@ from attractor.version import __version__
 #: command name -> "module:attribute" of its click command.
 _COMMANDS = {
     "explain": "attractor.cli.explain_cmd:explain",
+    "fmt": "attractor.cli.fmt_cmd:fmt",
     "init": "attractor.cli.init_cmd:init",
     "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",
     "logs": "attractor.cli.logs_cmd:logs",
     "lsp": "attractor.cli.lsp_cmd:lsp",
+    "migrate": "attractor.cli.migrate_cmd:migrate",
     "run": "attractor.cli.run_cmd:run",
     "runs": "attractor.cli.runs_cmd:runs",
     "status": "attractor.cli.runs_cmd:status",

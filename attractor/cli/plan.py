@@ -10,10 +10,10 @@ instead of printing that node again.
 from __future__ import annotations
 
 from collections import deque
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from attractor.dot.graph import Edge, Graph, Node
+from attractor.dot.includes import SUBGRAPH, resolve_dot_file, written_path
 from attractor.dot.schema import format_duration
 from attractor.errors import UsageError
 from attractor.launch import (
@@ -99,6 +99,8 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
     boundary = step_boundary(node, settings)
     if boundary is not None:
         lines.append(f"boundary: {boundary}")
+    if kind == SUBGRAPH:
+        lines.append(f"runs inline: {resolve_dot_file(graph, written_path(node))}")
     if kind == "parallel":
         policy, most = node.get("join_policy"), node.get("max_parallel")
         lines.append(f"fan-out: join_policy={policy}, max_parallel={most}")
@@ -168,8 +170,6 @@ def _notify_line(settings: Settings) -> str:
 
 def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     """The dry-run plan as text (ends with a newline)."""
-    order = _order(graph)
-    printed = {node.id: i for i, node in enumerate(order)}
     lines = [
         f"dry run of {file}: nothing runs (no model calls, no tool commands, no run directory)",
         f"backend: {settings.backend} ({_backend_source(settings)})",
@@ -180,11 +180,39 @@ def format_plan(graph: Graph, settings: Settings, file: str) -> str:
     if settings.notify:
         lines.append(_notify_line(settings))
     lines += [f"graph {line}" for line in _aliases(graph, None)]
+    lines += _body(graph, settings, 0)
+    return "\n".join(lines) + "\n"
+
+
+#: Sub-pipelines shown inside sub-pipelines, at most (lint refuses a cycle).
+_MAX_DEPTH = 8
+
+
+def _body(graph: Graph, settings: Settings, depth: int) -> list[str]:
+    """Every node reachable from the start with its details and edges; a
+    sub-pipeline's nodes follow its node, indented."""
+    order = _order(graph)
+    printed = {node.id: i for i, node in enumerate(order)}
+    lines: list[str] = []
     for index, node in enumerate(order):
         lines += ["", f"{index + 1}. {node.id} [{node.handler_type}]"]
         lines += [f"   {line}" for line in _details(node, graph, settings)]
+        if node.handler_type == SUBGRAPH and depth < _MAX_DEPTH:
+            lines += [f"   | {line}".rstrip() for line in _sub_plan(node, graph, settings, depth)]
         lines += [f"   {_edge_line(graph, edge, printed, index)}" for edge in node.outgoing()]
     missing = [n.id for n in graph.nodes() if n.id not in printed]
     if missing:
         lines += ["", "not reachable from the start: " + ", ".join(missing)]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _sub_plan(node: Node, graph: Graph, settings: Settings, depth: int) -> list[str]:
+    """The plan of the pipeline a sub-pipeline node runs (lint has checked it)."""
+    from attractor.linter.prepare import prepare
+
+    path = resolve_dot_file(graph, written_path(node))
+    child, _ = prepare(path, file=str(path))
+    if child is None:
+        return [f"{path}: does not parse (attractor lint {path})"]
+    head = f"sub-pipeline {child.name}" + (f" (goal: {child.goal})" if child.goal else "")
+    return [head, *_body(child, settings, depth + 1)[1:]]

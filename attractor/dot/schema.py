@@ -307,6 +307,7 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("manager.stop_condition", _N, _string, "", "manager loop stop condition"),
     AttrSpec("manager.actions", _N, _string, "observe,wait", "manager loop actions"),
     AttrSpec("stack.child_autostart", _N, parse_bool, True, "start the child pipeline"),
+    AttrSpec("dot_file", _N, _string, "", "pipeline file a sub-pipeline node runs inline"),
     AttrSpec(
         "simulate",
         _N,
@@ -390,4 +391,5 @@ SHAPE_TO_TYPE: dict[str, str] = {
     "tripleoctagon": "parallel.fan_in",
     "parallelogram": "tool",
     "house": "stack.manager_loop",
+    "folder": "subgraph",
 }

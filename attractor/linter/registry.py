@@ -18,6 +18,7 @@ from attractor.linter import (
     resources,
     routing,
     structure,
+    sub_pipelines,
     threads,
 )
 from attractor.linter.base import FunctionRule, caching
@@ -54,6 +55,7 @@ _NODE_RULES = (
     *prompts.RULES,
     *threads.RULES,
     *manager.RULES,
+    *sub_pipelines.RULES,
     *backends.RULES,
     *resources.RULES,
 )
