@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from attractor.handlers.interviewer import QueueInterviewer as QueueInterviewer
     from attractor.handlers.interviewer import match_option as match_option
     from attractor.handlers.interviewer import stdin_can_answer as stdin_can_answer
+    from attractor.handlers.mcp_servers import describe_servers as describe_servers
     from attractor.handlers.model_spec import node_model_spec as node_model_spec
     from attractor.handlers.registry import HandlerRegistry
     from attractor.handlers.turn_budget import resolve_budget as resolve_budget
@@ -372,6 +373,11 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     """
     check_boundaries(settings, graph)
     from attractor.handlers.external import route_backends
+    from attractor.handlers.external.router import backend_name
+    from attractor.handlers.mcp_servers import check_servers
+
+    agents = [n for n in graph.nodes() if n.handler_type == "codergen"]
+    check_servers([n for n in agents if backend_name(n, settings) != "simulate"], settings)
 
     routed = route_backends(settings, graph)
     if routed is not None:
@@ -397,6 +403,7 @@ _FRONT_END: dict[str, str] = {
     "never_started": "attractor.engine.rundir",
     "COMMAND_STEPS": "attractor.handlers.boundary",
     "describe_boundary": "attractor.handlers.boundary",
+    "describe_servers": "attractor.handlers.mcp_servers",
     "AGENTS": "attractor.handlers.external.agents",
     "describe_cli_boundary": "attractor.handlers.external.bounds",
     "backend_name": "attractor.handlers.external.router",

@@ -14,6 +14,7 @@ from attractor.linter import (
     dialects,
     flow,
     manager,
+    mcp,
     prompts,
     resources,
     routing,
@@ -56,6 +57,7 @@ _NODE_RULES = (
     *manager.RULES,
     *backends.RULES,
     *resources.RULES,
+    *mcp.RULES,
 )
 
 
