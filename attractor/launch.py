@@ -372,12 +372,16 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     first (:func:`check_boundaries`).
     """
     check_boundaries(settings, graph)
+    from attractor.dot.schema import AGENT_BACKENDS
     from attractor.handlers.external import route_backends
     from attractor.handlers.external.router import backend_name
     from attractor.handlers.mcp_servers import check_servers
 
-    agents = [n for n in graph.nodes() if n.handler_type == "codergen"]
-    check_servers([n for n in agents if backend_name(n, settings) != "simulate"], settings)
+    agents = [(n, backend_name(n, settings)) for n in graph.nodes() if n.handler_type == "codergen"]
+    builtin = [n for n, name in agents if name == "llm" or name.startswith("scripted:")]
+    check_servers(builtin, settings)
+    # An agent CLI starts the servers itself: no SDK needed for it.
+    check_servers([n for n, name in agents if name in AGENT_BACKENDS], settings, sdk=False)
 
     routed = route_backends(settings, graph)
     if routed is not None:

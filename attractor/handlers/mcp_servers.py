@@ -77,9 +77,9 @@ def unknown_server(node: Node, name: str, settings: Settings) -> str:
     )
 
 
-def check_servers(nodes: Iterable[Node], settings: Settings) -> None:
+def check_servers(nodes: Iterable[Node], settings: Settings, *, sdk: bool = True) -> None:
     """Before the run: every server the agent ``nodes`` name is defined, its variables
-    set, and the MCP SDK installed (the launcher leaves out nodes it simulates).
+    set, and (``sdk``: the built-in agent runs them) the MCP SDK installed.
 
     Raises:
         UsageError: the first problem, naming the file and line, or the extra to install.
@@ -92,7 +92,7 @@ def check_servers(nodes: Iterable[Node], settings: Settings) -> None:
         used = True
         for server in found.servers:
             server.expanded()
-    if used:
+    if used and sdk:
         require_sdk()
 
 
