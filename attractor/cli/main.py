@@ -24,6 +24,7 @@ _COMMANDS = {
     "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",
     "lsp": "attractor.cli.lsp_cmd:lsp",
+    "mcp": "attractor.cli.mcp_cmd:mcp",
     "run": "attractor.cli.run_cmd:run",
     "runs": "attractor.cli.runs_cmd:runs",
     "status": "attractor.cli.runs_cmd:status",
