@@ -18,6 +18,7 @@ import anyio
 from attractor.agent.hooks import ToolHooks
 from attractor.agent.profiles import ToolProfile, choose_profile
 from attractor.agent.project_context import ProjectContext, gather
+from attractor.agent.run_budget import exhausted_reason
 from attractor.agent.session import AgentSession, SessionResult
 from attractor.agent.session_config import SessionConfig
 from attractor.agent.tools import Tool
@@ -254,7 +255,7 @@ def judge_session(request: StageRequest, budget: TurnBudget, result: SessionResu
     Shared with the agent-CLI backends, so a turn limit or a report means the same.
     """
     if result.run_budget_exhausted:
-        reason = request.run_budget.reason()
+        reason = exhausted_reason(request.run_budget)
         return session_outcome(request, budget, result, StageStatus.FAIL, reason)
     if result.turn_limit_reached:
         reason = budget.limit_reason(result.turns_used)
