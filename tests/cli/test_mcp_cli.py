@@ -8,8 +8,11 @@ is the scripted backend, which calls the server's tools.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.cli.runkit import (
     finish,
@@ -33,12 +36,13 @@ PIPELINE = """digraph p {
 """
 
 
-def config(workspace: Path, word: str, **extra: str) -> None:
+def config(workspace: Path, word: str, linger: bool = False, **extra: str) -> None:
+    env = 'SECRET_FOR_SERVER = "${TRACKER_TOKEN}"' + (', MCP_LINGER = "1"' if linger else "")
     lines = [
         "[mcp_servers.tracker]",
         f'command = "{sys.executable}"',
         f'args = ["{SERVER}", "stdio", "{word}"]',
-        'env = { SECRET_FOR_SERVER = "${TRACKER_TOKEN}" }',
+        f"env = {{ {env} }}",
         *(f"{key} = {value}" for key, value in extra.items()),
     ]
     write(workspace / "attractor.toml", "\n".join(lines) + "\n")
@@ -94,7 +98,7 @@ def test_the_runs_timeout_stops_a_server_stuck_in_a_call(workspace: Path) -> Non
             "--logs-dir",
             "logs",
             "--timeout",
-            "4s",
+            "12s",
         ],
         workspace,
         {"TRACKER_TOKEN": "x"},
@@ -103,10 +107,40 @@ def test_the_runs_timeout_stops_a_server_stuck_in_a_call(workspace: Path) -> Non
         wait_for(lambda: bool(pids_with(word)), "the MCP server to start", timeout=60)
         code, out, err = finish(proc, timeout=90)
         assert code != 0
-        assert "pipeline timed out after 4s while running work" in err
+        assert "pipeline timed out after 12s while running work" in err
         wait_for(lambda: not pids_with(word), "the MCP server to be stopped", timeout=15)
     finally:
         kill_all(word)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "engine-killed"])
+def test_ctrl_c_or_a_killed_engine_stops_the_server(workspace: Path, sig: signal.Signals) -> None:
+    """Ctrl-C stops the step and its server; if the engine is killed, the crash guard does
+    (the server outlives its client here: only the guard can stop it)."""
+    word = marker()
+    config(workspace, word, linger=True, call_timeout='"10m"')
+    write(workspace / "p.dot", PIPELINE)
+    answer = script(workspace, ("mcp__tracker__stall", {}))
+    args = ["run", "p.dot", "--backend", f"scripted:{answer}", "--logs-dir", "logs"]
+    # Unsandboxed: bwrap's --die-with-parent would stop a sandboxed server by itself.
+    proc = spawn([*args, "--sandbox", "none"], workspace, {"TRACKER_TOKEN": "x"})
+    try:
+        wait_for(lambda: bool(pids_with(word)), "the MCP server to start", timeout=60)
+        stall = workspace / "logs" / "work" / "transcript.jsonl"
+        wait_for(lambda: "mcp__tracker__stall" in _text(stall), "the stalled call", timeout=60)
+        proc.send_signal(sig)
+        code, _, _ = finish(proc, timeout=60)
+        assert code == (130 if sig == signal.SIGINT else -signal.SIGKILL)
+        wait_for(lambda: not pids_with(word), "the MCP server to be stopped", timeout=20)
+    finally:
+        kill_all(word)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 def test_a_server_name_the_config_does_not_define_stops_the_run_with_file_and_line(

@@ -218,19 +218,24 @@ async def test_a_call_never_answered_fails_the_step_and_the_server_is_stopped(
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(
-    ("args", "expected"),
+    ("args", "wait", "expected"),
     [
-        (("silent",), "did not answer within 1.5s of its start"),
-        (("garbage",), "is not an MCP message on its stdout: 'Starting tracker server v1.2...'"),
+        (("silent",), 1.5, "did not answer within 1.5s of its start"),
+        # Garbage ends the wait at once: the long bound only covers a slow start-up.
+        (
+            ("garbage",),
+            60,
+            "is not an MCP message on its stdout: 'Starting tracker server v1.2...'",
+        ),
     ],
 )
 async def test_a_server_that_never_answers_or_answers_garbage_fails_the_step(
-    tmp_path: Path, args: tuple[str, ...], expected: str
+    tmp_path: Path, args: tuple[str, ...], wait: float, expected: str
 ) -> None:
     pid_file = tmp_path / "pids"
     outcome, _, model, _ = await run_node(
         tmp_path,
-        [stdio("tracker", *args, pid_file=pid_file, startup_timeout=1.5)],
+        [stdio("tracker", *args, pid_file=pid_file, startup_timeout=wait)],
         [ScriptedResponse("never reached")],
     )
     assert outcome.status == StageStatus.FAIL

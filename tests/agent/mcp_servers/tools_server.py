@@ -2,7 +2,8 @@
 
     python tools_server.py [stdio|silent|garbage|http PORT_FILE]
 
-``silent`` never answers; ``garbage`` writes a line that is not MCP. Its tools:
+``silent`` never answers; ``garbage`` writes a line that is not MCP; with
+MCP_LINGER set it stays alive after its client is gone. Its tools:
 echo, big (a result of N MB), exit_now (the server exits mid-call), stall
 (never answers), fail (isError), shell (a name the agent has too), env (a
 variable's value), pid (its process id).
@@ -85,6 +86,8 @@ def main() -> None:
         run_http(sys.argv[2])
         return
     server.run("stdio")
+    if os.environ.get("MCP_LINGER"):  # outlive the client: only a signal ends it
+        time.sleep(3600)
 
 
 def run_http(port_file: str) -> None:
