@@ -307,11 +307,17 @@ async def test_an_http_server_gets_its_headers_from_a_named_secret(
     outcome, _, model, _ = await run_node(
         tmp_path,
         [server],
-        [calls(("mcp__docs__echo", {"text": "over http"})), ScriptedResponse("done")],
+        [
+            calls(("mcp__docs__echo", {"text": "over http"})),
+            calls(("mcp__docs__big", {"megabytes": 5})),  # over the SDK's 1 MB SSE default
+            ScriptedResponse("done"),
+        ],
     )
     assert outcome.status == StageStatus.SUCCESS, outcome.failure_reason
     (answer,) = [m for m in model.requests[1].messages if m.role == "tool"]
     assert "echo: over http" in answer.content
+    big = [m for m in model.requests[2].messages if m.role == "tool"][-1]
+    assert not big.is_error and "[output truncated" in big.content
 
 
 @pytest.mark.anyio

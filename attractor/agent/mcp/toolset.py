@@ -34,7 +34,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from attractor.agent.mcp.stdio import Watch, process_transport
+from attractor.agent.mcp.stdio import MAX_MESSAGE, Watch, process_transport
 from attractor.agent.tools.base import Tool, ToolContext
 from attractor.errors import McpServerError, ToolError
 from attractor.llm.types import ToolDefinition
@@ -171,7 +171,7 @@ async def _open(
         )
         await stack.enter_async_context(client)
         streams = await stack.enter_async_context(
-            streamable_http_client(server.url, http_client=client)
+            streamable_http_client(server.url, http_client=client, max_sse_event_size=MAX_MESSAGE)
         )
         session = await stack.enter_async_context(ClientSession(*streams))
         return _Connection(server, session, watch)
