@@ -40,6 +40,7 @@ from attractor.errors import McpServerError, ToolError
 from attractor.llm.types import ToolDefinition
 from attractor.mcp_config import McpServerConfig
 from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
+from attractor.proc.process import CAPTURE_LIMIT
 from attractor.proc.service import open_service
 
 #: The prefix of every MCP tool's name as the model sees it.
@@ -287,7 +288,7 @@ async def _call(connection: _Connection, tool: str, arguments: dict[str, Any]) -
             raise connection.failure(f"failed during a call of {tool} ({_brief(error)})") from None
     if result is None:
         raise connection.failure(f"did not answer a call of {tool} within {timeout:g}s")
-    text = result_text(result)
+    text = _capped(result_text(result))
     if result.is_error:
         raise ToolError(text or "the tool reported an error")
     return text
@@ -314,6 +315,14 @@ def result_text(result: mcp_types.CallToolResult) -> str:
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
     return "\n".join(parts)
+
+
+def _capped(text: str) -> str:
+    """At most what a shell command's output may be (the rest would only fill the logs)."""
+    if len(text) <= CAPTURE_LIMIT:
+        return text
+    dropped = len(text) - CAPTURE_LIMIT
+    return text[:CAPTURE_LIMIT] + f"\n[{dropped} more characters of the MCP result dropped]"
 
 
 def _brief(error: BaseException) -> str:
