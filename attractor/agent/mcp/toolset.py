@@ -216,7 +216,7 @@ async def _handshake(connection: _Connection) -> None:
                 )
                 tools += page.tools
                 cursor = page.next_cursor
-        except (MCPError, httpx2.HTTPError, OSError) as error:
+        except Exception as error:  # refused, unreachable, or an answer that is not MCP
             await connection.exited()
             raise connection.failure(f"did not start ({_brief(error)})") from None
     if scope.cancelled_caught:
@@ -284,7 +284,7 @@ async def _call(connection: _Connection, tool: str, arguments: dict[str, Any]) -
                 await connection.exited()
                 raise connection.failure(f"ended during a call of {tool}") from None
             raise ToolError(f"the server refused the call: {error.error.message}") from None
-        except (httpx2.HTTPError, OSError) as error:
+        except Exception as error:  # the connection failed, or the answer is not MCP
             raise connection.failure(f"failed during a call of {tool} ({_brief(error)})") from None
     if result is None:
         raise connection.failure(f"did not answer a call of {tool} within {timeout:g}s")
@@ -326,9 +326,11 @@ def _capped(text: str) -> str:
 
 
 def _brief(error: BaseException) -> str:
+    """One line: an MCP error's message, else the error's type and first line."""
     if isinstance(error, MCPError):
         return error.error.message
-    return str(error) or type(error).__name__
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
 def _tail(path: Path | None) -> str:
