@@ -253,3 +253,57 @@ def test_without_the_sdk_a_run_with_mcp_servers_says_which_extra_to_install(
     )
     assert done.returncode == 2
     assert "MCP support needs the mcp extra: pip install 'attractor[mcp]'" in done.stderr
+
+
+def test_garbage_on_stdin_gets_no_traceback_on_stdout(root: Path) -> None:
+    """Every line the server writes is a JSON-RPC message, whatever it was sent."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    calls = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "status"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "lint", "arguments": {"path": 7}}},
+    ]  # fmt: skip
+    sent = "\n".join(
+        ["this is not json", json.dumps(initialize), '{"jsonrpc": "2.0", "id": [1]}']
+        + [json.dumps(c) for c in calls]
+    )
+    lines: list[str] = []
+    with subprocess.Popen(
+        [sys.executable, "-m", "attractor", "mcp", "--root", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        text=True,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(sent + "\n")
+        process.stdin.flush()
+        try:
+            answered: set[object] = set()
+            while not {1, 2, 3} <= answered:
+                line = process.stdout.readline()  # the test's timeout bounds a hang
+                assert line, "the server ended before answering"
+                lines.append(line)
+                answered.add(json.loads(line).get("id"))
+        finally:
+            process.stdin.close()
+            lines += process.stdout.read().splitlines()
+            process.wait(timeout=60)
+    assert process.returncode == 0
+    answers = [json.loads(line) for line in lines if line.strip()]
+    assert all(a.get("jsonrpc") == "2.0" for a in answers)
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[2]["result"]["isError"] and by_id[2]["result"]["structuredContent"]["code"] == 400
+    assert by_id[3]["result"]["structuredContent"]["error"] == '"path" must be a non-empty string'
+    assert not any("Traceback" in line for line in lines)
