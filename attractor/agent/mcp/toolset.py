@@ -163,25 +163,15 @@ async def _open(
     stage_dir: Path,
     kill_grace: float,
 ) -> _Connection:
+    if server.url is not None:
+        return await _open_http(stack, server, server.url)
     watch = Watch()
-    if server.command is None:
-        assert server.url is not None
-        client = httpx2.AsyncClient(
-            headers=dict(server.headers),
-            timeout=httpx2.Timeout(server.startup_timeout, read=server.call_timeout),
-        )
-        await stack.enter_async_context(client)
-        streams = await stack.enter_async_context(
-            streamable_http_client(server.url, http_client=client, max_sse_event_size=MAX_MESSAGE)
-        )
-        session = await stack.enter_async_context(ClientSession(*streams))
-        return _Connection(server, session, watch)
     if not isinstance(env, LocalEnvironment):
         raise McpServerError(
             server.name, f"a stdio server cannot run in the {env.name} environment"
         )
     stderr = stage_dir / f"mcp-{server.name}.stderr.log"
-    argv = [*env.wrap(workdir), server.command, *server.args]
+    argv = [*env.wrap(workdir), str(server.command), *server.args]
     try:
         process = await stack.enter_async_context(
             open_service(
@@ -199,6 +189,20 @@ async def _open(
     streams = await stack.enter_async_context(process_transport(process, watch))
     session = await stack.enter_async_context(ClientSession(*streams))
     return _Connection(server, session, watch, process, stderr)
+
+
+async def _open_http(stack: AsyncExitStack, server: McpServerConfig, url: str) -> _Connection:
+    """A streamable HTTP server, its headers sent with every request."""
+    client = httpx2.AsyncClient(
+        headers=dict(server.headers),
+        timeout=httpx2.Timeout(server.startup_timeout, read=server.call_timeout),
+    )
+    await stack.enter_async_context(client)
+    streams = await stack.enter_async_context(
+        streamable_http_client(url, http_client=client, max_sse_event_size=MAX_MESSAGE)
+    )
+    session = await stack.enter_async_context(ClientSession(*streams))
+    return _Connection(server, session, Watch())
 
 
 async def _handshake(connection: _Connection) -> None:
