@@ -70,27 +70,28 @@ def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
 
     found: list[Diagnostic] = []
     unreadable: list[Diagnostic] = []
-    servers: tuple[str, set[str]] | None = None
+    servers: tuple[str | None, set[str]] | None = None
     for path in paths:
         try:
             graph, diagnostics = prepare(Path(path), file=path)
         except PipelineError as error:
             unreadable.append(unreadable_diagnostic(path, error))
             continue
-        found.extend(diagnostics)
         if graph is not None and any(n.raw("mcp") for n in [graph, *graph.nodes()]):
             servers = servers or _config_servers()
-            found.extend(unknown_servers(graph, servers[1], servers[0]))
+            extra = unknown_servers(graph, servers[1], servers[0])
+            diagnostics = sorted([*diagnostics, *extra], key=lambda d: (d.line, d.column))
+        found.extend(diagnostics)
     return found, unreadable
 
 
-def _config_servers() -> tuple[str, set[str]]:
-    """The config file a run here reads, and the MCP servers it defines."""
+def _config_servers() -> tuple[str | None, set[str]]:
+    """The config file a run here reads (None: none), and the MCP servers it defines."""
     from attractor.settings import MCP_KEY, find_config
 
     config = find_config(Path.cwd())
     if config is None:
-        return "attractor.toml (none found)", set()
+        return None, set()
     label, table = config
     servers = table.get(MCP_KEY)
     return label, set(servers) if isinstance(servers, dict) else set()

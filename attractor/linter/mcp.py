@@ -81,8 +81,9 @@ def _lists(node: Node) -> list[Diagnostic]:
     return found
 
 
-def unknown_servers(graph: Graph, defined: Collection[str], config: str) -> list[Diagnostic]:
-    """An error for each server an LLM node names that ``config`` does not define."""
+def unknown_servers(graph: Graph, defined: Collection[str], config: str | None) -> list[Diagnostic]:
+    """An error for each server an LLM node names that ``config`` does not define
+    (``config`` None: no config file was found)."""
     found: list[Diagnostic] = []
     reported: set[tuple[str, int, str]] = set()
     for node in graph.nodes():
@@ -96,9 +97,19 @@ def unknown_servers(graph: Graph, defined: Collection[str], config: str) -> list
                 continue
             reported.add(mark)
             listed = ", ".join(sorted(defined)) or "none"
-            message = (
-                f"MCP server {name!r} (on {node.id}) is not defined in {config} (defined: {listed})"
+            if config is None:
+                message = (
+                    f"MCP server {name!r} (on {node.id}) is not defined: no config file "
+                    "here (attractor.toml, or [tool.attractor] in pyproject.toml)"
+                )
+            else:
+                message = (
+                    f"MCP server {name!r} (on {node.id}) is not defined in {config} "
+                    f"(defined: {listed})"
+                )
+            fix = (
+                f'add [mcp_servers.{name}] with command = "..." or url = "..." '
+                f"to {config or 'attractor.toml'}"
             )
-            fix = f'add [mcp_servers.{name}] with command = "..." or url = "..." to {config}'
             found.append(at("mcp", "error", where, message, key="mcp", fix=fix))
     return found
