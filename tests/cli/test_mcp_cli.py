@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from attractor.proc.environment import sandbox_problem
 from tests.cli.runkit import (
     finish,
     invoke,
@@ -82,6 +83,31 @@ def test_a_run_calls_the_servers_tools_and_leaves_no_server_behind(workspace: Pa
         wait_for(lambda: not pids_with(word), "the MCP server to be gone", timeout=15)
     finally:
         kill_all(word)
+
+
+def test_a_stdio_server_runs_inside_the_nodes_sandbox(workspace: Path) -> None:
+    problem = sandbox_problem()
+    if problem is not None:
+        pytest.skip(f"the bwrap sandbox does not work here: {problem}")
+    word = marker()
+    config(workspace, word)
+    write(workspace / "p.dot", PIPELINE)
+    outside = workspace.parent / f"{word}.txt"
+    answer = script(
+        workspace,
+        ("mcp__tracker__write", {"path": str(workspace / "inside.txt")}),
+        ("mcp__tracker__write", {"path": str(outside)}),
+    )
+    args = ["run", "p.dot", "--backend", f"scripted:{answer}", "--logs-dir", "logs"]
+    proc = spawn([*args, "--sandbox", "bwrap"], workspace, {"TRACKER_TOKEN": "x"})
+    try:
+        code, out, err = finish(proc, timeout=120)
+        assert code == 0, out + err
+        assert (workspace / "inside.txt").read_text() == "written by the MCP server\n"
+        assert not outside.exists()  # the sandbox kept the write from the host
+    finally:
+        kill_all(word)
+        outside.unlink(missing_ok=True)
 
 
 def test_the_runs_timeout_stops_a_server_stuck_in_a_call(workspace: Path) -> None:

@@ -6,7 +6,7 @@
 MCP_LINGER set it stays alive after its client is gone. Its tools:
 echo, big (a result of N MB), exit_now (the server exits mid-call), stall
 (never answers), fail (isError), shell (a name the agent has too), env (a
-variable's value), pid (its process id).
+variable's value), write (a file), pid (its process id).
 """
 
 from __future__ import annotations
@@ -61,6 +61,17 @@ def shell(command: str) -> str:
 def env(name: str) -> str:
     """The value of an environment variable (or <unset>)."""
     return os.environ.get(name, "<unset>")
+
+
+@server.tool()
+def write(path: str) -> str:
+    """Write a file at path (a sandbox may refuse it, or keep it from the host)."""
+    try:
+        with open(path, "w") as fh:
+            fh.write("written by the MCP server\n")
+    except OSError as error:
+        return f"refused: {error}"
+    return "written"
 
 
 @server.tool()
