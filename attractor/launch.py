@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from attractor.handlers.interviewer import QueueInterviewer as QueueInterviewer
     from attractor.handlers.interviewer import match_option as match_option
     from attractor.handlers.interviewer import stdin_can_answer as stdin_can_answer
+    from attractor.handlers.mcp_servers import describe_servers as describe_servers
     from attractor.handlers.model_spec import node_model_spec as node_model_spec
     from attractor.handlers.registry import HandlerRegistry
     from attractor.handlers.turn_budget import resolve_budget as resolve_budget
@@ -446,7 +447,16 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     first (:func:`check_boundaries`).
     """
     check_boundaries(settings, graph)
+    from attractor.dot.schema import AGENT_BACKENDS
     from attractor.handlers.external import route_backends
+    from attractor.handlers.external.router import backend_name
+    from attractor.handlers.mcp_servers import check_servers
+
+    agents = [(n, backend_name(n, settings)) for n in graph.nodes() if n.handler_type == "codergen"]
+    builtin = [n for n, name in agents if name == "llm" or name.startswith("scripted:")]
+    check_servers(builtin, settings)
+    # An agent CLI starts the servers itself: no SDK needed for it.
+    check_servers([n for n, name in agents if name in AGENT_BACKENDS], settings, sdk=False)
 
     routed = route_backends(settings, graph)
     if routed is not None:
@@ -472,6 +482,7 @@ _FRONT_END: dict[str, str] = {
     "never_started": "attractor.store.rundir",
     "COMMAND_STEPS": "attractor.handlers.boundary",
     "describe_boundary": "attractor.handlers.boundary",
+    "describe_servers": "attractor.handlers.mcp_servers",
     "AGENTS": "attractor.handlers.external.agents",
     "describe_cli_boundary": "attractor.handlers.external.bounds",
     "backend_name": "attractor.handlers.external.router",

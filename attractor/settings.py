@@ -40,6 +40,7 @@ from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
+from attractor.mcp_config import McpServerConfig, mcp_servers_of
 from attractor.proc.allowlist import parse_hosts
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
 from attractor.redact import Redactor
@@ -53,6 +54,8 @@ BACKENDS_EXPECTED = "expected simulate, llm, scripted:FILE, " + ", ".join(AGENT_
 COST_EXPECTED = "expected an amount of US dollars above zero, like 2.50"
 #: The config file's table of model prices (not a flag or variable).
 PRICES_KEY = "prices"
+#: The config file's ``[mcp_servers.NAME]`` tables: MCP servers nodes may name.
+MCP_KEY = "mcp_servers"
 
 
 def _duration(raw: Any) -> float:
@@ -367,6 +370,8 @@ class Settings:
     #: Variables (names or shell patterns) whose values are redacted, beyond the
     #: built-in patterns of :mod:`attractor.redact`.
     secrets: tuple[str, ...] = ()
+    #: The config file's ``[mcp_servers.NAME]`` tables (``${VAR}`` not yet expanded).
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     #: Each value as the user wrote it (``"90s"``), for messages that echo it.
     texts: dict[str, str] = field(default_factory=dict)
@@ -434,10 +439,10 @@ def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, 
 def _check_keys(label: str, table: dict[str, Any]) -> None:
     # A misspelt key would otherwise be ignored without a word.
     for key in table:
-        if key not in FIELD_NAMES and key != PRICES_KEY:
+        if key not in FIELD_NAMES and key not in (PRICES_KEY, MCP_KEY):
             close = difflib.get_close_matches(key, FIELD_NAMES, n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
-            known = ", ".join((*FIELD_NAMES, PRICES_KEY))
+            known = ", ".join((*FIELD_NAMES, PRICES_KEY, MCP_KEY))
             raise UsageError(f"{label}: unknown setting {key!r}{hint} (known: {known})")
 
 
@@ -567,6 +572,9 @@ def resolve_settings(
     if config is not None and PRICES_KEY in config[1]:
         values[PRICES_KEY] = _prices(*config)
         sources[PRICES_KEY] = f"{config[0]}: {PRICES_KEY}"
+    if config is not None and MCP_KEY in config[1]:
+        values[MCP_KEY] = mcp_servers_of(*config)
+        sources[MCP_KEY] = f"{config[0]}: {MCP_KEY}"
     return Settings(**values, sources=sources, texts=texts)
 
 
@@ -681,6 +689,7 @@ def redactor_for(settings: Settings, env: Mapping[str, str] | None = None) -> Re
     notification secret's included."""
     keys = [k for k in (settings.api_key_env, settings.notify_secret_env) if k]
     declared = [*settings.secrets, *keys]
+    declared += [n for server in settings.mcp_servers.values() for n in server.variables()]
     return Redactor.from_environment(os.environ if env is None else env, declared)
 
 

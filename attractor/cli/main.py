@@ -27,6 +27,7 @@ _COMMANDS = {
     "logs": "attractor.cli.logs_cmd:logs",
     "lsp": "attractor.cli.lsp_cmd:lsp",
     "migrate": "attractor.cli.migrate_cmd:migrate",
+    "mcp": "attractor.cli.mcp_cmd:mcp",
     "run": "attractor.cli.run_cmd:run",
     "runs": "attractor.cli.runs_cmd:runs",
     "status": "attractor.cli.runs_cmd:status",

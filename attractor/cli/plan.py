@@ -18,6 +18,7 @@ from attractor.dot.schema import format_duration
 from attractor.errors import UsageError
 from attractor.launch import (
     backend_name,
+    describe_servers,
     max_retries_for,
     node_model_spec,
     resolve_budget,
@@ -92,6 +93,9 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
         lines.append(_prompt_source(node, graph))
         budget = resolve_budget(node, graph, settings, prompt=node.prompt)
         lines += [*_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
+        servers = describe_servers(node, settings)
+        if servers is not None:
+            lines.append(f"mcp servers: {servers}")
     if kind == "tool":
         command = str(node.get("tool_command") or "")
         verb = "would run (simulated)" if settings.simulates_tools else "runs"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from attractor.mcp_config import MCP_SERVER_NAME
 from attractor.proc.allowlist import parse_hosts
 
 Scope = Literal["graph", "node", "edge"]
@@ -172,6 +173,35 @@ def parse_patterns(text: str) -> tuple[str, ...]:
     return patterns
 
 
+#: An entry of ``mcp_allow``/``mcp_deny``: ``mcp__NAME__TOOL``, TOOL a glob.
+_MCP_TOOL_PATTERN = re.compile(r"mcp__([A-Za-z0-9_-]+?)__([A-Za-z0-9_.*?\[\]!-]+)")
+
+
+def parse_mcp_servers(text: str) -> tuple[str, ...]:
+    """``mcp``: MCP server names (``[mcp_servers.NAME]`` in the config), comma-separated."""
+    names = tuple(dict.fromkeys(n.strip() for n in re.split(r"[,\s]+", text) if n.strip()))
+    for name in names:
+        if not MCP_SERVER_NAME.fullmatch(name):
+            raise ValueError(
+                f"{name!r} is not an MCP server name (letters, digits, - and single _)"
+            )
+    return names
+
+
+def parse_mcp_tools(text: str) -> tuple[tuple[str, str], ...]:
+    """``mcp_allow``/``mcp_deny``: ``mcp__NAME__TOOL`` entries (TOOL may hold * and ?)."""
+    entries: list[tuple[str, str]] = []
+    for item in (p for p in re.split(r"[,\s]+", text) if p):
+        found = _MCP_TOOL_PATTERN.fullmatch(item)
+        if found is None or not MCP_SERVER_NAME.fullmatch(found.group(1)):
+            raise ValueError(
+                f"{item!r} is not an MCP tool pattern: write mcp__SERVER__TOOL "
+                "(TOOL may use * and ?), e.g. mcp__tracker__get_*"
+            )
+        entries.append((found.group(1), found.group(2)))
+    return tuple(entries)
+
+
 def parse_paths(text: str) -> tuple[str, ...]:
     """``writable``: comma-separated paths."""
     return tuple(p.strip() for p in text.split(",") if p.strip())
@@ -229,6 +259,9 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("tool_hooks.pre", _GN, _string, "", "shell command before each tool call"),
     AttrSpec("tool_hooks.post", _GN, _string, "", "shell command after each tool call"),
     AttrSpec("workdir", _GN, _string, "", "working directory of agent and tool steps"),
+    AttrSpec("mcp", _GN, parse_mcp_servers, (), "MCP servers whose tools the agent gets"),
+    AttrSpec("mcp_allow", _GN, parse_mcp_tools, (), "MCP tools offered (mcp__NAME__TOOL globs)"),
+    AttrSpec("mcp_deny", _GN, parse_mcp_tools, (), "MCP tools withheld (mcp__NAME__TOOL globs)"),
     AttrSpec(
         "backend",
         _GN,

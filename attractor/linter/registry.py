@@ -14,6 +14,7 @@ from attractor.linter import (
     dialects,
     flow,
     manager,
+    mcp,
     prompts,
     resources,
     routing,
@@ -58,6 +59,7 @@ _NODE_RULES = (
     *sub_pipelines.RULES,
     *backends.RULES,
     *resources.RULES,
+    *mcp.RULES,
 )
 
 

@@ -20,6 +20,8 @@ Endpoints (JSON unless said otherwise)::
     GET  /pipelines/{id}/nodes/{node}/files/{name}   a stage file whole (stdout.txt...)
     GET  /pipelines/{id}/timeline            every attempt, gate wait and branch
     GET  /                                   the web page (static files, no CDN)
+    GET|POST|DELETE /mcp                     attractor's MCP tools, streamable HTTP
+                                             (the mcp extra; see server/mcp_server.py)
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from attractor.server.auth import TokenMiddleware
 from attractor.server.handlers import Handlers
@@ -43,6 +47,37 @@ STATIC = Path(__file__).parent / "static"
 #: The Host headers a token-less server answers, besides its own address (it
 #: listens on loopback only).
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+class McpEndpoint:
+    """``/mcp``: the MCP server's streamable HTTP endpoint while the app runs.
+
+    Without the ``mcp`` extra it answers 501 saying what to install.
+    """
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    @contextlib.asynccontextmanager
+    async def open(self, manager: RunManager) -> AsyncIterator[None]:
+        try:
+            from attractor.server.mcp_server import http_endpoint
+        except ImportError:
+            yield
+            return
+        async with http_endpoint(manager) as app:
+            self.app = app
+            try:
+                yield
+            finally:
+                self.app = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is not None:
+            await self.app(scope, receive, send)
+            return
+        message = "attractor's MCP endpoint needs the mcp extra: pip install 'attractor[mcp]'"
+        await JSONResponse({"error": message}, status_code=501)(scope, receive, send)
 
 
 def create_app(
@@ -60,9 +95,11 @@ def create_app(
     manager = RunManager(root, run_flags, page_url)
     h = Handlers(manager)
 
+    mcp = McpEndpoint()
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as group:
+        async with anyio.create_task_group() as group, mcp.open(manager):
             manager.attach(group)
             yield
             group.cancel_scope.cancel()  # stop every run; each is saved as interrupted
@@ -84,6 +121,7 @@ def create_app(
         Route("/pipelines/{id}/nodes/{node}", h.node),
         Route("/pipelines/{id}/nodes/{node}/files/{name}", h.node_file),
         Route("/pipelines/{id}/timeline", h.run_timeline),
+        Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     if token:

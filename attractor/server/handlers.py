@@ -106,13 +106,13 @@ class Handlers:
     # -- lookup -------------------------------------------------------------
 
     def run_path(self, request: Request) -> Path:
-        return self.find_run(str(request.path_params["id"]))
+        return self.path_of(str(request.path_params["id"]))
 
-    def find_run(self, run_id: str) -> Path:
+    def path_of(self, run_id: str) -> Path:
         """The directory of run ``run_id`` under the root.
 
         Raises:
-            Problem: 404 when there is none, 403 when it leads outside the root.
+            Problem: 404 no such run, 403 it leads outside the root.
         """
         if len(run_id) <= MAX_RUN_ID and _RUN_ID.match(run_id):
             for base in (self.manager.root / RUNS_SUBDIR, self.manager.root):
@@ -165,15 +165,24 @@ class Handlers:
 
     @_answers
     async def list_runs(self, request: Request) -> Response:
+        return JSONResponse({"runs": await self.runs()})
+
+    async def runs(self) -> list[dict[str, Any]]:
+        """Every run under the root, newest first, with what this server knows of it."""
+
         def listing() -> list[dict[str, Any]]:
             return [_with_worker(r.to_json()) for r in list_runs(self.manager.root)]
 
         runs = await anyio.to_thread.run_sync(listing)
-        return JSONResponse({"runs": [self._with_activity(r) for r in runs]})
+        return [self._with_activity(r) for r in runs]
 
     @_answers
     async def start(self, request: Request) -> Response:
-        body = await json_body(request)
+        run_id = await self.start_run(await json_body(request))
+        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"}, status_code=201)
+
+    async def start_run(self, body: dict[str, Any]) -> str:
+        """Start the pipeline ``body`` names (``dot_source`` or ``path``); its run id."""
         settings = json_object(body, "settings")
         seed = json_object(body, "context")
 
@@ -182,15 +191,17 @@ class Handlers:
             return source, load(source)
 
         source, graph = await anyio.to_thread.run_sync(prepare, limiter=self._workers)
-        run_id = await self.manager.start(graph, source, settings, seed)
-        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"}, status_code=201)
+        return await self.manager.start(graph, source, settings, seed)
 
     @_answers
     async def status(self, request: Request) -> Response:
-        path = self.run_path(request)
+        return JSONResponse(await self.status_of(self.run_path(request)))
+
+    async def status_of(self, path: Path) -> dict[str, Any]:
+        """The run's state: its listing fields, every node, its questions."""
         graph, state = await self.read_run(path)
         data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
-        return JSONResponse(self._with_activity(data))
+        return self._with_activity(data)
 
     @_answers
     async def events(self, request: Request) -> Response:
@@ -222,7 +233,7 @@ class Handlers:
         kept: dict[str, str] = {}
         for run_id in dict.fromkeys(ids):
             try:
-                path = self.find_run(run_id)
+                path = self.path_of(run_id)
             except Problem as problem:
                 kept[run_id] = str(problem)
                 continue
@@ -241,14 +252,22 @@ class Handlers:
     async def cancel(self, request: Request) -> Response:
         path = self.run_path(request)
         await json_body(request, required=False)
+        self.cancel_run(path)
+        return JSONResponse({"id": path.name, "status": "cancelling"}, status_code=202)
+
+    def cancel_run(self, path: Path) -> None:
+        """Cancel the run in ``path`` (409 when this server does not drive it)."""
         if not self.manager.cancel(path.name):
             raise Problem(409, f"run {path.name} is not running in this server")
-        return JSONResponse({"id": path.name, "status": "cancelling"}, status_code=202)
 
     @_answers
     async def resume(self, request: Request) -> Response:
         path = self.run_path(request)
-        body = await json_body(request, required=False)
+        run_id = await self.resume_run(path, await json_body(request, required=False))
+        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"})
+
+    async def resume_run(self, path: Path, body: dict[str, Any]) -> str:
+        """Continue the run in ``path`` as ``body`` says (``retry_failed``, ``from``)."""
         how = continuation_of(body)
         info = self.manager.ended_by_error(run_info(path).to_json())
         check_resumable(path.name, str(info["status"]), how, path.name in self.manager.active)
@@ -257,8 +276,7 @@ class Handlers:
         graph = await anyio.to_thread.run_sync(load, copy, limiter=self._workers)
         if how is not None and how.from_node is not None and not graph.has_node(how.from_node):
             raise Problem(400, f'"from": run {path.name} has no node {_shown(how.from_node)}')
-        run_id = await self.manager.resume(path, graph, json_object(body, "settings"), how)
-        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"})
+        return await self.manager.resume(path, graph, json_object(body, "settings"), how)
 
     @_answers
     async def graph(self, request: Request) -> Response:
@@ -285,18 +303,26 @@ class Handlers:
     async def answer(self, request: Request) -> Response:
         path = self.run_path(request)
         qid = str(request.path_params["qid"])
+        self._waiting(path, qid)
+        return JSONResponse(self.answer_question(path, qid, await json_body(request)))
+
+    def _waiting(self, path: Path, qid: str) -> None:
         run = self.manager.active.get(path.name)
         if run is None or qid not in run.interviewer.pending:
             raise Problem(404, f"no question {_shown(qid)} is waiting in run {path.name}")
-        body = await json_body(request)
+
+    def answer_question(self, path: Path, qid: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Answer question ``qid`` of the run in ``path``: ``{"answer", "comment"}``."""
+        self._waiting(path, qid)
+        run = self.manager.active[path.name]
         text = body.get("answer")
         if not isinstance(text, str) or not text.strip():
             raise Problem(400, 'give the answer as {"answer": "KEY or label", "comment": "..."}')
         comment = body.get("comment") or ""
-        # The web page says so; any other client is the API.
-        who = "page" if body.get("answered_by") == "page" else "api"
-        answer = run.interviewer.answer(qid, text, str(comment), answered_by=who)
-        return JSONResponse({"id": qid, "answer": answer.value, "label": answer.text})
+        # The web page and the MCP tools say so; any other client is the API.
+        who = body.get("answered_by") if body.get("answered_by") in ("page", "mcp") else "api"
+        answer = run.interviewer.answer(qid, text, str(comment), answered_by=str(who))
+        return {"id": qid, "answer": answer.value, "label": answer.text}
 
     @_answers
     async def checkpoint(self, request: Request) -> Response:
@@ -309,7 +335,12 @@ class Handlers:
     @_answers
     async def node(self, request: Request) -> Response:
         path = self.run_path(request)
-        node_id = str(request.path_params["node"])
+        asked = request.query_params.get("attempt")
+        return JSONResponse(await self.node_of(path, str(request.path_params["node"]), asked))
+
+    async def node_of(self, path: Path, node_id: str, asked: str | None = None) -> dict[str, Any]:
+        """One node of the run in ``path``: its state and its stage files (of attempt
+        ``asked``, ``NODE/vV-aA``, else of the latest)."""
         graph, state = await self.read_run(path)
         if node_id not in state.nodes:
             raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
@@ -317,7 +348,6 @@ class Handlers:
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        asked = request.query_params.get("attempt")
         data.update(
             await anyio.to_thread.run_sync(
                 _node_details, path, node_id, asked, limiter=self._workers
@@ -329,7 +359,7 @@ class Handlers:
             )
             if boundary is not None:
                 data["boundary"] = boundary
-        return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
+        return self.redactor.value(data)  # type: ignore[no-any-return]  # the prompt too
 
     @_answers
     async def node_file(self, request: Request) -> Response:
