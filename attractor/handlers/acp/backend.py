@@ -1,0 +1,375 @@
+"""An ACP agent as the codergen backend of a node: one session per attempt.
+
+For each attempt: resolve the turn budget as for every agent, start the agent
+(:mod:`.process`), ``initialize`` and open a session in the node's working
+directory, send the prompt as a prompt turn (and each message a supervisor
+steers in as one more), follow the session's updates into events, transcript
+and budget, and judge how it ended as the built-in agent's session is judged.
+
+Stopping: at the turn limit or an exhausted run budget attractor sends
+``session/cancel`` and gives the agent the kill grace to end the turn. When the
+node times out or the run is cancelled (``--timeout``, Ctrl-C), the cleanup
+runs shielded: ``session/cancel``, then the agent's process group is killed.
+An agent that cannot start, exits, answers with an error or writes something
+other than ACP to its stdout fails the step with a reason that says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from typing import Any
+
+import anyio
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
+from acp.client.connection import ClientSideConnection
+from acp.schema import (
+    ClientCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    InitializeResponse,
+    PromptResponse,
+)
+from anyio.abc import Process
+from pydantic import ValidationError
+
+from attractor.agent.report import report_from_text
+from attractor.agent.session import SessionResult
+from attractor.agent.transcript import Transcript
+from attractor.events import TurnBudgetResolved
+from attractor.handlers.acp.client import AttractorClient
+from attractor.handlers.acp.permissions import Policy
+from attractor.handlers.acp.process import (
+    STDERR_FILE,
+    AgentCommand,
+    LineTransport,
+    agent_process,
+    stderr_tail,
+)
+from attractor.handlers.acp.terminals import TERMINALS_DIR, Terminals
+from attractor.handlers.acp.updates import prompt_ended
+from attractor.handlers.agent_backend import judge_session, session_outcome
+from attractor.handlers.backend import StageRequest
+from attractor.handlers.external.tracker import Tracker
+from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.handlers.turn_budget import TurnBudget, resolve_budget
+from attractor.proc.environment import (
+    BwrapEnvironment,
+    ExecutionEnvironment,
+    LocalEnvironment,
+)
+from attractor.proc.process import process_env
+from attractor.settings import AcpAgent
+from attractor.version import __version__
+
+#: Longest wait for ``initialize`` and ``session/new`` (a cold ``npx`` start is slow).
+HANDSHAKE_TIMEOUT = 120.0
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class _AgentFailed(Exception):
+    """Why the session could not go on (becomes the step's failure reason)."""
+
+
+class AcpBackend:
+    """A :class:`~attractor.handlers.backend.CodergenBackend` running one ACP agent."""
+
+    def __init__(self, agent: AcpAgent) -> None:
+        self.agent = agent
+        self.name = f"acp:{agent.name}"
+
+    async def aclose(self) -> None:
+        return None
+
+    async def run(self, request: StageRequest) -> Outcome:
+        node = request.node
+        budget = resolve_budget(
+            node, request.graph, request.settings, prompt=request.prompt, visit=request.visit
+        )
+        request.emit(TurnBudgetResolved(node=node.id, budget=budget.to_json()))
+        tracker = Tracker(
+            node_id=node.id,
+            max_turns=budget.effective,
+            cli_counts_turns=False,
+            emit=request.emit,
+            transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
+            run_budget=request.run_budget,
+        )
+        session = _Session(self, request, tracker)
+        try:
+            await session.drive()
+        finally:
+            tracker.close()
+        return self._judge(request, budget, session)
+
+    def _judge(self, request: StageRequest, budget: TurnBudget, session: _Session) -> Outcome:
+        tracker = session.tracker
+        finished = tracker.finished
+        limit = tracker.stop == "turn_limit" or (
+            finished is not None and finished.ending == "max_turns"
+        )
+        text = tracker.final_text
+        result = SessionResult(
+            text,
+            tracker.turns,
+            limit,
+            tracker.stop == "run_budget",
+            tracker.total,
+            report_from_text(text),
+        )
+        # Once attractor decided to stop the agent, how it then ended does not matter.
+        reason = session.failure
+        if reason is None and finished is not None and finished.ending == "error":
+            reason = f"ACP agent {self.agent.name}: {finished.message}"
+        if tracker.stop is None and not limit and reason is not None:
+            outcome = session_outcome(request, budget, result, StageStatus.FAIL, reason)
+        else:
+            outcome = judge_session(request, budget, result)
+        details: dict[str, Any] = {**outcome.details, "backend": self.name}
+        if session.agent_info:
+            details["agent"] = session.agent_info
+        details["exit_code"] = session.exit_code
+        updates = {**outcome.context_updates, "agent.backend": self.name}
+        return replace(outcome, details=details, context_updates=updates)
+
+
+class _Session:
+    """One attempt's agent process, connection and prompt turns."""
+
+    def __init__(self, backend: AcpBackend, request: StageRequest, tracker: Tracker) -> None:
+        self.agent = backend.agent
+        self.request = request
+        self.tracker = tracker
+        self.environment: ExecutionEnvironment = request.environment or LocalEnvironment(
+            request.workdir
+        )
+        self.failure: str | None = None
+        self.agent_info: dict[str, str] = {}
+        self.exit_code: int | None = None
+        self.grace = request.settings.kill_grace
+
+    async def drive(self) -> None:
+        """Run the session to its end; a failure is kept in :attr:`failure`."""
+        try:
+            command = self._command()
+            async with agent_process(command) as process:
+                transport = LineTransport(process)
+                try:
+                    await self._talk(transport)
+                except _AgentFailed as exc:
+                    self.failure = str(exc)
+                except (ConnectionError, anyio.BrokenResourceError, anyio.EndOfStream):
+                    self.failure = await self._gone(process, transport)
+                await self._exit_code(process)
+        except OSError as exc:
+            self.failure = (
+                f"ACP agent {self.agent.name} could not start: {self.agent.command}: "
+                f"{exc.strerror or exc}; check command in {self.agent.source}"
+            )
+
+    async def _talk(self, transport: LineTransport) -> None:
+        request = self.request
+        failure: Exception | None = None
+        # Nothing may leave this task group by raising: anyio would wrap it in a group.
+        async with anyio.create_task_group() as tg:
+            terminals = Terminals(
+                self.environment, request.stage_dir / TERMINALS_DIR, tg, self.grace
+            )
+            client = AttractorClient(
+                node_id=request.node.id,
+                workdir=request.workdir,
+                environment=self.environment,
+                policy=Policy.of(request.node),
+                tracker=self.tracker,
+                terminals=terminals,
+            )
+            conn = connect_to_agent(client, transport)
+            session_id: str | None = None
+            try:
+                session_id = await self._open(conn)
+                await self._prompts(conn, client, session_id)
+            except (_AgentFailed, ConnectionError, anyio.BrokenResourceError) as exc:
+                failure = exc
+            finally:
+                with anyio.CancelScope(shield=True):
+                    if session_id is not None and self.tracker.finished is None:
+                        with anyio.move_on_after(min(1.0, self.grace)):
+                            await _quietly_cancel(conn, session_id)
+                    await conn.close()
+                tg.cancel_scope.cancel()  # the terminals still running
+        if failure is not None:
+            raise failure
+
+    async def _open(self, conn: ClientSideConnection) -> str:
+        """``initialize`` and ``session/new``; the session id."""
+        name = self.agent.name
+        try:
+            with anyio.fail_after(HANDSHAKE_TIMEOUT):
+                init = await conn.initialize(
+                    protocol_version=PROTOCOL_VERSION,
+                    client_capabilities=ClientCapabilities(
+                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                        terminal=True,
+                    ),
+                    client_info=Implementation(name="attractor", version=__version__),
+                )
+                self._note_agent(init)
+                session = await conn.new_session(cwd=str(self.request.workdir), mcp_servers=[])
+        except TimeoutError:
+            raise _AgentFailed(
+                f"ACP agent {name} did not answer initialize and session/new within "
+                f"{HANDSHAKE_TIMEOUT:g}s; see {STDERR_FILE}"
+            ) from None
+        except RequestError as exc:
+            raise _AgentFailed(f"ACP agent {name} refused the session: {_said(exc)}") from None
+        except ValidationError as exc:
+            raise _AgentFailed(f"ACP agent {name} sent a malformed answer: {_first(exc)}") from None
+        return session.session_id
+
+    def _note_agent(self, init: InitializeResponse) -> None:
+        info = init.agent_info
+        if info is not None:
+            self.agent_info = {"name": info.name, "version": info.version}
+
+    async def _prompts(
+        self, conn: ClientSideConnection, client: AttractorClient, session_id: str
+    ) -> None:
+        """The node's prompt, then each steering message, as prompt turns."""
+        text = self.request.prompt
+        while True:
+            client.reader.new_prompt()
+            response = await self._turn(conn, client, session_id, text)
+            if response is None:  # attractor stopped it
+                return
+            self.tracker.feed(prompt_ended(response))
+            if response.stop_reason != "end_turn" or self.tracker.stop is not None:
+                return
+            steering = self.request.steering() if self.request.steering else []
+            if not steering:
+                return
+            self.tracker.finished = None  # the session goes on
+            text = "\n\n".join(steering)
+
+    async def _turn(
+        self, conn: ClientSideConnection, client: AttractorClient, session_id: str, text: str
+    ) -> PromptResponse | None:
+        """One prompt turn; None when attractor had to stop the agent during it."""
+        response: PromptResponse | None = None
+        failed: BaseException | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._stop_on_demand, conn, client, session_id, tg.cancel_scope)
+            try:
+                response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
+            except RequestError as exc:
+                failed = _AgentFailed(
+                    f"ACP agent {self.agent.name} failed the prompt: {_said(exc)}"
+                )
+            except ValidationError as exc:
+                failed = _AgentFailed(
+                    f"ACP agent {self.agent.name} sent a malformed answer: {_first(exc)}"
+                )
+            except (ConnectionError, anyio.BrokenResourceError) as exc:
+                failed = exc
+            tg.cancel_scope.cancel()
+        if failed is not None and not client.stopping.is_set():
+            raise failed
+        return None if client.stopping.is_set() else response
+
+    async def _stop_on_demand(
+        self,
+        conn: ClientSideConnection,
+        client: AttractorClient,
+        session_id: str,
+        turn: anyio.CancelScope,
+    ) -> None:
+        """At attractor's stop: ``session/cancel``, then the kill grace to end the turn."""
+        await client.stopping.wait()
+        await _quietly_cancel(conn, session_id)
+        await anyio.sleep(self.grace)
+        turn.cancel()
+
+    async def _gone(self, process: Process, transport: LineTransport) -> str:
+        """The reason of a connection that ended under attractor's feet."""
+        name = self.agent.name
+        if transport.garbage is not None:
+            return (
+                f"ACP agent {name} wrote something that is not an ACP message to its stdout: "
+                f"{transport.garbage!r} (an agent must log to stderr)"
+            )
+        await self._exit_code(process)
+        said = stderr_tail(self.request.stage_dir / STDERR_FILE)
+        how = (
+            "closed its output" if self.exit_code is None else f"exited with code {self.exit_code}"
+        )
+        return f"ACP agent {name} {how} during the session: {said or 'see ' + STDERR_FILE}"
+
+    async def _exit_code(self, process: Process) -> None:
+        with anyio.move_on_after(self.grace):
+            await process.wait()
+        self.exit_code = process.returncode
+
+    def _command(self) -> AgentCommand:
+        request = self.request
+        argv = [self.agent.command, *self.agent.args]
+        environment = self.environment
+        if isinstance(environment, BwrapEnvironment):
+            argv = [*environment.wrap(request.workdir), *argv]
+        return AgentCommand(
+            argv=argv,
+            cwd=request.workdir,
+            env=self._env(),
+            stderr_path=request.stage_dir / STDERR_FILE,
+            kill_grace=self.grace,
+        )
+
+    def _env(self) -> dict[str, str]:
+        """The node's filtered environment, the stage variables, and the agent's ``env``."""
+        request = self.request
+        stage = {"ATTRACTOR_STAGE_DIR": request.stage_dir, "ATTRACTOR_NODE": request.node.id}
+        environment = self.environment
+        if isinstance(environment, LocalEnvironment):
+            env = environment.policy.apply(process_env(stage))
+        else:
+            env = process_env(stage)
+        for key, value in self.agent.env:
+            resolved = _expand(value)
+            if resolved is not None:
+                env[key] = resolved
+        return env
+
+
+async def _quietly_cancel(conn: ClientSideConnection, session_id: str) -> None:
+    """``session/cancel``, ignored when the agent is already gone."""
+    try:
+        await conn.cancel(session_id=session_id)
+    except (ConnectionError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        return
+
+
+def _expand(value: str) -> str | None:
+    """A config ``env`` value: ``$NAME``/``${NAME}`` as a whole is that variable."""
+    match = _VARIABLE.fullmatch(value)
+    if match is None:
+        return value
+    return os.environ.get(match.group(1) or match.group(2))
+
+
+def _said(exc: RequestError) -> str:
+    data = exc.data
+    detail = ""
+    if isinstance(data, dict):
+        detail = str(data.get("details") or data.get("reason") or data.get("message") or "")
+    elif data is not None:
+        detail = str(data)
+    text = f"{exc} ({detail})" if detail else str(exc)
+    return text[:300]
+
+
+def _first(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)[:300]
+    first = errors[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return f"{where}: {first.get('msg', '')}"[:300]
