@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from attractor.engine.rundir import never_started as never_started
     from attractor.errors import Diagnostic
     from attractor.events import Event
+    from attractor.handlers.acp.describe import describe_acp as describe_acp
     from attractor.handlers.backend import CodergenBackend
     from attractor.handlers.boundary import COMMAND_STEPS as COMMAND_STEPS
     from attractor.handlers.boundary import describe_boundary as describe_boundary
@@ -395,6 +396,7 @@ _FRONT_END: dict[str, str] = {
     "check_logs_dir": "attractor.engine.rundir",
     "disk_full": "attractor.engine.rundir",
     "never_started": "attractor.engine.rundir",
+    "describe_acp": "attractor.handlers.acp.describe",
     "COMMAND_STEPS": "attractor.handlers.boundary",
     "describe_boundary": "attractor.handlers.boundary",
     "AGENTS": "attractor.handlers.external.agents",

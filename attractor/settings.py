@@ -602,6 +602,22 @@ def acp_agents_of(label: str, table: dict[str, Any]) -> dict[str, AcpAgent]:
     return agents
 
 
+def configured_acp_agents(
+    cwd: Path | None = None, config_file: str | None = None
+) -> tuple[str, list[str]]:
+    """Where the config comes from and the ACP agents it names (for lint).
+
+    Raises:
+        UsageError: the config file or its ``acp_agents`` tables are malformed.
+    """
+    config = find_config(cwd or Path.cwd(), config_file)
+    if config is None:
+        return "the config (no attractor.toml here)", []
+    label, table = config
+    agents = acp_agents_of(label, table) if ACP_AGENTS_KEY in table else {}
+    return label, sorted(agents)
+
+
 def _acp_agent(name: str, entry: dict[str, Any], where: str) -> AcpAgent:
     unknown = [key for key in entry if key not in _ACP_AGENT_KEYS]
     if unknown:

@@ -60,13 +60,16 @@ def unreadable_diagnostic(path: str, error: PipelineError) -> Diagnostic:
 
 def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """Diagnostics of every readable file, and one ``unreadable`` diagnostic per other file."""
+    from attractor.linter.acp import AcpAgentsRule
     from attractor.linter.prepare import prepare
+    from attractor.settings import configured_acp_agents
 
     found: list[Diagnostic] = []
     unreadable: list[Diagnostic] = []
+    rules = [AcpAgentsRule(configured_acp_agents)]
     for path in paths:
         try:
-            found.extend(prepare(Path(path), file=path)[1])
+            found.extend(prepare(Path(path), file=path, extra_rules=rules)[1])
         except PipelineError as error:
             unreadable.append(unreadable_diagnostic(path, error))
     return found, unreadable

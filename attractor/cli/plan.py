@@ -13,12 +13,13 @@ from collections import deque
 from pathlib import Path
 
 from attractor.dot.graph import Edge, Graph, Node
-from attractor.dot.schema import format_duration
+from attractor.dot.schema import format_duration, is_acp_backend
 from attractor.errors import UsageError
 from attractor.launch import (
     AGENTS,
     COMMAND_STEPS,
     backend_name,
+    describe_acp,
     describe_boundary,
     describe_cli_boundary,
     max_retries_for,
@@ -49,6 +50,9 @@ def _order(graph: Graph) -> list[Node]:
 
 def _model(node: Node, settings: Settings) -> list[str]:
     """The model line, and the key line: which variable (never its value) goes where."""
+    chosen = backend_name(node, settings)
+    if is_acp_backend(chosen):
+        return [f"agent: {describe_acp(chosen, node, settings)}", "model: the agent's own"]
     if settings.backend == "simulate":
         return ["model: simulated (no model is called)"]
     if settings.backend.startswith("scripted:"):

@@ -10,11 +10,21 @@ from typing import Any
 AGENT = Path(__file__).with_name("scripted_agent.py")
 
 
-def configure(workspace: Path, turns: list[list[dict[str, Any]]], name: str = "scripted") -> Path:
-    """attractor.toml naming the scripted agent with ``turns``; the agent's log file."""
-    script = workspace.parent / f"{name}-script.json"
+def configure(
+    workspace: Path,
+    turns: list[list[dict[str, Any]]],
+    name: str = "scripted",
+    folder: Path | None = None,
+) -> Path:
+    """attractor.toml naming the scripted agent with ``turns``; the agent's log file.
+
+    The script and log live in ``folder`` (default: beside the workspace; a
+    sandboxed agent needs them inside it, since the sandbox hides /tmp).
+    """
+    folder = folder or workspace.parent
+    script = folder / f"{name}-script.json"
     script.write_text(json.dumps(turns), encoding="utf-8")
-    log = workspace.parent / f"{name}-agent.jsonl"
+    log = folder / f"{name}-agent.jsonl"
     args = json.dumps([str(AGENT), str(script), str(log)])
     (workspace / "attractor.toml").write_text(
         f"[acp_agents.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n",

@@ -13,6 +13,8 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
 - ``{"do": "exit", "code": 3}``: exit at once, mid-turn;
 - ``{"do": "hang"}``: start a child that sleeps, then never answer (cancel ignored);
 - ``{"do": "garbage"}``: write a line that is not JSON-RPC to stdout;
+- ``{"do": "touch", "path": P}``: the agent writes P itself (not through the client);
+- ``{"do": "env", "names": [...]}``: log those variables of its environment;
 - ``{"do": "end", "stop": "end_turn", "tokens": [in, out]}``: how the turn ends.
 
 Everything the agent saw (its pid, the session's cwd, prompts, permission
@@ -132,6 +134,14 @@ class ScriptedAgent:
             child = subprocess.Popen(["sleep", "1000"])  # noqa: ASYNC220 (a test agent)
             log(child_pid=child.pid)
             await anyio.sleep_forever()
+        elif what == "touch":  # the agent's own write, not through the client
+            try:
+                Path(action["path"]).write_text("agent was here\n")  # noqa: ASYNC240
+                log(touched=action["path"], ok=True)
+            except OSError as exc:
+                log(touched=action["path"], ok=False, error=str(exc))
+        elif what == "env":
+            log(env={name: os.environ.get(name) for name in action["names"]})
         elif what == "garbage":
             os.write(1, b"Loading model weights... done\n")
             await anyio.sleep_forever()
