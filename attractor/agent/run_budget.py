@@ -85,7 +85,7 @@ class RunTurnBudget:
         already kept for the final requests of the other running agents; ``last``
         says that it is this agent's final one (no more than that reserve is left).
         One call decides both, so agents in other processes sharing one budget
-        (``engine/ray_budget.py``) cannot both take the last request.
+        (``ray_exec/budget.py``) cannot both take the last request.
         """
         remaining = self.remaining
         if remaining is None:

@@ -5,7 +5,7 @@ An :class:`Executor` is asked twice. :meth:`Executor.execute` runs a whole
 executor calls the engine's own driver in this process. :meth:`Executor.branches`
 gives the branch runner a parallel node calls once per branch; the local
 executor keeps the in-process sub-traversal. The Ray executor
-(``ray_executor.py``, the ``attractor[ray]`` extra) sends both to a cluster.
+(:mod:`attractor.ray_exec`, the ``attractor[ray]`` extra) sends both to a cluster.
 Which one a run gets is chosen at the composition root
 (``launch.executor_for``): nothing here imports the Ray executor.
 """
@@ -15,11 +15,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from attractor.dot.graph import Graph
-from attractor.errors import InputFileError
-from attractor.fileio import loads_json, read_bounded
 from attractor.handlers.base import BranchRunner
 
 if TYPE_CHECKING:
@@ -67,20 +65,3 @@ class LocalExecutor:
 
     def branches(self, run: Run, local: BranchRunner) -> BranchRunner:
         return local
-
-
-#: Which cluster node runs a run (in its run directory) or a branch (in the stage
-#: directory of its first node): ``{"node_id": ..., "host": ...}``.
-WORKER_FILE = "worker.json"
-#: A worker file names a node and a host: a few hundred bytes.
-_WORKER_LIMIT = 64 * 1024
-
-
-def worker_of(run_dir: Path) -> dict[str, Any] | None:
-    """The cluster node that runs (or ran) the run in ``run_dir``; None for a local run."""
-    path = run_dir / WORKER_FILE
-    try:
-        data = loads_json(read_bounded(path, _WORKER_LIMIT, "worker file"), path, "worker file")
-    except (InputFileError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None

@@ -10,7 +10,7 @@ one waits at least :data:`SNAPSHOT_SHARE` times as long as the last one took,
 which keeps their share of the run's time, and so the cost per node, bounded
 however many nodes ran. :meth:`Progress.sync` is the
 fdatasync the engine calls before a node with side effects starts. See
-:mod:`attractor.engine.journal` for the format and the guarantees.
+:mod:`attractor.store.journal` for the format and the guarantees.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attractor.engine.checkpoint import RUNNING, CheckpointEncoder
-from attractor.engine.journal import JOURNAL, Journal
 from attractor.events import CheckpointSaved
 from attractor.handlers.context import Context
+from attractor.store.checkpoint import RUNNING
 
 if TYPE_CHECKING:
     from attractor.engine.state import Run, Walk
@@ -81,8 +80,7 @@ class Progress:
     """The journal and checkpoint writer of one run directory."""
 
     def __init__(self, run: Run, seq: int = 0) -> None:
-        self.journal = Journal(run.run_dir.path / JOURNAL, seq)
-        self.encoder = CheckpointEncoder()
+        self.journal = run.run_dir.open_journal(seq)
         self._shadow = _Shadow(run.main, run.services.run_budget.used, run.results_written)
         self._shadow.spent = run.services.run_budget.spent
         self._snapshot_at = time.monotonic()
@@ -179,7 +177,7 @@ class Progress:
         checkpoint.failure_reason = reason
         checkpoint.journal_seq = self.journal.seq
         checkpoint.journal_offset = self.journal.offset
-        checkpoint.save(run.run_dir.checkpoint_path, self.encoder)
+        run.run_dir.save_checkpoint(checkpoint)
         self._snapshot_at = time.monotonic()
         self._interval = max(SNAPSHOT_SECONDS, (self._snapshot_at - started) * SNAPSHOT_SHARE)
 

@@ -28,7 +28,6 @@ from anyio.abc import TaskStatus
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.dot.schema import format_duration
-from attractor.engine.checkpoint import RUNNING
 from attractor.engine.child import EngineChildRunner
 from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
@@ -37,13 +36,6 @@ from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import (
-    PROCESSES,
-    EventLog,
-    discard_unstarted,
-    disk_full,
-    write_error,
-)
 from attractor.engine.setup import (
     RunSetup,
     restart_setup,
@@ -62,7 +54,7 @@ from attractor.events import (
     PipelineStarted,
     PipelineTimedOut,
 )
-from attractor.fileio import AppendFile, atomic_write_text, confine_path
+from attractor.fileio import confine_path
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import Services, Steering
 from attractor.handlers.builtin import default_registry
@@ -75,6 +67,15 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
+from attractor.store.base import RunStore
+from attractor.store.checkpoint import RUNNING
+from attractor.store.rundir import (
+    PROCESSES,
+    RunDir,
+    discard_unstarted,
+    disk_full,
+    write_error,
+)
 
 __all__ = [
     "NodeResult",
@@ -128,6 +129,9 @@ class RunOptions:
     run_budget: RunTurnBudget | None = None
     #: Where the run and its parallel branches execute (see executor.py).
     executor: Executor = field(default_factory=LocalExecutor)
+    #: The store each run directory is kept in, through the store's interface
+    #: (store/base.py); None keeps it in the run directory's own files.
+    store: Callable[[RunDir], RunStore] | None = None
     #: Returns when someone outside asks the run to stop, with the status to
     #: stop as (a Ray worker watches the run directory's stop file).
     stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
@@ -464,9 +468,10 @@ def open_run(
     steps: StepBudget | None = None,
 ) -> Run:
     """Attach the event log, announce the start and write the first checkpoint."""
+    store: RunStore = options.store(setup.run_dir) if options.store else setup.run_dir
     run = Run(
         graph=setup.graph,
-        run_dir=setup.run_dir,
+        run_dir=store,
         services=services,
         registry=registry,
         bus=bus,
@@ -480,9 +485,10 @@ def open_run(
         steps=steps or StepBudget(),
         start=setup.start,
     )
-    log = EventLog(setup.run_dir.events_path)
+    log = store.open_events()
     bus.add_observer(log)
-    results = _open_results(setup)
+    rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results] if setup.resumed else None
+    results = store.open_results(rows)
     run.results_file = results
     run.results_written = len(setup.node_results) if setup.resumed else 0
     progress = run.progress = Progress(run, setup.journal_seq)
@@ -491,32 +497,23 @@ def open_run(
         log.close,
         results.close,
         progress.close,
-        setup.run_dir.unlock,
+        store.unlock,
     ]
     run.manifest["status"] = RUNNING
     if setup.resumed:
         run.manifest["resumed_at"] = time.time()
-    setup.run_dir.write_manifest(run.manifest)
+    store.write_manifest(run.manifest)
     run.emit(
         PipelineStarted(
             name=setup.graph.name,
-            run_id=setup.run_dir.path.name,
-            run_dir=str(setup.run_dir.path),
+            run_id=store.path.name,
+            run_dir=str(store.path),
             resumed=setup.resumed,
             continuation=setup.continuation,
         )
     )
     save_checkpoint(run, setup.start)
     return run
-
-
-def _open_results(setup: RunSetup) -> AppendFile:
-    """results.jsonl, cut back to the rows the checkpoint covers when resuming."""
-    path = setup.run_dir.results_path
-    if setup.resumed:  # atomically: a full disk must not leave the rows cut away
-        rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results]
-        atomic_write_text(path, "".join(rows))
-    return AppendFile(path)
 
 
 def finish_run(

@@ -9,19 +9,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import RunDir
 from attractor.engine.step_budget import StepBudget
 from attractor.events import CheckpointSaved, Event
-from attractor.fileio import AppendFile, dumps
+from attractor.fileio import dumps
 from attractor.handlers.base import Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.handlers.registry import HandlerRegistry
 from attractor.llm.types import Usage
+from attractor.store.base import RowWriter, RunStore
+from attractor.store.checkpoint import RUNNING, Checkpoint
 
 if TYPE_CHECKING:
     from attractor.engine.progress import Progress
@@ -38,7 +38,7 @@ class NodeResult:
     note: str
     usage: dict[str, Any] | None = None
     #: Which visit of the node this row ends; its last attempt's files are in NODE/, or in
-    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see engine/attempts.py).
+    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see store/attempts.py).
     visit: int = 1
 
     def to_json(self) -> dict[str, Any]:
@@ -99,7 +99,8 @@ class Run:
     """Everything the traversal of one run directory shares."""
 
     graph: Graph
-    run_dir: RunDir
+    #: Where the run is kept (a run directory: store/rundir.py), through the store's interface.
+    run_dir: RunStore
     services: Services
     registry: HandlerRegistry
     bus: EventBus
@@ -114,7 +115,7 @@ class Run:
     finished: bool = False
     #: Summary rows appended to this run directory's results.jsonl.
     results_written: int = 0
-    results_file: AppendFile | None = None
+    results_file: RowWriter | None = None
     #: Closed when the run finishes (the events.jsonl observer).
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: The journal and checkpoint writer (set when the run directory is opened).

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.checkpoint import Checkpoint
+from attractor.store.checkpoint import Checkpoint
 from tests.cli.runkit import (
     events as read_events,
 )
@@ -198,6 +198,7 @@ def test_resume_stops_a_survivor_before_its_node_runs_again(workspace: Path, mar
     )
     proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     wait_for(lambda: bool(lines_of(workspace / "side.txt")), "the hold node to start")
+
     def guards() -> list[int]:
         return [
             pid

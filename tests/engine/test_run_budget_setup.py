@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.checkpoint import Checkpoint
 from attractor.engine.setup import run_budget, spent_before
 from attractor.engine.state import NodeResult
 from attractor.llm.types import Usage
 from attractor.settings import resolve_settings
+from attractor.store.checkpoint import Checkpoint
 
 
 def test_a_resumed_run_counts_what_its_earlier_part_spent(tmp_path: Path) -> None:
