@@ -26,6 +26,7 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     ClientCapabilities,
+    EnvVarAuthMethod,
     FileSystemCapabilities,
     Implementation,
     InitializeResponse,
@@ -65,6 +66,8 @@ from attractor.version import __version__
 
 #: Longest wait for ``initialize`` and ``session/new`` (a cold ``npx`` start is slow).
 HANDSHAKE_TIMEOUT = 120.0
+#: The JSON-RPC error code of ACP's "authentication required".
+AUTH_REQUIRED = -32000
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -148,6 +151,7 @@ class _Session:
         self.agent_info: dict[str, str] = {}
         self.exit_code: int | None = None
         self.grace = request.settings.kill_grace
+        self.env = self._env()
 
     async def drive(self) -> None:
         """Run the session to its end; a failure is kept in :attr:`failure`."""
@@ -215,17 +219,39 @@ class _Session:
                     client_info=Implementation(name="attractor", version=__version__),
                 )
                 self._note_agent(init)
-                session = await conn.new_session(cwd=str(self.request.workdir), mcp_servers=[])
+                session_id = await self._new_session(conn, init)
         except TimeoutError:
             raise _AgentFailed(
                 f"ACP agent {name} did not answer initialize and session/new within "
                 f"{HANDSHAKE_TIMEOUT:g}s; see {STDERR_FILE}"
             ) from None
         except RequestError as exc:
-            raise _AgentFailed(f"ACP agent {name} refused the session: {_said(exc)}") from None
+            said = f"{_said(exc)}{self._login_hint(exc)}"
+            raise _AgentFailed(f"ACP agent {name} refused the session: {said}") from None
         except ValidationError as exc:
             raise _AgentFailed(f"ACP agent {name} sent a malformed answer: {_first(exc)}") from None
-        return session.session_id
+        return session_id
+
+    async def _new_session(self, conn: ClientSideConnection, init: InitializeResponse) -> str:
+        """``session/new``; when the agent asks for a login it offers through a
+        variable attractor hands it (``env`` of the agent's table), that login first."""
+        cwd = str(self.request.workdir)
+        try:
+            return (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id
+        except RequestError as exc:
+            method = _env_login(init, self.env) if exc.code == AUTH_REQUIRED else None
+            if method is None:
+                raise
+        await conn.authenticate(method_id=method)
+        return (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id
+
+    def _login_hint(self, exc: RequestError) -> str:
+        if exc.code != AUTH_REQUIRED:
+            return ""
+        return (
+            f"; log the agent in with its own CLI, or hand it its key with "
+            f'env = {{ NAME = "$NAME" }} in {self.agent.source}'
+        )
 
     def _note_agent(self, init: InitializeResponse) -> None:
         info = init.agent_info
@@ -263,7 +289,8 @@ class _Session:
                 response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
             except RequestError as exc:
                 failed = _AgentFailed(
-                    f"ACP agent {self.agent.name} failed the prompt: {_said(exc)}"
+                    f"ACP agent {self.agent.name} failed the prompt: "
+                    f"{_said(exc)}{self._login_hint(exc)}"
                 )
             except ValidationError as exc:
                 failed = _AgentFailed(
@@ -318,7 +345,7 @@ class _Session:
         return AgentCommand(
             argv=argv,
             cwd=request.workdir,
-            env=self._env(),
+            env=self.env,
             stderr_path=request.stage_dir / STDERR_FILE,
             kill_grace=self.grace,
         )
@@ -353,6 +380,17 @@ def _expand(value: str) -> str | None:
     if match is None:
         return value
     return os.environ.get(match.group(1) or match.group(2))
+
+
+def _env_login(init: InitializeResponse, env: dict[str, str]) -> str | None:
+    """The first login the agent offers by variables that are all set in ``env``."""
+    for method in init.auth_methods or []:
+        if not isinstance(method, EnvVarAuthMethod):
+            continue
+        needed = [var.name for var in method.vars if not var.optional]
+        if needed and all(env.get(name) for name in needed):
+            return method.id
+    return None
 
 
 def _said(exc: RequestError) -> str:
