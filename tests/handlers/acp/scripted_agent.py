@@ -12,6 +12,7 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
 - ``{"do": "cost", "usd": 0.5}``: a usage update with the session's cost;
 - ``{"do": "exit", "code": 3}``: exit at once, mid-turn;
 - ``{"do": "hang"}``: start a child that sleeps, then never answer (cancel ignored);
+  with ``"once": PATH``, only when PATH does not exist yet (it is created);
 - ``{"do": "garbage"}``: write a line that is not JSON-RPC to stdout;
 - ``{"do": "touch", "path": P}``: the agent writes P itself (not through the client);
 - ``{"do": "env", "names": [...]}``: log those variables of its environment;
@@ -68,6 +69,24 @@ _KINDS = {"read": "read", "write": "edit", "run": "execute"}
 def log(**entry: Any) -> None:
     with LOG.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
+
+
+def first_time(marker: str | None) -> bool:
+    """True unless ``marker`` names a file that exists (which is then created)."""
+    if marker is None:
+        return True
+    if Path(marker).exists():
+        return False
+    Path(marker).touch()
+    return True
+
+
+def touch(path: str) -> None:
+    try:
+        Path(path).write_text("agent was here\n", encoding="utf-8")
+        log(touched=path, ok=True)
+    except OSError as exc:
+        log(touched=path, ok=False, error=str(exc))
 
 
 class ScriptedAgent:
@@ -131,15 +150,13 @@ class ScriptedAgent:
             log(exiting=action.get("code", 3))
             os._exit(action.get("code", 3))
         elif what == "hang":
+            if not first_time(action.get("once")):
+                return  # hung last time: go on now
             child = subprocess.Popen(["sleep", "1000"])  # noqa: ASYNC220 (a test agent)
             log(child_pid=child.pid)
             await anyio.sleep_forever()
         elif what == "touch":  # the agent's own write, not through the client
-            try:
-                Path(action["path"]).write_text("agent was here\n")  # noqa: ASYNC240
-                log(touched=action["path"], ok=True)
-            except OSError as exc:
-                log(touched=action["path"], ok=False, error=str(exc))
+            touch(action["path"])
         elif what == "env":
             log(env={name: os.environ.get(name) for name in action["names"]})
         elif what == "garbage":

@@ -33,6 +33,7 @@ def test_a_session_streams_asks_and_works_through_attractor(workspace: Path) -> 
     write(workspace / "p.dot", graph(acp_permissions="allow_all"))
     code, output = _run(workspace)
     assert code == 0, output
+    assert "simulated run" not in output
 
     assert seen(log, "cwd")[0]["cwd"] == str(workspace)
     assert seen(log, "prompt")[0]["prompt"].endswith("Fix the bug.")
