@@ -37,7 +37,7 @@ NODE_BACKENDS = ("llm", "simulate", *AGENT_BACKENDS)
 ACP_PREFIX = "acp:"
 _ACP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: How an ACP agent's tool-permission requests are answered (``acp_permissions``).
-ACP_PERMISSIONS = ("deny", "allow_read", "allow_edits", "allow_all")
+ACP_PERMISSIONS = ("deny", "allow_read", "allow_edits", "ask", "allow_all")
 
 
 def is_acp_backend(text: str) -> bool:
@@ -245,7 +245,7 @@ _SPECS: list[AttrSpec] = [
         _GN,
         _choice_parser(ACP_PERMISSIONS),
         "allow_edits",
-        "what an ACP agent may do: deny, allow_read, allow_edits or allow_all",
+        "what an ACP agent may do: deny, allow_read, allow_edits, ask or allow_all",
     ),
     AttrSpec("env", _GN, _choice_parser(ENV_MODES), "core", "variables commands inherit"),
     AttrSpec("env_allow", _GN, parse_patterns, "", "variable globs commands also get"),

@@ -187,6 +187,7 @@ class _Session:
                 policy=Policy.of(request.node),
                 tracker=self.tracker,
                 terminals=terminals,
+                interviewer=request.interviewer,
             )
             conn = connect_to_agent(client, transport)
             session_id: str | None = None

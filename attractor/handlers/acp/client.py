@@ -10,6 +10,8 @@ agent as a JSON-RPC error with a reason it can show, never as a crash.
 
 from __future__ import annotations
 
+import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +38,13 @@ from acp.schema import (
 )
 
 from attractor.errors import PipelinePathError
-from attractor.events import AgentWarning, DebugNote
+from attractor.events import AgentWarning, DebugNote, InterviewCompleted, InterviewStarted
 from attractor.fileio import confine_path, read_confined_text
 from attractor.handlers.acp.permissions import Policy
 from attractor.handlers.acp.terminals import Terminals
 from attractor.handlers.acp.updates import UpdateReader
 from attractor.handlers.external.tracker import Tracker
+from attractor.handlers.interviewer import AnswerValue, Interviewer, Question, QuestionType
 from attractor.llm.types import Usage
 from attractor.proc.environment import ExecutionEnvironment
 
@@ -61,6 +64,7 @@ class AttractorClient:
         policy: Policy,
         tracker: Tracker,
         terminals: Terminals,
+        interviewer: Interviewer | None = None,
     ) -> None:
         self.node_id = node_id
         self.workdir = workdir
@@ -68,10 +72,13 @@ class AttractorClient:
         self.policy = policy
         self.tracker = tracker
         self.terminals = terminals
+        self.interviewer = interviewer
         self.reader = UpdateReader()
         #: Set once attractor decided the agent must stop (``tracker.stop``).
         self.stopping = anyio.Event()
         self._cost_seen = 0.0
+        #: A person just allowed an execute tool call: its command needs no second question.
+        self._person_allowed_command = False
 
     # -- session updates -----------------------------------------------------
 
@@ -115,17 +122,40 @@ class AttractorClient:
         title = tool_call.title or tool_call.tool_call_id
         if self.stopping.is_set():
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        allowed = self.policy.allows(kind)
-        decision = "allowed" if allowed else "refused"
+        decision = self.policy.decide(kind)
+        allowed = decision == "allow"
+        if decision == "ask":
+            allowed = await self._ask(f"The agent asks for a tool call of kind {kind}: {title}")
+            self._person_allowed_command = allowed and kind == "execute"
         self.tracker.transcript.tool_output(
             turn=self.tracker.turns,
             name="permission",
             arguments={"tool": title, "kind": kind, "policy": self.policy.name},
-            output=decision,
+            output="allowed" if allowed else "refused",
         )
         if not allowed:
             self._warn(f"refused {kind} tool call {title!r} (acp_permissions={self.policy.name})")
         return answer(options, allowed)
+
+    async def _ask(self, text: str) -> bool:
+        """A person's yes or no through the run's interviewer (no one to ask: no)."""
+        if self.interviewer is None:
+            return False
+        question = Question(
+            f"{text}. Allow it?",
+            type=QuestionType.YES_NO,
+            stage=self.node_id,
+            metadata={"acp_permissions": self.policy.name},
+        )
+        self.tracker.emit(InterviewStarted(question=question.text, stage=self.node_id))
+        started = time.monotonic()
+        reply = await self.interviewer.ask(question)
+        self.tracker.emit(
+            InterviewCompleted(
+                question=question.text, answer=reply.value, duration=time.monotonic() - started
+            )
+        )
+        return reply.value == AnswerValue.YES
 
     def _warn(self, message: str) -> None:
         self.tracker.emit(AgentWarning(node=self.node_id, turn=self.tracker.turns, message=message))
@@ -204,7 +234,13 @@ class AttractorClient:
         **kwargs: Any,
     ) -> CreateTerminalResponse:
         self._check_going()
-        if not self.policy.commands:
+        commands = self.policy.commands
+        approved, self._person_allowed_command = self._person_allowed_command, False
+        if commands == "ask" and not approved:
+            line = shlex.join([command, *(args or [])])
+            if not await self._ask(f"The agent asks to run the command `{line}`"):
+                raise self._refuse(f"running {line} (the person said no)", "allow_all")
+        elif commands == "refuse":
             raise self._refuse(f"running commands ({command})", "allow_all")
         try:
             where = confine_path(

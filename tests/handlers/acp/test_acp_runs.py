@@ -105,3 +105,30 @@ def test_turns_past_max_turns_stop_the_agent(workspace: Path) -> None:
     assert len(seen(log, "content")) == 2  # a third read is refused once stopped
     assert "never" not in (workspace / "logs" / "work" / "response.md").read_text()
     del code, output
+
+
+def test_ask_puts_the_agents_commands_to_a_person(workspace: Path) -> None:
+    turns = [
+        [
+            {"do": "write", "path": "a.txt", "content": "x", "ask": True},  # edits: no question
+            {"do": "run", "command": "touch", "args": ["yes.txt"], "ask": True},  # asked: yes
+            {"do": "run", "command": "touch", "args": ["no.txt"], "ask": True},  # asked: no
+            {"do": "run", "command": "touch", "args": ["unasked.txt"]},  # its command: yes
+            {"do": "end"},
+        ]
+    ]
+    log = configure(workspace, turns)
+    write(workspace / "answers.txt", "yes\nno\nyes\n")
+    write(workspace / "p.dot", graph(acp_permissions="ask"))
+    code, output = _run(workspace, "--answers", "answers.txt")
+    assert code == 0, output
+    assert [e["allowed"] for e in seen(log, "permission")] == [True, True, False]
+    assert (workspace / "yes.txt").exists() and (workspace / "unasked.txt").exists()
+    assert not (workspace / "no.txt").exists()
+    asked = [e for e in events(workspace / "logs") if e["type"] == "interview_started"]
+    questions = [e["question"] for e in asked]
+    assert questions == [
+        "The agent asks for a tool call of kind execute: run touch. Allow it?",
+        "The agent asks for a tool call of kind execute: run touch. Allow it?",
+        "The agent asks to run the command `touch unasked.txt`. Allow it?",
+    ]
