@@ -155,9 +155,10 @@ class _Session:
 
     async def drive(self) -> None:
         """Run the session to its end; a failure is kept in :attr:`failure`."""
+        started: Process | None = None
         try:
-            command = self._command()
-            async with agent_process(command) as process:
+            async with agent_process(self._command()) as process:
+                started = process
                 transport = LineTransport(process)
                 try:
                     await self._talk(transport)
@@ -165,8 +166,10 @@ class _Session:
                     self.failure = str(exc)
                 except (ConnectionError, anyio.BrokenResourceError, anyio.EndOfStream):
                     self.failure = await self._gone(process, transport)
-                await self._exit_code(process)
+            self.exit_code = process.returncode  # stopped by now
         except OSError as exc:
+            if started is not None:  # not a failure to start: let it be seen
+                raise
             self.failure = (
                 f"ACP agent {self.agent.name} could not start: {self.agent.command}: "
                 f"{exc.strerror or exc}; check command in {self.agent.source}"

@@ -203,6 +203,11 @@ class AttractorClient:
             self._path(path), [self.workdir], READ_LIMIT, attribute="ACP read", node=self.node_id
         )
 
+    def _write(self, path: str, content: str) -> None:
+        where = self._path(path)
+        real = confine_path(where, [self.workdir], attribute="ACP write", node=self.node_id)
+        self.environment.write_file(real, content.encode("utf-8"))
+
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
@@ -210,10 +215,7 @@ class AttractorClient:
         if not self.policy.writes:
             raise self._refuse(f"writing {path}", "allow_edits")
         try:
-            real = confine_path(
-                self._path(path), [self.workdir], attribute="ACP write", node=self.node_id
-            )
-            self.environment.write_file(real, content.encode("utf-8"))
+            await anyio.to_thread.run_sync(self._write, path, content)
         except PipelinePathError as exc:
             raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
         except OSError as exc:

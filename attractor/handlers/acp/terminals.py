@@ -95,14 +95,9 @@ class Terminals:
     def output(self, terminal_id: str) -> tuple[str, bool, bool]:
         """(output so far, whether it was cut to the limit, whether the command ended)."""
         terminal = self._get(terminal_id)
-        try:
-            data = terminal.log.read_bytes()
-        except FileNotFoundError:
-            data = b""
-        cut = len(data) > terminal.limit
-        if cut:  # the latest output matters most; start on a whole character
-            data = data[-terminal.limit :].lstrip(bytes(range(0x80, 0xC0)))
-        return data.decode("utf-8", "replace"), cut, terminal.done.is_set()
+        ended = terminal.done.is_set()
+        data, cut = _tail(terminal.log, terminal.limit)
+        return data.decode("utf-8", "replace"), cut, ended
 
     def status(self, terminal_id: str) -> tuple[int | None, str | None]:
         terminal = self._get(terminal_id)
@@ -121,3 +116,17 @@ class Terminals:
     async def release(self, terminal_id: str) -> None:
         await self.kill(terminal_id)
         self._terminals.pop(terminal_id, None)
+
+
+def _tail(path: Path, limit: int) -> tuple[bytes, bool]:
+    """The last ``limit`` bytes of ``path`` (from a whole character), and whether it had more."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - limit))
+            data = fh.read(limit)
+    except FileNotFoundError:
+        return b"", False
+    if size <= limit:
+        return data, False
+    return data.lstrip(bytes(range(0x80, 0xC0))), True  # the latest output matters most

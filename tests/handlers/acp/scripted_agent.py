@@ -204,12 +204,21 @@ class ScriptedAgent:
             log(wrote=action["path"])
             return f"wrote {action['path']}"
         made = await self.conn.create_terminal(
-            sid, action["command"], args=action.get("args"), cwd=action.get("cwd")
+            sid,
+            action["command"],
+            args=action.get("args"),
+            cwd=action.get("cwd"),
+            output_byte_limit=action.get("limit"),
         )
         done = await self.conn.wait_for_terminal_exit(sid, made.terminal_id)
         output = await self.conn.terminal_output(sid, made.terminal_id)
         await self.conn.release_terminal(sid, made.terminal_id)
-        log(ran=action["command"], exit_code=done.exit_code, output=output.output)
+        log(
+            ran=action["command"],
+            exit_code=done.exit_code,
+            output=output.output,
+            truncated=output.truncated,
+        )
         return output.output
 
     async def finish(self, sid: str, call_id: str, text: str, *, failed: bool) -> None:

@@ -82,6 +82,17 @@ def test_the_default_policy_refuses_commands_and_the_agent_hears_why(workspace: 
     assert any("refused execute" in w["message"] for w in warnings)
 
 
+def test_terminal_output_keeps_its_latest_bytes_within_the_limit(workspace: Path) -> None:
+    run = {"do": "run", "command": "seq", "args": ["1", "5000"], "limit": 10, "cwd": "sub"}
+    (workspace / "sub").mkdir()
+    log = configure(workspace, [[run, {"do": "end"}]])
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    code, output = _run(workspace)
+    assert code == 0, output
+    ran = seen(log, "ran")[0]
+    assert (ran["output"], ran["truncated"], ran["exit_code"]) == ("4999\n5000\n", True, 0)
+
+
 def test_reads_outside_the_workspace_are_refused(workspace: Path) -> None:
     secret = write(workspace.parent / "secret.txt", "top secret\n")
     log = configure(workspace, [[{"do": "read", "path": str(secret)}, {"do": "end"}]])
