@@ -11,6 +11,7 @@ the ``agent-client-protocol`` SDK (``pip install 'attractor[acp]'``).
 - :mod:`.permissions` answers tool-permission requests by the node's policy;
 - :mod:`.client` is the client side (updates, permissions, files);
 - :mod:`.terminals` runs the agent's terminal commands in the node's environment;
-- :mod:`.backend` drives one node attempt and judges how it ended;
+- :mod:`.session` drives one attempt: process, handshake, prompt turns, stopping;
+- :mod:`.backend` is the codergen backend: budget, tracker, and the verdict;
 - :mod:`.describe` says what a node would start, for ``--dry-run`` (no SDK needed).
 """
