@@ -26,7 +26,7 @@ from attractor.store.checkpoint import Checkpoint
 from attractor.store.rundir import CHECKPOINT
 
 if TYPE_CHECKING:
-    from attractor.engine.run import RunOptions, RunResult
+    from attractor.engine.executor import RunOptions, RunResult
 
     Start = Callable[[Graph, Path, RunOptions], Awaitable[RunResult]]
     Resume = Callable[[Path, RunOptions], Awaitable[RunResult]]

@@ -24,14 +24,15 @@ from attractor.engine.run import (
     RunResult,
     Stop,
     drive_job,
-    make_services,
     prepare_run_graph,
+    resume_pipeline,
+    run_pipeline,
     watch_signals,
 )
 from attractor.engine.state import NodeResult, Run, Walk
+from attractor.engine.wiring import run_wide, services_for
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchRunner
-from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
 from attractor.store.rundir import RunDir
 
@@ -83,12 +84,14 @@ def open_branch(
     ``first_index`` numbers its stages after those of the run so far; ``budget``
     is the run's budget as this process shares it.
     """
-    services, _ = make_services(options, graph, budget, bus)
+    children = (run_pipeline, resume_pipeline, prepare_run_graph)
+    wide = run_wide(options, graph, budget, bus, children=children)
+    services = services_for(wide)
     run = Run(
         graph=graph,
         run_dir=RunDir(run_dir),
         services=services,
-        registry=options.registry or default_registry(),
+        registry=wide.registry,
         bus=bus,
         backoff=options.backoff or BackoffConfig(),
         main=Walk(context),
@@ -96,7 +99,7 @@ def open_branch(
         # This task may be a retry, or a branch of a resumed run: a node may find
         # the files of an attempt cut short, which are moved aside, not overwritten.
         manifest={"resumed_at": "branch"},
-        executor=options.executor,
+        branches=options.executor.branches,
     )
     runner = BranchRunnerImpl(run, durable=True, keep_rows=True)
-    return Branch(run, runner, services.backend)
+    return Branch(run, runner, wide.backend)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
+from attractor.agent.run_budget import SETTING_OF, RunLimits, RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation, continued
 from attractor.engine.progress import TrackedContext
@@ -135,14 +135,13 @@ def run_budget(
     settings: Settings, turns_used: int = 0, spent: Usage | None = None
 ) -> RunTurnBudget:
     """The run-wide budgets; on resume, what the earlier part of the run spent counts."""
-    return RunTurnBudget(
-        settings.max_total_turns,
-        used=turns_used,
-        max_tokens=settings.max_total_tokens,
-        max_cost=settings.max_cost,
-        spent=spent,
+    limits = RunLimits(
+        turns=settings.max_total_turns,
+        tokens=settings.max_total_tokens,
+        cost=settings.max_cost,
         sources={name: settings.source(name) for name in SETTING_OF.values()},
     )
+    return RunTurnBudget(limits, used=turns_used, spent=spent)
 
 
 def _manifest(graph: Graph, run_dir: RunDir, source: Path | None, text: str) -> dict[str, Any]:

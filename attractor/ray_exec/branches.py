@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import ray
 
+from attractor.agent.run_budget import RunLimits
 from attractor.dot.graph import Graph
 from attractor.dot.resources import RESOURCES_ATTR, parse_resources
 from attractor.engine.seam import (
@@ -37,7 +38,7 @@ from attractor.handlers.context import Context
 from attractor.handlers.interviewer import Interviewer
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger, stop_survivors
-from attractor.ray_exec.budget import BudgetTerms, SharedBudget, adopt, open_bank, terms_of
+from attractor.ray_exec.budget import SharedBudget, adopt, open_bank
 from attractor.ray_exec.events import Outbox, RemoteInterviewer, drain, relay
 from attractor.ray_exec.tasks import (
     STOP,
@@ -120,7 +121,7 @@ class _BranchSpec:
     interviewer: RemoteInterviewer
     #: The run's budget while its branches run.
     bank: Any
-    terms: BudgetTerms
+    limits: RunLimits
     #: For parallel nodes inside the branch.
     executor: Executor
     #: Builds the branch's model backend on its worker.
@@ -174,7 +175,7 @@ class RayBranches:
             events=outbox,
             interviewer=RemoteInterviewer(self.events),
             bank=self.bank(),
-            terms=terms_of(run.services.run_budget),
+            limits=run.services.run_budget.limits,
             executor=self.executor,
             make_backend=self.make_backend,
         )
@@ -216,7 +217,7 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     options = worker_options(
         spec.settings, graph, spec.interviewer, spec.make_backend, executor=spec.executor
     )
-    budget = SharedBudget(spec.bank, spec.terms)
+    budget = SharedBudget(spec.bank, spec.limits)
     branch = open_branch(spec.run_dir, graph, options, budget, bus, spec.context, spec.first_index)
     stop_file = spec.run_dir / f"{STOP}-{spec.start}"
     # A retry after this branch's worker was lost: its commands may still run
