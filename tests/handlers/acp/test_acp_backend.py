@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.run_budget import RunLimits, RunTurnBudget
 from attractor.handlers.acp.backend import AcpBackend
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.context import Context
@@ -43,7 +43,7 @@ def _setup(
         visit=1,
         settings=Settings(kill_grace=0.5),
         emit=Recorder(),
-        run_budget=run_budget or RunTurnBudget(None),
+        run_budget=run_budget or RunTurnBudget(),
     )
     request.stage_dir.mkdir()
     return AcpBackend(agent), request, log
@@ -74,7 +74,7 @@ async def test_steering_messages_become_more_prompt_turns(tmp_path: Path) -> Non
 
 @pytest.mark.anyio
 async def test_the_agents_cost_spends_the_run_budget_and_stops_it(tmp_path: Path) -> None:
-    budget = RunTurnBudget(None, max_cost=0.75, sources={"max_cost": "--max-cost"})
+    budget = RunTurnBudget(RunLimits(cost=0.75, sources={"max_cost": "--max-cost"}))
     backend, request, log = _setup(
         tmp_path,
         '[[{"do": "cost", "usd": 0.5}, {"do": "say", "text": "more"}, {"do": "cost", "usd": 1.0},'
