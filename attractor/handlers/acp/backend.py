@@ -22,7 +22,7 @@ from typing import Any
 from attractor.agent.report import report_from_text
 from attractor.agent.session import SessionResult
 from attractor.agent.transcript import Transcript
-from attractor.events import TurnBudgetResolved
+from attractor.events import AgentWarning, TurnBudgetResolved
 from attractor.handlers.acp.session import Session
 from attractor.handlers.agent_backend import judge_session, session_outcome
 from attractor.handlers.backend import StageRequest
@@ -61,6 +61,9 @@ class AcpBackend:
             await session.drive()
         finally:
             tracker.close()
+        if request.run_budget.limits.cost is not None and tracker.total.cost is None:
+            note = f"ACP agent {self.agent.name} reported no cost: --max-cost cannot limit it"
+            request.emit(AgentWarning(node=node.id, turn=tracker.turns, message=note))
         return self._judge(request, budget, session)
 
     def _judge(self, request: StageRequest, budget: TurnBudget, session: Session) -> Outcome:

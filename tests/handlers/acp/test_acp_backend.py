@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from attractor.agent.run_budget import RunLimits, RunTurnBudget
+from attractor.events import AgentWarning
 from attractor.handlers.acp.backend import AcpBackend
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.context import Context
@@ -104,3 +105,14 @@ async def test_cancelling_the_node_kills_the_agent_and_reraises(tmp_path: Path) 
         await _until(lambda: not [pid for pid in pids if alive(pid)])
     assert not [pid for pid in pids if alive(pid)]
     assert seen(log, "cancel"), "the agent was not sent session/cancel"
+
+
+@pytest.mark.anyio
+async def test_an_agent_that_reports_no_cost_under_max_cost_is_flagged(tmp_path: Path) -> None:
+    budget = RunTurnBudget(RunLimits(cost=1.0))
+    backend, request, _ = _setup(tmp_path, '[[{"do": "say", "text": "ok"}]]', run_budget=budget)
+    outcome = await backend.run(request)
+    assert outcome.status == StageStatus.SUCCESS
+    assert isinstance(request.emit, Recorder)
+    notes = [w.message for w in request.emit.of(AgentWarning)]
+    assert notes == ["ACP agent scripted reported no cost: --max-cost cannot limit it"]

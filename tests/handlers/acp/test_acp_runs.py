@@ -53,6 +53,8 @@ def test_a_session_streams_asks_and_works_through_attractor(workspace: Path) -> 
     assert usage["cost"] == 0.25
     kinds = [e["type"] for e in events(workspace / "logs")]
     assert "agent_turn_started" in kinds and "tool_call_completed" in kinds
+    started = [e for e in events(workspace / "logs") if e["type"] == "tool_call_started"]
+    assert [e["summary"] for e in started] == ["notes.txt", "out/result.txt", "sh"]
     transcript = [json.loads(x) for x in (stage / "transcript.jsonl").read_text().splitlines()]
     assert transcript[0]["text"] == "Reading the notes."
     tools_log = (stage / "tools.log").read_text()
