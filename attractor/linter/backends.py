@@ -39,9 +39,14 @@ def _in_force(node: Node, key: str) -> bool:
     return bool(value and value.strip() and value.strip() != "0")
 
 
-@rule("backend", "warning")
+@rule("backend", "warning", "error")
 def backend(graph: Graph) -> list[Diagnostic]:
-    """``backend`` sits on LLM nodes; agent-CLI nodes carry nothing the CLI ignores."""
+    """``backend`` sits on LLM nodes; agent-CLI nodes carry nothing the CLI ignores.
+
+    ``backend="acp:NAME"`` must name an ``[acp_agents.NAME]`` table of the
+    config file a run in this directory reads (an error otherwise;
+    ``attractor lint`` checks it, the editor's language server does not).
+    """
     known = facts(graph)
     found: list[Diagnostic] = []
     llm = [node for node in known.nodes if known.types[node.id] == "codergen"]
