@@ -44,6 +44,7 @@ from attractor.proc.environment import (
     LocalEnvironment,
 )
 from attractor.proc.process import process_env
+from attractor.redact import scrub_files
 from attractor.settings import AcpAgent
 from attractor.version import __version__
 
@@ -95,6 +96,10 @@ class Session:
                 f"ACP agent {self.agent.name} could not start: {self.agent.command}: "
                 f"{exc.strerror or exc}; check command in {self.agent.source}"
             )
+        finally:
+            # What the agent and its commands wrote themselves, read to the end by now.
+            stage = self.request.stage_dir
+            scrub_files([stage / STDERR_FILE, *sorted((stage / TERMINALS_DIR).glob("*.log"))])
 
     async def _talk(self, transport: LineTransport) -> None:
         request = self.request

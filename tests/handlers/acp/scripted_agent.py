@@ -47,6 +47,7 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     Cost,
+    EnvVariable,
     Implementation,
     InitializeResponse,
     NewSessionResponse,
@@ -208,6 +209,7 @@ class ScriptedAgent:
             action["command"],
             args=action.get("args"),
             cwd=action.get("cwd"),
+            env=[EnvVariable(name=k, value=v) for k, v in action.get("env", {}).items()],
             output_byte_limit=action.get("limit"),
         )
         done = await self.conn.wait_for_terminal_exit(sid, made.terminal_id)

@@ -60,3 +60,19 @@ async def test_the_library_api_runs_an_acp_node(workspace: Path) -> None:
     status = read_json(workspace / "logs" / "work" / "status.json")
     assert status["outcome"] == "success"
     assert (workspace / "logs" / "work" / "response.md").read_text() == "Done through the API."
+
+
+def test_secrets_in_what_the_agent_wrote_itself_are_scrubbed(workspace: Path) -> None:
+    secret = "sk-acp-secret-4711"
+    echo = ["-c", "echo $K; echo $K >&2"]
+    run = {"do": "run", "command": "sh", "args": echo, "env": {"K": secret}}
+    log = configure(workspace, [[run, {"do": "end"}]])
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    args = ["run", "p.dot", "--logs-dir", "logs", "--sandbox", "none"]
+    result = invoke(args, {"MY_API_KEY": secret})
+    assert result.exit_code == 0, result.output + result.stderr
+    assert seen(log, "ran")[0]["output"] == f"{secret}\n{secret}\n"  # the agent got it all
+    stage = workspace / "logs" / "work"
+    written = [p for p in stage.rglob("*") if p.is_file()]
+    assert stage / "acp_terminals" / "term-1.log" in written
+    assert not [p for p in written if secret in p.read_text(errors="replace")]
