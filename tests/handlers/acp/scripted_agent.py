@@ -16,6 +16,8 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
 - ``{"do": "garbage"}``: write a line that is not JSON-RPC to stdout;
 - ``{"do": "touch", "path": P}``: the agent writes P itself (not through the client);
 - ``{"do": "env", "names": [...]}``: log those variables of its environment;
+- ``{"do": "start", "command": C, "args": [...]}``: a terminal it never waits for
+  (once its first line of output is in);
 - ``{"do": "end", "stop": "end_turn", "tokens": [in, out]}``: how the turn ends.
 
 Everything the agent saw (its pid, the session's cwd, prompts, permission
@@ -158,6 +160,14 @@ class ScriptedAgent:
             await anyio.sleep_forever()
         elif what == "touch":  # the agent's own write, not through the client
             touch(action["path"])
+        elif what == "start":  # a terminal left running when the turn ends
+            made = await self.conn.create_terminal(sid, action["command"], args=action["args"])
+            output = ""
+            with anyio.fail_after(30):
+                while not output.endswith("\n"):  # its first line says it runs
+                    await anyio.sleep(0.05)
+                    output = (await self.conn.terminal_output(sid, made.terminal_id)).output
+            log(started=made.terminal_id, first_line=output.strip())
         elif what == "env":
             log(env={name: os.environ.get(name) for name in action["names"]})
         elif what == "garbage":

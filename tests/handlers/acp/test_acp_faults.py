@@ -133,3 +133,14 @@ def test_dry_run_names_the_agent_and_starts_nothing(workspace: Path) -> None:
     )
     assert "boundary: local, no sandbox" in result.output
     assert not seen(log, "pid")
+
+
+def test_a_terminal_left_running_ends_with_the_node(workspace: Path) -> None:
+    line = "echo $$; exec sleep 1000"
+    start = {"do": "start", "command": "sh", "args": ["-c", line]}
+    log = configure(workspace, [[start, {"do": "say", "text": "left it running"}, {"do": "end"}]])
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    result = invoke(ARGS, {})
+    assert result.exit_code == 0, result.output + result.stderr
+    pid = int(seen(log, "started")[0]["first_line"])
+    wait_for(lambda: not alive(pid), "the terminal's command to end", 10)
