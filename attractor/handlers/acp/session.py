@@ -78,6 +78,7 @@ class Session:
     async def drive(self) -> None:
         """Run the session to its end; a failure is kept in :attr:`failure`."""
         started: Process | None = None
+        await self.environment.setup()  # the sandbox's folders, before the agent runs in it
         try:
             async with agent_process(self._command()) as process:
                 started = process
