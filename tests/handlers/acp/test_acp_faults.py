@@ -4,7 +4,10 @@ with a reason that says so, and leaves no process behind."""
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.cli.runkit import finish, invoke, read_json, spawn, wait_for, write
 from tests.handlers.acp.acpkit import configure, graph, seen
@@ -144,3 +147,15 @@ def test_a_terminal_left_running_ends_with_the_node(workspace: Path) -> None:
     assert result.exit_code == 0, result.output + result.stderr
     pid = int(seen(log, "started")[0]["first_line"])
     wait_for(lambda: not alive(pid), "the terminal's command to end", 10)
+
+
+def test_without_the_sdk_the_run_says_how_to_install_it(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(workspace, [])
+    write(workspace / "p.dot", graph())
+    monkeypatch.setitem(sys.modules, "acp", None)  # as if agent-client-protocol were missing
+    result = invoke(ARGS, {})
+    assert result.exit_code == 2
+    assert "backend acp:scripted needs the agent-client-protocol package" in result.stderr
+    assert "pip install 'attractor[acp]'" in result.stderr
