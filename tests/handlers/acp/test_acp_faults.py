@@ -51,11 +51,12 @@ def test_an_agent_that_writes_garbage_fails_the_step(workspace: Path) -> None:
 
 def test_a_hung_agent_times_out_with_its_children(workspace: Path) -> None:
     log = configure(workspace, [[{"do": "say", "text": "thinking"}, {"do": "hang"}]])
-    write(workspace / "p.dot", graph(timeout="2s"))
+    # Generous: the agent must be up and hanging before the timeout (session/cancel
+    # on cancellation is checked without a clock in test_acp_backend.py).
+    write(workspace / "p.dot", graph(timeout="5s"))
     result = invoke(ARGS, {})
     assert result.exit_code == 1
-    assert _status(workspace)["failure_reason"] == "timed out after 2s"
-    assert seen(log, "cancel"), "the agent was not sent session/cancel"
+    assert _status(workspace)["failure_reason"] == "timed out after 5s"
     _gone(log)
 
 
