@@ -59,11 +59,18 @@ def format_pipeline(path: str | Path) -> tuple[str, str]:
     return format_file(path)
 
 
-def lint(path: str | Path) -> list[Diagnostic]:
-    """Every diagnostic for a pipeline file (a syntax error is one ``syntax`` diagnostic)."""
-    from attractor.linter.prepare import prepare
+def lint(path: str | Path, *, config_file: str | None = None) -> list[Diagnostic]:
+    """Every diagnostic for a pipeline file (a syntax error is one ``syntax`` diagnostic).
 
-    return prepare(Path(path))[1]
+    A node's ``backend="acp:NAME"`` is checked against the config file a run
+    here would read (``config_file``, else ``attractor.toml`` in this directory).
+    """
+    from attractor.linter.acp import AcpAgentsRule
+    from attractor.linter.prepare import prepare
+    from attractor.settings import configured_acp_agents
+
+    rule = AcpAgentsRule(lambda: configured_acp_agents(config_file=config_file))
+    return prepare(Path(path), extra_rules=[rule])[1]
 
 
 async def run(

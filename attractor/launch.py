@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from attractor.engine.run import RunResult as RunResult
     from attractor.errors import Diagnostic
     from attractor.events import Event
+    from attractor.handlers.acp.describe import describe_acp as describe_acp
     from attractor.handlers.backend import CodergenBackend
     from attractor.handlers.boundary import COMMAND_STEPS as COMMAND_STEPS
     from attractor.handlers.boundary import describe_boundary as describe_boundary
@@ -480,6 +481,7 @@ _FRONT_END: dict[str, str] = {
     "check_logs_dir": "attractor.store.rundir",
     "disk_full": "attractor.store.rundir",
     "never_started": "attractor.store.rundir",
+    "describe_acp": "attractor.handlers.acp.describe",
     "COMMAND_STEPS": "attractor.handlers.boundary",
     "describe_boundary": "attractor.handlers.boundary",
     "describe_servers": "attractor.handlers.mcp_servers",

@@ -33,6 +33,7 @@ from attractor.dot.schema import (
     MAX_TURNS_LIMIT,
     PROFILES,
     RUN_SANDBOX,
+    is_acp_backend,
     parse_duration,
     parse_network,
 )
@@ -50,12 +51,18 @@ if TYPE_CHECKING:
 
 DURATION_EXPECTED = "expected a duration like 90s, 5m or 1h30m"
 TURNS_EXPECTED = f"must be an integer from 1 to {MAX_TURNS_LIMIT}"
-BACKENDS_EXPECTED = "expected simulate, llm, scripted:FILE, " + ", ".join(AGENT_BACKENDS)
+BACKENDS_EXPECTED = (
+    "expected simulate, llm, scripted:FILE, " + ", ".join(AGENT_BACKENDS) + " or acp:NAME"
+)
 COST_EXPECTED = "expected an amount of US dollars above zero, like 2.50"
 #: The config file's table of model prices (not a flag or variable).
 PRICES_KEY = "prices"
 #: The config file's ``[mcp_servers.NAME]`` tables: MCP servers nodes may name.
 MCP_KEY = "mcp_servers"
+#: The config file's named ACP agents, ``[acp_agents.NAME]`` (see :class:`AcpAgent`).
+ACP_AGENTS_KEY = "acp_agents"
+#: The config tables that are not settings of their own.
+_TABLE_KEYS = (PRICES_KEY, MCP_KEY, ACP_AGENTS_KEY)
 
 
 def _duration(raw: Any) -> float:
@@ -119,6 +126,8 @@ def _backend(raw: Any) -> str:
     if text in ("simulate", "llm", *AGENT_BACKENDS):
         return text
     if text.startswith("scripted:") and len(text) > 9:
+        return text
+    if is_acp_backend(text):
         return text
     hint = _PROVIDER_HINTS.get(text.lower())
     if hint is not None:
@@ -372,6 +381,8 @@ class Settings:
     secrets: tuple[str, ...] = ()
     #: The config file's ``[mcp_servers.NAME]`` tables (``${VAR}`` not yet expanded).
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    #: ACP agents a node may name as ``backend="acp:NAME"`` (``[acp_agents.NAME]``).
+    acp_agents: dict[str, AcpAgent] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     #: Each value as the user wrote it (``"90s"``), for messages that echo it.
     texts: dict[str, str] = field(default_factory=dict)
@@ -439,10 +450,10 @@ def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, 
 def _check_keys(label: str, table: dict[str, Any]) -> None:
     # A misspelt key would otherwise be ignored without a word.
     for key in table:
-        if key not in FIELD_NAMES and key not in (PRICES_KEY, MCP_KEY):
-            close = difflib.get_close_matches(key, FIELD_NAMES, n=1)
+        if key not in FIELD_NAMES and key not in _TABLE_KEYS:
+            close = difflib.get_close_matches(key, (*FIELD_NAMES, *_TABLE_KEYS), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
-            known = ", ".join((*FIELD_NAMES, PRICES_KEY, MCP_KEY))
+            known = ", ".join((*FIELD_NAMES, *_TABLE_KEYS))
             raise UsageError(f"{label}: unknown setting {key!r}{hint} (known: {known})")
 
 
@@ -575,6 +586,9 @@ def resolve_settings(
     if config is not None and MCP_KEY in config[1]:
         values[MCP_KEY] = mcp_servers_of(*config)
         sources[MCP_KEY] = f"{config[0]}: {MCP_KEY}"
+    if config is not None and ACP_AGENTS_KEY in config[1]:
+        values[ACP_AGENTS_KEY] = acp_agents_of(*config)
+        sources[ACP_AGENTS_KEY] = f"{config[0]}: {ACP_AGENTS_KEY}"
     return Settings(**values, sources=sources, texts=texts)
 
 
@@ -630,6 +644,80 @@ def _prices(label: str, table: dict[str, Any]) -> dict[str, ModelPrice]:
         except ValueError as exc:
             raise UsageError(f"{label}: {exc}") from None
     return prices
+
+
+@dataclass(frozen=True)
+class AcpAgent:
+    """One ``[acp_agents.NAME]`` table: how to start an ACP agent.
+
+    ``env`` values are literal, except a whole value ``$NAME`` or ``${NAME}``,
+    which is that variable of attractor's own environment (unset: left out).
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    #: Where it was defined, for messages (``attractor.toml: acp_agents.claude``).
+    source: str = ""
+
+
+_ACP_AGENT_KEYS = ("command", "args", "env")
+_ACP_AGENT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def acp_agents_of(label: str, table: dict[str, Any]) -> dict[str, AcpAgent]:
+    """The ``[acp_agents.NAME]`` tables of a config file, each checked.
+
+    Raises:
+        UsageError: a table, key or value that is not what an agent needs.
+    """
+    raw = table[ACP_AGENTS_KEY]
+    example = f'[{ACP_AGENTS_KEY}.claude] with command = "claude-agent-acp"'
+    if not isinstance(raw, dict):
+        raise UsageError(f"{label}: {ACP_AGENTS_KEY} must be a table of agents, e.g. {example}")
+    agents: dict[str, AcpAgent] = {}
+    for name, entry in raw.items():
+        where = f"{label}: {ACP_AGENTS_KEY}.{name}"
+        if not _ACP_AGENT_NAME.fullmatch(name):
+            raise UsageError(f"{where}: a name has only letters, digits, '_', '.' and '-'")
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where} must be a table, e.g. {example}")
+        agents[name] = _acp_agent(name, entry, where)
+    return agents
+
+
+def configured_acp_agents(
+    cwd: Path | None = None, config_file: str | None = None
+) -> tuple[str, list[str]]:
+    """Where the config comes from and the ACP agents it names (for lint).
+
+    Raises:
+        UsageError: the config file or its ``acp_agents`` tables are malformed.
+    """
+    config = find_config(cwd or Path.cwd(), config_file)
+    if config is None:
+        return "the config (no attractor.toml here)", []
+    label, table = config
+    agents = acp_agents_of(label, table) if ACP_AGENTS_KEY in table else {}
+    return label, sorted(agents)
+
+
+def _acp_agent(name: str, entry: dict[str, Any], where: str) -> AcpAgent:
+    unknown = [key for key in entry if key not in _ACP_AGENT_KEYS]
+    if unknown:
+        known = ", ".join(_ACP_AGENT_KEYS)
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (known: {known})")
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise UsageError(f'{where}: command must name the agent\'s program, e.g. command = "npx"')
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise UsageError(f'{where}: args must be a list of strings, e.g. args = ["--acp"]')
+    env = entry.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise UsageError(f'{where}: env must be a table of strings, e.g. env = {{ KEY = "$KEY" }}')
+    return AcpAgent(name, command.strip(), tuple(args), tuple(env.items()), where)
 
 
 def graph_names_model(graph: Graph) -> bool:

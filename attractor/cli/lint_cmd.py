@@ -65,15 +65,18 @@ def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
     MCP server names are checked against the config file a run here would read
     (``attractor.toml``, else ``[tool.attractor]`` in ``pyproject.toml``).
     """
+    from attractor.linter.acp import AcpAgentsRule
     from attractor.linter.mcp import unknown_servers
     from attractor.linter.prepare import prepare
+    from attractor.settings import configured_acp_agents
 
     found: list[Diagnostic] = []
     unreadable: list[Diagnostic] = []
     servers: tuple[str | None, set[str]] | None = None
+    rules = [AcpAgentsRule(configured_acp_agents)]
     for path in paths:
         try:
-            graph, diagnostics = prepare(Path(path), file=path)
+            graph, diagnostics = prepare(Path(path), file=path, extra_rules=rules)
         except PipelineError as error:
             unreadable.append(unreadable_diagnostic(path, error))
             continue

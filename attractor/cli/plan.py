@@ -14,10 +14,11 @@ from urllib.parse import urlsplit
 
 from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.includes import SUBGRAPH, resolve_dot_file, written_path
-from attractor.dot.schema import format_duration
+from attractor.dot.schema import format_duration, is_acp_backend
 from attractor.errors import UsageError
 from attractor.launch import (
     backend_name,
+    describe_acp,
     describe_servers,
     max_retries_for,
     node_model_spec,
@@ -48,6 +49,9 @@ def _order(graph: Graph) -> list[Node]:
 
 def _model(node: Node, settings: Settings) -> list[str]:
     """The model line, and the key line: which variable (never its value) goes where."""
+    chosen = backend_name(node, settings)
+    if is_acp_backend(chosen):
+        return [f"agent: {describe_acp(chosen, node, settings)}", "model: the agent's own"]
     if settings.backend == "simulate":
         return ["model: simulated (no model is called)"]
     if settings.backend.startswith("scripted:"):

@@ -78,7 +78,11 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--max-total-tokens", "N", "Cap on tokens (input + output) for the whole run."),
     ("--max-cost", "USD", "Cap on the run's model cost in US dollars, e.g. 2.50."),
     ("--max-steps", "N", "Cap on node executions for the run (10000, or 10 per node if more)."),
-    ("--backend", "NAME", "simulate, llm, scripted:FILE, claude-code, codex or gemini-cli."),
+    (
+        "--backend",
+        "NAME",
+        "simulate, llm, scripted:FILE, claude-code, codex, gemini-cli or acp:NAME.",
+    ),
     ("--provider", "NAME", "Model provider (openai, anthropic, gemini)."),
     ("--model", "ID", "Model id."),
     ("--base-url", "URL", "Base URL of an OpenAI-compatible server."),

@@ -34,8 +34,25 @@ RUN_SANDBOX = (*SANDBOX_MODES, "required")
 ENV_MODES = ("inherit", "core", "none")
 #: External coding-agent CLIs a codergen node may run as its backend.
 AGENT_BACKENDS = ("claude-code", "codex", "gemini-cli")
-#: What the ``backend`` attribute of a graph or node may name.
+#: What the ``backend`` attribute of a graph or node may name (besides ``acp:NAME``).
 NODE_BACKENDS = ("llm", "simulate", *AGENT_BACKENDS)
+#: ``backend="acp:NAME"``: the ACP agent ``[acp_agents.NAME]`` of the config file.
+ACP_PREFIX = "acp:"
+_ACP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: How an ACP agent's tool-permission requests are answered (``acp_permissions``).
+ACP_PERMISSIONS = ("deny", "allow_read", "allow_edits", "ask", "allow_all")
+
+
+def is_acp_backend(text: str) -> bool:
+    """``acp:NAME`` with a well-formed NAME."""
+    return text.startswith(ACP_PREFIX) and bool(_ACP_NAME.fullmatch(text[len(ACP_PREFIX) :]))
+
+
+def _backend(text: str) -> str:
+    s = text.strip()
+    if s in NODE_BACKENDS or is_acp_backend(s):
+        return s
+    raise ValueError("expected one of " + ", ".join(NODE_BACKENDS) + " or acp:NAME")
 
 
 def parse_duration(text: str) -> float:
@@ -265,9 +282,16 @@ _SPECS: list[AttrSpec] = [
     AttrSpec(
         "backend",
         _GN,
-        _choice_parser(NODE_BACKENDS),
+        _backend,
         "",
-        "what answers a codergen node: llm, simulate or an agent CLI",
+        "what answers a codergen node: llm, simulate, an agent CLI or acp:NAME",
+    ),
+    AttrSpec(
+        "acp_permissions",
+        _GN,
+        _choice_parser(ACP_PERMISSIONS),
+        "allow_edits",
+        "what an ACP agent may do: deny, allow_read, allow_edits, ask or allow_all",
     ),
     AttrSpec("env", _GN, _choice_parser(ENV_MODES), "core", "variables commands inherit"),
     AttrSpec("env_allow", _GN, parse_patterns, "", "variable globs commands also get"),

@@ -227,6 +227,7 @@ class StageEnv:
             emit=self.emit,
             run_budget=self.services.run_budget,
             environment=self.environment(node, graph),
+            interviewer=self.services.interviewer,
             **extra,
         )
 
