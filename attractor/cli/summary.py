@@ -6,12 +6,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attractor.dot.schema import format_duration
-from attractor.launch import NodeResult, RunResult
 from attractor.run_status import STOPPED, RunStatus
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+
+    from attractor.launch import NodeResult, RunResult
 
 _HEADERS = ("node", "status", "attempts", "duration", "note", "tokens", "cost")
 _NOTE_WIDTH = 60
