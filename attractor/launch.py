@@ -448,7 +448,7 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     first (:func:`check_boundaries`).
     """
     check_boundaries(settings, graph)
-    from attractor.dot.schema import AGENT_BACKENDS
+    from attractor.dot.schema import ACP_PREFIX, AGENT_BACKENDS
     from attractor.handlers.external import route_backends
     from attractor.handlers.external.router import backend_name
     from attractor.handlers.mcp_servers import check_servers
@@ -458,6 +458,10 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     check_servers(builtin, settings)
     # An agent CLI starts the servers itself: no SDK needed for it.
     check_servers([n for n, name in agents if name in AGENT_BACKENDS], settings, sdk=False)
+    from attractor.handlers.acp.servers import check_acp_servers
+
+    for node in (n for n, name in agents if name.startswith(ACP_PREFIX)):
+        check_acp_servers(node, settings)  # the ACP agent starts them itself
 
     routed = route_backends(settings, graph)
     if routed is not None:
