@@ -295,6 +295,11 @@ class AgentTurnCompleted(Event):
     tool_calls: int
     input_tokens: int = 0
     output_tokens: int = 0
+    #: Of ``input_tokens``, how many were read from or written to the prompt cache.
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: This request's cost in US dollars; None when no price is known for the model.
+    cost: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -215,6 +215,9 @@ class Tracker:
                 tool_calls=len(turn.calls),
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                cost=usage.cost,
             )
         )
 

@@ -390,7 +390,7 @@ function panelFacts(data) {
     .flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
 }
 
-// Each model request of the node (an agent turn) with its tokens.
+// Each model request of the node (an agent turn) with its tokens and cost.
 function panelRequests(data) {
   const turns = data.requests || [];
   if (!turns.length) return null;
@@ -398,11 +398,14 @@ function panelRequests(data) {
   return el("details", { id: "node-requests" },
     el("summary", { text: `requests (${turns.length})` }),
     el("table", { class: "costs" },
-      el("thead", {}, el("tr", {}, ...["visit", "turn", "in", "out"].map((h) => el("th", { text: h })))),
+      el("thead", {}, el("tr", {}, ...["visit", "turn", "in", "out", "cached", "cost"]
+        .map((h) => el("th", { text: h })))),
       el("tbody", {}, ...turns.map((t) => el("tr", {},
         el("td", { text: String(t.visit) }), el("td", { text: `${t.turn} ${t.kind}` }),
         el("td", { class: "num", text: n(t.input_tokens) }),
-        el("td", { class: "num", text: n(t.output_tokens) }))))));
+        el("td", { class: "num", text: n(t.output_tokens) }),
+        el("td", { class: "num", text: n(t.cache_read_tokens) }),
+        el("td", { class: "num", text: t.cost != null ? dollars(t.cost) : "" }))))));
 }
 
 // Every visit and attempt of the node: each opens its own files.
