@@ -25,7 +25,7 @@ from attractor.api import load
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, ValidationError
 from attractor.fileio import atomic_write_text
-from attractor.launch import RunDir, node_boundary, worker_of
+from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
 from attractor.runview.inventory import (
     RUNS_SUBDIR,
@@ -462,6 +462,11 @@ def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str
     spent = node_usage(path)
     for node_id, node in data["nodes"].items():
         node["usage"] = spent.get(node_id)
+    if graph is not None:  # each step's boundary, the run's settings read once
+        ran = [node_id for node_id, node in data["nodes"].items() if node.get("visits")]
+        for node_id, boundary in node_boundaries(path, graph, ran).items():
+            if node_id in data["nodes"]:
+                data["nodes"][node_id]["boundary"] = boundary
     data["branches"] = branches(graph, spent)
     data["budgets"] = budgets(path, state)
     data["failure"] = failure_of(path, state.info)

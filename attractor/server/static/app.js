@@ -345,8 +345,10 @@ function renderNodeList() {
       : `${((n.usage.input_tokens || 0) + (n.usage.output_tokens || 0)).toLocaleString("en-US")} tok`) : "";
     const info = [n.turn, n.tool, n.visits > 1 ? `x${n.visits}` : "", n.duration ? seconds(n.duration) : "",
                   spent].filter(Boolean).join(" · ");
+    // Where the step's commands run (sandbox, network, env), as a tooltip.
+    const bounded = n.boundary ? { title: `boundary: ${n.boundary}` } : {};
     return el("li", {}, el("button", { type: "button", "data-node": id, "data-state": n.state,
-                                        onclick: () => selectNode(id) },
+                                        ...bounded, onclick: () => selectNode(id) },
       el("span", { class: "dot", style: `background: var(--${n.state})` }),
       el("span", { text: id }), el("span", { class: "muted", text: n.state }),
       el("span", { class: "info", text: info })));
