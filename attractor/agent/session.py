@@ -423,7 +423,7 @@ class AgentSession:
         )
         started = time.monotonic()
         result = await self.config.tool_hooks.run(
-            call, self.tool_context, self.tools.execute, self._warn
+            call, self.tool_context, self.tools.execute, self._warn, self.emit
         )
         return CallOutcome(result, time.monotonic() - started)
 

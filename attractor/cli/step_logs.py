@@ -2,8 +2,9 @@
 
 It reads a run's ``events.jsonl`` in order: ``stage_output`` events give a
 tool step's lines as they were written (stdout and stderr interleaved as they
-came), ``tool_call_started``/``_completed`` the agent's tool calls and the end
-of their results. Where the events leave something out (a batch that skipped
+came) and a tool hook's (``hook_stdout``/``hook_stderr``, marked ``hook|``),
+``tool_call_started``/``_completed`` the agent's tool calls and the end of their
+results. Where the events leave something out (a batch that skipped
 bytes of a chatty command, or a run recorded before steps emitted their
 output), the step's ``stdout.txt``/``stderr.txt`` fill it in.
 
@@ -36,6 +37,8 @@ _COLOUR = re.compile(r"\x1b\[[0-9;:]*m")
 #: Lines of one agent tool call's result shown (its end); the transcript has it all.
 RESULT_LINES = 20
 _STREAMS = ("stdout", "stderr")
+#: The streams of a tool hook's output (``hook_stdout``, ``hook_stderr``).
+_HOOK = "hook_"
 _FINAL = {
     "pipeline_completed": "pipeline succeeded",
     "pipeline_failed": "pipeline failed",
@@ -138,10 +141,15 @@ class LogPrinter:
             return
         stream, text, offset = str(e["stream"]), str(e["text"]), int(e["offset"])
         skipped = _count(e.get("skipped"), 0)
+        hook = stream.startswith(_HOOK)
         if skipped and text.count("\n") > 1:
             note, text = text.split("\n", 1)
-            if not self._from_file(step, stream, offset - skipped, offset):
+            # A hook's file holds only the latest hook's output: no filling from it.
+            if hook or not self._from_file(step, stream, offset - skipped, offset):
                 self._line(step, note)
+        if hook:  # a tool hook's lines, marked so among the agent's calls
+            self._text(step, "".join(f"  hook| {line}" for line in text.splitlines(True)))
+            return
         self._text(step, text)
         step.shown[stream] = offset + len(text.encode("utf-8"))
 

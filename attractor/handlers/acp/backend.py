@@ -55,6 +55,7 @@ class AcpBackend:
             emit=request.emit,
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
             run_budget=request.run_budget,
+            title_summary=True,
         )
         session = Session(self.agent, request, tracker)
         try:

@@ -2,7 +2,8 @@
 
 A :class:`Tracker` follows one node attempt: it numbers turns against the
 node's budget and the run's, emits the same events as the built-in agent loop
-(``agent_turn_started``/``_completed``, ``tool_call_completed``), appends to
+(``agent_turn_started``/``_completed``, ``tool_call_started`` as soon as the
+CLI reports a call, ``tool_call_completed`` with its result), appends to
 transcript.jsonl and tools.log, sums usage and cost, and says when the CLI
 must be stopped (a turn past the budget).
 """
@@ -16,7 +17,14 @@ from typing import Any, Literal
 
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.agent.transcript import Transcript
-from attractor.events import AgentTurnCompleted, AgentTurnStarted, Event, ToolCallCompleted
+from attractor.events import (
+    AgentTurnCompleted,
+    AgentTurnStarted,
+    Event,
+    ToolCallCompleted,
+    ToolCallStarted,
+    call_summary,
+)
 from attractor.handlers.external.steps import (
     Failed,
     Finished,
@@ -71,8 +79,12 @@ class Tracker:
         emit: Callable[[Event], None],
         transcript: Transcript,
         run_budget: RunTurnBudget,
+        title_summary: bool = False,
     ) -> None:
         self.node_id = node_id
+        #: A call without a telling argument is summed up by its name (an ACP
+        #: tool call's name is its title, a phrase).
+        self.title_summary = title_summary
         self.max_turns = max_turns
         self.cli_counts_turns = cli_counts_turns
         self.emit = emit
@@ -150,8 +162,17 @@ class Tracker:
 
     def _tool_used(self, step: ToolUsed) -> None:
         turn = self._current()
+        if self.stop is not None:  # the call would open a turn past the budget
+            return
         turn.calls.append(ToolCall(step.id, step.name, step.arguments))
         self._calls[step.id] = _Call(step.name, step.arguments, turn.number, time.monotonic())
+        summary = call_summary(step.arguments)
+        if not summary and self.title_summary:
+            summary = step.name[:200]
+        # Before its result: a follower sees the call while it runs.
+        self.emit(
+            ToolCallStarted(node=self.node_id, turn=turn.number, tool=step.name, summary=summary)
+        )
 
     def _tool_done(self, step: ToolDone) -> None:
         call = self._calls.pop(step.id, None)
