@@ -94,6 +94,8 @@ class LogPrinter:
         self.node = node
         self.ansi = ansi
         self._open: dict[str, _Attempt] = {}
+        #: A sub-pipeline's stage (``NODE/CHILD``): its child run's directory and own name.
+        self._children: dict[str, tuple[Path, str]] = {}
         self._starts: Counter[tuple[str, int, int]] = Counter()
         self._current: _Attempt | None = None
         #: The last text written ended its line (or nothing was written yet).
@@ -114,7 +116,34 @@ class LogPrinter:
             self._final(kind, e)
 
     def _wanted(self, node: str) -> bool:
-        return self.node is None or node == self.node
+        # A sub-pipeline node's own child stages (NODE/CHILD) come with it.
+        return self.node is None or node == self.node or node.startswith(self.node + "/")
+
+    def _on_child_event(self, e: dict[str, Any]) -> None:
+        """A sub-pipeline's child event: shown as the parent's, named ``NODE/CHILD``."""
+        inner, root = self._from_child(e, self.run_dir)
+        for key in ("name", "node"):
+            value = inner.get(key)
+            if isinstance(value, str) and "/" in value:
+                self._children[value] = (root, value.rsplit("/", 1)[1])
+        self.event(inner)
+
+    def _from_child(self, e: dict[str, Any], root: Path) -> tuple[dict[str, Any], Path]:
+        """The innermost event of nested child events, renamed, and its run directory."""
+        node, inner = str(e["node"]), e["event"]
+        root = root / str(e["child_dir"])
+        if not isinstance(inner, dict):
+            raise TypeError("a child event holds no event")
+        if inner.get("type") == "child_event":
+            inner, root = self._from_child(inner, root)
+        renamed = {
+            k: f"{node}/{inner[k]}" for k in ("name", "node") if isinstance(inner.get(k), str)
+        }
+        return {**inner, **renamed}, root
+
+    def _folder(self, name: str, visit: int, attempt: int, started: int = 1) -> Path:
+        root, own = self._children.get(name, (self.run_dir, name))
+        return attempt_folder(root, own, visit, attempt, started)
 
     def _on_pipeline_started(self, e: dict[str, Any]) -> None:
         self.ended = False
@@ -127,9 +156,7 @@ class LogPrinter:
         if not self._wanted(name):
             return
         self._close(name)
-        folder = attempt_folder(
-            self.run_dir, name, visit, attempt, self._starts[name, visit, attempt]
-        )
+        folder = self._folder(name, visit, attempt, self._starts[name, visit, attempt])
         step = _Attempt(name, visit, attempt, str(e.get("handler") or ""), folder)
         self._open[name] = step
         if self.node is not None:
@@ -207,9 +234,7 @@ class LogPrinter:
             return None
         step = self._open.get(node)
         if step is None:
-            step = self._open[node] = _Attempt(
-                node, 1, 1, "", attempt_folder(self.run_dir, node, 1, 1)
-            )
+            step = self._open[node] = _Attempt(node, 1, 1, "", self._folder(node, 1, 1))
         return step
 
     def _end(self, node: str, how: str) -> None:
