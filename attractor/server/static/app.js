@@ -14,7 +14,7 @@ const EVENT_TYPES = ["pipeline_started", "stage_started", "stage_completed", "st
   "interview_completed", "interview_timeout", "interview_rejected", "checkpoint_saved",
   "turn_budget_resolved", "agent_turn_started", "agent_turn_completed", "tool_call_started",
   "tool_call_completed", "agent_reflection", "agent_warning", "turn_limit_reached", "debug",
-  "unreadable", ...FINAL];
+  "child_event", "unreadable", ...FINAL];
 // Events that change the timeline.
 const TIMELINE = new Set(["stage_started", "stage_completed", "stage_failed", "stage_retrying",
                           "interview_started", "interview_completed", "interview_timeout",
@@ -611,6 +611,10 @@ function closeStream() {
 // How one event reads in the log (after its type and node).
 function eventText(event) {
   if (event.type === "stage_output") return `${event.stream}: ${event.text}`;
+  if (event.type === "child_event") {  // a sub-pipeline's step, as NODE/CHILD
+    const inner = event.event || {};
+    return `${inner.type}: ${event.node}/${inner.name || inner.node || inner.stage || ""}`;
+  }
   if (event.type === "checkpoint_saved") return event.phase || "";
   if (event.type === "interview_completed") {
     const by = event.answered_by ? ` by ${event.answered_by}` : "";
