@@ -88,6 +88,14 @@ def test_a_tool_pattern_acp_cannot_honour_is_refused_before_the_run(workspace: P
     log = _configure(workspace, http=True)
     write(workspace / "p.dot", graph(mcp="tracker", mcp_allow="mcp__tracker__get_*"))
     code, output = _run()
+    assert code == 2, output  # lint sees the node's backend
+    assert "mcp_allow mcp__tracker__get_* on work cannot be honoured" in output
+    # Chosen for the run only (--backend), the check before the run refuses it.
+    dot = graph(mcp="tracker", mcp_allow="mcp__tracker__get_*").replace(
+        'backend="acp:scripted", ', ""
+    )
+    write(workspace / "p.dot", dot)
+    code, output = _run("--backend", "acp:scripted")
     assert code == 2, output
     assert "mcp__tracker__get_*: an ACP agent gets whole MCP servers" in output
     assert seen(log, "cwd") == []  # the agent never started
@@ -110,3 +118,13 @@ def test_dry_run_names_the_servers(workspace: Path) -> None:
     assert "mcp servers: tracker (stdio: tracker-mcp --project web), docs (http: " in output
     assert "session/new" in output
     assert TRACKER_SECRET not in output
+
+
+def test_lint_reports_a_tool_pattern_acp_cannot_honour(workspace: Path) -> None:
+    _configure(workspace, http=True)
+    write(workspace / "p.dot", graph(mcp="tracker,docs", mcp_deny="mcp__docs__*"))
+    assert invoke(["lint", "p.dot"]).exit_code == 0
+    write(workspace / "p.dot", graph(mcp="tracker", mcp_deny="mcp__tracker__delete_*"))
+    result = invoke(["lint", "p.dot"])
+    assert result.exit_code == 1, result.output
+    assert "mcp_deny mcp__tracker__delete_* on work cannot be honoured by backend" in result.stdout
