@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from click.testing import Result
 
-from tests.cli.runkit import events, invoke, only_run_dir, write
+from tests.cli.runkit import events, finish, invoke, only_run_dir, spawn, write
 
 #: A pre hook that reads the call from stdin and refuses the shell tool.
 NO_SHELL = """\
@@ -170,21 +167,14 @@ digraph hooks {{
     write(workspace / "p.dot", dot)
     script = {"responses": [_shell("made.txt"), {"text": "done"}], "then": "stop"}
     write(workspace / "model.json", json.dumps(script))
-    argv = [sys.executable, "-m", "attractor", "run", "p.dot", "--logs-dir", "logs"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    with subprocess.Popen(
-        [*argv, "--backend", "scripted:model.json"],
-        cwd=workspace,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    ) as proc:
-        try:
-            line = _wait_for_output(workspace / "logs", "hook_stdout")
-        finally:
-            flag.touch()
-        _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
+    args = ["run", "p.dot", "--logs-dir", "logs", "--backend", "scripted:model.json"]
+    proc = spawn(args, workspace)
+    try:
+        line = _wait_for_output(workspace / "logs", "hook_stdout")
+    finally:
+        flag.touch()
+        code, _, err = finish(proc)
+    assert code == 0, err
     assert (line["node"], line["visit"], line["attempt"]) == ("work", 1, 1)
     assert line["text"] == "checking shell\n"
     assert (workspace / "made.txt").exists()
