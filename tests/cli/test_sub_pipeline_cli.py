@@ -215,6 +215,13 @@ def test_the_parents_display_and_logs_show_the_childs_stages(workspace: Path) ->
     assert lines[b + 2].startswith("<== checks/b: success in ")
     c = lines.index("==> checks/c (tool), visit 1, attempt 1")
     assert lines[c + 1] == "from-child"
+    # One step of the child on its own.
+    one = invoke(["logs", str(run_dir), "checks/c"]).stdout.splitlines()
+    assert one[:2] == ["==> checks/c (tool), visit 1, attempt 1", "from-child"]
+    assert not any(line.startswith("==> checks/b") for line in one)
+    refused = invoke(["logs", str(run_dir), "before/c"])
+    assert refused.exit_code == 2
+    assert "before is not a sub-pipeline" in refused.stderr
 
 
 def test_a_resumed_parent_counts_the_childs_earlier_steps(workspace: Path, mark: str) -> None:
