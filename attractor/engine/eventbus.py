@@ -84,6 +84,7 @@ def redacted(event: Event) -> Event:
         value = getattr(event, name)
         if type(value) in _NOTHING_TO_REDACT:
             continue
+        clean: Any
         if type(value) is str:
             clean = redactor.text(value)
         elif isinstance(value, Event):  # a sub-pipeline's event inside a child_event
