@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from attractor.agent.report import report_from_text
 from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.session import SessionResult
 from attractor.agent.transcript import Transcript
 from attractor.events import (
     AgentTurnCompleted,
@@ -248,3 +250,22 @@ class Tracker:
         if self.finished is not None and self.finished.text:
             return self.finished.text
         return self.last_text
+
+    @property
+    def hit_turn_limit(self) -> bool:
+        """Whether the agent stopped at its turn limit (ours, or its own ``max_turns``)."""
+        return self.stop == "turn_limit" or (
+            self.finished is not None and self.finished.ending == "max_turns"
+        )
+
+    def session_result(self) -> SessionResult:
+        """What the agent did, as the built-in agent's session reports it."""
+        text = self.final_text
+        return SessionResult(
+            text,
+            self.turns,
+            self.hit_turn_limit,
+            self.stop == "run_budget",
+            self.total,
+            report_from_text(text),
+        )
