@@ -46,7 +46,7 @@ def _branches_here(run: Run, local: BranchRunner) -> BranchRunner:
     return local
 
 
-@dataclass
+@dataclass(slots=True)  # one a node run, kept for the summary: no __dict__ each
 class NodeResult:
     """One row of the run summary: a node execution and how it ended."""
 

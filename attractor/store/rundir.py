@@ -307,8 +307,9 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        #: Node id -> its folder, once this process has made sure the folder exists.
-        self._stage_dirs: dict[str, Path] = {}
+        #: Nodes whose folder this process has made sure exists: ids, not paths,
+        #: so that a long run does not hold a path object a node.
+        self._opened: set[str] = set()
         self._lock_fd: int | None = None
         self._encoder: CheckpointEncoder | None = None
 
@@ -428,14 +429,13 @@ class RunDir:
 
     def stage_path(self, node_id: str) -> Path:
         """Where the folder of node ``node_id`` is (or would be); nothing is created."""
-        return self._stage_dirs.get(node_id) or self.path / _safe_name(node_id)
+        return self.path / _safe_name(node_id)
 
     def open_stage_dir(self, node_id: str) -> tuple[Path, bool]:
         """The folder of node ``node_id``, and whether this call created it (so it is empty)."""
-        path = self._stage_dirs.get(node_id)
-        if path is not None:
-            return path, False
         path = self.path / _safe_name(node_id)
+        if node_id in self._opened:
+            return path, False
         try:
             make_run_dir(path)
             created = True
@@ -444,7 +444,7 @@ class RunDir:
         except FileNotFoundError:  # the run directory itself went away: say where
             path.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
             created = True
-        self._stage_dirs[node_id] = path
+        self._opened.add(node_id)
         return path, created
 
     def copy_source(self, text: str) -> None:
