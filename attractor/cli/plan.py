@@ -161,8 +161,8 @@ def _steps_line(graph: Graph, settings: Settings) -> str:
     return f"step budget: {limit:,} node executions ({source})"
 
 
-def format_plan(graph: Graph, settings: Settings, file: str) -> str:
-    """The dry-run plan as text (ends with a newline)."""
+def format_plan(graph: Graph, settings: Settings, file: str, workspace: str | None = None) -> str:
+    """The dry-run plan as text (ends with a newline); ``workspace`` is its workspace line."""
     order = _order(graph)
     printed = {node.id: i for i, node in enumerate(order)}
     lines = [
@@ -170,6 +170,8 @@ def format_plan(graph: Graph, settings: Settings, file: str) -> str:
         f"backend: {settings.backend} ({_backend_source(settings)})",
         _steps_line(graph, settings),
     ]
+    if workspace is not None:
+        lines.append(workspace)
     if graph.goal:
         lines.append(f"goal: {graph.goal}")
     lines += [f"graph {line}" for line in _aliases(graph, None)]

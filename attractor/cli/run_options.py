@@ -97,6 +97,17 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--sandbox", "MODE", "auto (default: bwrap when it works), bwrap, none or required."),
     ("--network", "on|off", "Whether sandboxed commands reach the network (default off)."),
     ("--writable", "PATHS", "Extra writable paths for sandboxed commands (comma-separated)."),
+    (
+        "--workspace",
+        "MODE",
+        "worktree (default in a git repository), snapshot (default elsewhere) or none.",
+    ),
+    ("--workspace-setup", "CMD", "Command run once in a new run worktree (uv sync, npm ci)."),
+    (
+        "--workspace-link",
+        "PATHS",
+        "Ignored paths linked into a run worktree (default .venv,venv,node_modules; none).",
+    ),
     ("--secrets", "NAMES", "More variables whose values are redacted (DEPLOY_TOKEN,MYCO_*)."),
 ]
 

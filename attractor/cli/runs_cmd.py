@@ -100,6 +100,13 @@ def _run_json(info: Any) -> dict[str, Any]:
     return data
 
 
+def _changed(count: int | None) -> str:
+    """Files a stage changed in the run's workspace: ``2 files``, ``1 file``, or nothing."""
+    if not count:
+        return ""
+    return f"{count} file" + ("" if count == 1 else "s")
+
+
 @click.command(epilog=_STATUS_EPILOG)
 @click.argument("run_dir", metavar="RUN_DIR")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
@@ -134,6 +141,8 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
         click.echo(f"reason: {info.failure_reason}")
     click.echo("")
     header = ["NODE", "VISIT", "ATTEMPT", "OUTCOME", "DURATION", "TOKENS", "ROUTE", "FILES"]
+    if any(r.changed is not None for r in rows):
+        header.append("CHANGED")
     table = [
         [
             r.node,
@@ -144,6 +153,7 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
             f"{r.tokens:,}" if r.tokens else "",
             r.route,
             r.files,
+            *([_changed(r.changed)] if len(header) > 8 else []),
         ]
         for r in rows
     ]

@@ -53,6 +53,13 @@ from attractor.engine.setup import (
 )
 from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
 from attractor.engine.step_budget import StepBudget
+from attractor.engine.workspace_hooks import (
+    open_workspace,
+    put_back_stopped_stage,
+    restarted,
+    summary,
+    with_workspace_paths,
+)
 from attractor.errors import AttractorError, RunError
 from attractor.events import (
     Event,
@@ -75,6 +82,8 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
+from attractor.workspace.preflight import WorkspacePlan
+from attractor.workspace.workspace import Workspace
 
 __all__ = [
     "NodeResult",
@@ -131,6 +140,9 @@ class RunOptions:
     #: Returns when someone outside asks the run to stop, with the status to
     #: stop as (a Ray worker watches the run directory's stop file).
     stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
+    #: The run's workspace as the launcher planned it (None: none, the files are
+    #: not checkpointed; see attractor.workspace).
+    workspace: WorkspacePlan | None = None
 
 
 @dataclass
@@ -145,6 +157,8 @@ class RunResult:
     usage: dict[str, Any]
     timeout: float | None
     warnings: list[str] = field(default_factory=list)
+    #: What the run did to its files: branch, commits, files (see workspace_hooks.summary).
+    workspace: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -254,7 +268,11 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     for observer in options.observers:
         bus.add_observer(observer)
     budget = options.run_budget or setup.budget
+    workspace = await open_workspace(options.workspace, setup)
+    options = replace(options, settings=with_workspace_paths(options.settings, workspace))
     services, owned = make_services(options, setup.graph, budget, bus, setup.source_path)
+    if workspace is not None:
+        services.base_workdir = workspace.workdir
     backend = services.backend
     registry = options.registry or default_registry()
     stop = Stop()
@@ -262,7 +280,7 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
     steps = _step_budget(setup, options.settings)
     ledger = ProcessLedger(setup.run_dir.path / PROCESSES)
     ledger_token = CURRENT_LEDGER.set(ledger)
-    run = open_run(setup, services, registry, bus, options, steps)
+    run = open_run(setup, services, registry, bus, options, steps, workspace)
     services.record = EngineRecord(lambda: run)
     services.sync_later = lambda path: _sync_later(run, path)
     try:
@@ -280,20 +298,29 @@ async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
                         if end.restart_at is None:
                             break
                         setup = restart_setup(setup, end.restart_at)
+                        restarted(workspace, setup)
                         finish_run(run, RunStatus.RESTARTED, end, None, setup.run_dir.path.name)
                         ledger.path = setup.run_dir.path / PROCESSES
                         carried = run.carried + run_usage(run)
-                        run = open_run(setup, services, registry, bus, options, steps)
+                        run = open_run(setup, services, registry, bus, options, steps, workspace)
                         run.carried = carried
                 finally:
                     signals.cancel_scope.cancel()
             if stop.error is not None:
                 raise stop.error
         status = _final_status(end, stop, scope.cancelled_caught)
-        return _result(run, setup, status, end, options.settings.timeout)
+        if status in RESUMABLE:
+            await put_back_stopped_stage(run)
+        result = _result(run, setup, status, end, options.settings.timeout)
+        none = options.workspace is not None and options.workspace.mode == "none"
+        result.workspace = await summary(workspace, none)
+        if workspace is not None:
+            result.warnings += workspace.notes
+        return result
     finally:
         with anyio.CancelScope(shield=True):
             if not run.finished:  # an error or an outside cancellation got here first
+                await put_back_stopped_stage(run)
                 status = stop.status or RunStatus.INTERRUPTED
                 finish_run(run, status, end, options.settings.timeout, reason=stop.reason)
             if owned:
@@ -462,6 +489,7 @@ def open_run(
     bus: EventBus,
     options: RunOptions,
     steps: StepBudget | None = None,
+    workspace: Workspace | None = None,
 ) -> Run:
     """Attach the event log, announce the start and write the first checkpoint."""
     run = Run(
@@ -479,6 +507,7 @@ def open_run(
         spent_at_open=services.run_budget.spent,
         steps=steps or StepBudget(),
         start=setup.start,
+        workspace=workspace,
     )
     log = EventLog(setup.run_dir.events_path)
     bus.add_observer(log)

@@ -7,6 +7,7 @@ of its model turns) and the checkpoint (where a resume would start), through
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ class Attempt:
     note: str = ""
     #: The node's folder, relative to the run directory.
     files: str = ""
+    #: How many files the attempt changed in the run's workspace (None: not recorded).
+    changed: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -81,7 +84,25 @@ def timeline(path: Path) -> list[Attempt]:
         for row in rows:
             if row.status == "running":
                 row.status = "stopped"
+    for row in rows:
+        if row.status != "running":
+            row.changed = _files_changed(path / row.files)
     return rows
+
+
+def _files_changed(folder: Path) -> int | None:
+    """The number of files the attempt in ``folder`` changed, from its status file."""
+    for name in ("status.engine.json", "status.json"):
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        changed = data.get("files_changed") if isinstance(data, dict) else None
+        if isinstance(changed, list):
+            return len(changed)
+        if isinstance(data, dict) and data.get("commit"):
+            return 0
+    return None
 
 
 def _visit(event: dict[str, Any], visits: Counter[str], name: str, attempt: int) -> int:

@@ -15,6 +15,7 @@ Endpoints (JSON unless said otherwise)::
     GET  /pipelines/{id}/checkpoint          the last checkpoint
     GET  /pipelines/{id}/context             the context of the last checkpoint
     GET  /pipelines/{id}/nodes/{node}        one node: state and its stage files
+    GET  /pipelines/{id}/nodes/{node}/diff   what the stage changed in the run's workspace
     GET  /                                   the web page (static files, no CDN)
 """
 
@@ -76,6 +77,7 @@ def create_app(
         Route("/pipelines/{id}/checkpoint", h.checkpoint),
         Route("/pipelines/{id}/context", h.context),
         Route("/pipelines/{id}/nodes/{node}", h.node),
+        Route("/pipelines/{id}/nodes/{node}/diff", h.node_diff),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     if token:

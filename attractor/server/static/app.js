@@ -282,6 +282,21 @@ async function selectNode(id) {
   $("node-files").replaceChildren(...files.map(([name, text]) =>
     el("details", name === "answer.json" || name === "status.json" ? { open: "" } : {},
        el("summary", { text: name }), el("pre", { text }))));
+  showNodeDiff(id);
+}
+
+// The files the stage changed (its workspace checkpoint); nothing when the run keeps none.
+async function showNodeDiff(id) {
+  let data;
+  try {
+    data = await api(`/pipelines/${encodeURIComponent(view.id)}/nodes/${encodeURIComponent(id)}/diff`);
+  } catch (error) {
+    return;
+  }
+  if (view.selected !== id || !data.diff) return;
+  $("node-files").append(el("details", { open: "" },
+    el("summary", { text: `changes (${data.stat.trim().split("\n").pop()})` }),
+    el("pre", { class: "diff", text: data.diff })));
 }
 
 // -- human gates -----------------------------------------------------------------
