@@ -349,9 +349,9 @@ def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -
             click.echo(f"warning: {warning}", err=True)
     if mode in ("live", "plain"):
         print_summary(result, console, rich=mode == "live")
-    if mode != "quiet":
+    if mode in ("live", "plain"):
         for text in workspace_lines(result):
-            click.echo(text, err=mode == "json")
+            click.echo(text)
     line = final_line(result, elapsed)
     to_stderr = mode == "json" or result.status in STOPPED
     click.echo(line, err=to_stderr)

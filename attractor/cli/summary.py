@@ -145,7 +145,7 @@ def workspace_lines(result: RunResult) -> list[str]:
     if data is None:
         return []
     if data.get("mode") == "none":
-        return ["workspace: none (--workspace none): the files were not checkpointed"]
+        return ["workspace: none: the files were not checkpointed (no diff, fork or restore)"]
     commits, files = data.get("commits", 0), data.get("files", 0)
     lines = [
         f"workspace: {data['mode']}, branch {data['branch']}: {commits} commit(s), "

@@ -35,6 +35,15 @@ from tests.cli.runkit import (
 )
 
 
+@pytest.fixture(autouse=True)
+def no_workspace(workspace: Path) -> None:
+    """These tests steer their runs with files written in the workdir between sessions
+    (``go``) and count what the stages did in it; with a workspace a resume would put
+    such files back. What a workspace does across kills and resumes is in
+    tests/workspace and the SIGKILL soak (test_crash_kill.py)."""
+    write(workspace / "attractor.toml", 'workspace = "none"\n')
+
+
 @pytest.fixture
 def mark() -> Iterator[str]:
     """A unique number usable as a ``sleep`` argument and found again in /proc."""
@@ -198,6 +207,7 @@ def test_resume_stops_a_survivor_before_its_node_runs_again(workspace: Path, mar
     )
     proc = spawn(["run", "held.dot", "--logs-dir", "runs/{timestamp}-{graph}"], workspace)
     wait_for(lambda: bool(lines_of(workspace / "side.txt")), "the hold node to start")
+
     def guards() -> list[int]:
         return [
             pid
