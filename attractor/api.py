@@ -95,10 +95,10 @@ def draw(path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg
         UsageError: ``run_dir`` is not a run directory, or is a run of another
             pipeline (its recorded pipeline digest differs from this file's).
     """
-    from attractor.engine.inventory import is_run_dir, pipeline_digest, run_state
-    from attractor.engine.rundir import PIPELINE_COPY, source_hash
     from attractor.errors import UsageError
     from attractor.render import render
+    from attractor.runview.inventory import is_run_dir, pipeline_digest, run_state
+    from attractor.store.rundir import PIPELINE_COPY, source_hash
 
     graph = load(path)
     state = None

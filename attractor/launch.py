@@ -24,8 +24,8 @@ CLI, the server and the language server use from ``engine`` and ``handlers``
 budget and retry resolution the dry-run plan and hover show) are re-exported
 here, each loaded on first use (:data:`_FRONT_END`), so a front end imports as
 much of the engine as it did before and no more. Apart from these, front ends
-read runs only through the read side, ``engine.inventory`` and
-``engine.timeline`` (docs/architecture.md; an import contract checks it).
+read runs only through the read side, ``runview.inventory`` and
+``runview.timeline`` (docs/architecture.md; an import contract checks it).
 """
 
 from __future__ import annotations
@@ -40,15 +40,10 @@ if TYPE_CHECKING:
     from attractor.dot.graph import Graph
     from attractor.engine.continuation import Continuation as Continuation
     from attractor.engine.executor import Executor, RunJob
-    from attractor.engine.executor import worker_of as worker_of
     from attractor.engine.retry import max_retries_for as max_retries_for
     from attractor.engine.run import NodeResult as NodeResult
     from attractor.engine.run import RunOptions
     from attractor.engine.run import RunResult as RunResult
-    from attractor.engine.rundir import RunDir as RunDir
-    from attractor.engine.rundir import check_logs_dir as check_logs_dir
-    from attractor.engine.rundir import disk_full as disk_full
-    from attractor.engine.rundir import never_started as never_started
     from attractor.errors import Diagnostic
     from attractor.events import Event
     from attractor.handlers.backend import CodergenBackend
@@ -74,6 +69,11 @@ if TYPE_CHECKING:
     from attractor.handlers.turn_budget import resolve_budget as resolve_budget
     from attractor.run_status import RunStatus
     from attractor.settings import Settings
+    from attractor.store.rundir import RunDir as RunDir
+    from attractor.store.rundir import check_logs_dir as check_logs_dir
+    from attractor.store.rundir import disk_full as disk_full
+    from attractor.store.rundir import never_started as never_started
+    from attractor.store.worker import worker_of as worker_of
     from attractor.workspace.preflight import WorkspacePlan
 
 Observer = Callable[["Event"], None]
@@ -144,7 +144,7 @@ def plan_resume(
     ``graph`` and ``settings`` as for :func:`plan_run`.
     """
     from attractor.engine.executor import RunJob
-    from attractor.engine.rundir import RunDir
+    from attractor.store.rundir import RunDir
 
     warnings: list[Diagnostic] = []
     if graph is None:
@@ -171,11 +171,11 @@ def plan_fork(
     """
     import shutil
 
-    from attractor.engine.checkpoint import Checkpoint
     from attractor.engine.continuation import Continuation, continued
     from attractor.engine.fork import fork_run_dir
-    from attractor.engine.rundir import RunDir
     from attractor.engine.setup import initial_context
+    from attractor.store.checkpoint import Checkpoint
+    from attractor.store.rundir import RunDir
 
     how = Continuation(from_node=node)
     found = RunDir(run_dir)
@@ -321,7 +321,7 @@ def executor_for(settings: Settings) -> Executor:
 
     if settings.executor == "ray":
         try:
-            from attractor.engine.ray_executor import RayExecutor
+            from attractor.ray_exec.executor import RayExecutor
         except ModuleNotFoundError as error:
             if error.name != "ray" and not (error.name or "").startswith("ray."):
                 raise
@@ -366,7 +366,6 @@ def resume_settings(
     """
     import dataclasses
 
-    from attractor.engine.rundir import RunDir
     from attractor.errors import AttractorError, UsageError
     from attractor.settings import (
         RECORDED_SOURCE,
@@ -374,6 +373,7 @@ def resume_settings(
         record_of,
         resolve_settings,
     )
+    from attractor.store.rundir import RunDir
 
     try:
         manifest = RunDir(run_dir).read_manifest()
@@ -461,14 +461,14 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
 #: side: name -> the module it comes from, imported when the name is first read.
 _FRONT_END: dict[str, str] = {
     "Continuation": "attractor.engine.continuation",
-    "worker_of": "attractor.engine.executor",
+    "worker_of": "attractor.store.worker",
     "max_retries_for": "attractor.engine.retry",
     "NodeResult": "attractor.engine.run",
     "RunResult": "attractor.engine.run",
-    "RunDir": "attractor.engine.rundir",
-    "check_logs_dir": "attractor.engine.rundir",
-    "disk_full": "attractor.engine.rundir",
-    "never_started": "attractor.engine.rundir",
+    "RunDir": "attractor.store.rundir",
+    "check_logs_dir": "attractor.store.rundir",
+    "disk_full": "attractor.store.rundir",
+    "never_started": "attractor.store.rundir",
     "COMMAND_STEPS": "attractor.handlers.boundary",
     "describe_boundary": "attractor.handlers.boundary",
     "AGENTS": "attractor.handlers.external.agents",

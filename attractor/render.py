@@ -2,7 +2,7 @@
 
 Each node keeps the shape that names its type (start, exit, agent box, human
 hexagon, tool parallelogram...), edges show their labels and conditions. Given
-a :class:`~attractor.engine.inventory.RunState`, each node is filled by its
+a :class:`~attractor.runview.inventory.RunState`, each node is filled by its
 state, shows its visits and time, and the route the run took is drawn bold.
 
 In SVG each node's group has the id ``node-ID`` and the classes
@@ -20,7 +20,7 @@ from attractor.errors import UsageError
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Edge, Graph, Node
-    from attractor.engine.inventory import NodeState, RunState
+    from attractor.runview.inventory import NodeState, RunState
 
 #: Formats ``attractor graph -o`` writes, by file suffix.
 FORMATS = ("svg", "png", "pdf")

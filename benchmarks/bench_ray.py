@@ -26,9 +26,9 @@ import ray
 
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import Executor, LocalExecutor, RunJob
-from attractor.engine.ray_connect import keep_on_loopback
-from attractor.engine.ray_executor import RayExecutor
 from attractor.engine.run import RunOptions, execute
+from attractor.ray_exec.connect import keep_on_loopback
+from attractor.ray_exec.executor import RayExecutor
 from attractor.settings import Settings
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attractor.engine.inventory import run_state  # noqa: E402
 from attractor.linter.prepare import prepare  # noqa: E402
 from attractor.render import render  # noqa: E402
+from attractor.runview.inventory import run_state  # noqa: E402
 from tests.server.serverkit import sse_events, start_server  # noqa: E402
 
 

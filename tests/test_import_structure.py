@@ -124,68 +124,92 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return circles
 
 
+#: The Ray executor's package: only the launcher (the composition root) picks it.
+RAY_EXECUTOR = "attractor.ray_exec"
+#: The run, its store and the read side: none of them may reach Ray code.
+CORE = ("attractor.engine", "attractor.store", "attractor.runview")
+
+
 def _is_ray(module: str) -> bool:
-    return module.rpartition(".")[2].startswith("ray_")
+    return module == RAY_EXECUTOR or module.startswith(RAY_EXECUTOR + ".")
+
+
+def _imports_ray_itself(module: str) -> bool:
+    """Whether ``module`` imports the ``ray`` distribution, anywhere in it."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    for node in _imports(tree, typing_only=True):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            names = [node.module or ""] if not node.level else []
+        if any(name == "ray" or name.startswith("ray.") for name in names):
+            return True
+    return False
 
 
 def test_no_engine_core_module_imports_a_ray_module() -> None:
     graph = _graph(typing_only=True)
-    core = [m for m in graph if m.startswith("attractor.engine") and not _is_ray(m)]
+    core = [m for m in graph if m.startswith(CORE)]
+    assert core  # the packages are where the check looks
     reaching = {m: sorted(t for t in graph[m] if _is_ray(t)) for m in core}
     assert {m: ts for m, ts in reaching.items() if ts} == {}
+    assert [m for m in core if _imports_ray_itself(m)] == []
+
+
+#: What the Ray executor may use of the run: its public seam for executors.
+RUN_SEAM = "attractor.engine.seam"
+
+
+def _past_the_seam(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each Ray executor module -> the engine modules it imports other than the seam."""
+    reach = {}
+    for module, targets in graph.items():
+        if _is_ray(module):
+            past = sorted(t for t in targets if t.startswith("attractor.engine") and t != RUN_SEAM)
+            if past:
+                reach[module] = past
+    return reach
+
+
+def test_the_ray_executor_uses_the_run_s_public_seam_alone() -> None:
+    graph = _graph(typing_only=True)
+    assert any(RUN_SEAM in graph[m] for m in graph if _is_ray(m))
+    assert _past_the_seam(graph) == {}
+    fake = {"attractor.ray_exec.x": {RUN_SEAM, "attractor.engine.run"}}
+    assert _past_the_seam(fake) == {"attractor.ray_exec.x": ["attractor.engine.run"]}
+
+
+def test_the_ray_check_sees_the_ray_executor_import_ray() -> None:
+    assert _imports_ray_itself("attractor.ray_exec.executor")
+    assert _is_ray("attractor.ray_exec.tasks") and not _is_ray("attractor.ray_execx")
 
 
 def test_no_import_circle_counting_imports_inside_functions() -> None:
     assert _circles(_graph(typing_only=False)) == []
 
 
-#: Circles of type-only imports (``if TYPE_CHECKING:``) known today, each inside one
-#: package: the engine's run core, through its executor seam's hints (it goes when
-#: the engine is split by role), and the graph's hints on the prompt files it holds.
-KNOWN_TYPE_ONLY_CIRCLES = [
-    {
-        f"attractor.engine.{name}"
-        for name in (
-            "attempts",
-            "branch_progress",
-            "child",
-            "executor",
-            "loop",
-            "progress",
-            "record",
-            "run",
-            "setup",
-            "state",
-            "step",
-        )
-    },
-    {"attractor.dot.graph", "attractor.dot.prompts"},
-]
-
-
-def test_no_new_circle_even_of_type_only_imports() -> None:
-    """A known circle may shrink or go; none may appear or grow (agent's went)."""
-    circles = _circles(_graph(typing_only=True))
-    new = [c for c in circles if not any(set(c) <= known for known in KNOWN_TYPE_ONLY_CIRCLES)]
-    assert new == []
+def test_no_import_circle_even_counting_type_only_imports() -> None:
+    """``if TYPE_CHECKING:`` imports count too: types name only modules below them."""
+    assert _circles(_graph(typing_only=True)) == []
 
 
 def test_the_checks_see_a_circle_closed_inside_a_function() -> None:
     """The graph counts an import inside a function, and a circle it closes."""
     graph = _graph(typing_only=False)
-    assert "attractor.engine.state" in graph["attractor.engine.progress"]  # imported lazily
+    assert "attractor.linter.prepare" in graph["attractor.engine.run"]  # imported lazily
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-#: The read side: the engine modules a front end may import itself. Everything
-#: else of ``engine`` and ``handlers`` reaches a front end through the launcher.
-READ_SIDE = {"attractor.engine.inventory", "attractor.engine.timeline"}
+#: The read side: the modules of the run side a front end may import itself.
+#: Everything of ``engine``, ``store``, ``ray_exec`` and ``handlers`` reaches a
+#: front end through the launcher.
+READ_SIDE = {"attractor.runview.inventory", "attractor.runview.timeline"}
 FRONT_ENDS = ("attractor.cli", "attractor.server", "attractor.lsp")
 
 
 def _front_end_reach(graph: dict[str, set[str]]) -> dict[str, list[str]]:
-    """Each front-end module -> what it imports of ``engine``/``handlers`` outside the read side."""
-    below = ("attractor.engine", "attractor.handlers")
+    """Each front-end module -> what it imports of the run side outside the read side."""
+    below = ("attractor.engine", "attractor.store", "attractor.ray_exec", "attractor.handlers")
     reach = {}
     for module, targets in graph.items():
         if module.startswith(FRONT_ENDS):
@@ -201,8 +225,8 @@ def test_front_ends_reach_the_engine_only_through_the_launcher_and_the_read_side
 
 
 def test_the_front_end_check_sees_an_import_inside_a_function() -> None:
-    graph = {"attractor.cli.x": {"attractor.engine.rundir", "attractor.engine.inventory"}}
-    assert _front_end_reach(graph) == {"attractor.cli.x": ["attractor.engine.rundir"]}
+    graph = {"attractor.cli.x": {"attractor.store.rundir", "attractor.runview.inventory"}}
+    assert _front_end_reach(graph) == {"attractor.cli.x": ["attractor.store.rundir"]}
 
 
 def test_the_launcher_re_exports_the_engine_s_own_objects_loaded_on_first_use() -> None:
@@ -212,7 +236,7 @@ def test_the_launcher_re_exports_the_engine_s_own_objects_loaded_on_first_use() 
         "import importlib, sys\n"
         "import attractor.launch as launch\n"
         "before = sorted(m for m in sys.modules if m.startswith(('attractor.engine',"
-        " 'attractor.handlers')))\n"
+        " 'attractor.store', 'attractor.ray_exec', 'attractor.handlers')))\n"
         "wrong = [n for n, m in launch._FRONT_END.items()"
         " if getattr(launch, n) is not getattr(importlib.import_module(m), n)]\n"
         "print(before, wrong)\n"

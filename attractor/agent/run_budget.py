@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from attractor.llm.types import Usage
@@ -25,9 +26,34 @@ def dollars(amount: float, scale: float | None = None) -> str:
 _WORD: dict[BudgetKind, str] = {"turns": "turn", "tokens": "token", "cost": "cost"}
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunLimits:
+    """What the whole run may spend: ``--max-total-turns``, ``--max-total-tokens`` and
+    ``--max-cost`` (None: no limit), and where each limit was set."""
+
+    turns: int | None = None
+    tokens: int | None = None
+    cost: float | None = None
+    #: Where each limit came from, by setting name (``max_cost``: ``--max-cost``).
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def overspent(self, spent: Usage) -> BudgetKind | None:
+        """The token or cost limit that ``spent`` reaches, else None."""
+        if self.tokens is not None and spent.total_tokens >= self.tokens:
+            return "tokens"
+        if self.cost is not None and (spent.cost or 0.0) >= self.cost:
+            return "cost"
+        return None
+
+    def source(self, kind: BudgetKind) -> str:
+        """Where the limit of ``kind`` was set (the flag, when nothing says otherwise)."""
+        setting = SETTING_OF[kind]
+        return self.sources.get(setting, "--" + setting.replace("_", "-"))
+
+
 class RunTurnBudget:
-    """What the whole run may still spend: ``--max-total-turns``, ``--max-total-tokens``
-    and ``--max-cost``.
+    """What the whole run has spent against its :class:`RunLimits`, and what it keeps
+    in reserve.
 
     Shared by every agent of the run, across nodes, loops and parallel branches.
     All agents run on one event loop, so :meth:`take` and :meth:`spend` need no lock.
@@ -39,27 +65,18 @@ class RunTurnBudget:
 
     Agents that may still need their final turn are counted in :attr:`active`
     (:meth:`register` / :meth:`unregister`), so that parallel agents can keep one
-    request each in reserve for it.
+    request each in reserve for it. What a message says about the budget is
+    :func:`budget_label`, :func:`budget_name` and :func:`exhausted_reason`.
     """
 
     def __init__(
-        self,
-        limit: int | None,
-        used: int = 0,
-        *,
-        max_tokens: int | None = None,
-        max_cost: float | None = None,
-        spent: Usage | None = None,
-        sources: Mapping[str, str] | None = None,
+        self, limits: RunLimits | None = None, used: int = 0, spent: Usage | None = None
     ) -> None:
-        self.limit = limit
+        self.limits = limits or RunLimits()
+        #: Model requests taken so far.
         self.used = used
-        self.max_tokens = max_tokens
-        self.max_cost = max_cost
         #: Tokens and cost of every request of the run so far.
         self.spent = spent or Usage()
-        #: Where each limit came from, by setting name (``max_cost``: ``--max-cost``).
-        self.sources = dict(sources or {})
         #: Set once an agent was cut short because a run budget ran out.
         self.exhausted = False
         #: Which budget ran out first.
@@ -69,11 +86,12 @@ class RunTurnBudget:
 
     @property
     def remaining(self) -> int | None:
-        return None if self.limit is None else max(0, self.limit - self.used)
+        limit = self.limits.turns
+        return None if limit is None else max(0, limit - self.used)
 
     def take(self) -> bool:
         """Reserve one model request; False when the run budget is used up."""
-        if self.limit is not None and self.used >= self.limit:
+        if self.limits.turns is not None and self.used >= self.limits.turns:
             return False
         self.used += 1
         return True
@@ -85,7 +103,7 @@ class RunTurnBudget:
         already kept for the final requests of the other running agents; ``last``
         says that it is this agent's final one (no more than that reserve is left).
         One call decides both, so agents in other processes sharing one budget
-        (``engine/ray_budget.py``) cannot both take the last request.
+        (``ray_exec/budget.py``) cannot both take the last request.
         """
         remaining = self.remaining
         if remaining is None:
@@ -100,11 +118,7 @@ class RunTurnBudget:
 
     def overspent(self) -> BudgetKind | None:
         """The token or cost budget once it is used up, else None."""
-        if self.max_tokens is not None and self.spent.total_tokens >= self.max_tokens:
-            return "tokens"
-        if self.max_cost is not None and (self.spent.cost or 0.0) >= self.max_cost:
-            return "cost"
-        return None
+        return self.limits.overspent(self.spent)
 
     def mark_exhausted(self, kind: BudgetKind) -> None:
         """Record that ``kind`` ran out (the first one to do so is kept)."""
@@ -128,27 +142,27 @@ class RunTurnBudget:
         """The agent has taken its final request, or ended."""
         self.active = max(0, self.active - 1)
 
-    def label(self, kind: BudgetKind | None = None) -> str:
-        """``run's cost budget``: the budget that ran out (or ``kind``)."""
-        return f"run's {_WORD[kind or self.exhausted_by or 'turns']} budget"
 
-    def name(self, kind: BudgetKind | None = None) -> str:
-        """``run's cost budget (--max-cost)``: which budget, and where it was set."""
-        kind = kind or self.exhausted_by or "turns"
-        return f"{self.label(kind)} ({self.source(kind)})"
+def budget_label(budget: RunTurnBudget, kind: BudgetKind | None = None) -> str:
+    """``run's cost budget``: the budget that ran out (or ``kind``)."""
+    return f"run's {_WORD[kind or budget.exhausted_by or 'turns']} budget"
 
-    def source(self, kind: BudgetKind) -> str:
-        setting = SETTING_OF[kind]
-        return self.sources.get(setting, "--" + setting.replace("_", "-"))
 
-    def reason(self) -> str:
-        """Why the run stops: the budget that ran out, how much was used, its source."""
-        kind = self.exhausted_by or "turns"
-        if kind == "tokens":
-            used = f"{self.spent.total_tokens:,} of {self.max_tokens:,} tokens"
-        elif kind == "cost":
-            limit = self.max_cost or 0.0
-            used = f"{dollars(self.spent.cost or 0.0, limit)} of {dollars(limit)}"
-        else:
-            used = f"{self.used} of {self.limit} model requests"
-        return f"run {_WORD[kind]} budget exhausted: {used} ({self.source(kind)})"
+def budget_name(budget: RunTurnBudget, kind: BudgetKind | None = None) -> str:
+    """``run's cost budget (--max-cost)``: which budget, and where it was set."""
+    kind = kind or budget.exhausted_by or "turns"
+    return f"{budget_label(budget, kind)} ({budget.limits.source(kind)})"
+
+
+def exhausted_reason(budget: RunTurnBudget) -> str:
+    """Why the run stops: the budget that ran out, how much was used, its source."""
+    limits = budget.limits
+    kind = budget.exhausted_by or "turns"
+    if kind == "tokens":
+        used = f"{budget.spent.total_tokens:,} of {limits.tokens:,} tokens"
+    elif kind == "cost":
+        limit = limits.cost or 0.0
+        used = f"{dollars(budget.spent.cost or 0.0, limit)} of {dollars(limit)}"
+    else:
+        used = f"{budget.used} of {limits.turns} model requests"
+    return f"run {_WORD[kind]} budget exhausted: {used} ({limits.source(kind)})"

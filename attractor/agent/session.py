@@ -27,7 +27,7 @@ from attractor.agent.report import (
     report_from_text,
     report_tool,
 )
-from attractor.agent.run_budget import BudgetKind, RunTurnBudget
+from attractor.agent.run_budget import BudgetKind, RunTurnBudget, budget_label, budget_name
 from attractor.agent.session_config import SessionConfig
 from attractor.agent.steering import SteeringQueue
 from attractor.agent.subagents import spawn_tool
@@ -35,6 +35,7 @@ from attractor.agent.tool_batches import run_calls
 from attractor.agent.tools import ToolContext, ToolRegistry, ToolResult
 from attractor.agent.transcript import Transcript, TurnKind
 from attractor.agent.truncation import limits_for, truncate_output
+from attractor.agent.turn_state import CallOutcome, TurnState
 from attractor.events import (
     AgentReflection,
     AgentTurnCompleted,
@@ -113,7 +114,7 @@ class AgentSession:
         )
         self.transcript = transcript
         self.emit = emit
-        self.run_budget = run_budget or RunTurnBudget(None)
+        self.run_budget = run_budget or RunTurnBudget()
         self.loops = loop_detector or LoopDetector()
         self.tool_context = ToolContext(
             config.workdir, config.shell_timeout_cap, config.kill_grace, config.environment
@@ -139,19 +140,14 @@ class AgentSession:
         self.usage = Usage()
         #: Messages a host injects before the next request; see :meth:`steer`.
         self.steering = SteeringQueue()
-        self.turn_limit_reached = False
-        self.run_budget_exhausted = False
-        self._work_since_reflection = 0
-        self._after_reflection = False
-        self._noticed = False
-        self._registered = False
-        self._loop_warning: str | None = None
+        #: Where the session stands between requests (budget verdicts, reflection, notices).
+        self.turn_state = TurnState()
         self.report: OutcomeReport | None = None
 
     async def run(self) -> SessionResult:
         """Loop until the model answers without tools or the budget ends the session."""
         text = ""
-        self._registered = self.run_budget.register()
+        self.turn_state.registered = self.run_budget.register()
         try:
             while (kind := self._next_kind()) is not None:
                 response = await self._request(kind)
@@ -172,8 +168,8 @@ class AgentSession:
         return SessionResult(
             text,
             self.charged_turns,
-            self.turn_limit_reached,
-            self.run_budget_exhausted,
+            self.turn_state.turn_limit_reached,
+            self.turn_state.run_budget_exhausted,
             self.usage,
             self.report,
             self.conversation(),
@@ -221,39 +217,39 @@ class AgentSession:
         if overspent is not None and self.turns_used == 0:
             self._run_budget_spent(overspent)
             self._unregister()
-            self._warn(f"the {budget.name(overspent)} is used up; no request made")
+            self._warn(f"the {budget_name(budget, overspent)} is used up; no request made")
             return None
-        granted, last = budget.reserve() if self._registered else (False, False)
+        granted, last = budget.reserve() if self.turn_state.registered else (False, False)
         if not granted:
             self._run_budget_spent("turns")
             self._unregister()
             self._warn(
-                f"the {budget.name('turns')} is used up or kept for the "
+                f"the {budget_name(budget, 'turns')} is used up or kept for the "
                 "final turns of other agents; no request made"
             )
             return None
         turn = self.charged_turns + 1
         if turn >= self.config.max_turns:
-            self.turn_limit_reached = True
+            self.turn_state.turn_limit_reached = True
         if overspent is not None:
             self._run_budget_spent(overspent)
         if last:
             self._run_budget_spent("turns")
-        if self.turn_limit_reached or self.run_budget_exhausted:
+        if self.turn_state.turn_limit_reached or self.turn_state.run_budget_exhausted:
             self._unregister()  # its final request is taken: no reserve needed
             return "final"
         limit = self.config.sprint_limit
-        if limit > 0 and self._work_since_reflection >= limit:
+        if limit > 0 and self.turn_state.work_since_reflection >= limit:
             return "reflection"
         return "work"
 
     def _unregister(self) -> None:
-        if self._registered:
-            self._registered = False
+        if self.turn_state.registered:
+            self.turn_state.registered = False
             self.run_budget.unregister()
 
     def _run_budget_spent(self, kind: BudgetKind) -> None:
-        self.run_budget_exhausted = True
+        self.turn_state.run_budget_exhausted = True
         self.run_budget.mark_exhausted(kind)
 
     def _add_turn_messages(self, kind: TurnKind, steered: list[str]) -> None:
@@ -273,15 +269,16 @@ class AgentSession:
                 prompts.reflection_message(used=used, remaining=remaining, sprint_limit=sprint)
             )
         elif kind == "final":
-            reason = "turn budget" if self.turn_limit_reached else self.run_budget.label()
+            forced_by_turns = self.turn_state.turn_limit_reached
+            reason = "turn budget" if forced_by_turns else budget_label(self.run_budget)
             notes.append(prompts.final_turn_note(reason=reason))
         else:
-            if self._after_reflection:
+            if self.turn_state.after_reflection:
                 notes.append(prompts.resume_after_reflection())
-            if not self._noticed and used >= math.ceil(NOTICE_AT * self.config.max_turns):
-                self._noticed = True
+            if not self.turn_state.noticed and used >= math.ceil(NOTICE_AT * self.config.max_turns):
+                self.turn_state.noticed = True
                 notes.append(prompts.budget_note(used=used, max_turns=self.config.max_turns))
-        self._after_reflection = False
+        self.turn_state.after_reflection = False
         if notes:
             self.messages.append(Message.user(redact.text("\n\n".join(notes))))
 
@@ -356,10 +353,10 @@ class AgentSession:
             )
         )
         if kind == "work":
-            self._work_since_reflection += 1
+            self.turn_state.work_since_reflection += 1
         elif kind == "reflection":
-            self._work_since_reflection = 0
-            self._after_reflection = True
+            self.turn_state.work_since_reflection = 0
+            self.turn_state.after_reflection = True
             remaining = self.config.max_turns - self.charged_turns
             self.transcript.reflection(
                 turn=turn, used=turn, remaining=remaining, text=response.text
@@ -395,12 +392,12 @@ class AgentSession:
 
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
         """Run the calls (read-only neighbours at once); answer each; warn on circles."""
-        self._loop_warning = None
+        self.turn_state.loop_warning = None
         await run_calls(calls, overlaps=self._overlaps, execute=self._execute, done=self._answer)
-        if self._loop_warning is not None:
+        if self.turn_state.loop_warning is not None:
             # After every tool result: providers expect results right after the calls.
-            self.messages.append(Message.user(self._loop_warning))
-            self._warn(self._loop_warning)
+            self.messages.append(Message.user(self.turn_state.loop_warning))
+            self._warn(self.turn_state.loop_warning)
 
     def _overlaps(self, call: ToolCall) -> bool:
         """Whether ``call`` may run alongside its read-only neighbours.
@@ -409,10 +406,10 @@ class AgentSession:
         """
         return not self.config.tool_hooks.active and self.tools.is_read_only(call.name)
 
-    async def _execute(self, call: ToolCall) -> tuple[ToolResult, float]:
+    async def _execute(self, call: ToolCall) -> CallOutcome:
         if call.name == TOOL_NAME and self.config.report:
             answer = self._take_report(call)
-            return ToolResult(answer, is_error=self.report is None), -1.0
+            return CallOutcome(ToolResult(answer, is_error=self.report is None))
         self.emit(
             ToolCallStarted(
                 node=self.config.node_id,
@@ -425,15 +422,15 @@ class AgentSession:
         result = await self.config.tool_hooks.run(
             call, self.tool_context, self.tools.execute, self._warn
         )
-        return result, time.monotonic() - started
+        return CallOutcome(result, time.monotonic() - started)
 
-    def _answer(self, call: ToolCall, outcome: tuple[ToolResult, float]) -> None:
+    def _answer(self, call: ToolCall, outcome: CallOutcome) -> None:
         """Record one call's result and give it to the model."""
-        result, duration = outcome
+        result, duration = outcome.result, outcome.duration
         self.transcript.tool_output(
             turn=self.turns_used, name=call.name, arguments=call.arguments, output=result.output
         )
-        if duration < 0:  # the outcome report: answered, not a tool run
+        if duration is None:  # the outcome report: answered, not a tool run
             self.messages.append(Message.tool(call, result.output, is_error=result.is_error))
             return
         self.emit(
@@ -451,7 +448,7 @@ class AgentSession:
         self.messages.append(Message.tool(call, shown, is_error=result.is_error))
         found = self.loops.observe(call)
         if found is not None:
-            self._loop_warning = prompts.loop_warning(found.length, found.repeats)
+            self.turn_state.loop_warning = prompts.loop_warning(found.length, found.repeats)
 
     def _warn(self, message: str) -> None:
         self.emit(AgentWarning(node=self.config.node_id, turn=self.turns_used, message=message))

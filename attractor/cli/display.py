@@ -34,8 +34,8 @@ from rich.text import Text
 from attractor import events as ev
 from attractor.cli.stage_lines import stage_line
 from attractor.dot.schema import format_duration
-from attractor.engine.inventory import last_line, progress, stage_path
 from attractor.redact import Redactor
+from attractor.runview.inventory import last_line, progress, stage_path
 
 DisplayMode = Literal["live", "plain", "json", "quiet"]
 

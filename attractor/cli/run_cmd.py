@@ -26,7 +26,6 @@ from attractor.cli.display import DisplayMode, choose_mode, make_display, silenc
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.cli.summary import final_line, print_summary, workspace_lines
 from attractor.dot.graph import Graph
-from attractor.engine.inventory import main_path
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.events import Event
 from attractor.launch import (
@@ -53,6 +52,7 @@ from attractor.launch import (
     workspace_plan,
 )
 from attractor.run_status import STOPPED
+from attractor.runview.inventory import main_path
 from attractor.settings import Settings, redactor_for
 
 _EXIT_CODES = (
@@ -164,8 +164,8 @@ def _resume_target(run_dir: str | None, latest: bool) -> Path:
         return Path(run_dir)
     if not latest:
         raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
-    from attractor.engine.inventory import list_runs
     from attractor.run_status import RESUMABLE, RunStatus
+    from attractor.runview.inventory import list_runs
 
     for info in list_runs(Path(".")):
         if info.status != RunStatus.RUNNING and (

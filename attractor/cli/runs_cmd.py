@@ -63,7 +63,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: a list of runs.")
 def runs(root: str, as_json: bool) -> NoReturn:
     """List the runs under DIR, newest first."""
-    from attractor.engine.inventory import list_runs
+    from attractor.runview.inventory import list_runs
 
     base = Path(root)
     if not base.is_dir():
@@ -112,8 +112,8 @@ def _changed(count: int | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
 def status(run_dir: str, as_json: bool) -> NoReturn:
     """Show a run's timeline (every visit and attempt) and what a resume would do."""
-    from attractor.engine.inventory import is_run_dir, run_info
-    from attractor.engine.timeline import next_action, timeline
+    from attractor.runview.inventory import is_run_dir, run_info
+    from attractor.runview.timeline import next_action, timeline
 
     path = Path(run_dir)
     try:

@@ -22,7 +22,7 @@ from attractor.dot.store import EdgeData, Item, NodeData, Pos
 
 if TYPE_CHECKING:
     from attractor.dot.dialects import AliasUse
-    from attractor.dot.prompts import PromptFile, PromptFileError
+    from attractor.dot.prompt_file import PromptFile, PromptFileError
 
 __all__ = ["Edge", "Graph", "Node", "Source", "SourcePos", "normalize_label"]
 

@@ -20,34 +20,14 @@ says so for a ``tool_command`` that starts with ``@``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
-from attractor.dot.source import SourcePos
+from attractor.dot.prompt_file import PromptFile, PromptFileError
 from attractor.errors import PipelinePathError
 from attractor.fileio import MiB, read_confined_text
 
 PROMPT_FILE_LIMIT = MiB
-
-
-@dataclass(frozen=True)
-class PromptFile:
-    """A prompt read from a file: the path as written (after ``@``) and its text."""
-
-    path: str
-    text: str
-
-
-@dataclass(frozen=True)
-class PromptFileError:
-    """A prompt file that could not be read, with where the ``prompt`` was written."""
-
-    node: str
-    path: str
-    reason: str
-    fix: str
-    pos: SourcePos
 
 
 def prompt_reference(value: str | None) -> str | None:

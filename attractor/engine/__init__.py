@@ -1,2 +1,2 @@
-"""The runtime: the run lifecycle, the node step, routing, retries,
-checkpoints, the run directory and the event bus."""
+"""The run itself: setup, the loop over nodes, a node's step, routing, retries,
+the run's state and events, and the executor seam where a run executes."""

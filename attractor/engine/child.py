@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 import anyio
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import Checkpoint
-from attractor.engine.rundir import CHECKPOINT
 from attractor.handlers.base import ChildResult, ChildRun
 from attractor.run_status import RESUMABLE
+from attractor.store.checkpoint import Checkpoint
+from attractor.store.rundir import CHECKPOINT
 
 if TYPE_CHECKING:
-    from attractor.engine.run import RunOptions, RunResult
+    from attractor.engine.executor import RunOptions, RunResult
 
     Start = Callable[[Graph, Path, RunOptions], Awaitable[RunResult]]
     Resume = Callable[[Path, RunOptions], Awaitable[RunResult]]

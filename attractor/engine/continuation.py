@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint, apply_record
-from attractor.engine.journal import JOURNAL, read_records
 from attractor.errors import UsageError
+from attractor.store.checkpoint import RUNNING, Checkpoint, apply_record
+from attractor.store.journal import JOURNAL, read_records
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
-"""The executor seam: where a whole run, and each branch of a parallel node, executes.
+"""The executor seam: a job to run, how to run it, how it ended, and where it runs.
+
+A :class:`RunJob` (a new run, or a resume) runs with :class:`RunOptions` and
+ends in a :class:`RunResult`.
 
 An :class:`Executor` is asked twice. :meth:`Executor.execute` runs a whole
 :class:`RunJob` (a new run, or a resume) and returns its result; the local
 executor calls the engine's own driver in this process. :meth:`Executor.branches`
 gives the branch runner a parallel node calls once per branch; the local
 executor keeps the in-process sub-traversal. The Ray executor
-(``ray_executor.py``, the ``attractor[ray]`` extra) sends both to a cluster.
+(:mod:`attractor.ray_exec`, the ``attractor[ray]`` extra) sends both to a cluster.
 Which one a run gets is chosen at the composition root
 (``launch.executor_for``): nothing here imports the Ray executor.
 """
@@ -13,19 +16,28 @@ Which one a run gets is chosen at the composition root
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
-from attractor.errors import InputFileError
-from attractor.fileio import loads_json, read_bounded
-from attractor.handlers.base import BranchRunner
+from attractor.engine.eventbus import EventBus
+from attractor.engine.retry import BackoffConfig
+from attractor.events import Event
+from attractor.handlers.backend import CodergenBackend
+from attractor.handlers.base import BranchRunner, Steering
+from attractor.handlers.interviewer import Interviewer
+from attractor.handlers.registry import HandlerRegistry
+from attractor.run_status import RunStatus
+from attractor.settings import Settings
 
 if TYPE_CHECKING:
     from attractor.engine.continuation import Continuation
-    from attractor.engine.run import RunOptions, RunResult
-    from attractor.engine.state import Run
+    from attractor.engine.state import NodeResult, Run
+    from attractor.store.base import RunStore
+    from attractor.store.rundir import RunDir
+    from attractor.workspace.preflight import WorkspacePlan
 
 
 @dataclass(frozen=True)
@@ -69,18 +81,68 @@ class LocalExecutor:
         return local
 
 
-#: Which cluster node runs a run (in its run directory) or a branch (in the stage
-#: directory of its first node): ``{"node_id": ..., "host": ...}``.
-WORKER_FILE = "worker.json"
-#: A worker file names a node and a host: a few hundred bytes.
-_WORKER_LIMIT = 64 * 1024
+_EXIT_CODES = {
+    RunStatus.SUCCESS: 0,
+    RunStatus.FAIL: 1,
+    RunStatus.TIMED_OUT: 124,
+    RunStatus.HANGUP: 129,
+    RunStatus.INTERRUPTED: 130,
+    RunStatus.TERMINATED: 143,
+}
 
 
-def worker_of(run_dir: Path) -> dict[str, Any] | None:
-    """The cluster node that runs (or ran) the run in ``run_dir``; None for a local run."""
-    path = run_dir / WORKER_FILE
-    try:
-        data = loads_json(read_bounded(path, _WORKER_LIMIT, "worker file"), path, "worker file")
-    except (InputFileError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+@dataclass
+class RunOptions:
+    """How to run: resolved settings plus the collaborators of the run."""
+
+    settings: Settings
+    #: Who answers human gates; None means the console (stdin).
+    interviewer: Interviewer | None = None
+    #: Context values from ``--set KEY=VALUE``.
+    context_seed: dict[str, Any] = field(default_factory=dict)
+    #: The model backend (the launcher builds it: ``launch.backend_for``); None simulates.
+    backend: CodergenBackend | None = None
+    registry: HandlerRegistry | None = None
+    observers: list[Callable[[Event], None]] = field(default_factory=list)
+    #: SIGINT -> interrupted (exit 130), SIGTERM -> terminated (exit 143).
+    handle_signals: bool = False
+    #: Delay between retry attempts (None: the standard preset, 200ms doubling, jittered).
+    backoff: BackoffConfig | None = None
+    #: Pass a bus to subscribe to the async event stream (``bus.subscribe()``) before the run.
+    bus: EventBus | None = None
+    #: Messages for the run's agents from outside (a supervisor node of a parent run).
+    steering: Steering | None = None
+    #: The run-wide turn budget to draw from instead of a new one (a child run
+    #: shares its parent's).
+    run_budget: RunTurnBudget | None = None
+    #: Where the run and its parallel branches execute (see executor.py).
+    executor: Executor = field(default_factory=lambda: LocalExecutor())
+    #: The store each run directory is kept in, through the store's interface
+    #: (store/base.py); None keeps it in the run directory's own files.
+    store: Callable[[RunDir], RunStore] | None = None
+    #: Returns when someone outside asks the run to stop, with the status to
+    #: stop as (a Ray worker watches the run directory's stop file).
+    stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
+    #: The run's workspace as the launcher planned it (None: none, the files are
+    #: not checkpointed; see attractor.workspace).
+    workspace: WorkspacePlan | None = None
+
+
+@dataclass
+class RunResult:
+    """How a run ended, for the summary table and the exit code."""
+
+    status: RunStatus
+    run_dir: Path
+    failure_reason: str
+    current_node: str | None
+    node_results: list[NodeResult]
+    usage: dict[str, Any]
+    timeout: float | None
+    warnings: list[str] = field(default_factory=list)
+    #: What the run did to its files: branch, commits, files (see workspace_hooks.summary).
+    workspace: dict[str, Any] | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT_CODES[self.status]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from attractor.engine.rundir import PROCESSES, RunDir, new_run_dir
 from attractor.errors import UsageError
+from attractor.store.rundir import PROCESSES, RunDir, new_run_dir
 
 #: What a fork does not copy: the lock, the process ledger, the marker of a
 #: stage in progress, and the scratch folder of sandboxed commands.

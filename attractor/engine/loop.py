@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 
+from attractor.agent.run_budget import exhausted_reason
 from attractor.dot.graph import Node
 from attractor.engine import workspace_hooks
 from attractor.engine.branch_progress import BranchProgress
@@ -174,11 +175,11 @@ def _end_at(node: Node, outcome: Outcome) -> WalkEnd:
 
 
 def _budget_reason(run: Run) -> str:
-    return run.services.run_budget.reason()
+    return exhausted_reason(run.services.run_budget)
 
 
 def _branch_runner(run: Run) -> BranchRunner:
-    return run.executor.branches(run, BranchRunnerImpl(run))
+    return run.branches(run, BranchRunnerImpl(run))
 
 
 class BranchRunnerImpl:

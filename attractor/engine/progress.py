@@ -10,7 +10,7 @@ one waits at least :data:`SNAPSHOT_SHARE` times as long as the last one took,
 which keeps their share of the run's time, and so the cost per node, bounded
 however many nodes ran. :meth:`Progress.sync` is the
 fdatasync the engine calls before a node with side effects starts. See
-:mod:`attractor.engine.journal` for the format and the guarantees.
+:mod:`attractor.store.journal` for the format and the guarantees.
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attractor.engine.checkpoint import RUNNING, CheckpointEncoder
-from attractor.engine.journal import JOURNAL, Journal
+from attractor.engine.state import Run, Walk, make_checkpoint, run_usage
 from attractor.events import CheckpointSaved
 from attractor.handlers.context import Context
+from attractor.store.checkpoint import RUNNING
 
 if TYPE_CHECKING:
-    from attractor.engine.state import Run, Walk
+    from attractor.agent.run_budget import RunTurnBudget
+    from attractor.store.base import RunStore
 
 #: How often (seconds) a running run rewrites the whole checkpoint.json.
 SNAPSHOT_SECONDS = 2.0
@@ -82,18 +83,21 @@ def _changed(now: Mapping[str, Any], seen: dict[str, Any], keys: list[str]) -> d
 class Progress:
     """The journal and checkpoint writer of one run directory."""
 
-    def __init__(self, run: Run, seq: int = 0) -> None:
-        self.journal = Journal(run.run_dir.path / JOURNAL, seq)
-        self.encoder = CheckpointEncoder()
-        self._shadow = _Shadow(run.main, run.services.run_budget.used, run.results_written)
-        self._shadow.spent = run.services.run_budget.spent
+    def __init__(
+        self, store: RunStore, main: Walk, budget: RunTurnBudget, results: int, seq: int = 0
+    ) -> None:
+        """Keeps the progress of ``main`` in ``store`` after record ``seq``, which holds
+        ``results`` summary rows and ``budget``'s spending so far."""
+        self.journal = store.open_journal(seq)
+        self._shadow = _Shadow(main, budget.used, results)
+        self._shadow.spent = budget.spent
         self._snapshot_at = time.monotonic()
         #: Seconds until the next periodic checkpoint (grows with the checkpoint's cost).
         self._interval = SNAPSHOT_SECONDS
         #: Files written since the last barrier that it must make durable (see sync_later).
         self._unsynced: dict[Path, None] = {}
         #: ``next`` and ``current`` of the last record (a spend-only record repeats them).
-        self._where: tuple[str | None, str | None] = (None, run.main.current)
+        self._where: tuple[str | None, str | None] = (None, main.current)
 
     def record(self, run: Run, next_node: str | None) -> None:
         """Append the changes of the main traversal since the previous record."""
@@ -163,8 +167,6 @@ class Progress:
         shadow = self._shadow
         spent = run.services.run_budget.spent
         if spent is not shadow.spent:
-            from attractor.engine.state import run_usage
-
             shadow.spent = spent
             record["usage"] = run_usage(run).to_json()
 
@@ -172,8 +174,6 @@ class Progress:
         self, run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
     ) -> None:
         """Write the whole checkpoint.json (after syncing the journal it points into)."""
-        from attractor.engine.state import make_checkpoint
-
         started = time.monotonic()
         # The checkpoint holds everything recorded so far: the next record starts a new delta.
         self._delta(run, run.main)
@@ -183,7 +183,7 @@ class Progress:
         checkpoint.failure_reason = reason
         checkpoint.journal_seq = self.journal.seq
         checkpoint.journal_offset = self.journal.offset
-        checkpoint.save(run.run_dir.checkpoint_path, self.encoder)
+        run.run_dir.save_checkpoint(checkpoint)
         self._snapshot_at = time.monotonic()
         self._interval = max(SNAPSHOT_SECONDS, (self._snapshot_at - started) * SNAPSHOT_SHARE)
 

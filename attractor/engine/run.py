@@ -1,89 +1,69 @@
-"""One run from start to finish, read top-down: set up, drive, finish.
+"""One run from start to finish, read top-down in :func:`drive_job`: set up, drive, finish.
 
-:func:`run_pipeline` and :func:`resume_pipeline` build a :class:`RunSetup`
-(``setup.py``: a new run directory, or a checkpoint to continue), then
-:func:`_drive` opens the run (event log, manifest, first checkpoint), walks the
-graph (``loop.py``; one node step is ``step.py``) inside one cancel scope, and
-:func:`finish_run` writes the last checkpoint, manifest and event. ``--timeout``
-and (with ``handle_signals``) SIGINT/SIGTERM cancel that scope, and so every
-node, branch and subprocess; the run is then saved as ``timed_out``,
-``interrupted`` or ``terminated`` so that it can be resumed.
+``setup.py`` makes a new run directory, or restores one to resume; the run-wide
+collaborators are built once (``wiring.py``); :func:`open_run` opens a run
+directory (event log, manifest, first checkpoint) with its :class:`Run` and
+services built complete; the graph is walked (``loop.py``; one node step is
+``step.py``) inside one cancel scope; :func:`finish_run` writes the last
+checkpoint, manifest and event. ``--timeout`` and (with ``handle_signals``)
+SIGINT/SIGTERM cancel that scope, and so every node, branch and subprocess;
+the run is then saved as ``timed_out``, ``interrupted`` or ``terminated`` so
+that it can be resumed.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import signal
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import anyio
-from anyio.abc import TaskStatus
+from anyio.abc import TaskGroup, TaskStatus
 
-from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.dot.schema import format_duration
-from attractor.engine.checkpoint import RUNNING
-from attractor.engine.child import EngineChildRunner
 from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import Executor, LocalExecutor, RunJob
+from attractor.engine.executor import RunJob, RunOptions, RunResult
 from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import (
-    PROCESSES,
-    EventLog,
-    discard_unstarted,
-    disk_full,
-    write_error,
-)
-from attractor.engine.setup import (
-    RunSetup,
-    restart_setup,
-    resume_setup,
-    start_setup,
-    utc_text,
-)
+from attractor.engine.setup import RunSetup, restart_setup, resume_setup, start_setup, utc_text
 from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
 from attractor.engine.step_budget import StepBudget
+from attractor.engine.wiring import RunWide, close_wide, run_wide, services_for
 from attractor.engine.workspace_hooks import (
     open_workspace,
     put_back_stopped_stage,
     restarted,
     summary,
-    with_workspace_paths,
+    with_workspace,
 )
 from attractor.errors import AttractorError, RunError
 from attractor.events import (
-    Event,
     PipelineCompleted,
     PipelineFailed,
     PipelineInterrupted,
     PipelineStarted,
     PipelineTimedOut,
 )
-from attractor.fileio import AppendFile, atomic_write_text, confine_path
-from attractor.handlers.backend import CodergenBackend
-from attractor.handlers.base import Services, Steering
-from attractor.handlers.builtin import default_registry
 from attractor.handlers.external.runner import STDERR_FILE, STREAM_FILE
-from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
-from attractor.handlers.registry import HandlerRegistry
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
 from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
-from attractor.workspace.preflight import WorkspacePlan
-from attractor.workspace.workspace import Workspace
+from attractor.store.base import RunStore
+from attractor.store.checkpoint import RUNNING
+from attractor.store.rundir import PROCESSES, discard_unstarted, disk_full, write_error
 
 __all__ = [
     "NodeResult",
@@ -95,14 +75,6 @@ __all__ = [
     "run_pipeline",
 ]
 
-_EXIT_CODES = {
-    RunStatus.SUCCESS: 0,
-    RunStatus.FAIL: 1,
-    RunStatus.TIMED_OUT: 124,
-    RunStatus.HANGUP: 129,
-    RunStatus.INTERRUPTED: 130,
-    RunStatus.TERMINATED: 143,
-}
 #: The signals that stop a run, and the status each one leaves (all resumable).
 _STOP_SIGNALS: dict[signal.Signals, RunStatus] = {
     signal.SIGINT: RunStatus.INTERRUPTED,
@@ -111,77 +83,22 @@ _STOP_SIGNALS: dict[signal.Signals, RunStatus] = {
 }
 
 
-@dataclass
-class RunOptions:
-    """How to run: resolved settings plus the collaborators of the run."""
-
-    settings: Settings
-    #: Who answers human gates; None means the console (stdin).
-    interviewer: Interviewer | None = None
-    #: Context values from ``--set KEY=VALUE``.
-    context_seed: dict[str, Any] = field(default_factory=dict)
-    #: The model backend (the launcher builds it: ``launch.backend_for``); None simulates.
-    backend: CodergenBackend | None = None
-    registry: HandlerRegistry | None = None
-    observers: list[Callable[[Event], None]] = field(default_factory=list)
-    #: SIGINT -> interrupted (exit 130), SIGTERM -> terminated (exit 143).
-    handle_signals: bool = False
-    #: Delay between retry attempts (None: the standard preset, 200ms doubling, jittered).
-    backoff: BackoffConfig | None = None
-    #: Pass a bus to subscribe to the async event stream (``bus.subscribe()``) before the run.
-    bus: EventBus | None = None
-    #: Messages for the run's agents from outside (a supervisor node of a parent run).
-    steering: Steering | None = None
-    #: The run-wide turn budget to draw from instead of a new one (a child run
-    #: shares its parent's).
-    run_budget: RunTurnBudget | None = None
-    #: Where the run and its parallel branches execute (see executor.py).
-    executor: Executor = field(default_factory=LocalExecutor)
-    #: Returns when someone outside asks the run to stop, with the status to
-    #: stop as (a Ray worker watches the run directory's stop file).
-    stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
-    #: The run's workspace as the launcher planned it (None: none, the files are
-    #: not checkpointed; see attractor.workspace).
-    workspace: WorkspacePlan | None = None
-
-
-@dataclass
-class RunResult:
-    """How a run ended, for the summary table and the exit code."""
-
-    status: RunStatus
-    run_dir: Path
-    failure_reason: str
-    current_node: str | None
-    node_results: list[NodeResult]
-    usage: dict[str, Any]
-    timeout: float | None
-    warnings: list[str] = field(default_factory=list)
-    #: What the run did to its files: branch, commits, files (see workspace_hooks.summary).
-    workspace: dict[str, Any] | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return _EXIT_CODES[self.status]
-
-
 async def execute(job: RunJob, options: RunOptions) -> RunResult:
     """Run ``job`` on the executor of ``options`` (here, unless it says otherwise)."""
     return await options.executor.execute(job, options, drive_job)
 
 
 async def drive_job(job: RunJob, options: RunOptions) -> RunResult:
-    """Run ``job`` in this process."""
+    """Run ``job`` in this process (the local executor's ``drive``)."""
     if job.kind == "resume":
-        return await resume_pipeline(job.path, options, job.graph, job.how)
-    return await run_pipeline(job.graph, job.path, options)
+        graph = job.graph
+        return await _run(_resuming(job.path, options, lambda _path: graph, job.how), options)
+    return await _run(_starting(job.graph, job.path, options), options)
 
 
 async def run_pipeline(graph: Graph, source_path: Path, options: RunOptions) -> RunResult:
-    """Run a parsed, transformed and validated ``graph`` in a new run directory."""
-    with _redacting(options.settings):
-        setup = start_setup(graph, source_path, options.settings, options.context_seed)
-        return await _drive(setup, options)
+    """Run a parsed, transformed and validated ``graph`` in a new run directory, here."""
+    return await _run(_starting(graph, source_path, options), options)
 
 
 async def resume_pipeline(
@@ -190,7 +107,7 @@ async def resume_pipeline(
     graph: Graph | None = None,
     how: Continuation | None = None,
 ) -> RunResult:
-    """Continue the run in ``run_dir`` from its checkpoint.
+    """Continue the run in ``run_dir`` from its checkpoint, here.
 
     Completed nodes do not run again; the node that was running when the run
     stopped runs again from its start. ``options.context_seed`` (``--set``)
@@ -199,11 +116,168 @@ async def resume_pipeline(
     ``how`` continues a run that had ended (see :mod:`attractor.engine.continuation`).
     """
     prepare = prepare_run_graph if graph is None else (lambda _path: graph)
-    with _redacting(options.settings):
+    return await _run(_resuming(run_dir, options, prepare, how), options)
+
+
+async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult:
+    """One run here, top-down: set up, drive, finish.
+
+    ``set_up`` makes (or restores) the run directory. The run-wide collaborators
+    are built once; each run directory (a ``loop_restart`` opens another) is
+    opened with its :class:`Run` built complete, walked inside one cancel scope
+    that ``--timeout``, signals and stop requests cancel, and finished. Whatever
+    happens, the run is finished and what it opened closed, shielded.
+    """
+    settings = options.settings
+    none = options.workspace is not None and options.workspace.mode == "none"
+    with _redacting(settings):
+        setup = set_up()
+        with _tidy_if_stopped(setup):
+            workspace = await open_workspace(options.workspace, setup)
+            options = with_workspace(options, workspace)
+            wide = _run_wide(setup, options)
+            if workspace is not None:
+                wide = replace(wide, base_workdir=workspace.workdir, workspace=workspace)
+            with _process_ledger(setup.run_dir.path) as ledger:
+                run = open_run(setup, wide)
+                stop, end = Stop(), None
+                try:
+                    with anyio.CancelScope(deadline=_deadline(settings)) as scope:
+                        async with anyio.create_task_group() as watchers:
+                            await _watch_stops(watchers, options, scope, stop)
+                            try:
+                                while True:
+                                    try:
+                                        end = await walk(run, run.main, setup.start)
+                                    except (AttractorError, OSError) as exc:
+                                        end = _failed_walk(run, exc, stop)
+                                    if end.restart_at is None:
+                                        break
+                                    setup, run = _restart(run, setup, end, wide, ledger)
+                            finally:
+                                watchers.cancel_scope.cancel()
+                        if stop.error is not None:
+                            raise stop.error
+                    status = _final_status(end, stop, scope.cancelled_caught)
+                    if status in RESUMABLE:
+                        await put_back_stopped_stage(run)
+                    result = _result(run, setup, status, end, settings.timeout)
+                    result.workspace = await summary(workspace, none)
+                    result.warnings += workspace.notes if workspace is not None else []
+                    return result
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        if not run.finished:  # an error or an outside cancellation came first
+                            await put_back_stopped_stage(run)
+                            status = stop.status or RunStatus.INTERRUPTED
+                            finish_run(run, status, end, settings.timeout, reason=stop.reason)
+                        await close_wide(wide)
+
+
+def _run_wide(setup: RunSetup, options: RunOptions) -> RunWide:
+    """The collaborators every run directory of the run shares, with its observers."""
+    bus = options.bus or EventBus()
+    for observer in options.observers:
+        bus.add_observer(observer)
+    return run_wide(
+        options,
+        setup.graph,
+        options.run_budget or setup.budget,
+        bus,
+        setup.source_path,
+        steps=_step_budget(setup, options.settings),
+        children=(run_pipeline, resume_pipeline, prepare_run_graph),
+    )
+
+
+def _restart(
+    run: Run, setup: RunSetup, end: WalkEnd, wide: RunWide, ledger: ProcessLedger
+) -> tuple[RunSetup, Run]:
+    """A ``loop_restart``: finish this run directory, go on in a new one."""
+    assert end.restart_at is not None
+    new = restart_setup(setup, end.restart_at)
+    restarted(wide.workspace, new)
+    finish_run(run, RunStatus.RESTARTED, end, None, new.run_dir.path.name)
+    ledger.path = new.run_dir.path / PROCESSES
+    carried = run.carried + run_usage(run)
+    following = open_run(new, wide)
+    following.carried = carried
+    return new, following
+
+
+@contextmanager
+def _tidy_if_stopped(setup: RunSetup) -> Iterator[None]:
+    """A run that ends in an exception leaves no half-made directory, and an OSError
+    becomes one line; the first directory's lock is released whatever happens."""
+    try:
+        yield
+    except BaseException as exc:
+        _stopped_early(setup, exc)
+        raise
+    finally:
+        # finish_run released the lock of every directory it opened; this one
+        # covers a run that failed before it started (the backend, the workdir).
+        setup.run_dir.unlock()
+
+
+@contextmanager
+def _process_ledger(run_dir: Path) -> Iterator[ProcessLedger]:
+    """The ledger of every process group the run starts (proc/ledger.py), current while it runs."""
+    ledger = ProcessLedger(run_dir / PROCESSES)
+    token = CURRENT_LEDGER.set(ledger)
+    try:
+        yield ledger
+    finally:
+        ledger.close()
+        CURRENT_LEDGER.reset(token)
+
+
+def _deadline(settings: Settings) -> float:
+    """When ``--timeout`` cancels the run (never without one)."""
+    return math.inf if settings.timeout is None else anyio.current_time() + settings.timeout
+
+
+async def _watch_stops(
+    watchers: TaskGroup, options: RunOptions, scope: anyio.CancelScope, stop: Stop
+) -> None:
+    """Signals (when the run handles them) and outside stop requests cancel ``scope``."""
+    if options.handle_signals:
+        await watchers.start(watch_signals, scope, stop)
+    if options.stop_requests is not None:
+        watchers.start_soon(_watch_requests, options.stop_requests, scope, stop)
+
+
+@dataclass
+class Stop:
+    """Why the run scope was cancelled from outside the traversal."""
+
+    status: RunStatus | None = None
+    #: What stopped it, when the status alone does not say (a full disk).
+    reason: str = ""
+    #: The error the run ends with instead of a result (a full disk).
+    error: AttractorError | None = None
+
+
+def _starting(graph: Graph, source: Path, options: RunOptions) -> Callable[[], RunSetup]:
+    """How a new run is set up: a fresh run directory for ``graph``."""
+    return lambda: start_setup(graph, source, options.settings, options.context_seed)
+
+
+def _resuming(
+    run_dir: Path,
+    options: RunOptions,
+    prepare: Callable[[Path], Graph],
+    how: Continuation | None,
+) -> Callable[[], RunSetup]:
+    """How a resume is set up: the state restored from ``run_dir``'s checkpoint."""
+
+    def set_up() -> RunSetup:
         setup = resume_setup(run_dir, options.settings, prepare, options.context_seed, how)
         # A command's files are scrubbed when it ends: not when the engine died under it.
         scrub_files(_command_outputs(setup.run_dir.path))
-        return await _drive(setup, options)
+        return setup
+
+    return set_up
 
 
 #: The files commands write themselves (tool nodes, agent CLIs), scrubbed when they end.
@@ -232,102 +306,19 @@ def prepare_run_graph(path: Path) -> Graph:
     return prepare_checked(path)[0]
 
 
-@dataclass
-class Stop:
-    """Why the run scope was cancelled from outside the traversal."""
+def _stopped_early(setup: RunSetup, exc: BaseException) -> None:
+    """Tidy up after a run that ended in an exception; raise it as one line if it is an OSError.
 
-    status: RunStatus | None = None
-    #: What stopped it, when the status alone does not say (a full disk).
-    reason: str = ""
-    #: The error the run ends with instead of a result (a full disk).
-    error: AttractorError | None = None
-
-
-async def _drive(setup: RunSetup, options: RunOptions) -> RunResult:
-    try:
-        return await _drive_locked(setup, options)
-    except BaseException as exc:
-        # A new run stopped before its first checkpoint (a full disk, a signal)
-        # leaves nothing behind rather than a directory nothing can use.
-        if not setup.resumed:
-            discard_unstarted(setup.run_dir.path)
-        if isinstance(exc, OSError) and disk_full(exc):
-            raise write_error(setup.run_dir.path, exc, _then(setup)) from None
-        if isinstance(exc, OSError):  # one line, not a traceback
-            where = f" ({exc.filename})" if exc.filename else ""
-            raise RunError(f"the run stopped: {exc.strerror or exc}{where}") from None
-        raise
-    finally:
-        # finish_run released the lock of every directory it opened; this one
-        # covers a run that failed before it started (the backend, the workdir).
-        setup.run_dir.unlock()
-
-
-async def _drive_locked(setup: RunSetup, options: RunOptions) -> RunResult:
-    bus = options.bus or EventBus()
-    for observer in options.observers:
-        bus.add_observer(observer)
-    budget = options.run_budget or setup.budget
-    workspace = await open_workspace(options.workspace, setup)
-    options = replace(options, settings=with_workspace_paths(options.settings, workspace))
-    services, owned = make_services(options, setup.graph, budget, bus, setup.source_path)
-    if workspace is not None:
-        services.base_workdir = workspace.workdir
-    backend = services.backend
-    registry = options.registry or default_registry()
-    stop = Stop()
-    end: WalkEnd | None = None
-    steps = _step_budget(setup, options.settings)
-    ledger = ProcessLedger(setup.run_dir.path / PROCESSES)
-    ledger_token = CURRENT_LEDGER.set(ledger)
-    run = open_run(setup, services, registry, bus, options, steps, workspace)
-    services.record = EngineRecord(lambda: run)
-    services.sync_later = lambda path: _sync_later(run, path)
-    try:
-        with anyio.CancelScope() as scope:
-            if options.settings.timeout is not None:
-                scope.deadline = anyio.current_time() + options.settings.timeout
-            async with anyio.create_task_group() as signals:
-                if options.handle_signals:
-                    await signals.start(watch_signals, scope, stop)
-                if options.stop_requests is not None:
-                    signals.start_soon(_watch_requests, options.stop_requests, scope, stop)
-                try:
-                    while True:
-                        end = await _guarded_walk(run, setup.start, stop)
-                        if end.restart_at is None:
-                            break
-                        setup = restart_setup(setup, end.restart_at)
-                        restarted(workspace, setup)
-                        finish_run(run, RunStatus.RESTARTED, end, None, setup.run_dir.path.name)
-                        ledger.path = setup.run_dir.path / PROCESSES
-                        carried = run.carried + run_usage(run)
-                        run = open_run(setup, services, registry, bus, options, steps, workspace)
-                        run.carried = carried
-                finally:
-                    signals.cancel_scope.cancel()
-            if stop.error is not None:
-                raise stop.error
-        status = _final_status(end, stop, scope.cancelled_caught)
-        if status in RESUMABLE:
-            await put_back_stopped_stage(run)
-        result = _result(run, setup, status, end, options.settings.timeout)
-        none = options.workspace is not None and options.workspace.mode == "none"
-        result.workspace = await summary(workspace, none)
-        if workspace is not None:
-            result.warnings += workspace.notes
-        return result
-    finally:
-        with anyio.CancelScope(shield=True):
-            if not run.finished:  # an error or an outside cancellation got here first
-                await put_back_stopped_stage(run)
-                status = stop.status or RunStatus.INTERRUPTED
-                finish_run(run, status, end, options.settings.timeout, reason=stop.reason)
-            if owned:
-                await backend.aclose()
-            bus.close()
-            ledger.close()
-            CURRENT_LEDGER.reset(ledger_token)
+    A new run stopped before its first checkpoint (a full disk, a signal)
+    leaves nothing behind rather than a directory nothing can use.
+    """
+    if not setup.resumed:
+        discard_unstarted(setup.run_dir.path)
+    if isinstance(exc, OSError) and disk_full(exc):
+        raise write_error(setup.run_dir.path, exc, _then(setup)) from None
+    if isinstance(exc, OSError):  # one line, not a traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise RunError(f"the run stopped: {exc.strerror or exc}{where}") from None
 
 
 def _step_budget(setup: RunSetup, settings: Settings) -> StepBudget:
@@ -336,56 +327,18 @@ def _step_budget(setup: RunSetup, settings: Settings) -> StepBudget:
     return StepBudget(limit, taken=len(setup.node_results), source=source)
 
 
-def make_services(
-    options: RunOptions,
-    graph: Graph,
-    budget: RunTurnBudget,
-    bus: EventBus,
-    source: Path | None = None,
-) -> tuple[Services, bool]:
-    """The run-wide collaborators, and whether the run owns (and so closes) the backend.
-
-    ``source`` is the pipeline file the run started from: its folder is one of
-    the places a path the pipeline names may lead (the run's copy is not).
-    """
-    backend, owned = _backend(options)
-    services = Services(
-        settings=options.settings,
-        backend=backend,
-        interviewer=options.interviewer or ConsoleInterviewer(),
-        run_budget=budget,
-        emit=bus.emit,
-        base_workdir=_base_workdir(options.settings, source),
-        pipeline_dir=source.resolve().parent if source is not None else None,
-        steering=options.steering or Steering(),
-    )
-    child_options = replace(options, backend=backend, run_budget=budget)
-    services.run_child = EngineChildRunner(
-        child_options, run_pipeline, resume_pipeline, prepare_run_graph
-    )
-    return services, owned
-
-
-def _sync_later(run: Run, path: Path) -> None:
-    if run.progress is not None:
-        run.progress.sync_later(path)
-
-
-async def _guarded_walk(run: Run, start: str, stop: Stop) -> WalkEnd:
-    """Walk the graph; a reportable error ends the run as failed instead of crashing.
+def _failed_walk(run: Run, exc: AttractorError | OSError, stop: Stop) -> WalkEnd:
+    """A reportable error ends the run as failed instead of crashing it.
 
     A full disk is no failure of the pipeline: the run stops as interrupted
     (resumable once there is space) and :class:`DiskFullError` says so.
     """
-    try:
-        return await walk(run, run.main, start)
-    except AttractorError as exc:
+    if isinstance(exc, AttractorError):
         return WalkEnd("fail", str(exc), run.main.current)
-    except OSError as exc:
-        if disk_full(exc):  # raised once out of the task group (which would wrap it)
-            stop.error = write_error(run.run_dir.path, exc, _resume_hint(run.run_dir.path))
-            stop.status, stop.reason = RunStatus.INTERRUPTED, str(stop.error)
-        return WalkEnd("fail", f"cannot write run files: {exc}", run.main.current)
+    if disk_full(exc):  # raised once out of the task group (which would wrap it)
+        stop.error = write_error(run.run_dir.path, exc, _resume_hint(run.run_dir.path))
+        stop.status, stop.reason = RunStatus.INTERRUPTED, str(stop.error)
+    return WalkEnd("fail", f"cannot write run files: {exc}", run.main.current)
 
 
 async def watch_signals(
@@ -446,106 +399,63 @@ def _result(
     )
 
 
-def _backend(options: RunOptions) -> tuple[CodergenBackend, bool]:
-    """The codergen backend and whether this run owns (and so closes) it.
-
-    The launcher builds the backend a run uses (``launch.backend_for``); a run
-    given none simulates, when its settings say so.
-    """
-    if options.backend is not None:
-        return options.backend, False
-    if options.settings.backend != "simulate":
-        raise RunError(
-            f"no backend was built for --backend {options.settings.backend}: "
-            "start runs with attractor.launch, or pass RunOptions.backend"
-        )
-    from attractor.handlers.simulate import SimulateBackend
-
-    return SimulateBackend(), True
-
-
-#: The graph attribute that may set the run's working directory.
-WORKDIR = "workdir"
-
-
-def _base_workdir(settings: Settings, source: Path | None) -> Path:
-    base = Path(settings.workdir) if settings.workdir else Path.cwd()
-    if not base.is_dir():
-        raise RunError(f"working directory {base} does not exist ({settings.source('workdir')})")
-    if settings.source("workdir") == f"graph attribute {WORKDIR}":
-        # The pipeline chose it: it may lead only where the pipeline could read.
-        roots = [Path.cwd()] + ([source.parent] if source is not None else [])
-        return confine_path(base, roots, attribute=WORKDIR, node=None)
-    return base.resolve()
-
-
 # Opening and finishing one run directory (setup -> drive -> finish above).
 
 
-def open_run(
-    setup: RunSetup,
-    services: Services,
-    registry: HandlerRegistry,
-    bus: EventBus,
-    options: RunOptions,
-    steps: StepBudget | None = None,
-    workspace: Workspace | None = None,
-) -> Run:
-    """Attach the event log, announce the start and write the first checkpoint."""
+def open_run(setup: RunSetup, wide: RunWide) -> Run:
+    """Open the run directory of ``setup``: its store, progress keeper, services and
+    :class:`Run`, built complete; then announce the start and write the first checkpoint."""
+    options = wide.options
+    store: RunStore = options.store(setup.run_dir) if options.store else setup.run_dir
+    results_written = len(setup.node_results) if setup.resumed else 0
+    progress = Progress(store, setup.main, wide.budget, results_written, setup.journal_seq)
+    record = EngineRecord(setup.graph, store, setup.node_results)
+    log = store.open_events()
+    rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results] if setup.resumed else None
+    results = store.open_results(rows)
     run = Run(
         graph=setup.graph,
-        run_dir=setup.run_dir,
-        services=services,
-        registry=registry,
-        bus=bus,
+        run_dir=store,
+        services=services_for(wide, record, progress.sync_later),
+        registry=wide.registry,
+        bus=wide.bus,
         backoff=options.backoff or BackoffConfig(),
         main=setup.main,
         node_results=setup.node_results,
         manifest=setup.manifest,
-        executor=options.executor,
+        results_written=results_written,
+        results_file=results,
+        progress=progress,
+        branches=options.executor.branches,
         usage_before=setup.usage_before,
-        spent_at_open=services.run_budget.spent,
-        steps=steps or StepBudget(),
+        spent_at_open=wide.budget.spent,
+        steps=wide.steps,
         start=setup.start,
-        workspace=workspace,
+        workspace=wide.workspace,
     )
-    log = EventLog(setup.run_dir.events_path)
-    bus.add_observer(log)
-    results = _open_results(setup)
-    run.results_file = results
-    run.results_written = len(setup.node_results) if setup.resumed else 0
-    progress = run.progress = Progress(run, setup.journal_seq)
+    wide.bus.add_observer(log)
     run.closers += [
-        lambda: bus.remove_observer(log),
+        lambda: wide.bus.remove_observer(log),
         log.close,
         results.close,
         progress.close,
-        setup.run_dir.unlock,
+        store.unlock,
     ]
     run.manifest["status"] = RUNNING
     if setup.resumed:
         run.manifest["resumed_at"] = time.time()
-    setup.run_dir.write_manifest(run.manifest)
+    store.write_manifest(run.manifest)
     run.emit(
         PipelineStarted(
             name=setup.graph.name,
-            run_id=setup.run_dir.path.name,
-            run_dir=str(setup.run_dir.path),
+            run_id=store.path.name,
+            run_dir=str(store.path),
             resumed=setup.resumed,
             continuation=setup.continuation,
         )
     )
     save_checkpoint(run, setup.start)
     return run
-
-
-def _open_results(setup: RunSetup) -> AppendFile:
-    """results.jsonl, cut back to the rows the checkpoint covers when resuming."""
-    path = setup.run_dir.results_path
-    if setup.resumed:  # atomically: a full disk must not leave the rows cut away
-        rows = [json.dumps(r.to_json()) + "\n" for r in setup.node_results]
-        atomic_write_text(path, "".join(rows))
-    return AppendFile(path)
 
 
 def finish_run(

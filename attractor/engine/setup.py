@@ -10,23 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attractor.agent.run_budget import SETTING_OF, RunTurnBudget
+from attractor.agent.run_budget import SETTING_OF, RunLimits, RunTurnBudget
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.continuation import Continuation, continued
-from attractor.engine.journal import JOURNAL
 from attractor.engine.progress import TrackedContext
-from attractor.engine.rundir import (
-    PROCESSES,
-    RunDir,
-    damaged_run_file,
-    discard_unstarted,
-    new_run_dir,
-    sibling_run_dir,
-    source_hash,
-    use_permissions,
-    write_error,
-)
 from attractor.engine.state import NodeResult, Walk, sum_usage
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
 from attractor.fileio import TEXT_LIMIT, read_bounded, require_regular
@@ -36,6 +23,18 @@ from attractor.llm.types import Usage
 from attractor.proc.ledger import stop_survivors
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, record_of
+from attractor.store.checkpoint import RUNNING, Checkpoint
+from attractor.store.journal import JOURNAL, damaged_run_file
+from attractor.store.rundir import (
+    PROCESSES,
+    RunDir,
+    discard_unstarted,
+    new_run_dir,
+    sibling_run_dir,
+    source_hash,
+    use_permissions,
+    write_error,
+)
 from attractor.version import __version__
 
 
@@ -136,14 +135,13 @@ def run_budget(
     settings: Settings, turns_used: int = 0, spent: Usage | None = None
 ) -> RunTurnBudget:
     """The run-wide budgets; on resume, what the earlier part of the run spent counts."""
-    return RunTurnBudget(
-        settings.max_total_turns,
-        used=turns_used,
-        max_tokens=settings.max_total_tokens,
-        max_cost=settings.max_cost,
-        spent=spent,
+    limits = RunLimits(
+        turns=settings.max_total_turns,
+        tokens=settings.max_total_tokens,
+        cost=settings.max_cost,
         sources={name: settings.source(name) for name in SETTING_OF.values()},
     )
+    return RunTurnBudget(limits, used=turns_used, spent=spent)
 
 
 def _manifest(graph: Graph, run_dir: RunDir, source: Path | None, text: str) -> dict[str, Any]:

@@ -6,26 +6,47 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint
 from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import Executor, LocalExecutor
 from attractor.engine.retry import BackoffConfig
-from attractor.engine.rundir import RunDir
 from attractor.engine.step_budget import StepBudget
 from attractor.events import CheckpointSaved, Event
-from attractor.fileio import AppendFile, dumps
-from attractor.handlers.base import Services
+from attractor.fileio import dumps
+from attractor.handlers.base import BranchRunner, Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.handlers.registry import HandlerRegistry
 from attractor.llm.types import Usage
+from attractor.store.base import RowWriter, RunStore
+from attractor.store.checkpoint import RUNNING, Checkpoint
 
 if TYPE_CHECKING:
-    from attractor.engine.progress import Progress
     from attractor.workspace.workspace import Workspace
+
+
+class Bookkeeper(Protocol):
+    """Keeps the main traversal's progress in the run store (``progress.py``)."""
+
+    def record(self, run: Run, next_node: str | None) -> None: ...
+
+    def snapshot(
+        self, run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+    ) -> None: ...
+
+    def note_spend(self, run: Run) -> None: ...
+
+    def sync(self) -> None: ...
+
+    def sync_later(self, path: Path) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _branches_here(run: Run, local: BranchRunner) -> BranchRunner:
+    return local
 
 
 @dataclass
@@ -39,7 +60,7 @@ class NodeResult:
     note: str
     usage: dict[str, Any] | None = None
     #: Which visit of the node this row ends; its last attempt's files are in NODE/, or in
-    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see engine/attempts.py).
+    #: NODE/vVISIT-aATTEMPTS once a later attempt started (see store/attempts.py).
     visit: int = 1
     #: The workspace checkpoint after this stage, and how many files it changed
     #: (None: the run has no workspace).
@@ -113,7 +134,8 @@ class Run:
     """Everything the traversal of one run directory shares."""
 
     graph: Graph
-    run_dir: RunDir
+    #: Where the run is kept (a run directory: store/rundir.py), through the store's interface.
+    run_dir: RunStore
     services: Services
     registry: HandlerRegistry
     bus: EventBus
@@ -128,13 +150,14 @@ class Run:
     finished: bool = False
     #: Summary rows appended to this run directory's results.jsonl.
     results_written: int = 0
-    results_file: AppendFile | None = None
+    results_file: RowWriter | None = None
     #: Closed when the run finishes (the events.jsonl observer).
     closers: list[Callable[[], None]] = field(default_factory=list)
-    #: The journal and checkpoint writer (set when the run directory is opened).
-    progress: Progress | None = None
-    #: Where the branches of parallel nodes execute.
-    executor: Executor = field(default_factory=LocalExecutor)
+    #: The journal and checkpoint writer (None: a branch that keeps no journal).
+    progress: Bookkeeper | None = None
+    #: Where the branches of parallel nodes execute: the run executor's ``branches``
+    #: (executor.py), given the run and the runner that runs them here.
+    branches: Callable[[Run, BranchRunner], BranchRunner] = _branches_here
     #: What this run directory had spent before this process opened it (a resume).
     usage_before: Usage = field(default_factory=Usage)
     #: The shared run budget's ``spent`` when this process opened the directory (a

@@ -15,8 +15,7 @@ import anyio
 from attractor import redact
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
-from attractor.engine import status_file, workspace_hooks
-from attractor.engine.attempts import begin_attempt
+from attractor.engine import workspace_hooks
 from attractor.engine.progress import has_side_effects
 from attractor.engine.retry import policy_for
 from attractor.engine.state import NodeResult, Run, Walk, record_step
@@ -26,6 +25,8 @@ from attractor.fileio import json_lines, write_text
 from attractor.handlers.base import BranchRunner, StageEnv
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
+from attractor.store import status_file
+from attractor.store.attempts import begin_attempt
 
 
 def visit_limit(node: Node, graph: Graph) -> int | None:

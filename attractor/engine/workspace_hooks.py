@@ -32,6 +32,7 @@ from attractor.workspace.workspace import TRAILER, Workspace, reopen
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Node
+    from attractor.engine.executor import RunOptions
     from attractor.engine.setup import RunSetup
     from attractor.engine.state import Run, Walk
     from attractor.settings import Settings
@@ -53,6 +54,10 @@ async def open_workspace(plan: WorkspacePlan | None, setup: RunSetup) -> Workspa
     if plan is None or plan.mode == "none":
         setup.manifest["workspace"] = {"mode": "none"}
         return None
+    if plan.shared is not None:  # a child run: the parent's workspace, as it is now
+        setup.manifest["workspace"] = {**plan.shared.record(), "shared": True}
+        context.set(COMMIT_KEY, plan.shared.head)
+        return plan.shared
     workspace = await create(plan, setup.run_dir.path, setup.run_dir.path.name)
     setup.manifest["workspace"] = workspace.record()
     context.set(COMMIT_KEY, workspace.head)
@@ -60,6 +65,9 @@ async def open_workspace(plan: WorkspacePlan | None, setup: RunSetup) -> Workspa
 
 
 async def _reopen(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | None:
+    if plan is not None and plan.shared is not None:  # a child run resumed by its parent
+        setup.main.context.set(COMMIT_KEY, plan.shared.head)
+        return plan.shared
     record = setup.manifest.get("workspace")
     if not isinstance(record, dict) or record.get("mode") in (None, "none"):
         return None
@@ -175,6 +183,21 @@ def _clear_stale_lock(workspace: Workspace) -> bool:
         lock.unlink(missing_ok=True)
         return True
     return False
+
+
+def with_workspace(options: RunOptions, workspace: Workspace | None) -> RunOptions:
+    """``options`` for the run once its workspace is open.
+
+    A sandboxed step may write what it needs of a worktree
+    (:func:`with_workspace_paths`), and a child run a manager starts works in
+    this same workspace: from the parent's current commit, its commits on the
+    parent's branch.
+    """
+    if workspace is None:
+        return options
+    settings = with_workspace_paths(options.settings, workspace)
+    shared = WorkspacePlan("shared", "the parent run's", workspace.workdir, shared=workspace)
+    return dataclasses.replace(options, settings=settings, workspace=shared)
 
 
 def with_workspace_paths(settings: Settings, workspace: Workspace | None) -> Settings:

@@ -16,6 +16,7 @@ import anyio
 from attractor.agent.hooks import ToolHooks
 from attractor.agent.profiles import choose_profile
 from attractor.agent.project_context import gather
+from attractor.agent.run_budget import exhausted_reason
 from attractor.agent.session import AgentSession, SessionResult
 from attractor.agent.session_config import SessionConfig
 from attractor.agent.transcript import Transcript
@@ -207,7 +208,7 @@ def judge_session(request: StageRequest, budget: TurnBudget, result: SessionResu
     Shared with the agent-CLI backends, so a turn limit or a report means the same.
     """
     if result.run_budget_exhausted:
-        reason = request.run_budget.reason()
+        reason = exhausted_reason(request.run_budget)
         return session_outcome(request, budget, result, StageStatus.FAIL, reason)
     if result.turn_limit_reached:
         reason = budget.limit_reason(result.turns_used)

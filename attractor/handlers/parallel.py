@@ -109,7 +109,7 @@ class BranchStore:
 
     A run stopped during a parallel node runs that attempt again on resume; the
     attempt's earlier files (moved aside to ``vVISIT-aATTEMPT``, see
-    :mod:`attractor.engine.attempts`) then say which branches had finished, and
+    :mod:`attractor.store.attempts`) then say which branches had finished, and
     only the others run, each from where its progress file (``INDEX.progress.json``,
     written by the branch runner) says it stopped. A later visit or retry runs
     every branch from its start.

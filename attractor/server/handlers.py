@@ -23,7 +23,11 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from attractor.api import load
 from attractor.dot.graph import Graph
-from attractor.engine.inventory import (
+from attractor.errors import AttractorError, UsageError, ValidationError
+from attractor.fileio import atomic_write_text
+from attractor.launch import RunDir, worker_of
+from attractor.render import render
+from attractor.runview.inventory import (
     RUNS_SUBDIR,
     RunReader,
     RunState,
@@ -34,10 +38,6 @@ from attractor.engine.inventory import (
     run_info,
     stage_files,
 )
-from attractor.errors import AttractorError, UsageError, ValidationError
-from attractor.fileio import atomic_write_text
-from attractor.launch import RunDir, worker_of
-from attractor.render import render
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
 from attractor.server.resume import check_resumable, continuation_of

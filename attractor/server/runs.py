@@ -22,7 +22,6 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from attractor.dot.graph import Graph
-from attractor.engine.inventory import RUNS_SUBDIR
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
 from attractor.fileio import atomic_write_json
@@ -38,6 +37,7 @@ from attractor.launch import (
     settings_for,
 )
 from attractor.run_status import RunStatus
+from attractor.runview.inventory import RUNS_SUBDIR
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import RECORDED_SOURCE, Settings

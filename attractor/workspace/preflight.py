@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attractor.errors import UsageError, WorkspaceError
 from attractor.workspace.git import Git, git_path
+
+if TYPE_CHECKING:
+    from attractor.workspace.workspace import Workspace
 
 #: Files in a git directory that say an operation is half done, and how to end it.
 _IN_PROGRESS = (
@@ -48,6 +51,8 @@ class WorkspacePlan:
     max_file_bytes: int = MAX_FILE_BYTES
     #: A resumed run's workspace, as its manifest recorded it.
     record: dict[str, Any] = field(default_factory=dict)
+    #: A child run's: the parent's open workspace, which it works in too.
+    shared: Workspace | None = None
 
     def describe(self) -> str:
         """One line for ``--dry-run``."""

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from attractor.agent.loop_detect import LoopDetector
-from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.run_budget import RunLimits, RunTurnBudget
 from attractor.agent.session import AgentSession, SessionConfig, SessionResult
 from attractor.agent.tools import default_registry
 from attractor.agent.transcript import Transcript
@@ -166,7 +166,7 @@ async def test_after_a_reflection_the_next_request_ends_with_a_user_message(
 
 @pytest.mark.anyio
 async def test_the_run_budget_gives_the_last_request_as_a_final_turn(tmp_path: Path) -> None:
-    run_budget = RunTurnBudget(3)
+    run_budget = RunTurnBudget(RunLimits(turns=3))
     result, _ = await _run(tmp_path, looping_model(), max_turns=10, run_budget=run_budget)
     assert [line["kind"] for line in _lines(tmp_path)] == ["work", "work", "final"]
     assert result.run_budget_exhausted and not result.turn_limit_reached
@@ -175,7 +175,7 @@ async def test_the_run_budget_gives_the_last_request_as_a_final_turn(tmp_path: P
 
 @pytest.mark.anyio
 async def test_a_spent_run_budget_allows_no_request(tmp_path: Path) -> None:
-    run_budget = RunTurnBudget(2, used=2)
+    run_budget = RunTurnBudget(RunLimits(turns=2), used=2)
     model = looping_model()
     result, events = await _run(tmp_path, model, max_turns=5, run_budget=run_budget)
     assert model.requests == [] and result.turns_used == 0
@@ -186,7 +186,7 @@ async def test_a_spent_run_budget_allows_no_request(tmp_path: Path) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("limit", [3, 4, 5, 8])
 async def test_parallel_sessions_share_the_run_budget_fairly(tmp_path: Path, limit: int) -> None:
-    run_budget = RunTurnBudget(limit)
+    run_budget = RunTurnBudget(RunLimits(turns=limit))
     model = looping_model()  # one model for all, as the scripted backend shares its script
     results: dict[str, SessionResult] = {}
 
@@ -211,7 +211,7 @@ async def test_parallel_sessions_share_the_run_budget_fairly(tmp_path: Path, lim
 async def test_an_agent_starting_when_the_rest_is_reserved_makes_no_request(
     tmp_path: Path,
 ) -> None:
-    run_budget = RunTurnBudget(5, used=3)
+    run_budget = RunTurnBudget(RunLimits(turns=5), used=3)
     run_budget.register()  # two agents already running: each may need its final turn
     run_budget.register()
     model = looping_model()

@@ -78,7 +78,7 @@ COMMAND_ALARM = 20
 
 def make_template(workspace: Path) -> Path:
     """A run of :data:`PIPELINE` stopped inside ``fork`` after branch ``a`` finished."""
-    from attractor.engine.journal import JOURNAL
+    from attractor.store.journal import JOURNAL
     from tests.cli.runkit import invoke, write
 
     write(workspace / "p.dot", PIPELINE)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.checkpoint import Checkpoint
+from attractor.store.checkpoint import Checkpoint
 from tests.cli.runkit import finish, lines_of, spawn, write
 
 KILLS = int(os.environ.get("CRASH_TEST_KILLS", "4"))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.checkpoint import Checkpoint
+from attractor.store.checkpoint import Checkpoint
 from tests.cli.runkit import (
     events as read_events,
 )

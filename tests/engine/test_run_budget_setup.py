@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.checkpoint import Checkpoint
 from attractor.engine.setup import run_budget, spent_before
 from attractor.engine.state import NodeResult
 from attractor.llm.types import Usage
 from attractor.settings import resolve_settings
+from attractor.store.checkpoint import Checkpoint
 
 
 def test_a_resumed_run_counts_what_its_earlier_part_spent(tmp_path: Path) -> None:
@@ -28,11 +28,12 @@ def test_a_resumed_run_counts_what_its_earlier_part_spent(tmp_path: Path) -> Non
     ]
     # A checkpoint from before the run's total was kept: the summary rows are all there is.
     budget = run_budget(settings, 7, spent_before(Checkpoint(), results))
-    assert (budget.limit, budget.used, budget.max_tokens, budget.max_cost) == (50, 7, 10000, 1.0)
+    limits = budget.limits
+    assert (limits.turns, budget.used, limits.tokens, limits.cost) == (50, 7, 10000, 1.0)
     assert budget.spent.total_tokens == 4600
     assert budget.spent.cost == pytest.approx(0.4)
-    assert budget.source("turns") == "ATTRACTOR_MAX_TOTAL_TURNS"
-    assert budget.source("cost") == "--max-cost"
+    assert limits.source("turns") == "ATTRACTOR_MAX_TOTAL_TURNS"
+    assert limits.source("cost") == "--max-cost"
     assert budget.overspent() is None
 
 

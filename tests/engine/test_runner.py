@@ -92,8 +92,8 @@ async def test_loop_restart_continues_in_a_fresh_run_directory(tmp_path: Path) -
 async def test_a_run_directory_is_locked_while_it_runs_and_released_after(
     tmp_path: Path,
 ) -> None:
-    from attractor.engine.rundir import RunDir
     from attractor.errors import UsageError
+    from attractor.store.rundir import RunDir
 
     seen: list[str] = []
 

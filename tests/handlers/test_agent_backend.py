@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.run_budget import RunLimits, RunTurnBudget
 from attractor.dot.graph import Graph, Node
 from attractor.errors import MissingCredentialsError, ProviderError, UsageError
 from attractor.events import TurnBudgetResolved, TurnLimitReached
@@ -49,7 +49,7 @@ def _request(
         visit=1,
         settings=settings or Settings(),
         emit=events,
-        run_budget=run_budget or RunTurnBudget(None),
+        run_budget=run_budget or RunTurnBudget(),
     )
     return request, events
 
@@ -105,7 +105,7 @@ async def test_the_turn_limit_sets_the_status_from_on_turn_limit(
 async def test_an_exhausted_run_budget_fails_the_node_naming_the_budget(tmp_path: Path) -> None:
     graph, node = graph_with_node({"max_turns": "5"})
     settings = Settings(max_total_turns=2, sources={"max_total_turns": "--max-total-turns"})
-    budget = RunTurnBudget(2)
+    budget = RunTurnBudget(RunLimits(turns=2))
     request, events = _request(tmp_path, node, graph, settings=settings, run_budget=budget)
     outcome = await AgentBackend(SharedModel(looping_model())).run(request)
     assert outcome.status == StageStatus.FAIL

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from ray.cluster_utils import Cluster
 
-from attractor.engine.ray_connect import keep_on_loopback
+from attractor.ray_exec.connect import keep_on_loopback
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -11,10 +11,10 @@ from ray.cluster_utils import Cluster
 
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import RunJob
-from attractor.engine.ray_events import Outbox, event_hub
-from attractor.engine.ray_executor import _run_task, _RunSpec
-from attractor.engine.ray_tasks import value_of
 from attractor.errors import RunError
+from attractor.ray_exec.events import Outbox, event_hub
+from attractor.ray_exec.executor import _run_task, _RunSpec
+from attractor.ray_exec.tasks import value_of
 from attractor.settings import resolve_settings
 from tests.ray.conftest import run_cli
 

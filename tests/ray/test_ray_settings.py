@@ -8,10 +8,10 @@ import pytest
 
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import LocalExecutor
-from attractor.engine.ray_branches import branch_resources
-from attractor.engine.ray_executor import RayExecutor, check_shared
 from attractor.errors import RunError, SettingError
 from attractor.launch import executor_for
+from attractor.ray_exec.branches import branch_resources
+from attractor.ray_exec.executor import RayExecutor, check_shared
 from attractor.settings import resolve_settings
 
 

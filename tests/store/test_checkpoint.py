@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.checkpoint import Checkpoint
 from attractor.errors import CheckpointError
 from attractor.fileio import atomic_write_text
+from attractor.store.checkpoint import Checkpoint
 
 
 def test_round_trip_keeps_every_field(tmp_path: Path) -> None:

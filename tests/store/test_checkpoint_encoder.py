@@ -7,7 +7,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 
-from attractor.engine.checkpoint import Checkpoint, CheckpointEncoder
+from attractor.store.checkpoint import Checkpoint, CheckpointEncoder
 
 
 def _full(checkpoint: Checkpoint) -> str:

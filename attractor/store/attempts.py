@@ -16,9 +16,9 @@ import os
 import re
 from pathlib import Path
 
-from attractor.engine.executor import WORKER_FILE
 from attractor.errors import InputFileError
 from attractor.fileio import atomic_write_text, loads_json, make_run_dir, read_bounded
+from attractor.store.worker import WORKER_FILE
 
 MARKER = ".attempt"
 #: A marker names a visit and an attempt: a few bytes.

@@ -2,7 +2,7 @@
 
 Read from ``events.jsonl`` (every attempt, its outcome, duration and the tokens
 of its model turns) and the checkpoint (where a resume would start), through
-:mod:`attractor.engine.inventory`.
+:mod:`attractor.runview.inventory`.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attractor.engine.attempts import files_of
-from attractor.engine.inventory import (
+from attractor.run_status import RESUMABLE
+from attractor.runview.inventory import (
     load_checkpoint,
     read_events,
     run_info,
     run_status,
     stage_path,
 )
-from attractor.engine.rundir import CHECKPOINT
-from attractor.run_status import RESUMABLE
+from attractor.store.attempts import files_of
+from attractor.store.rundir import CHECKPOINT
 
 
 @dataclass

@@ -9,9 +9,9 @@ worker died, the task finds the checkpoint and resumes: completed nodes do not
 run again and the interrupted node runs again from its start.
 
 While the task runs, the driver relays its events to the run's observers and
-answers its human gates with the run's interviewer (``ray_events.py``). The
-branches of its parallel nodes are tasks of their own (``ray_branches.py``).
-Stopping goes through the run directory (``ray_tasks.py``).
+answers its human gates with the run's interviewer (``events.py``). The
+branches of its parallel nodes are tasks of their own (``branches.py``).
+Stopping goes through the run directory (``tasks.py``).
 """
 
 from __future__ import annotations
@@ -25,12 +25,26 @@ from typing import Any
 import anyio
 import ray
 
-from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import WORKER_FILE, Drive, RunJob
-from attractor.engine.ray_branches import BackendFactory, RayBranches, worker_options
-from attractor.engine.ray_connect import connect
-from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, event_hub, relay
-from attractor.engine.ray_tasks import (
+from attractor.engine.seam import (
+    Drive,
+    EventBus,
+    Run,
+    RunJob,
+    RunOptions,
+    RunResult,
+    Stop,
+    drive_job,
+    watch_signals,
+)
+from attractor.errors import InputFileError, RunError
+from attractor.events import Event, PipelineStarted
+from attractor.fileio import read_bounded, write_text
+from attractor.handlers.base import BranchRunner
+from attractor.handlers.interviewer import ConsoleInterviewer
+from attractor.ray_exec.branches import BackendFactory, RayBranches, worker_options
+from attractor.ray_exec.connect import connect
+from attractor.ray_exec.events import Outbox, RemoteInterviewer, drain, event_hub, relay
+from attractor.ray_exec.tasks import (
     STOP,
     Held,
     note_worker,
@@ -40,16 +54,10 @@ from attractor.engine.ray_tasks import (
     unwrapped,
     wait_for,
 )
-from attractor.engine.run import RunOptions, RunResult, Stop, drive_job, watch_signals
-from attractor.engine.rundir import CHECKPOINT, new_run_dir
-from attractor.engine.state import Run
-from attractor.errors import InputFileError, RunError
-from attractor.events import Event, PipelineStarted
-from attractor.fileio import read_bounded, write_text
-from attractor.handlers.base import BranchRunner
-from attractor.handlers.interviewer import ConsoleInterviewer
 from attractor.run_status import RunStatus
 from attractor.settings import Settings, absolute_backend
+from attractor.store.rundir import CHECKPOINT, new_run_dir
+from attractor.store.worker import WORKER_FILE
 
 PROBE = ".shared-check"
 #: The probe holds a token of a few dozen characters.

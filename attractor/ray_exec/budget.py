@@ -21,7 +21,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from attractor.agent.run_budget import BudgetKind, RunTurnBudget
+from attractor.agent.run_budget import BudgetKind, RunLimits, RunTurnBudget
 from attractor.llm.types import Usage
 
 
@@ -36,24 +36,10 @@ class BudgetState:
     active: int
 
 
-@dataclass(frozen=True)
-class BudgetTerms:
-    """The fixed part: the limits and where they came from."""
-
-    limit: int | None
-    max_tokens: int | None
-    max_cost: float | None
-    sources: dict[str, str]
-
-
 def state_of(budget: RunTurnBudget) -> BudgetState:
     return BudgetState(
         budget.used, budget.spent, budget.exhausted, budget.exhausted_by, budget.active
     )
-
-
-def terms_of(budget: RunTurnBudget) -> BudgetTerms:
-    return BudgetTerms(budget.limit, budget.max_tokens, budget.max_cost, dict(budget.sources))
 
 
 def adopt(budget: RunTurnBudget, state: BudgetState) -> None:
@@ -65,13 +51,8 @@ def adopt(budget: RunTurnBudget, state: BudgetState) -> None:
     budget.active = state.active
 
 
-def _budget(terms: BudgetTerms, state: BudgetState) -> RunTurnBudget:
-    budget = RunTurnBudget(
-        terms.limit,
-        max_tokens=terms.max_tokens,
-        max_cost=terms.max_cost,
-        sources=terms.sources,
-    )
+def _budget(limits: RunLimits, state: BudgetState) -> RunTurnBudget:
+    budget = RunTurnBudget(limits)
     adopt(budget, state)
     return budget
 
@@ -80,8 +61,8 @@ def _budget(terms: BudgetTerms, state: BudgetState) -> RunTurnBudget:
 class _Bank:
     """The run budget itself, while branches on the cluster draw on it."""
 
-    def __init__(self, terms: BudgetTerms, state: BudgetState) -> None:
-        self.budget = _budget(terms, state)
+    def __init__(self, limits: RunLimits, state: BudgetState) -> None:
+        self.budget = _budget(limits, state)
 
     def take(self) -> tuple[bool, BudgetState]:
         return self.budget.take(), state_of(self.budget)
@@ -117,18 +98,15 @@ def open_bank(budget: RunTurnBudget, node: str) -> Any:
     """
     there = NodeAffinitySchedulingStrategy(node, soft=False) if node else "DEFAULT"
     bank = _Bank.options(scheduling_strategy=there)  # type: ignore[attr-defined]
-    return bank.remote(terms_of(budget), state_of(budget))
+    return bank.remote(budget.limits, state_of(budget))
 
 
 class SharedBudget(RunTurnBudget):
     """A branch task's view of its run's budget: every change goes through the bank."""
 
-    def __init__(self, bank: Any, terms: BudgetTerms) -> None:
-        super().__init__(
-            terms.limit, max_tokens=terms.max_tokens, max_cost=terms.max_cost, sources=terms.sources
-        )
+    def __init__(self, bank: Any, limits: RunLimits) -> None:
+        super().__init__(limits)
         self.bank = bank
-        self.terms = terms
         self._refresh()
 
     def _adopt(self, state: BudgetState) -> None:

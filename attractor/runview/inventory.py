@@ -23,18 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from attractor.dot.graph import Graph
-from attractor.engine.checkpoint import RUNNING, Checkpoint
-from attractor.engine.rundir import (
-    CHECKPOINT,
-    EVENTS,
-    LOCK,
-    MANIFEST,
-    RESULTS,
-    RunDir,
-    _safe_name,
-    damaged_run_file,
-    source_hash,
-)
 from attractor.errors import AttractorError, InputFileError
 from attractor.fileio import (
     EVENTS_LIMIT,
@@ -44,6 +32,18 @@ from attractor.fileio import (
     read_head,
     read_lines,
     read_tail,
+)
+from attractor.store.checkpoint import RUNNING, Checkpoint
+from attractor.store.journal import damaged_run_file
+from attractor.store.rundir import (
+    CHECKPOINT,
+    EVENTS,
+    LOCK,
+    MANIFEST,
+    RESULTS,
+    RunDir,
+    _safe_name,
+    source_hash,
 )
 
 #: Where runs go under a root (the engine's default, relative to the directory run in).

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from attractor.engine.checkpoint import Checkpoint
-from attractor.engine.journal import JOURNAL
 from attractor.errors import CheckpointError
 from attractor.events import Event
+from attractor.store.checkpoint import Checkpoint
+from attractor.store.journal import JOURNAL
 from tests.engine.enginekit import executed, graph_of, resume, run
 
 CHAIN = "a\nb\nc\nd\nstart -> a -> b -> c -> d -> done"

@@ -25,7 +25,7 @@ import ray
 from ray.exceptions import RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from attractor.engine.eventbus import EventBus
+from attractor.engine.seam import EventBus
 from attractor.events import Event
 from attractor.handlers.interviewer import Answer, Interviewer, Question
 

@@ -7,7 +7,7 @@ that node again from its start; completed nodes never run again.
 
 The engine records each step in ``journal.jsonl`` and rewrites the whole
 ``checkpoint.json`` only now and then and when the run stops (see
-:mod:`attractor.engine.journal`). :meth:`Checkpoint.load` applies the journal
+:mod:`attractor.store.journal`). :meth:`Checkpoint.load` applies the journal
 records written after the checkpoint, so it always returns the current state;
 a run directory without a journal (written by an older attractor) loads as it is.
 """
@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attractor.engine.journal import JOURNAL, read_records
 from attractor.errors import CheckpointError, InputFileError
 from attractor.fileio import (
     STATE_LIMIT,
@@ -32,6 +31,7 @@ from attractor.fileio import (
 )
 from attractor.handlers.outcome import StageStatus
 from attractor.run_status import RunStatus
+from attractor.store.journal import JOURNAL, read_records
 
 VERSION = 1
 
@@ -143,7 +143,7 @@ _MAP_FIELDS = {"status": "node_outcomes", "visits": "node_visits", "retries": "n
 
 
 def apply_record(checkpoint: Checkpoint, record: dict[str, Any], path: Path, number: int) -> None:
-    """Bring ``checkpoint`` forward by one journal record (see :mod:`attractor.engine.journal`)."""
+    """Bring ``checkpoint`` forward by one journal record (see :mod:`attractor.store.journal`)."""
     try:
         for node, _visit in record.get("done", ()):
             checkpoint.completed_nodes.append(node)

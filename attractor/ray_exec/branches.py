@@ -4,7 +4,7 @@ Each branch task walks its branch with the engine's own loop and writes its
 nodes' stage directories into the shared run directory. While it runs, its
 events reach the run task (and so ``events.jsonl`` and the driver) through the
 event hub, its human gates are answered by the driver, and its agents draw on
-the run's one budget (``ray_budget.py``). After each node it saves where it
+the run's one budget (``budget.py``). After each node it saves where it
 stands in the branch's progress file (``branch_progress.py``): a task retried
 because its worker died, or run again after the run resumed, continues from
 there. It hands its summary rows back to the run task when it ends.
@@ -20,14 +20,27 @@ from typing import Any
 import anyio
 import ray
 
+from attractor.agent.run_budget import RunLimits
 from attractor.dot.graph import Graph
 from attractor.dot.resources import RESOURCES_ATTR, parse_resources
-from attractor.engine.eventbus import EventBus
-from attractor.engine.executor import WORKER_FILE, Executor
-from attractor.engine.loop import BranchRunnerImpl
-from attractor.engine.ray_budget import BudgetTerms, SharedBudget, adopt, open_bank, terms_of
-from attractor.engine.ray_events import Outbox, RemoteInterviewer, drain, relay
-from attractor.engine.ray_tasks import (
+from attractor.engine.seam import (
+    EventBus,
+    Executor,
+    NodeResult,
+    Run,
+    RunOptions,
+    open_branch,
+    prepare_run_graph,
+)
+from attractor.handlers.backend import CodergenBackend
+from attractor.handlers.base import BranchResult
+from attractor.handlers.context import Context
+from attractor.handlers.interviewer import Interviewer
+from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
+from attractor.proc.ledger import ProcessLedger, stop_survivors
+from attractor.ray_exec.budget import SharedBudget, adopt, open_bank
+from attractor.ray_exec.events import Outbox, RemoteInterviewer, drain, relay
+from attractor.ray_exec.tasks import (
     STOP,
     cancel_on_request,
     note_worker,
@@ -36,19 +49,10 @@ from attractor.engine.ray_tasks import (
     unwrapped,
     wait_for,
 )
-from attractor.engine.retry import BackoffConfig
-from attractor.engine.run import RunOptions, make_services, prepare_run_graph
-from attractor.engine.rundir import PROCESSES, RunDir
-from attractor.engine.state import NodeResult, Run, Walk
-from attractor.handlers.backend import CodergenBackend
-from attractor.handlers.base import BranchResult
-from attractor.handlers.builtin import default_registry
-from attractor.handlers.context import Context
-from attractor.handlers.interviewer import Interviewer
-from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
-from attractor.proc.ledger import ProcessLedger, stop_survivors
 from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.settings import Settings, redactor_for
+from attractor.store.rundir import PROCESSES, RunDir
+from attractor.store.worker import WORKER_FILE
 
 #: Builds the model backend of a run's settings (``launch.backend_for``; None: simulate).
 #: A backend holds connections and cannot travel: each task builds its own.
@@ -117,7 +121,7 @@ class _BranchSpec:
     interviewer: RemoteInterviewer
     #: The run's budget while its branches run.
     bank: Any
-    terms: BudgetTerms
+    limits: RunLimits
     #: For parallel nodes inside the branch.
     executor: Executor
     #: Builds the branch's model backend on its worker.
@@ -171,7 +175,7 @@ class RayBranches:
             events=outbox,
             interviewer=RemoteInterviewer(self.events),
             bank=self.bank(),
-            terms=terms_of(run.services.run_budget),
+            limits=run.services.run_budget.limits,
             executor=self.executor,
             make_backend=self.make_backend,
         )
@@ -210,22 +214,11 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     graph = _run_graph(run_dir.pipeline_path)
     note_worker(run_dir.stage_dir(spec.start) / WORKER_FILE)
     bus = EventBus([spec.events])
-    options = worker_options(spec.settings, graph, spec.interviewer, spec.make_backend)
-    services, _ = make_services(options, graph, SharedBudget(spec.bank, spec.terms), bus)
-    run = Run(
-        graph=graph,
-        run_dir=run_dir,
-        services=services,
-        registry=default_registry(),
-        bus=bus,
-        backoff=BackoffConfig(),
-        main=Walk(spec.context),
-        stage_index=spec.first_index,
-        # This task may be a retry, or a branch of a resumed run: a node may find
-        # the files of an attempt cut short, which are moved aside, not overwritten.
-        manifest={"resumed_at": "branch"},
-        executor=spec.executor,
+    options = worker_options(
+        spec.settings, graph, spec.interviewer, spec.make_backend, executor=spec.executor
     )
+    budget = SharedBudget(spec.bank, spec.limits)
+    branch = open_branch(spec.run_dir, graph, options, budget, bus, spec.context, spec.first_index)
     stop_file = spec.run_dir / f"{STOP}-{spec.start}"
     # A retry after this branch's worker was lost: its commands may still run
     # (on this machine; a machine that went away took them along).
@@ -235,21 +228,20 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     token = CURRENT_LEDGER.set(ledger)
     # The worker's environment is the one its commands get: its secrets are redacted.
     redacting = CURRENT_REDACTOR.set(redactor_for(spec.settings))
-    runner = BranchRunnerImpl(run, durable=True, keep_rows=True)
     result = BranchResult(id=spec.start, status="fail", failure_reason="the branch was stopped")
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_request, stop_file, group.cancel_scope)
-            result = await runner(spec.start, spec.context, spec.stop_at, spec.progress)
+            result = await branch.runner(spec.start, spec.context, spec.stop_at, spec.progress)
             group.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await services.backend.aclose()
+            await branch.backend.aclose()
             ledger.close()
             CURRENT_LEDGER.reset(token)
             CURRENT_REDACTOR.reset(redacting)
             spec.events.flush()  # every event is in the hub before the run task drains it
-    return _BranchOutput(result, list(run.node_results))
+    return _BranchOutput(result, list(branch.rows))
 
 
 #: Parsed pipeline copies by path and change time: a worker runs many branches of a run.

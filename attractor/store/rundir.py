@@ -55,6 +55,8 @@ from attractor.fileio import (
     set_run_permissions,
 )
 from attractor.proc.files import set_file_mode
+from attractor.store.checkpoint import Checkpoint, CheckpointEncoder
+from attractor.store.journal import JOURNAL, Journal, damaged_run_file
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
@@ -308,6 +310,7 @@ class RunDir:
         #: Node id -> its folder, once this process has made sure the folder exists.
         self._stage_dirs: dict[str, Path] = {}
         self._lock_fd: int | None = None
+        self._encoder: CheckpointEncoder | None = None
 
     def lock(self) -> None:
         """Take the directory's exclusive lock for the whole run (or resume).
@@ -482,12 +485,25 @@ class RunDir:
     def write_manifest(self, data: dict[str, Any]) -> None:
         atomic_write_json(self.manifest_path, data)
 
+    # The run store's writers (store/base.py: RunStore).
 
-def damaged_run_file(exc: InputFileError) -> CheckpointError:
-    """A run file that cannot be used, as the one-line error resume reports."""
-    return CheckpointError(
-        f"{exc.path}: {exc.reason}; the run directory is damaged, start a new run"
-    )
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Write checkpoint.json; each write encodes only what changed since the last."""
+        if self._encoder is None:
+            self._encoder = CheckpointEncoder()
+        checkpoint.save(self.checkpoint_path, self._encoder)
+
+    def open_journal(self, seq: int) -> Journal:
+        return Journal(self.path / JOURNAL, seq)
+
+    def open_events(self) -> EventLog:
+        return EventLog(self.events_path)
+
+    def open_results(self, rows: list[str] | None = None) -> AppendFile:
+        """results.jsonl; ``rows`` (a resume: the rows the checkpoint covers) replace it first."""
+        if rows is not None:  # atomically: a full disk must not leave the rows cut away
+            atomic_write_text(self.results_path, "".join(rows))
+        return AppendFile(self.results_path)
 
 
 class EventLog:

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 import attractor
-from attractor.engine.inventory import (
+from attractor.fileio import LINE_LIMIT
+from attractor.linter.prepare import prepare
+from attractor.runview.inventory import (
     EventTail,
     list_runs,
     main_path,
@@ -19,8 +21,6 @@ from attractor.engine.inventory import (
     run_graph,
     run_state,
 )
-from attractor.fileio import LINE_LIMIT
-from attractor.linter.prepare import prepare
 
 PIPELINE = """digraph twice {
     start [shape=Mdiamond]

@@ -7,7 +7,7 @@ visit and retry counts, the context keys set, the next node) and writes the
 full ``checkpoint.json`` only now and then and when the run stops. A
 checkpoint names the last journal record it contains (``journal_seq``) and
 where the following records start (``journal_offset``), so a reader applies
-only the tail: :meth:`Checkpoint.load <attractor.engine.checkpoint.Checkpoint.load>`
+only the tail: :meth:`Checkpoint.load <attractor.store.checkpoint.Checkpoint.load>`
 does that, and so always returns the current state.
 
 Durability. A record is handed to the kernel with one ``write`` as soon as
@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from attractor import redact
-from attractor.engine.rundir import damaged_run_file
 from attractor.errors import CheckpointError, InputFileError
 from attractor.fileio import dumps_compact, loads_json, read_lines, run_file_mode
 
@@ -131,3 +130,10 @@ def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
             "the run directory is damaged, start a new run"
         )
     return record
+
+
+def damaged_run_file(exc: InputFileError) -> CheckpointError:
+    """A run file that cannot be used, as the one-line error resume reports."""
+    return CheckpointError(
+        f"{exc.path}: {exc.reason}; the run directory is damaged, start a new run"
+    )

@@ -1,0 +1,30 @@
+"""What a graph holds of its prompt files: the text read, or why it could not be.
+
+Values only, so the graph (``graph.py``) and the reader of prompt files
+(``prompts.py``) can both name them without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attractor.dot.source import SourcePos
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """A prompt read from a file: the path as written (after ``@``) and its text."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptFileError:
+    """A prompt file that could not be read, with where the ``prompt`` was written."""
+
+    node: str
+    path: str
+    reason: str
+    fix: str
+    pos: SourcePos
