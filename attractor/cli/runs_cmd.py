@@ -16,6 +16,7 @@ _RUNS_EPILOG = """\b
 Examples:
   attractor runs
   attractor runs --root runs --json
+  attractor runs --prune
 """
 
 _STATUS_EPILOG = """\b
@@ -61,7 +62,12 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     help="Folder whose .attractor/runs (and itself) hold run directories.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: a list of runs.")
-def runs(root: str, as_json: bool) -> NoReturn:
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove the worktrees and branches of runs whose run directory was deleted.",
+)
+def runs(root: str, as_json: bool, prune: bool) -> NoReturn:
     """List the runs under DIR, newest first."""
     from attractor.runview.inventory import list_runs
 
@@ -69,6 +75,8 @@ def runs(root: str, as_json: bool) -> NoReturn:
     if not base.is_dir():
         click.echo(f"error: --root {root}: no such directory", err=True)
         sys.exit(2)
+    if prune:
+        _prune(base)
     found = list_runs(base)
     if as_json:
         click.echo(json.dumps([_run_json(r) for r in found], indent=2))
@@ -90,6 +98,19 @@ def runs(root: str, as_json: bool) -> NoReturn:
         for r in found
     ]
     click.echo(_table(header, rows))
+    sys.exit(0)
+
+
+def _prune(base: Path) -> NoReturn:
+    """``--prune``: the git repository at ``base`` forgets the runs whose directory is gone."""
+    import anyio
+
+    from attractor.workspace.prune import prune
+
+    done = anyio.run(prune, base)
+    for run_id in done.removed:
+        click.echo(f"removed the worktree and branches of {run_id} (its run directory is gone)")
+    click.echo(f"pruned {len(done.removed)} run(s); {len(done.kept)} kept (run directory exists)")
     sys.exit(0)
 
 

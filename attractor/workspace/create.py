@@ -34,6 +34,7 @@ from attractor.fileio import run_file_mode
 from attractor.workspace.commits import commit_work_tree, exclusions, message, not_ignored
 from attractor.workspace.git import Git, base_environment
 from attractor.workspace.preflight import WorkspacePlan
+from attractor.workspace.prune import register
 from attractor.workspace.workspace import TRAILER, Workspace, branch_of
 
 #: The git directory of a snapshot workspace, inside the run directory.
@@ -142,6 +143,7 @@ async def _create_worktree(plan: WorkspacePlan, run_dir: Path, run_id: str) -> W
         workspace.linked = await _link(plan, path)
         workspace.excluded += await not_ignored(workspace.git, workspace.linked)
         workspace.workdir.mkdir(parents=True, exist_ok=True)
+        register(plan.common_dir, run_id, run_dir)
         if plan.setup:
             await _run_setup(plan.setup, workspace.workdir, run_dir)
         return workspace
@@ -268,6 +270,7 @@ async def fork(record: dict[str, Any], run_id: str, commit: str, run_dir: Path) 
     admin = (path / ".git").read_text().removeprefix("gitdir:").strip()
     sub = Path(str(record["workdir"])).relative_to(Path(str(record["work_tree"])))
     linked = _make_links(repo, path, tuple(str(p) for p in record.get("linked", [])))
+    register(common, run_id, run_dir)
     fresh.update(
         work_tree=str(path), workdir=str(path / sub), git_dir=admin, admin=admin, linked=linked
     )
