@@ -7,13 +7,14 @@ of its model turns) and the checkpoint (where a resume would start), through
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attractor.errors import InputFileError
+from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
 from attractor.run_status import RESUMABLE
 from attractor.runview.inventory import (
     load_checkpoint,
@@ -93,9 +94,10 @@ def timeline(path: Path) -> list[Attempt]:
 def _files_changed(folder: Path) -> int | None:
     """The number of files the attempt in ``folder`` changed, from its status file."""
     for name in ("status.engine.json", "status.json"):
-        try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        path = folder / name
+        try:  # bounded and refusing a FIFO or a device: the run directory may be damaged
+            data = loads_json(read_bounded(path, TEXT_LIMIT, "status file"), path, "status file")
+        except (InputFileError, ValueError):
             continue
         changed = data.get("files_changed") if isinstance(data, dict) else None
         if isinstance(changed, list):

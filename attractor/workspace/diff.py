@@ -8,20 +8,21 @@ own status file).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import UsageError
+from attractor.errors import InputFileError, UsageError
+from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
 from attractor.workspace.git import Git
 
 _STATUS_FILES = ("status.engine.json", "status.json")
 
 
 def _read_json(path: Path) -> Any:
+    """A run file's JSON, None when it is missing or damaged (a FIFO, a device, too deep)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return loads_json(read_bounded(path, TEXT_LIMIT, "run file"), path, "run file")
+    except (InputFileError, ValueError):
         return None
 
 
