@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "backend_for",
     "draw",
+    "format_pipeline",
     "lint",
     "load",
     "resume",
@@ -47,11 +48,29 @@ def load(path: str | Path) -> Graph:
     return load_graph(Path(path))[0]
 
 
-def lint(path: str | Path) -> list[Diagnostic]:
-    """Every diagnostic for a pipeline file (a syntax error is one ``syntax`` diagnostic)."""
-    from attractor.linter.prepare import prepare
+def format_pipeline(path: str | Path) -> tuple[str, str]:
+    """A pipeline file's text and its canonical form (what ``attractor fmt`` writes).
 
-    return prepare(Path(path))[1]
+    Raises:
+        PipelineError: the file cannot be read or does not parse.
+    """
+    from attractor.dot.formatter import format_file
+
+    return format_file(path)
+
+
+def lint(path: str | Path, *, config_file: str | None = None) -> list[Diagnostic]:
+    """Every diagnostic for a pipeline file (a syntax error is one ``syntax`` diagnostic).
+
+    A node's ``backend="acp:NAME"`` is checked against the config file a run
+    here would read (``config_file``, else ``attractor.toml`` in this directory).
+    """
+    from attractor.linter.acp import AcpAgentsRule
+    from attractor.linter.prepare import prepare
+    from attractor.settings import configured_acp_agents
+
+    rule = AcpAgentsRule(lambda: configured_acp_agents(config_file=config_file))
+    return prepare(Path(path), extra_rules=[rule])[1]
 
 
 async def run(

@@ -25,6 +25,7 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     │   └── DiskFullError               exit 74: the run directory's disk is full
     ├── ToolError                       an agent tool refused or failed its call
     │   └── PathEscapeError             a path resolves outside the working dir
+    ├── McpServerError                  an MCP server failed its step (start, answer, exit)
     └── LLMError                        a model backend failed
         ├── ProviderNotInstalledError   the provider's SDK extra is missing
         ├── MissingCredentialsError     the API key variable is not set
@@ -280,6 +281,16 @@ class PathEscapeError(ToolError):
             f"path {path!r} resolves outside the working directory; "
             "use a path relative to the working directory"
         )
+
+
+class McpServerError(AttractorError):
+    """An MCP server a step uses failed: it did not start, answer in time, speak MCP,
+    or it exited. Unlike a tool's own error, this ends the step (a failure of it)."""
+
+    def __init__(self, server: str, reason: str) -> None:
+        self.server = server
+        self.reason = reason
+        super().__init__(f"MCP server {server}: {reason}")
 
 
 class LLMError(AttractorError):

@@ -137,6 +137,28 @@ class StageRetrying(Event):
     delay: float
 
 
+@dataclass(frozen=True, kw_only=True)
+class StageOutput(Event):
+    """Whole lines a running step's command wrote, batched while it runs.
+
+    ``offset`` is where ``text`` starts in the step's ``stdout.txt`` or
+    ``stderr.txt`` (as the command wrote it), so a reader can link to the whole
+    file. ANSI escapes are kept as written. A batch holds at most 64 KiB: when
+    more arrived, the last lines are kept, ``skipped`` says how many bytes
+    before ``offset`` were left out, and ``text`` starts with one note line
+    saying so (not part of the file).
+    """
+
+    type: ClassVar[str] = "stage_output"
+    node: str
+    visit: int
+    stream: str  # stdout | stderr
+    text: str
+    offset: int
+    skipped: int = 0
+    attempt: int = 1
+
+
 # -- parallel -------------------------------------------------------------------
 
 
@@ -200,10 +222,19 @@ class InterviewStarted(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class InterviewCompleted(Event):
+    """A question answered: the answer, who gave it and the comment given with it."""
+
     type: ClassVar[str] = "interview_completed"
     question: str
     answer: str
     duration: float
+    #: cli, answers_file, auto, timeout (the gate's default), page, api, callback ("" unknown).
+    answered_by: str = ""
+    comment: str = ""
+    #: The gate's node id.
+    stage: str = ""
+    #: The label of the choice taken ("" when the answer named none).
+    label: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,8 +19,8 @@ Imports of the engine stay inside functions: importing the library API loads
 none of it.
 
 It is also the front ends' way into the run side: the few types and helpers the
-CLI, the server and the language server use from ``engine`` and ``handlers``
-(the run's result, a continuation, the interviewers, the run directory, the
+CLI, the server and the language server use from ``engine``, ``store`` and
+``handlers`` (the run's result, a continuation, the interviewers, the run directory, the
 budget and retry resolution the dry-run plan and hover show) are re-exported
 here, each loaded on first use (:data:`_FRONT_END`), so a front end imports as
 much of the engine as it did before and no more. Apart from these, front ends
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from attractor.dot.graph import Graph
+    from attractor.dot.graph import Graph, Node
     from attractor.engine.continuation import Continuation as Continuation
     from attractor.engine.executor import Executor, RunJob
     from attractor.engine.retry import max_retries_for as max_retries_for
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from attractor.engine.run import RunResult as RunResult
     from attractor.errors import Diagnostic
     from attractor.events import Event
+    from attractor.handlers.acp.describe import describe_acp as describe_acp
     from attractor.handlers.backend import CodergenBackend
     from attractor.handlers.boundary import COMMAND_STEPS as COMMAND_STEPS
     from attractor.handlers.boundary import describe_boundary as describe_boundary
@@ -64,9 +65,11 @@ if TYPE_CHECKING:
     from attractor.handlers.interviewer import QueueInterviewer as QueueInterviewer
     from attractor.handlers.interviewer import match_option as match_option
     from attractor.handlers.interviewer import stdin_can_answer as stdin_can_answer
+    from attractor.handlers.mcp_servers import describe_servers as describe_servers
     from attractor.handlers.model_spec import node_model_spec as node_model_spec
     from attractor.handlers.registry import HandlerRegistry
     from attractor.handlers.turn_budget import resolve_budget as resolve_budget
+    from attractor.notify.notifier import Notifier
     from attractor.run_status import RunStatus
     from attractor.settings import Settings
     from attractor.store.rundir import RunDir as RunDir
@@ -79,8 +82,11 @@ if TYPE_CHECKING:
 Observer = Callable[["Event"], None]
 
 
-def load_graph(path: Path) -> tuple[Graph, list[Diagnostic]]:
+def load_graph(path: Path, *, include_folder: Path | None = None) -> tuple[Graph, list[Diagnostic]]:
     """Parse, transform and lint ``path``: the graph and its warnings.
+
+    ``include_folder`` is where its sub-pipeline files start, when not beside it
+    (a run directory's copy: the folder of the file the run started from).
 
     Raises:
         ValidationError: the pipeline has lint errors (or does not parse).
@@ -88,7 +94,7 @@ def load_graph(path: Path) -> tuple[Graph, list[Diagnostic]]:
     """
     from attractor.linter.prepare import prepare_checked
 
-    return prepare_checked(path)
+    return prepare_checked(path, include_folder=include_folder)
 
 
 @dataclass(frozen=True)
@@ -144,11 +150,13 @@ def plan_resume(
     ``graph`` and ``settings`` as for :func:`plan_run`.
     """
     from attractor.engine.executor import RunJob
+    from attractor.engine.run import origin_folder
     from attractor.store.rundir import RunDir
 
     warnings: list[Diagnostic] = []
     if graph is None:
-        graph, warnings = load_graph(RunDir(run_dir).pipeline_path)
+        copy = RunDir(run_dir).pipeline_path
+        graph, warnings = load_graph(copy, include_folder=origin_folder(copy))
     job = RunJob("resume", run_dir, graph, how)
     if settings is not None:
         return Plan(job, settings(graph), warnings)
@@ -217,6 +225,8 @@ class Hooks:
     #: The node types the run knows (None: the built-in ones); a library's own
     #: types are registered on ``handlers.builtin.default_registry()``.
     registry: HandlerRegistry | None = None
+    #: The address of a run's page from its id (the server's), for notifications.
+    link: Callable[[str], str] | None = None
 
 
 async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
@@ -229,7 +239,15 @@ async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
     stack = contextlib.AsyncExitStack()
     try:
         options = await _open(stack, plan, hooks)
-        return await execute(plan.job, options)
+        notifier = _notifier(plan, hooks)
+        if notifier is None:
+            return await execute(plan.job, options)
+        options.observers.append(notifier)
+        async with notifier.running():
+            result = await execute(plan.job, options)
+            await notifier.drain()  # the run's last notifications, bounded
+        result.warnings.extend(notifier.warnings)
+        return result
     finally:
         # Closing must finish even when the run is being cancelled.
         with anyio.CancelScope(shield=True):
@@ -312,6 +330,25 @@ async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> Coder
 
 def _workdir(settings: Settings) -> Path:
     return Path(settings.workdir or ".").resolve()
+
+
+def _notifier(plan: Plan, hooks: Hooks) -> Notifier | None:
+    """The run's webhook notifier (``settings.notify``), an observer of its events; None
+    without a webhook. Its secret is read now, so a missing one stops the run first."""
+    settings = plan.settings
+    if settings.notify is None:
+        return None
+    from attractor.notify.notifier import Notifier
+    from attractor.settings import notify_secret
+
+    return Notifier(
+        settings.notify,
+        chosen=settings.notify_on,
+        fmt=settings.notify_format,
+        secret=notify_secret(settings),
+        timeout=settings.notify_timeout,
+        link=hooks.link,
+    )
 
 
 def executor_for(settings: Settings) -> Executor:
@@ -436,6 +473,46 @@ def check_boundaries(settings: Settings, graph: Graph) -> None:
         print(notice, file=sys.stderr)
 
 
+def step_boundary(node: Node, settings: Settings) -> str | None:
+    """Where ``node``'s commands would run, in one line (None: a step that runs none)."""
+    from attractor.handlers.boundary import COMMAND_STEPS, describe_boundary
+    from attractor.handlers.external.agents import AGENTS
+    from attractor.handlers.external.bounds import describe_cli_boundary
+    from attractor.handlers.external.router import backend_name
+
+    kind = node.handler_type
+    if kind not in COMMAND_STEPS:
+        return None
+    base = Path(settings.workdir or ".").resolve()
+    cli = AGENTS.get(backend_name(node, settings)) if kind == "codergen" else None
+    if cli is not None:
+        return describe_cli_boundary(cli, node, settings, base)
+    return describe_boundary(node, settings, base)
+
+
+def node_boundary(run_dir: Path, graph: Graph, node_id: str) -> str | None:
+    """The boundary of ``node_id`` in a run: as its last step recorded it in
+    ``status.json``, else as the run's recorded settings plan it."""
+    import json
+
+    from attractor.errors import AttractorError
+    from attractor.runview.inventory import stage_path
+
+    try:
+        status = json.loads((stage_path(run_dir, node_id) / "status.json").read_bytes())
+        if isinstance(status, dict) and isinstance(status.get("boundary"), str):
+            return str(status["boundary"])
+    except (OSError, ValueError):
+        pass
+    if not graph.has_node(node_id):
+        return None
+    try:
+        settings, _notes = resume_settings(run_dir, graph)
+        return step_boundary(graph.node(node_id), settings)
+    except (AttractorError, OSError, ValueError):
+        return None
+
+
 def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     """The model backend, built before the run so a missing key or SDK stops it first.
 
@@ -445,7 +522,16 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     first (:func:`check_boundaries`).
     """
     check_boundaries(settings, graph)
+    from attractor.dot.schema import AGENT_BACKENDS
     from attractor.handlers.external import route_backends
+    from attractor.handlers.external.router import backend_name
+    from attractor.handlers.mcp_servers import check_servers
+
+    agents = [(n, backend_name(n, settings)) for n in graph.nodes() if n.handler_type == "codergen"]
+    builtin = [n for n, name in agents if name == "llm" or name.startswith("scripted:")]
+    check_servers(builtin, settings)
+    # An agent CLI starts the servers itself: no SDK needed for it.
+    check_servers([n for n, name in agents if name in AGENT_BACKENDS], settings, sdk=False)
 
     routed = route_backends(settings, graph)
     if routed is not None:
@@ -469,8 +555,10 @@ _FRONT_END: dict[str, str] = {
     "check_logs_dir": "attractor.store.rundir",
     "disk_full": "attractor.store.rundir",
     "never_started": "attractor.store.rundir",
+    "describe_acp": "attractor.handlers.acp.describe",
     "COMMAND_STEPS": "attractor.handlers.boundary",
     "describe_boundary": "attractor.handlers.boundary",
+    "describe_servers": "attractor.handlers.mcp_servers",
     "AGENTS": "attractor.handlers.external.agents",
     "describe_cli_boundary": "attractor.handlers.external.bounds",
     "backend_name": "attractor.handlers.external.router",

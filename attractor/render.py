@@ -1,9 +1,13 @@
 """The pipeline drawn as a picture (SVG, PNG or PDF), optionally with a run's state.
 
 Each node keeps the shape that names its type (start, exit, agent box, human
-hexagon, tool parallelogram...), edges show their labels and conditions. Given
-a :class:`~attractor.runview.inventory.RunState`, each node is filled by its
-state, shows its visits and time, and the route the run took is drawn bold.
+hexagon, tool parallelogram...), edges show their labels and conditions, and
+the pipeline's subgraphs that are clusters (named ``cluster...``) or carry a
+label are drawn as boxes around their nodes. Given a
+:class:`~attractor.runview.inventory.RunState`, each node is filled by its
+state and shows its visits and time, the route the run took is drawn bold
+(the edges it did not take fade), and the current node (running now, or where
+the run ended) has a thick outline.
 
 In SVG each node's group has the id ``node-ID`` and the classes
 ``node state-STATE``, so a page can recolour it as events arrive.
@@ -24,6 +28,14 @@ if TYPE_CHECKING:
 
 #: Formats ``attractor graph -o`` writes, by file suffix.
 FORMATS = ("svg", "png", "pdf")
+
+#: Resolution of a PNG (Graphviz's own is 96): a picture that reads on a
+#: high-density screen and in a README.
+PNG_DPI = "150"
+#: Outline of the current node: running now, or where a run stopped or failed.
+CURRENT_COLOURS = {"running": "#f59e0b", "fail": "#dc2626", "success": "#15803d"}
+_CURRENT_DEFAULT = "#7c3aed"
+_FADED_EDGE = "#a1a1aa"
 
 #: Fill colour of a node in each state (the web page uses the same ones).
 STATE_COLOURS = {
@@ -49,6 +61,8 @@ def render(graph: Graph, state: RunState | None = None, fmt: str = "svg") -> byt
     if fmt not in FORMATS:
         raise UsageError(f"cannot draw {fmt!r}; choose one of {', '.join(FORMATS)}")
     picture = to_agraph(graph, state)
+    if fmt == "png":
+        picture.graph_attr["dpi"] = PNG_DPI
     picture.layout(prog="dot")
     data: bytes = picture.draw(format=fmt)
     return data
@@ -64,19 +78,127 @@ def to_agraph(graph: Graph, state: RunState | None = None) -> Any:
         label=_escape(_title(graph, state)),
         labelloc="t",
         fontname="Helvetica",
-        fontsize="14",
+        fontsize="16",
         bgcolor="white",
+        pad="0.3",
+        nodesep="0.5",
+        ranksep="0.55",
     )
-    picture.node_attr.update(fontname="Helvetica", fontsize="11", style="filled")
-    picture.edge_attr.update(fontname="Helvetica", fontsize="9", color="#52525b")
+    picture.node_attr.update(fontname="Helvetica", fontsize="13", style="filled", margin="0.2,0.08")
+    picture.edge_attr.update(fontname="Helvetica", fontsize="11", color="#52525b")
+    current = _current_node(state)
     for node in graph.nodes():
         node_state = state.nodes.get(node.id) if state is not None else None
-        picture.add_node(node.id, **_node_look(node, node_state))
+        look = _node_look(node, node_state)
+        if node.id == current and node_state is not None:
+            _mark_current(look, node_state.state)
+        picture.add_node(node.id, **look)
     taken = _route_edges(state)
     for number, edge in enumerate(graph.edges()):
         look = _edge_look(edge, (edge.source, edge.target) in taken)
+        if state is not None and "class" not in look:
+            look.update(color=_FADED_EDGE, fontcolor="#71717a")
         picture.add_edge(edge.source, edge.target, key=str(number), **look)
+    _add_clusters(graph, picture)
+    _add_sub_pipelines(picture, graph, "", 0)
     return picture
+
+
+def _current_node(state: RunState | None) -> str | None:
+    """The node running now; for a run that is over, the node it ended at."""
+    if state is None:
+        return None
+    running = [n.id for n in state.nodes.values() if n.state == "running"]
+    if running:
+        return running[0]
+    return state.info.current_node
+
+
+def _mark_current(look: dict[str, str], state: str) -> None:
+    look.update(
+        penwidth="3.5",
+        color=CURRENT_COLOURS.get(state, _CURRENT_DEFAULT),
+        **{"class": f"{look['class']} current"},
+    )
+
+
+def _add_clusters(graph: Graph, picture: Any) -> None:
+    """The pipeline's clusters and labelled subgraphs, drawn as boxes around their nodes.
+
+    The graph model keeps no subgraphs (only the classes their labels give
+    nodes), so they are read from the pipeline's DOT text; a text Graphviz
+    cannot read draws no boxes.
+    """
+    import pygraphviz
+
+    if not graph.source:
+        return
+    try:
+        source = pygraphviz.AGraph(string=graph.source)
+    except (pygraphviz.DotError, ValueError, TypeError):
+        return
+    counter = iter(range(1, 1 << 30))
+    _copy_clusters(source, picture, {n.id for n in graph.nodes()}, counter)
+
+
+def _copy_clusters(source: Any, target: Any, known: set[str], counter: Any) -> None:
+    for sub in source.subgraphs():
+        label = str(sub.graph_attr.get("label") or "")
+        members = [str(n) for n in sub.nodes() if str(n) in known]
+        if (str(sub.name).startswith("cluster") or label) and members:
+            box = target.add_subgraph(
+                members,
+                name=f"cluster_{next(counter)}",
+                label=_escape(label),
+                style="rounded,dashed",
+                color="#71717a",
+                fontcolor="#3f3f46",
+                fontsize="12",
+                labeljust="l",
+            )
+            _copy_clusters(sub, box, known, counter)
+        else:
+            _copy_clusters(sub, target, known, counter)
+
+
+#: Sub-pipelines drawn inside sub-pipelines, at most (lint refuses a cycle).
+_MAX_DEPTH = 8
+
+
+def _add_sub_pipelines(picture: Any, graph: Graph, prefix: str, depth: int) -> None:
+    """Each sub-pipeline's graph drawn in a dashed box beside its node, its nodes
+    named ``NODE/CHILD`` and a dashed edge from the node to the child's start."""
+    from attractor.dot.includes import resolve_dot_file, sub_pipeline_nodes, written_path
+    from attractor.linter.prepare import prepare
+
+    if depth >= _MAX_DEPTH:
+        return
+    for node in sub_pipeline_nodes(graph):
+        path = resolve_dot_file(graph, written_path(node)) if written_path(node) else None
+        if path is None or not path.is_file():
+            continue
+        child, _ = prepare(path, file=str(path))
+        if child is None:
+            continue
+        inner = f"{prefix}{node.id}/"
+        for child_node in child.nodes():
+            look = _node_look(child_node, None)
+            look["id"] = f"node-{inner}{child_node.id}"
+            picture.add_node(inner + child_node.id, **look)
+        for number, edge in enumerate(child.edges()):
+            look = _edge_look(edge, False)
+            look["id"] = f"edge-{inner}{edge.source}-{edge.target}"
+            picture.add_edge(inner + edge.source, inner + edge.target, key=str(number), **look)
+        picture.add_subgraph(
+            [inner + n.id for n in child.nodes()],
+            name=f"cluster_{inner}",
+            label=_escape(f"{node.id}: {written_path(node)}"),
+            style="dashed",
+        )
+        start = child.start_node()
+        if start is not None:
+            picture.add_edge(prefix + node.id, inner + start.id, style="dashed", label="runs")
+        _add_sub_pipelines(picture, child, inner, depth + 1)
 
 
 def _title(graph: Graph, state: RunState | None) -> str:

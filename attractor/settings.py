@@ -34,13 +34,16 @@ from attractor.dot.schema import (
     PROFILES,
     RUN_SANDBOX,
     WORKSPACE_MODES,
+    is_acp_backend,
     parse_duration,
-    parse_on_off,
+    parse_network,
 )
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice, parse_price
+from attractor.mcp_config import McpServerConfig, mcp_servers_of
+from attractor.proc.allowlist import parse_hosts
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
 from attractor.redact import Redactor
 
@@ -49,10 +52,18 @@ if TYPE_CHECKING:
 
 DURATION_EXPECTED = "expected a duration like 90s, 5m or 1h30m"
 TURNS_EXPECTED = f"must be an integer from 1 to {MAX_TURNS_LIMIT}"
-BACKENDS_EXPECTED = "expected simulate, llm, scripted:FILE, " + ", ".join(AGENT_BACKENDS)
+BACKENDS_EXPECTED = (
+    "expected simulate, llm, scripted:FILE, " + ", ".join(AGENT_BACKENDS) + " or acp:NAME"
+)
 COST_EXPECTED = "expected an amount of US dollars above zero, like 2.50"
 #: The config file's table of model prices (not a flag or variable).
 PRICES_KEY = "prices"
+#: The config file's ``[mcp_servers.NAME]`` tables: MCP servers nodes may name.
+MCP_KEY = "mcp_servers"
+#: The config file's named ACP agents, ``[acp_agents.NAME]`` (see :class:`AcpAgent`).
+ACP_AGENTS_KEY = "acp_agents"
+#: The config tables that are not settings of their own.
+_TABLE_KEYS = (PRICES_KEY, MCP_KEY, ACP_AGENTS_KEY)
 
 
 def _duration(raw: Any) -> float:
@@ -117,6 +128,8 @@ def _backend(raw: Any) -> str:
         return text
     if text.startswith("scripted:") and len(text) > 9:
         return text
+    if is_acp_backend(text):
+        return text
     hint = _PROVIDER_HINTS.get(text.lower())
     if hint is not None:
         raise ValueError(f"{BACKENDS_EXPECTED}; {text} is a provider: use {hint}")
@@ -144,10 +157,12 @@ def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
     return parse
 
 
-def _on_off(raw: Any) -> bool:
+def _network(raw: Any) -> bool | tuple[str, ...]:
     if isinstance(raw, bool):
         return raw
-    return parse_on_off(str(raw))
+    if isinstance(raw, list):
+        return parse_hosts(",".join(str(item) for item in raw))
+    return parse_network(str(raw))
 
 
 def _patterns(raw: Any) -> tuple[str, ...]:
@@ -202,6 +217,43 @@ def _secret_names(raw: Any) -> tuple[str, ...]:
     return names
 
 
+#: What a run may notify a webhook of (``--notify-on``), and the default choice.
+NOTIFY_EVENTS = (
+    "run_started",
+    "gate_waiting",
+    "gate_answered",
+    "stage_failed",
+    "run_succeeded",
+    "run_failed",
+    "run_stopped",
+    "run_finished",
+)
+NOTIFY_DEFAULT = ("gate_waiting", "run_finished")
+NOTIFY_FORMATS = ("json", "slack")
+
+
+def _url(raw: Any) -> str:
+    text = str(raw).strip()
+    scheme, sep, rest = text.partition("://")
+    host = rest.split("/", 1)[0].rpartition("@")[2]
+    if (
+        not sep
+        or scheme.lower() not in ("http", "https")
+        or not host
+        or any(c.isspace() for c in text)
+    ):
+        raise ValueError("expected an http:// or https:// URL, like https://hooks.example.com/x")
+    return text
+
+
+def _notify_events(raw: Any) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else re.split(r"[,\s]+", str(raw))
+    names = tuple(dict.fromkeys(str(item).strip() for item in items if str(item).strip()))
+    if not names or not all(name in NOTIFY_EVENTS for name in names):
+        raise ValueError("expected events among " + ", ".join(NOTIFY_EVENTS) + ", comma-separated")
+    return names
+
+
 @dataclass(frozen=True)
 class _Field:
     name: str
@@ -243,8 +295,9 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("env_allow", "--env-allow", "ATTRACTOR_ENV_ALLOW", _patterns, (), "env_allow"),
     _Field("env_deny", "--env-deny", "ATTRACTOR_ENV_DENY", _patterns, (), "env_deny"),
     _Field("sandbox", "--sandbox", "ATTRACTOR_SANDBOX", _choice(RUN_SANDBOX), "auto", "sandbox"),
-    _Field("network", "--network", "ATTRACTOR_NETWORK", _on_off, False, "network"),
+    _Field("network", "--network", "ATTRACTOR_NETWORK", _network, False, "network"),
     _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
+    _Field("image", "--image", "ATTRACTOR_IMAGE", _text, None, "image"),
     _Field(
         "workspace",
         "--workspace",
@@ -269,6 +322,30 @@ _FIELDS: tuple[_Field, ...] = (
     ),
     # Every source adds to this one (see _union): a name declared secret anywhere stays secret.
     _Field("secrets", "--secrets", "ATTRACTOR_SECRETS", _secret_names, (), "secrets"),
+    _Field("notify", "--notify", "ATTRACTOR_NOTIFY", _url, graph_attr="notify"),
+    _Field(
+        "notify_on",
+        "--notify-on",
+        "ATTRACTOR_NOTIFY_ON",
+        _notify_events,
+        NOTIFY_DEFAULT,
+        "notify_on",
+    ),
+    _Field(
+        "notify_format",
+        "--notify-format",
+        "ATTRACTOR_NOTIFY_FORMAT",
+        _choice(NOTIFY_FORMATS),
+        "json",
+        "notify_format",
+    ),
+    _Field(
+        "notify_secret_env",
+        "--notify-secret-env",
+        "ATTRACTOR_NOTIFY_SECRET_ENV",
+        check_variable_name,
+    ),
+    _Field("notify_timeout", "--notify-timeout", "ATTRACTOR_NOTIFY_TIMEOUT", _duration, 5.0),
     # No flag: a choice about a machine or a team, made once in the environment or config.
     _Field(
         "run_permissions",
@@ -316,10 +393,22 @@ class Settings:
     env_deny: tuple[str, ...] = ()
     #: Where commands run: auto (bwrap when it works), bwrap, none, required.
     sandbox: str = "auto"
-    #: Whether sandboxed commands reach the network.
-    network: bool = False
+    #: Whether sandboxed commands reach the network: on, off, or only these hosts.
+    network: bool | tuple[str, ...] = False
     #: Extra writable paths for sandboxed commands (relative to the workdir).
     writable: tuple[str, ...] = ()
+    #: The webhook a run notifies of the events in ``notify_on`` (see attractor.notify);
+    #: never recorded with the run (a webhook URL may carry a token).
+    notify: str | None = None
+    notify_on: tuple[str, ...] = NOTIFY_DEFAULT
+    #: ``json`` (the documented payload) or ``slack`` (an incoming-webhook message).
+    notify_format: str = "json"
+    #: The variable holding the secret that signs each notification (HMAC-SHA256).
+    notify_secret_env: str | None = None
+    #: Seconds one delivery attempt may take.
+    notify_timeout: float = 5.0
+    #: The container image of ``sandbox=docker|podman``.
+    image: str | None = None
     #: worktree, snapshot or none; None: worktree inside a git repository, else snapshot.
     workspace: str | None = None
     #: A command run once in each new run worktree (``uv sync``, ``npm ci``).
@@ -333,6 +422,10 @@ class Settings:
     #: Variables (names or shell patterns) whose values are redacted, beyond the
     #: built-in patterns of :mod:`attractor.redact`.
     secrets: tuple[str, ...] = ()
+    #: The config file's ``[mcp_servers.NAME]`` tables (``${VAR}`` not yet expanded).
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    #: ACP agents a node may name as ``backend="acp:NAME"`` (``[acp_agents.NAME]``).
+    acp_agents: dict[str, AcpAgent] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     #: Each value as the user wrote it (``"90s"``), for messages that echo it.
     texts: dict[str, str] = field(default_factory=dict)
@@ -400,10 +493,10 @@ def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, 
 def _check_keys(label: str, table: dict[str, Any]) -> None:
     # A misspelt key would otherwise be ignored without a word.
     for key in table:
-        if key not in FIELD_NAMES and key != PRICES_KEY:
-            close = difflib.get_close_matches(key, FIELD_NAMES, n=1)
+        if key not in FIELD_NAMES and key not in _TABLE_KEYS:
+            close = difflib.get_close_matches(key, (*FIELD_NAMES, *_TABLE_KEYS), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
-            known = ", ".join((*FIELD_NAMES, PRICES_KEY))
+            known = ", ".join((*FIELD_NAMES, *_TABLE_KEYS))
             raise UsageError(f"{label}: unknown setting {key!r}{hint} (known: {known})")
 
 
@@ -440,7 +533,7 @@ def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
 RECORDED = (
     "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
     "max_total_turns", "max_total_tokens", "max_cost", "max_steps", "timeout", "kill_grace",
-    "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable",
+    "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable", "image",
     "secrets", "workspace", "workspace_setup", "workspace_link",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"
@@ -520,8 +613,8 @@ def resolve_settings(
             layers.append((f"graph attribute {f.graph_attr}", graph_attrs.get(f.graph_attr)))
         pick = _union if f.name == "secrets" else _first
         values[f.name], sources[f.name], raw = pick(f, layers)
-        if raw is not None:
-            texts[f.name] = str(raw).strip()
+        if raw is not None:  # a config file's list as the comma-separated text a flag takes
+            texts[f.name] = ", ".join(map(str, raw)) if isinstance(raw, list) else str(raw).strip()
         layers_of[f.name] = layers
     _bind_key_to_url(values, sources, texts, layers_of)
     _check_workdir(values.get("workdir"), sources["workdir"], cwd or Path.cwd())
@@ -533,6 +626,12 @@ def resolve_settings(
     if config is not None and PRICES_KEY in config[1]:
         values[PRICES_KEY] = _prices(*config)
         sources[PRICES_KEY] = f"{config[0]}: {PRICES_KEY}"
+    if config is not None and MCP_KEY in config[1]:
+        values[MCP_KEY] = mcp_servers_of(*config)
+        sources[MCP_KEY] = f"{config[0]}: {MCP_KEY}"
+    if config is not None and ACP_AGENTS_KEY in config[1]:
+        values[ACP_AGENTS_KEY] = acp_agents_of(*config)
+        sources[ACP_AGENTS_KEY] = f"{config[0]}: {ACP_AGENTS_KEY}"
     return Settings(**values, sources=sources, texts=texts)
 
 
@@ -590,6 +689,80 @@ def _prices(label: str, table: dict[str, Any]) -> dict[str, ModelPrice]:
     return prices
 
 
+@dataclass(frozen=True)
+class AcpAgent:
+    """One ``[acp_agents.NAME]`` table: how to start an ACP agent.
+
+    ``env`` values are literal, except a whole value ``$NAME`` or ``${NAME}``,
+    which is that variable of attractor's own environment (unset: left out).
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    #: Where it was defined, for messages (``attractor.toml: acp_agents.claude``).
+    source: str = ""
+
+
+_ACP_AGENT_KEYS = ("command", "args", "env")
+_ACP_AGENT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def acp_agents_of(label: str, table: dict[str, Any]) -> dict[str, AcpAgent]:
+    """The ``[acp_agents.NAME]`` tables of a config file, each checked.
+
+    Raises:
+        UsageError: a table, key or value that is not what an agent needs.
+    """
+    raw = table[ACP_AGENTS_KEY]
+    example = f'[{ACP_AGENTS_KEY}.claude] with command = "claude-agent-acp"'
+    if not isinstance(raw, dict):
+        raise UsageError(f"{label}: {ACP_AGENTS_KEY} must be a table of agents, e.g. {example}")
+    agents: dict[str, AcpAgent] = {}
+    for name, entry in raw.items():
+        where = f"{label}: {ACP_AGENTS_KEY}.{name}"
+        if not _ACP_AGENT_NAME.fullmatch(name):
+            raise UsageError(f"{where}: a name has only letters, digits, '_', '.' and '-'")
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where} must be a table, e.g. {example}")
+        agents[name] = _acp_agent(name, entry, where)
+    return agents
+
+
+def configured_acp_agents(
+    cwd: Path | None = None, config_file: str | None = None
+) -> tuple[str, list[str]]:
+    """Where the config comes from and the ACP agents it names (for lint).
+
+    Raises:
+        UsageError: the config file or its ``acp_agents`` tables are malformed.
+    """
+    config = find_config(cwd or Path.cwd(), config_file)
+    if config is None:
+        return "the config (no attractor.toml here)", []
+    label, table = config
+    agents = acp_agents_of(label, table) if ACP_AGENTS_KEY in table else {}
+    return label, sorted(agents)
+
+
+def _acp_agent(name: str, entry: dict[str, Any], where: str) -> AcpAgent:
+    unknown = [key for key in entry if key not in _ACP_AGENT_KEYS]
+    if unknown:
+        known = ", ".join(_ACP_AGENT_KEYS)
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (known: {known})")
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise UsageError(f'{where}: command must name the agent\'s program, e.g. command = "npx"')
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise UsageError(f'{where}: args must be a list of strings, e.g. args = ["--acp"]')
+    env = entry.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise UsageError(f'{where}: env must be a table of strings, e.g. env = {{ KEY = "$KEY" }}')
+    return AcpAgent(name, command.strip(), tuple(args), tuple(env.items()), where)
+
+
 def graph_names_model(graph: Graph) -> bool:
     """True when an LLM node names a model or provider (itself or by the stylesheet)."""
     return any(
@@ -621,10 +794,33 @@ def _union(f: _Field, layers: list[tuple[str, Any]]) -> tuple[Any, str, Any]:
     return tuple(names), " + ".join(given), ",".join(names)
 
 
+def notify_secret(settings: Settings, env: Mapping[str, str] | None = None) -> bytes | None:
+    """The key that signs the run's notifications, read from the variable
+    ``notify_secret_env`` names; None when no variable is named.
+
+    Raises:
+        SettingError: the variable is not set or empty.
+    """
+    name = settings.notify_secret_env
+    if name is None:
+        return None
+    value = (os.environ if env is None else env).get(name, "")
+    if not value:
+        raise SettingError(
+            settings.source("notify_secret_env"),
+            name,
+            f"the variable {name} is not set; export the webhook's signing secret in it",
+        )
+    return value.encode("utf-8")
+
+
 def redactor_for(settings: Settings, env: Mapping[str, str] | None = None) -> Redactor:
     """The run's :class:`~attractor.redact.Redactor`: the secret variables of ``env``
-    (default: this process's environment), declared ones and the model key's included."""
-    declared = [*settings.secrets, *([settings.api_key_env] if settings.api_key_env else [])]
+    (default: this process's environment), declared ones and the model key's and the
+    notification secret's included."""
+    keys = [k for k in (settings.api_key_env, settings.notify_secret_env) if k]
+    declared = [*settings.secrets, *keys]
+    declared += [n for server in settings.mcp_servers.values() for n in server.variables()]
     return Redactor.from_environment(os.environ if env is None else env, declared)
 
 

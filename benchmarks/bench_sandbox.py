@@ -3,8 +3,11 @@
 Run: ``python benchmarks/bench_sandbox.py [--runs N]``. Starts ``/bin/true``
 N times (default 200) through the local environment (plain: its own process
 group, filtered variables) and through the bwrap environment (a sandbox per
-command, laid out as for a real step), one after the other, and prints the
-median time per command of each and their ratio.
+command, laid out as for a real step), and, as the floor, ``bwrap --ro-bind / /
+/bin/true`` through the local environment: the least any bubblewrap sandbox
+costs here (bwrap's own start, one mount namespace, no other namespace and no
+other mount). The three alternate command by command, so a busy machine slows
+them alike; it prints the median time per command of each and the ratios.
 """
 
 from __future__ import annotations
@@ -18,18 +21,21 @@ from pathlib import Path
 
 import anyio
 
-from attractor.proc.bwrap import Fence
+from attractor.proc.bwrap import Fence, bwrap_path
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.environment import BwrapEnvironment, LocalEnvironment, sandbox_problem
 
 
-async def _times(env: LocalEnvironment, runs: int, out: Path) -> list[float]:
-    times = []
+async def _interleaved(
+    envs: list[tuple[LocalEnvironment, str]], runs: int, out: Path
+) -> list[list[float]]:
+    times: list[list[float]] = [[] for _ in envs]
     for _ in range(runs):
-        started = time.perf_counter()
-        result = await env.run("/bin/true", stdout_path=out / "o", stderr_path=out / "e")
-        times.append(time.perf_counter() - started)
-        assert result.returncode == 0, result.stderr
+        for (env, command), own in zip(envs, times, strict=True):
+            started = time.perf_counter()
+            result = await env.run(command, stdout_path=out / "o", stderr_path=out / "e")
+            own.append(time.perf_counter() - started)
+            assert result.returncode == 0, result.stderr
     return times
 
 
@@ -46,14 +52,16 @@ async def main(runs: int) -> int:
         fence = Fence(work, run_dir=run_dir, stage_dir=stage, scratch=run_dir / "scratch")
         plain = LocalEnvironment(work, EnvPolicy())
         boxed = BwrapEnvironment(work, EnvPolicy(), fence=fence)
-        await _times(plain, 10, stage)  # warm up both
-        await _times(boxed, 10, stage)
-        bare = statistics.median(await _times(plain, runs, stage))
-        sandboxed = statistics.median(await _times(boxed, runs, stage))
+        floor_command = f"{bwrap_path()} --ro-bind / / /bin/true"
+        envs = [(plain, "/bin/true"), (boxed, "/bin/true"), (plain, floor_command)]
+        await _interleaved(envs, 10, stage)  # warm up
+        bare, sandboxed, floor = map(statistics.median, await _interleaved(envs, runs, stage))
     print(f"/bin/true x{runs}, median per command")
-    print(f"  plain (local environment): {bare * 1000:.2f} ms")
-    print(f"  sandboxed (bwrap):         {sandboxed * 1000:.2f} ms")
+    print(f"  plain (local environment):      {bare * 1000:.2f} ms")
+    print(f"  sandboxed (bwrap environment):  {sandboxed * 1000:.2f} ms")
+    print(f"  floor (bwrap --ro-bind / /):    {floor * 1000:.2f} ms")
     print(f"  ratio: {sandboxed / bare:.2f}x (sandbox adds {(sandboxed - bare) * 1000:.2f} ms)")
+    print(f"  floor ratio: {floor / bare:.2f}x (the least one bwrap per command can cost)")
     return 0
 
 

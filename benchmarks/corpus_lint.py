@@ -1,11 +1,13 @@
 """Lint and dry-run every pipeline of a folder, and count what fails and why.
 
-Usage: ``python benchmarks/corpus_lint.py FOLDER [--json] [--by-project] [--show RULE] [--list]``
+Usage: ``python benchmarks/corpus_lint.py FOLDER [--json] [--by-project] [--show RULE] [--list]
+[--from-empty]``
 
 Every ``*.dot`` file under FOLDER (recursively) is linted as ``attractor lint``
 lints it, then dry-run as ``attractor run FILE --dry-run`` runs it (the real
-command, in this process, from an empty temporary directory so that no
-config file of the current directory is read). The report gives the number
+command, in this process), from the file's project folder (the first folder
+under FOLDER: a project's checkout), as its users run it; ``--from-empty``
+lints from an empty temporary directory instead. The report gives the number
 of files, of files that do not parse, of files with at least one lint error,
 of files that lint clean but whose dry run still fails, then each error rule
 and each warning rule with its count of diagnostics and of files.
@@ -81,17 +83,32 @@ def dry_run(runner: CliRunner, path: Path) -> tuple[int, str | None]:
     return result.exit_code, None
 
 
-def check(folder: Path) -> list[FileResult]:
-    """Lint and dry-run every ``.dot`` file under ``folder``."""
+def _project_root(root: Path, path: Path) -> Path:
+    """The first folder under ``root`` on the way to ``path`` (its project's checkout)."""
+    parts = path.relative_to(root).parts
+    return root / parts[0] if len(parts) > 1 else root
+
+
+def check(folder: Path, from_project: bool = True) -> list[FileResult]:
+    """Lint and dry-run every ``.dot`` file under ``folder``.
+
+    With ``from_project``, each file is linted and dry-run from its project's
+    folder (the first folder under ``folder``), as a user runs a project's
+    pipelines from its root: paths some engines write from the root (a
+    sub-pipeline's ``pipelines/x.dot``) then resolve. Otherwise from an empty
+    temporary folder. A folder of pipelines from elsewhere holds no
+    ``attractor.toml`` (check before measuring), so no config file is read.
+    """
     names = projects(folder)
     files = sorted(p.resolve() for p in folder.rglob("*.dot") if p.is_file())
     runner = CliRunner()
     results = []
+    root = folder.resolve()
     with tempfile.TemporaryDirectory() as empty:
         here = Path.cwd()
-        os.chdir(empty)
         try:
             for path in files:
+                os.chdir(_project_root(root, path) if from_project else empty)
                 result = FileResult(path, names.get(path, path.parent.name))
                 try:
                     # As `attractor lint` does: no handler can be registered
@@ -177,7 +194,8 @@ def show(results: list[FileResult], rule: str, folder: Path) -> None:
     for result in results:
         for d in result.diagnostics:
             if d.rule == rule:
-                name = result.path.relative_to(root)
+                where = Path(d.file).resolve() if d.file else result.path
+                name = where.relative_to(root) if where.is_relative_to(root) else where
                 print(f"{name}:{d.line}:{d.column}: {d.severity} {d.message}")
 
 
@@ -198,11 +216,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--by-project", action="store_true", help="add a line per project")
     parser.add_argument("--show", metavar="RULE", help="list every diagnostic of RULE")
     parser.add_argument("--list", action="store_true", help="one line per file: its error rules")
+    parser.add_argument(
+        "--from-empty",
+        action="store_true",
+        help="lint from an empty folder, not from each file's project folder",
+    )
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         print(f"corpus_lint: {args.folder}: not a folder", file=sys.stderr)
         return 2
-    results = check(args.folder)
+    results = check(args.folder, from_project=not args.from_empty)
     if args.list:
         list_files(results, args.folder)
         return 0

@@ -54,8 +54,12 @@ def test_importing_attractor_stays_light() -> None:
     assert out.stdout.split() == ["False", "False"]
 
 
-#: What ``attractor lint`` must never load: the engine's, the display's and the SDKs' imports.
-_HEAVY = ("anyio", "rich", "openai", "anthropic", "httpx", "importlib.metadata", "attractor.engine")
+#: What ``attractor lint`` must never load: the run side's (the run, its store, the
+#: read side, the Ray executor), the display's and the SDKs' imports.
+_HEAVY = (
+    *("anyio", "rich", "openai", "anthropic", "httpx", "importlib.metadata"),
+    *("attractor.engine", "attractor.store", "attractor.runview", "attractor.ray_exec"),
+)
 
 
 def test_the_lint_command_loads_nothing_heavy(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import anyio.to_thread
 
 from attractor.agent.tools.beneath import Beneath
 from attractor.agent.tools.fdio import read_all, regular
+from attractor.proc.environment import ExecutionEnvironment as Runner
 from attractor.proc.process import run_process
 
 INSTRUCTIONS_BUDGET = 32 * 1024
@@ -54,11 +55,19 @@ class ProjectContext:
         return {"instruction_files": [f.to_json() for f in self.files]}
 
 
-async def _git(workdir: Path, *args: str) -> str | None:
-    """Output of ``git ARGS`` in ``workdir``, or None when it fails or git is missing."""
+async def _git(workdir: Path, runner: Runner | None, *args: str) -> str | None:
+    """Output of ``git ARGS`` in ``workdir``, or None when it fails or git is missing.
+
+    Through the step's execution environment when there is one: a repository's
+    own config can make git run commands (``core.fsmonitor``, filters, a gpg
+    program), and a command an earlier step wrote there stays inside its boundary.
+    """
     command = shlex.join(["git", "--no-optional-locks", *args])
     try:
-        result = await run_process(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
+        if runner is not None:
+            result = await runner.run(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
+        else:
+            result = await run_process(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
     except OSError:
         return None
     if result.returncode != 0:
@@ -74,14 +83,14 @@ class GitState:
     commits: str
 
 
-async def git_state(workdir: Path) -> GitState | None:
+async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | None:
     """Branch, short status and recent commits, or None outside a repository."""
-    top = await _git(workdir, "rev-parse", "--show-toplevel")
+    top = await _git(workdir, runner, "rev-parse", "--show-toplevel")
     if not top:
         return None
-    branch = await _git(workdir, "rev-parse", "--abbrev-ref", "HEAD") or "(unknown)"
-    status = await _git(workdir, "status", "--short") or ""
-    commits = await _git(workdir, "log", "--oneline", f"-{RECENT_COMMITS}") or ""
+    branch = await _git(workdir, runner, "rev-parse", "--abbrev-ref", "HEAD") or "(unknown)"
+    status = await _git(workdir, runner, "status", "--short") or ""
+    commits = await _git(workdir, runner, "log", "--oneline", f"-{RECENT_COMMITS}") or ""
     return GitState(Path(top), branch, status, commits)
 
 
@@ -171,10 +180,15 @@ def discover_instructions(
 
 
 async def gather(
-    workdir: Path, instruction_files: tuple[str, ...], *, model: str = ""
+    workdir: Path,
+    instruction_files: tuple[str, ...],
+    *,
+    model: str = "",
+    runner: Runner | None = None,
 ) -> ProjectContext:
-    """The project context of a session starting in ``workdir``."""
-    git = await git_state(workdir)
+    """The project context of a session starting in ``workdir`` (git runs through
+    ``runner``, the step's execution environment, when given)."""
+    git = await git_state(workdir, runner)
     text, files = await anyio.to_thread.run_sync(
         discover_instructions, workdir, git.root if git else None, instruction_files
     )

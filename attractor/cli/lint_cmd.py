@@ -1,6 +1,7 @@
 """``attractor lint FILE...``: report everything wrong with pipeline files.
 
-Imports only the parser and lint modules, so linting never loads the engine,
+Imports only the parser and lint modules (and the settings, to find the MCP
+servers of the config file when a pipeline names some), so linting never loads the engine,
 rich or a model SDK.
 """
 
@@ -59,17 +60,44 @@ def unreadable_diagnostic(path: str, error: PipelineError) -> Diagnostic:
 
 
 def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
-    """Diagnostics of every readable file, and one ``unreadable`` diagnostic per other file."""
+    """Diagnostics of every readable file, and one ``unreadable`` diagnostic per other file.
+
+    MCP server names are checked against the config file a run here would read
+    (``attractor.toml``, else ``[tool.attractor]`` in ``pyproject.toml``).
+    """
+    from attractor.linter.acp import AcpAgentsRule
+    from attractor.linter.mcp import unknown_servers
     from attractor.linter.prepare import prepare
+    from attractor.settings import configured_acp_agents
 
     found: list[Diagnostic] = []
     unreadable: list[Diagnostic] = []
+    servers: tuple[str | None, set[str]] | None = None
+    rules = [AcpAgentsRule(configured_acp_agents)]
     for path in paths:
         try:
-            found.extend(prepare(Path(path), file=path)[1])
+            graph, diagnostics = prepare(Path(path), file=path, extra_rules=rules)
         except PipelineError as error:
             unreadable.append(unreadable_diagnostic(path, error))
+            continue
+        if graph is not None and any(n.raw("mcp") for n in [graph, *graph.nodes()]):
+            servers = servers or _config_servers()
+            extra = unknown_servers(graph, servers[1], servers[0])
+            diagnostics = sorted([*diagnostics, *extra], key=lambda d: (d.line, d.column))
+        found.extend(diagnostics)
     return found, unreadable
+
+
+def _config_servers() -> tuple[str | None, set[str]]:
+    """The config file a run here reads (None: none), and the MCP servers it defines."""
+    from attractor.settings import MCP_KEY, find_config
+
+    config = find_config(Path.cwd())
+    if config is None:
+        return None, set()
+    label, table = config
+    servers = table.get(MCP_KEY)
+    return label, set(servers) if isinstance(servers, dict) else set()
 
 
 def _document(found: list[Diagnostic], output_format: str) -> str:

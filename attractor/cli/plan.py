@@ -10,20 +10,20 @@ instead of printing that node again.
 from __future__ import annotations
 
 from collections import deque
-from pathlib import Path
+from urllib.parse import urlsplit
 
 from attractor.dot.graph import Edge, Graph, Node
-from attractor.dot.schema import format_duration
+from attractor.dot.includes import SUBGRAPH, resolve_dot_file, written_path
+from attractor.dot.schema import format_duration, is_acp_backend
 from attractor.errors import UsageError
 from attractor.launch import (
-    AGENTS,
-    COMMAND_STEPS,
     backend_name,
-    describe_boundary,
-    describe_cli_boundary,
+    describe_acp,
+    describe_servers,
     max_retries_for,
     node_model_spec,
     resolve_budget,
+    step_boundary,
 )
 from attractor.llm.credentials import key_plan, redact_url
 from attractor.settings import Settings, step_limit
@@ -49,6 +49,9 @@ def _order(graph: Graph) -> list[Node]:
 
 def _model(node: Node, settings: Settings) -> list[str]:
     """The model line, and the key line: which variable (never its value) goes where."""
+    chosen = backend_name(node, settings)
+    if is_acp_backend(chosen):
+        return [f"agent: {describe_acp(chosen, node, settings)}", "model: the agent's own"]
     if settings.backend == "simulate":
         return ["model: simulated (no model is called)"]
     if settings.backend.startswith("scripted:"):
@@ -94,17 +97,18 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
         lines.append(_prompt_source(node, graph))
         budget = resolve_budget(node, graph, settings, prompt=node.prompt)
         lines += [*_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
+        servers = describe_servers(node, settings)
+        if servers is not None:
+            lines.append(f"mcp servers: {servers}")
     if kind == "tool":
         command = str(node.get("tool_command") or "")
         verb = "would run (simulated)" if settings.simulates_tools else "runs"
         lines.append(f"{verb}: {command}")
-    if kind in COMMAND_STEPS:
-        base = Path(settings.workdir or ".").resolve()
-        cli = AGENTS.get(backend_name(node, settings)) if kind == "codergen" else None
-        if cli is not None:
-            lines.append(f"boundary: {describe_cli_boundary(cli, node, settings, base)}")
-        else:
-            lines.append(f"boundary: {describe_boundary(node, settings, base)}")
+    boundary = step_boundary(node, settings)
+    if boundary is not None:
+        lines.append(f"boundary: {boundary}")
+    if kind == SUBGRAPH:
+        lines.append(f"runs inline: {resolve_dot_file(graph, written_path(node))}")
     if kind == "parallel":
         policy, most = node.get("join_policy"), node.get("max_parallel")
         lines.append(f"fan-out: join_policy={policy}, max_parallel={most}")
@@ -161,10 +165,19 @@ def _steps_line(graph: Graph, settings: Settings) -> str:
     return f"step budget: {limit:,} node executions ({source})"
 
 
+def _notify_line(settings: Settings) -> str:
+    """Where notifications go (scheme and host only: a webhook's path may be a token)."""
+    parts = urlsplit(settings.notify or "")
+    signed = f", signed with ${settings.notify_secret_env}" if settings.notify_secret_env else ""
+    return (
+        f"notify: {parts.scheme}://{parts.netloc.rpartition('@')[2]} of "
+        f"{', '.join(settings.notify_on)} ({settings.notify_format}{signed}; "
+        f"from {settings.source('notify')})"
+    )
+
+
 def format_plan(graph: Graph, settings: Settings, file: str, workspace: str | None = None) -> str:
     """The dry-run plan as text (ends with a newline); ``workspace`` is its workspace line."""
-    order = _order(graph)
-    printed = {node.id: i for i, node in enumerate(order)}
     lines = [
         f"dry run of {file}: nothing runs (no model calls, no tool commands, no run directory)",
         f"backend: {settings.backend} ({_backend_source(settings)})",
@@ -174,12 +187,42 @@ def format_plan(graph: Graph, settings: Settings, file: str, workspace: str | No
         lines.append(workspace)
     if graph.goal:
         lines.append(f"goal: {graph.goal}")
+    if settings.notify:
+        lines.append(_notify_line(settings))
     lines += [f"graph {line}" for line in _aliases(graph, None)]
+    lines += _body(graph, settings, 0)
+    return "\n".join(lines) + "\n"
+
+
+#: Sub-pipelines shown inside sub-pipelines, at most (lint refuses a cycle).
+_MAX_DEPTH = 8
+
+
+def _body(graph: Graph, settings: Settings, depth: int) -> list[str]:
+    """Every node reachable from the start with its details and edges; a
+    sub-pipeline's nodes follow its node, indented."""
+    order = _order(graph)
+    printed = {node.id: i for i, node in enumerate(order)}
+    lines: list[str] = []
     for index, node in enumerate(order):
         lines += ["", f"{index + 1}. {node.id} [{node.handler_type}]"]
         lines += [f"   {line}" for line in _details(node, graph, settings)]
+        if node.handler_type == SUBGRAPH and depth < _MAX_DEPTH:
+            lines += [f"   | {line}".rstrip() for line in _sub_plan(node, graph, settings, depth)]
         lines += [f"   {_edge_line(graph, edge, printed, index)}" for edge in node.outgoing()]
     missing = [n.id for n in graph.nodes() if n.id not in printed]
     if missing:
         lines += ["", "not reachable from the start: " + ", ".join(missing)]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _sub_plan(node: Node, graph: Graph, settings: Settings, depth: int) -> list[str]:
+    """The plan of the pipeline a sub-pipeline node runs (lint has checked it)."""
+    from attractor.linter.prepare import prepare
+
+    path = resolve_dot_file(graph, written_path(node))
+    child, _ = prepare(path, file=str(path))
+    if child is None:
+        return [f"{path}: does not parse (attractor lint {path})"]
+    head = f"sub-pipeline {child.name}" + (f" (goal: {child.goal})" if child.goal else "")
+    return [head, *_body(child, settings, depth + 1)[1:]]

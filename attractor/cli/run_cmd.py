@@ -38,6 +38,7 @@ from attractor.launch import (
     QueueInterviewer,
     RunDir,
     RunResult,
+    backend_name,
     check_auto_choice,
     check_logs_dir,
     disk_full,
@@ -287,7 +288,11 @@ def _simulation_note(settings: Settings, graph: Graph) -> str | None:
     if settings.backend != "simulate":
         return None
     tools = any(node.handler_type == "tool" for node in graph.nodes())
-    llm = any(node.handler_type == "codergen" for node in graph.nodes())
+    # Nodes that name their own agent (a CLI, acp:NAME) are not simulated.
+    llm = any(
+        node.handler_type == "codergen" and backend_name(node, settings) == "simulate"
+        for node in graph.nodes()
+    )
     if settings.simulates_tools:
         return "simulated run: LLM stages get canned replies and tool commands are not run"
     if llm:

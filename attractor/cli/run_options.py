@@ -78,7 +78,11 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--max-total-tokens", "N", "Cap on tokens (input + output) for the whole run."),
     ("--max-cost", "USD", "Cap on the run's model cost in US dollars, e.g. 2.50."),
     ("--max-steps", "N", "Cap on node executions for the run (10000, or 10 per node if more)."),
-    ("--backend", "NAME", "simulate, llm, scripted:FILE, claude-code, codex or gemini-cli."),
+    (
+        "--backend",
+        "NAME",
+        "simulate, llm, scripted:FILE, claude-code, codex, gemini-cli or acp:NAME.",
+    ),
     ("--provider", "NAME", "Model provider (openai, anthropic, gemini)."),
     ("--model", "ID", "Model id."),
     ("--base-url", "URL", "Base URL of an OpenAI-compatible server."),
@@ -94,8 +98,16 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
     ("--env", "POLICY", "Variables commands inherit: core (default), inherit or none."),
     ("--env-allow", "GLOBS", "Variables commands also get, e.g. DEPLOY_TOKEN (comma-separated)."),
     ("--env-deny", "GLOBS", "Variables commands never get (comma-separated globs)."),
-    ("--sandbox", "MODE", "auto (default: bwrap when it works), bwrap, none or required."),
-    ("--network", "on|off", "Whether sandboxed commands reach the network (default off)."),
+    (
+        "--sandbox",
+        "MODE",
+        "auto (default: bwrap when it works), bwrap, none, required, docker or podman.",
+    ),
+    (
+        "--network",
+        "on|off|HOSTS",
+        "Sandboxed commands' network: on, off (default) or only HOSTS (a.com,b.org).",
+    ),
     ("--writable", "PATHS", "Extra writable paths for sandboxed commands (comma-separated)."),
     (
         "--workspace",
@@ -108,7 +120,18 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
         "PATHS",
         "Ignored paths linked into a run worktree (default .venv,venv,node_modules; none).",
     ),
+    ("--image", "IMAGE", "Container image of sandbox=docker or podman steps."),
     ("--secrets", "NAMES", "More variables whose values are redacted (DEPLOY_TOKEN,MYCO_*)."),
+    ("--notify", "URL", "Webhook to POST the run's events to (JSON; see --notify-on)."),
+    (
+        "--notify-on",
+        "EVENTS",
+        "Events to notify (default gate_waiting,run_finished; also run_started, "
+        "gate_answered, stage_failed, run_succeeded, run_failed, run_stopped).",
+    ),
+    ("--notify-format", "FORMAT", "json (default: the documented payload) or slack."),
+    ("--notify-secret-env", "NAME", "Variable whose value signs notifications (HMAC-SHA256)."),
+    ("--notify-timeout", "D", "Time one notification attempt may take (default 5s)."),
 ]
 
 

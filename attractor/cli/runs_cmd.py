@@ -1,4 +1,10 @@
-"""``attractor runs`` (the runs under a folder) and ``attractor status RUN_DIR``."""
+"""``attractor runs`` (the runs under a folder) and ``attractor status RUN_DIR``.
+
+Both show what runs spent: tokens in (cached input included), out, cached, and
+the cost in US dollars: per run (the manifest's usage, every attempt counted)
+and, in ``status``, per finished visit of each stage (results.jsonl), whose sum
+is the run's once no stage is running or was cut short.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ Examples:
   attractor runs
   attractor runs --root runs --json
   attractor runs --prune
+  attractor runs --status fail,stopped --pipeline feature
 """
 
 _STATUS_EPILOG = """\b
@@ -61,15 +68,27 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     show_default=True,
     help="Folder whose .attractor/runs (and itself) hold run directories.",
 )
+@click.option(
+    "--status",
+    "statuses",
+    metavar="STATUS",
+    multiple=True,
+    help="Only runs with this status (repeatable, or comma-separated: fail,stopped).",
+)
+@click.option(
+    "--pipeline", metavar="NAME", help="Only runs of this pipeline (a name or a pattern: night*)."
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: a list of runs.")
 @click.option(
     "--prune",
     is_flag=True,
     help="Remove the worktrees and branches of runs whose run directory was deleted.",
 )
-def runs(root: str, as_json: bool, prune: bool) -> NoReturn:
-    """List the runs under DIR, newest first."""
-    from attractor.runview.inventory import list_runs
+def runs(
+    root: str, statuses: tuple[str, ...], pipeline: str | None, as_json: bool, prune: bool
+) -> NoReturn:
+    """List the runs under DIR, newest first, with what each spent."""
+    from attractor.runview.inventory import list_runs, select_runs
 
     base = Path(root)
     if not base.is_dir():
@@ -77,14 +96,16 @@ def runs(root: str, as_json: bool, prune: bool) -> NoReturn:
         sys.exit(2)
     if prune:
         _prune(base)
-    found = list_runs(base)
+    wanted = _statuses(statuses)
+    found = select_runs(list_runs(base), wanted, pipeline)
     if as_json:
         click.echo(json.dumps([_run_json(r) for r in found], indent=2))
         sys.exit(0)
     if not found:
-        click.echo(f"no runs under {base}")
+        which = " matching the filters" if wanted or pipeline else ""
+        click.echo(f"no runs{which} under {base}")
         sys.exit(0)
-    header = ["ID", "PIPELINE", "STATUS", "STARTED (UTC)", "DURATION", "NODES", "TOKENS"]
+    header = ["ID", "PIPELINE", "STATUS", "STARTED (UTC)", "DURATION", "NODES", *_SPEND]
     rows = [
         [
             r.id,
@@ -93,7 +114,7 @@ def runs(root: str, as_json: bool, prune: bool) -> NoReturn:
             iso(r.started_at),
             _seconds(r.duration),
             str(r.nodes_done),
-            f"{r.tokens:,}",
+            *_spend_cells(r.usage),
         ]
         for r in found
     ]
@@ -112,6 +133,33 @@ def _prune(base: Path) -> NoReturn:
         click.echo(f"removed the worktree and branches of {run_id} (its run directory is gone)")
     click.echo(f"pruned {len(done.removed)} run(s); {len(done.kept)} kept (run directory exists)")
     sys.exit(0)
+
+
+#: The spending columns: input tokens (cached ones included), output, cached input, dollars.
+_SPEND = ["IN", "OUT", "CACHED", "COST"]
+
+
+def _spend_cells(usage: object) -> list[str]:
+    from attractor.runview.timeline import Spend
+
+    spend = usage if isinstance(usage, Spend) else Spend.of(usage)
+    cost = f"${spend.cost:,.4f}" if spend.cost is not None else ""
+    return [f"{spend.input_tokens:,}", f"{spend.output_tokens:,}", f"{spend.cached_tokens:,}", cost]
+
+
+def _statuses(given: tuple[str, ...]) -> list[str]:
+    """The ``--status`` values, each checked (one line and exit 2 for an unknown one)."""
+    from attractor.runview.inventory import LISTED_STATUSES
+
+    wanted = [part.strip() for value in given for part in value.split(",") if part.strip()]
+    for value in wanted:
+        if value not in LISTED_STATUSES:
+            known = ", ".join(LISTED_STATUSES)
+            click.echo(
+                f"error: --status {value}: no run has that status; use one of {known}", err=True
+            )
+            sys.exit(2)
+    return wanted
 
 
 def _run_json(info: Any) -> dict[str, Any]:
@@ -134,7 +182,7 @@ def _changed(count: int | None) -> str:
 def status(run_dir: str, as_json: bool) -> NoReturn:
     """Show a run's timeline (every visit and attempt) and what a resume would do."""
     from attractor.runview.inventory import is_run_dir, run_info
-    from attractor.runview.timeline import next_action, timeline
+    from attractor.runview.timeline import Spend, next_action, stage_spending, timeline
 
     path = Path(run_dir)
     try:
@@ -148,16 +196,27 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
         sys.exit(2)
     info = run_info(path)
     rows = timeline(path)
+    stages = stage_spending(path)
     action = next_action(path)
     if as_json:
-        data = {**_run_json(info), "timeline": [r.to_json() for r in rows], "next": action}
+        data = {
+            **_run_json(info),
+            "timeline": [r.to_json() for r in rows],
+            "stages": [stage.to_json() for stage in stages],
+            "next": action,
+        }
         click.echo(json.dumps(data, indent=2))
         sys.exit(0)
     click.echo(f"run {info.id}: {info.name}, {info.status}")
     click.echo(f"started {iso(info.started_at) or '?'}, duration {_seconds(info.duration) or '?'}")
-    if info.tokens or info.cost:
-        cost = f", cost ${info.cost:,.4f}" if info.cost is not None else ""
-        click.echo(f"tokens: {info.tokens:,} (every attempt){cost}")
+    total = Spend.of(info.usage)
+    if total.tokens or total.cost:
+        cost = f", cost ${total.cost:,.4f}" if total.cost is not None else ""
+        parts = (
+            f"{total.input_tokens:,} in, {total.cached_tokens:,} cached, "
+            f"{total.output_tokens:,} out"
+        )
+        click.echo(f"tokens: {total.tokens:,} ({parts}; every attempt){cost}")
     if info.failure_reason:
         click.echo(f"reason: {info.failure_reason}")
     click.echo("")
@@ -179,6 +238,23 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
         for r in rows
     ]
     click.echo(_table(header, table))
+    if stages or total.tokens:
+        click.echo("")
+        click.echo("spent by stage (every attempt of each visit):")
+        click.echo(_table(["NODE", "VISIT", "ATTEMPTS", *_SPEND], _stage_rows(stages, total)))
     click.echo("")
     click.echo(f"next: {action}")
     sys.exit(0)
+
+
+def _stage_rows(stages: list[Any], total: Any) -> list[list[str]]:
+    """One row per finished visit, what no finished visit holds yet, and the run's total."""
+    from attractor.runview.timeline import Spend
+
+    rows = [[s.node, str(s.visit), str(s.attempts), *_spend_cells(s.spend)] for s in stages]
+    finished = sum((s.spend for s in stages), Spend())
+    rest = total - finished
+    if rest.tokens > 0:  # a stage running, or cut short by a stop, spent it
+        rows.append(["(unfinished)", "", "", *_spend_cells(rest)])
+    rows.append(["run", "", "", *_spend_cells(total)])
+    return rows

@@ -94,7 +94,11 @@ def _interview_started(e: ev.InterviewStarted) -> Text:
 
 
 def _interview_completed(e: ev.InterviewCompleted) -> Text:
-    return _line("??", "magenta", ("answer:", ""), (e.answer, "bold"))
+    who = f"(by {e.answered_by})" if e.answered_by else ""
+    comment = f"- {e.comment}" if e.comment else ""
+    return _line(
+        "??", "magenta", ("answer:", ""), (e.answer, "bold"), (who, "dim"), (comment, "dim")
+    )
 
 
 def _interview_timeout(e: ev.InterviewTimeout) -> Text:

@@ -43,6 +43,9 @@ ATTRIBUTE_ALIASES: dict[tuple[Scope, str], str] = {
     ("node", "default_choice"): "human.default_choice",
     ("node", "node_type"): "type",
     ("node", "prompt_file"): "prompt",
+    ("node", "graph"): "dot_file",
+    ("node", "graph_ref"): "dot_file",
+    ("node", "sub_pipeline"): "dot_file",
     ("graph", "context_fidelity_default"): "default_fidelity",
 }
 
@@ -63,6 +66,9 @@ AGREEING: dict[str, tuple[str, frozenset[str]]] = {
 #: Aliases whose value gains a prefix on the way: ``prompt_file="p.md"`` is
 #: ``prompt="@p.md"`` (a prompt file, see :mod:`attractor.dot.prompts`).
 VALUE_PREFIXES: dict[tuple[Scope, str], str] = {("node", "prompt_file"): "@"}
+
+#: Other names of a handler type in ``type=`` -> our type.
+TYPE_ALIASES: dict[str, str] = {"sub_pipeline": "subgraph", "include": "subgraph"}
 
 #: Stylesheet property alias -> our property.
 PROPERTY_ALIASES: dict[str, str] = {"model": "llm_model", "provider": "llm_provider"}
@@ -116,20 +122,10 @@ FOREIGN_ATTRIBUTES: dict[tuple[Scope, str], Foreign] = {
         "the number of retries of the stage",
         "write max_retries=N (extra attempts after the first)",
     ),
-    ("node", "sub_pipeline"): Foreign(
-        "runs another pipeline file inline at this node",
-        "inline the child's stages here, or supervise it with a manager loop "
-        "(shape=house, stack.child_dotfile=FILE)",
-    ),
-    ("node", "graph_ref"): Foreign(
-        "runs another pipeline inline at this node",
-        "inline the child's stages here, or supervise it with a manager loop "
-        "(shape=house, stack.child_dotfile=FILE)",
-    ),
     ("node", "workflow"): Foreign(
         "runs a named workflow inline at this node",
-        "inline the workflow's stages here, or supervise it with a manager loop "
-        "(shape=house, stack.child_dotfile=FILE)",
+        "write the workflow as a pipeline file and name it: type=subgraph, "
+        "dot_file=FILE (a sub-pipeline, run inline)",
     ),
 }
 
@@ -201,7 +197,7 @@ def canonical_condition(text: str) -> tuple[str, list[tuple[str, str, int]]]:
     return "".join(pieces) + text[last:], found
 
 
-AliasKind = Literal["attribute", "outcome", "property"]
+AliasKind = Literal["attribute", "outcome", "property", "type"]
 
 
 @dataclass(frozen=True)

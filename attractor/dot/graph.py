@@ -232,6 +232,9 @@ class Graph(_View):
         #: The folder of the file the pipeline was read from (set by ``prepare``);
         #: the paths it names, such as prompt files, start there.
         self.folder: Path | None = None
+        #: Where its sub-pipeline files start when not in ``folder`` (a run
+        #: directory's copy: the folder of the file the run started from).
+        self.include_folder: Path | None = None
         #: Prompts read from files (node id -> file), and those that could not be.
         self.prompt_files: dict[str, PromptFile] = {}
         self.prompt_errors: list[PromptFileError] = []

@@ -14,6 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from attractor.mcp_config import MCP_SERVER_NAME
+from attractor.proc.allowlist import parse_hosts
+
 Scope = Literal["graph", "node", "edge"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -26,7 +29,7 @@ PROFILES = ("smoke", "fast", "strict", "yolo")
 TOOL_PROFILES = ("openai", "anthropic", "gemini", "default")
 MAX_TURNS_LIMIT = 500
 #: Where a step's commands run (attractor.proc.environment); ``required`` is run-level only.
-SANDBOX_MODES = ("auto", "bwrap", "none")
+SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")
 RUN_SANDBOX = (*SANDBOX_MODES, "required")
 #: Where a run's files live and how they are checkpointed (see attractor.workspace).
 WORKSPACE_MODES = ("worktree", "snapshot", "none")
@@ -35,8 +38,25 @@ MERGE_POLICIES = ("all", "selected", "none")
 ENV_MODES = ("inherit", "core", "none")
 #: External coding-agent CLIs a codergen node may run as its backend.
 AGENT_BACKENDS = ("claude-code", "codex", "gemini-cli")
-#: What the ``backend`` attribute of a graph or node may name.
+#: What the ``backend`` attribute of a graph or node may name (besides ``acp:NAME``).
 NODE_BACKENDS = ("llm", "simulate", *AGENT_BACKENDS)
+#: ``backend="acp:NAME"``: the ACP agent ``[acp_agents.NAME]`` of the config file.
+ACP_PREFIX = "acp:"
+_ACP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: How an ACP agent's tool-permission requests are answered (``acp_permissions``).
+ACP_PERMISSIONS = ("deny", "allow_read", "allow_edits", "ask", "allow_all")
+
+
+def is_acp_backend(text: str) -> bool:
+    """``acp:NAME`` with a well-formed NAME."""
+    return text.startswith(ACP_PREFIX) and bool(_ACP_NAME.fullmatch(text[len(ACP_PREFIX) :]))
+
+
+def _backend(text: str) -> str:
+    s = text.strip()
+    if s in NODE_BACKENDS or is_acp_backend(s):
+        return s
+    raise ValueError("expected one of " + ", ".join(NODE_BACKENDS) + " or acp:NAME")
 
 
 def parse_duration(text: str) -> float:
@@ -105,6 +125,14 @@ def parse_on_off(text: str) -> bool:
     raise ValueError("expected on or off")
 
 
+def parse_network(text: str) -> bool | tuple[str, ...]:
+    """``network``: on/off, or an allow-list of hosts (see :mod:`attractor.proc.netproxy`)."""
+    try:
+        return parse_on_off(text)
+    except ValueError:
+        return parse_hosts(text)
+
+
 _INTEGER = re.compile(r"-?\d+")
 
 
@@ -166,6 +194,35 @@ def parse_patterns(text: str) -> tuple[str, ...]:
     return patterns
 
 
+#: An entry of ``mcp_allow``/``mcp_deny``: ``mcp__NAME__TOOL``, TOOL a glob.
+_MCP_TOOL_PATTERN = re.compile(r"mcp__([A-Za-z0-9_-]+?)__([A-Za-z0-9_.*?\[\]!-]+)")
+
+
+def parse_mcp_servers(text: str) -> tuple[str, ...]:
+    """``mcp``: MCP server names (``[mcp_servers.NAME]`` in the config), comma-separated."""
+    names = tuple(dict.fromkeys(n.strip() for n in re.split(r"[,\s]+", text) if n.strip()))
+    for name in names:
+        if not MCP_SERVER_NAME.fullmatch(name):
+            raise ValueError(
+                f"{name!r} is not an MCP server name (letters, digits, - and single _)"
+            )
+    return names
+
+
+def parse_mcp_tools(text: str) -> tuple[tuple[str, str], ...]:
+    """``mcp_allow``/``mcp_deny``: ``mcp__NAME__TOOL`` entries (TOOL may hold * and ?)."""
+    entries: list[tuple[str, str]] = []
+    for item in (p for p in re.split(r"[,\s]+", text) if p):
+        found = _MCP_TOOL_PATTERN.fullmatch(item)
+        if found is None or not MCP_SERVER_NAME.fullmatch(found.group(1)):
+            raise ValueError(
+                f"{item!r} is not an MCP tool pattern: write mcp__SERVER__TOOL "
+                "(TOOL may use * and ?), e.g. mcp__tracker__get_*"
+            )
+        entries.append((found.group(1), found.group(2)))
+    return tuple(entries)
+
+
 def parse_paths(text: str) -> tuple[str, ...]:
     """``writable``: comma-separated paths."""
     return tuple(p.strip() for p in text.split(",") if p.strip())
@@ -214,24 +271,40 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("stack.child_workdir", _GN, _string, "", "working directory of the child"),
     AttrSpec("secrets", _G, _string, "", "more variables whose values are redacted"),
     AttrSpec("rankdir", _G, _choice_parser(("TB", "LR", "BT", "RL")), "TB", "layout direction"),
+    AttrSpec("notify", _G, _string, "", "webhook URL the run notifies (--notify)"),
+    AttrSpec("notify_on", _G, _string, "", "events to notify, e.g. gate_waiting,run_failed"),
+    AttrSpec("notify_format", _G, _choice_parser(("json", "slack")), "json", "json or slack"),
     # graph and node
     AttrSpec("retry_target", _GN, _string, "", "where to go when failing for good"),
     AttrSpec("fallback_retry_target", _GN, _string, "", "second choice of retry_target"),
     AttrSpec("tool_hooks.pre", _GN, _string, "", "shell command before each tool call"),
     AttrSpec("tool_hooks.post", _GN, _string, "", "shell command after each tool call"),
     AttrSpec("workdir", _GN, _string, "", "working directory of agent and tool steps"),
+    AttrSpec("mcp", _GN, parse_mcp_servers, (), "MCP servers whose tools the agent gets"),
+    AttrSpec("mcp_allow", _GN, parse_mcp_tools, (), "MCP tools offered (mcp__NAME__TOOL globs)"),
+    AttrSpec("mcp_deny", _GN, parse_mcp_tools, (), "MCP tools withheld (mcp__NAME__TOOL globs)"),
     AttrSpec(
         "backend",
         _GN,
-        _choice_parser(NODE_BACKENDS),
+        _backend,
         "",
-        "what answers a codergen node: llm, simulate or an agent CLI",
+        "what answers a codergen node: llm, simulate, an agent CLI or acp:NAME",
+    ),
+    AttrSpec(
+        "acp_permissions",
+        _GN,
+        _choice_parser(ACP_PERMISSIONS),
+        "allow_edits",
+        "what an ACP agent may do: deny, allow_read, allow_edits, ask or allow_all",
     ),
     AttrSpec("env", _GN, _choice_parser(ENV_MODES), "core", "variables commands inherit"),
     AttrSpec("env_allow", _GN, parse_patterns, "", "variable globs commands also get"),
     AttrSpec("env_deny", _GN, parse_patterns, "", "variable globs commands never get"),
-    AttrSpec("sandbox", _GN, _choice_parser(SANDBOX_MODES), "auto", "auto, bwrap or none"),
-    AttrSpec("network", _GN, parse_on_off, False, "sandboxed commands reach the network"),
+    AttrSpec(
+        "sandbox", _GN, _choice_parser(SANDBOX_MODES), "auto", "auto, bwrap, none, docker, podman"
+    ),
+    AttrSpec("image", _GN, _string, "", "container image of sandbox=docker or podman"),
+    AttrSpec("network", _GN, parse_network, False, "sandboxed commands' network: on, off or hosts"),
     AttrSpec("writable", _GN, parse_paths, "", "extra writable paths for the sandbox"),
     AttrSpec("workspace", _G, _choice_parser(WORKSPACE_MODES), "", "worktree, snapshot or none"),
     AttrSpec("workspace_setup", _G, _string, "", "command run once in a new run worktree"),
@@ -305,6 +378,7 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("manager.stop_condition", _N, _string, "", "manager loop stop condition"),
     AttrSpec("manager.actions", _N, _string, "observe,wait", "manager loop actions"),
     AttrSpec("stack.child_autostart", _N, parse_bool, True, "start the child pipeline"),
+    AttrSpec("dot_file", _N, _string, "", "pipeline file a sub-pipeline node runs inline"),
     AttrSpec(
         "simulate",
         _N,
@@ -388,4 +462,5 @@ SHAPE_TO_TYPE: dict[str, str] = {
     "tripleoctagon": "parallel.fan_in",
     "parallelogram": "tool",
     "house": "stack.manager_loop",
+    "folder": "subgraph",
 }

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from attractor.dot.dialects import (
+    TYPE_ALIASES,
     VALUE_PREFIXES,
     AliasUse,
     canonical_attribute,
@@ -43,6 +44,7 @@ class AliasResolution:
         self._rename(graph, graph, uses)
         for node in graph.nodes():
             self._rename(graph, node, uses)
+            self._type(node, uses)
         for edge in graph.edges():
             self._condition(edge, uses)
         return graph
@@ -59,6 +61,23 @@ class AliasResolution:
                 item.set(canonical, value, pos)
             node = item.id if isinstance(item, Node) else None
             uses.append(AliasUse("attribute", key, canonical, pos, node, None, shadowed))
+
+    @staticmethod
+    def _type(node: Node, uses: list[AliasUse]) -> None:
+        written = node.attrs.get("type", "").strip()
+        canonical = TYPE_ALIASES.get(written)
+        if canonical is not None:
+            pos = node.pos_of("type") or node.pos
+            node.set("type", canonical, pos)
+            uses.append(AliasUse("type", f"type={written}", f"type={canonical}", pos, node.id))
+        if node.attrs.get("type") == "subgraph" and "path" in node.attrs:
+            # ``type=include path="x.dot"``: on a sub-pipeline, ``path`` names its file.
+            pos = node.pos_of("path") or node.pos
+            value = node.attrs.pop("path")
+            shadowed = "dot_file" in node.attrs
+            if not shadowed:
+                node.set("dot_file", value, pos)
+            uses.append(AliasUse("attribute", "path", "dot_file", pos, node.id, None, shadowed))
 
     @staticmethod
     def _condition(edge: Edge, uses: list[AliasUse]) -> None:

@@ -8,6 +8,10 @@ human-gate interviewer and run-wide turn budget; it has its own run directory,
 events and process ledger, and no signal handlers or overall deadline of its
 own. A child directory that already holds a checkpoint is resumed, or, when
 that run had finished, reported without running anything.
+
+A sub-pipeline (``type=subgraph``) is a child that also counts its steps
+against the parent's step budget and starts with the context its node hands
+it; either kind reports the context its run ended with.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from attractor.dot.graph import Graph
+from attractor.engine.step_budget import StepBudget
 from attractor.handlers.base import ChildResult, ChildRun
 from attractor.run_status import RESUMABLE
 from attractor.store.checkpoint import Checkpoint
@@ -40,21 +45,32 @@ class EngineChildRunner:
     start: Start
     resume: Resume
     prepare: Callable[[Path], Graph]
+    #: The parent's step budget, for children that share it.
+    steps: StepBudget | None = None
 
     async def __call__(self, child: ChildRun) -> ChildResult:
         options = self._options(child)
         checkpoint = child.run_dir / CHECKPOINT
         if checkpoint.exists():
-            status = Checkpoint.load(checkpoint).status
-            if status not in RESUMABLE:
-                reason = f"it had already finished ({status}) in an earlier run"
-                return ChildResult(status, reason, child.run_dir, already_finished=True)
-            result = await self.resume(child.run_dir, options)
+            previous = Checkpoint.load(checkpoint)
+            if previous.status not in RESUMABLE:
+                reason = f"it had already finished ({previous.status}) in an earlier run"
+                return ChildResult(
+                    previous.status,
+                    reason,
+                    child.run_dir,
+                    already_finished=True,
+                    context=previous.context,
+                )
+            # A resumed child has its own context; the parent's would overwrite it.
+            result = await self.resume(child.run_dir, replace(options, context_seed={}))
         else:
             # Read and parsed off the event loop: a large file must not stall the run.
             graph = await anyio.to_thread.run_sync(self.prepare, child.dotfile)
             result = await self.start(graph, child.dotfile, options)
-        return ChildResult(result.status, result.failure_reason, result.run_dir)
+        ended = result.run_dir / CHECKPOINT
+        context = Checkpoint.load(ended).context if ended.exists() else {}
+        return ChildResult(result.status, result.failure_reason, result.run_dir, context=context)
 
     def _options(self, child: ChildRun) -> RunOptions:
         settings = replace(
@@ -66,9 +82,10 @@ class EngineChildRunner:
         return replace(
             self.parent,
             settings=settings,
-            context_seed={},
+            context_seed=dict(child.context),
             observers=[child.observe],
             handle_signals=False,
             bus=None,
             steering=child.steering,
+            steps=self.steps if child.shares_steps else None,
         )

@@ -24,6 +24,7 @@ from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph
 from attractor.engine.eventbus import EventBus
 from attractor.engine.retry import BackoffConfig
+from attractor.engine.step_budget import StepBudget
 from attractor.events import Event
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchRunner, Steering
@@ -115,6 +116,9 @@ class RunOptions:
     #: The run-wide turn budget to draw from instead of a new one (a child run
     #: shares its parent's).
     run_budget: RunTurnBudget | None = None
+    #: The step budget to count against instead of a new one (a sub-pipeline
+    #: shares its parent's).
+    steps: StepBudget | None = None
     #: Where the run and its parallel branches execute (see executor.py).
     executor: Executor = field(default_factory=lambda: LocalExecutor())
     #: The store each run directory is kept in, through the store's interface

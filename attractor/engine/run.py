@@ -63,7 +63,14 @@ from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
 from attractor.store.base import RunStore
 from attractor.store.checkpoint import RUNNING
-from attractor.store.rundir import PROCESSES, discard_unstarted, disk_full, write_error
+from attractor.store.rundir import (
+    PIPELINE_COPY,
+    PROCESSES,
+    RunDir,
+    discard_unstarted,
+    disk_full,
+    write_error,
+)
 
 __all__ = [
     "NodeResult",
@@ -185,7 +192,7 @@ def _run_wide(setup: RunSetup, options: RunOptions) -> RunWide:
         options.run_budget or setup.budget,
         bus,
         setup.source_path,
-        steps=_step_budget(setup, options.settings),
+        steps=options.steps or _step_budget(setup, options.settings),
         children=(run_pipeline, resume_pipeline, prepare_run_graph),
     )
 
@@ -300,10 +307,25 @@ def _redacting(settings: Settings) -> Iterator[None]:
 
 
 def prepare_run_graph(path: Path) -> Graph:
-    """The checked graph of the pipeline file ``path`` (a child run's, a resume's)."""
+    """The checked graph of the pipeline file ``path`` (a child run's, a resume's).
+
+    A run directory's copy of its pipeline names its sub-pipelines relative to
+    the file the run started from (its manifest's ``source_file``).
+    """
     from attractor.linter.prepare import prepare_checked
 
-    return prepare_checked(path)[0]
+    return prepare_checked(path, include_folder=origin_folder(path))[0]
+
+
+def origin_folder(path: Path) -> Path | None:
+    """The folder of the file a run started from, when ``path`` is a run's copy."""
+    if path.name != PIPELINE_COPY:
+        return None
+    try:
+        source = RunDir(path.parent).read_manifest().get("source_file")
+    except AttractorError:
+        return None
+    return Path(source).parent if isinstance(source, str) and source else None
 
 
 def _stopped_early(setup: RunSetup, exc: BaseException) -> None:

@@ -79,10 +79,11 @@ def run_wide(
     the places a path the pipeline names may lead (the run's copy is not).
     """
     backend, owned = _backend(options)
+    steps = steps or StepBudget()
     run_child = None
     if children is not None:
-        child_options = replace(options, backend=backend, run_budget=budget)
-        run_child = EngineChildRunner(child_options, *children)
+        child_options = replace(options, backend=backend, run_budget=budget, steps=None)
+        run_child = EngineChildRunner(child_options, *children, steps=steps)
     return RunWide(
         options=options,
         bus=bus,
@@ -91,7 +92,7 @@ def run_wide(
         owns_backend=owned,
         interviewer=options.interviewer or ConsoleInterviewer(),
         registry=options.registry or default_registry(),
-        steps=steps or StepBudget(),
+        steps=steps,
         base_workdir=_base_workdir(options.settings, source),
         pipeline_dir=source.resolve().parent if source is not None else None,
         steering=options.steering or Steering(),

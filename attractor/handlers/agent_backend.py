@@ -7,6 +7,8 @@ in the node's working directory, and turn how it ended into an honest
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
@@ -14,24 +16,26 @@ from typing import Protocol
 import anyio
 
 from attractor.agent.hooks import ToolHooks
-from attractor.agent.profiles import choose_profile
-from attractor.agent.project_context import gather
+from attractor.agent.profiles import ToolProfile, choose_profile
+from attractor.agent.project_context import ProjectContext, gather
 from attractor.agent.run_budget import exhausted_reason
 from attractor.agent.session import AgentSession, SessionResult
 from attractor.agent.session_config import SessionConfig
+from attractor.agent.tools import Tool
 from attractor.agent.transcript import Transcript
 from attractor.dot.graph import Graph, Node, normalize_label
-from attractor.errors import LLMError, UsageError
+from attractor.errors import LLMError, McpServerError, UsageError
 from attractor.events import AgentWarning, TurnBudgetResolved, TurnLimitReached
 from attractor.fileio import run_dir_mode, write_text
 from attractor.handlers.backend import CodergenBackend, StageRequest
+from attractor.handlers.mcp_servers import node_servers, require_sdk
 from attractor.handlers.model_spec import node_model_spec
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
 from attractor.llm.factory import ModelSpec, build_model, check_ready
 from attractor.llm.pricing import PricedModel, PriceTable
 from attractor.llm.scripted import ScriptedModel
-from attractor.llm.types import Model
+from attractor.llm.types import Model, Usage
 from attractor.settings import Settings
 
 RESPONSE_PREVIEW = 200
@@ -126,48 +130,96 @@ class AgentBackend:
             override=node.get("tool_profile") or None,
             compatible_server=self.models.compatible_server(node),
         )
-        context = await gather(request.workdir, profile.instruction_files, model=model.name)
-        session = AgentSession(
-            model,
-            SessionConfig(
-                node_id=node.id,
-                prompt=request.prompt,
-                workdir=request.workdir,
-                max_turns=budget.effective,
-                sprint_limit=budget.sprint_limit,
-                reasoning_effort=node.raw("reasoning_effort"),
-                shell_timeout_cap=request.settings.shell_timeout_cap,
-                kill_grace=request.settings.kill_grace,
-                tool_hooks=tool_hooks_for(node, request.stage_dir),
-                choices=edge_choices(node),
-                history=request.history,
-                steering=request.steering,
-                instructions=profile.instructions,
-                context=context,
-                context_window=node.get("context_window") or profile.context_window,
-                subagent_depth=1 if profile.subagents else 0,
-                environment=request.environment,
-            ),
-            tools=profile.registry(),
-            transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
-            emit=request.emit,
-            run_budget=request.run_budget,
+        context = await gather(
+            request.workdir,
+            profile.instruction_files,
+            model=model.name,
+            runner=request.environment,
         )
+        config = _session_config(request, budget, profile, context)
         try:
-            result = await session.run()
-        except anyio.get_cancelled_exc_class():
-            raise  # the run's --timeout or Ctrl-C: never an outcome of this node
-        except Exception as error:
-            request.conversation = session.conversation()
-            # The model (or anything under it) failed mid-task: report what was
-            # done so far, with the same budget details as any other outcome.
-            partial = SessionResult("", session.charged_turns, False, False, session.usage)
-            return session_outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
-        request.conversation = result.messages
-        return judge_session(request, budget, result)
+            async with _mcp_tools(request) as mcp_tools:
+                session = AgentSession(
+                    model,
+                    config,
+                    tools=profile.registry().with_tools(*mcp_tools),
+                    transcript=Transcript(
+                        request.stage_dir, visit=request.visit, attempt=request.attempt
+                    ),
+                    emit=request.emit,
+                    run_budget=request.run_budget,
+                )
+                return await _run_session(session, request, budget)
+        except (McpServerError, UsageError) as error:  # a server did not start: no turn taken
+            nothing = SessionResult("", 0, False, False, Usage())
+            return session_outcome(request, budget, nothing, StageStatus.FAIL, str(error))
 
     async def aclose(self) -> None:
         await self.models.aclose()
+
+
+def _session_config(
+    request: StageRequest, budget: TurnBudget, profile: ToolProfile, context: ProjectContext
+) -> SessionConfig:
+    node = request.node
+    return SessionConfig(
+        node_id=node.id,
+        prompt=request.prompt,
+        workdir=request.workdir,
+        max_turns=budget.effective,
+        sprint_limit=budget.sprint_limit,
+        reasoning_effort=node.raw("reasoning_effort"),
+        shell_timeout_cap=request.settings.shell_timeout_cap,
+        kill_grace=request.settings.kill_grace,
+        tool_hooks=tool_hooks_for(node, request.stage_dir),
+        choices=edge_choices(node),
+        history=request.history,
+        steering=request.steering,
+        instructions=profile.instructions,
+        context=context,
+        context_window=node.get("context_window") or profile.context_window,
+        subagent_depth=1 if profile.subagents else 0,
+        environment=request.environment,
+    )
+
+
+async def _run_session(session: AgentSession, request: StageRequest, budget: TurnBudget) -> Outcome:
+    """Run ``session`` and judge how it ended (a failure under it ends the step as FAIL)."""
+    try:
+        result = await session.run()
+    except anyio.get_cancelled_exc_class():
+        raise  # the run's --timeout or Ctrl-C: never an outcome of this node
+    except Exception as error:
+        request.conversation = session.conversation()
+        # The model (or anything under it, an MCP server too) failed mid-task: report
+        # what was done so far, with the same budget details as any other outcome.
+        partial = SessionResult("", session.charged_turns, False, False, session.usage)
+        return session_outcome(request, budget, partial, StageStatus.FAIL, _failure(error))
+    request.conversation = result.messages
+    return judge_session(request, budget, result)
+
+
+@asynccontextmanager
+async def _mcp_tools(request: StageRequest) -> AsyncIterator[list[Tool]]:
+    """The tools of the MCP servers the node names, open for the step (none: [])."""
+    found = node_servers(request.node, request.settings)
+    if found is None:
+        yield []
+        return
+    require_sdk()
+    from attractor.agent.mcp.toolset import McpSelection, open_mcp_tools
+
+    node = request.node.id
+    selection = McpSelection(tuple(s.expanded() for s in found.servers), found.allow, found.deny)
+    async with open_mcp_tools(
+        selection,
+        environment=request.environment,
+        workdir=request.workdir,
+        stage_dir=request.stage_dir,
+        kill_grace=request.settings.kill_grace,
+        warn=lambda message: request.emit(AgentWarning(node=node, turn=0, message=message)),
+    ) as tools:
+        yield tools
 
 
 def tool_hooks_for(node: Node, stage_dir: Path) -> ToolHooks:
@@ -197,7 +249,7 @@ def edge_choices(node: Node) -> tuple[str, ...]:
 
 def _failure(error: Exception) -> str:
     """The node's failure reason: our own errors say it all; others get their type."""
-    if isinstance(error, LLMError):
+    if isinstance(error, LLMError | McpServerError):
         return str(error)
     return f"the agent failed unexpectedly: {type(error).__name__}: {error}"
 

@@ -16,6 +16,7 @@ from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph, Node
 from attractor.events import Event
 from attractor.handlers.context import Context
+from attractor.handlers.interviewer import Interviewer
 from attractor.handlers.outcome import Outcome
 from attractor.llm.types import Message
 from attractor.proc.environment import ExecutionEnvironment
@@ -46,6 +47,8 @@ class StageRequest:
     conversation: tuple[Message, ...] = field(default_factory=tuple)
     #: Where the agent's shell tool and hooks run commands (None: locally, filtered).
     environment: ExecutionEnvironment | None = None
+    #: Whom to ask when a backend needs a person's yes or no (ACP ``acp_permissions=ask``).
+    interviewer: Interviewer | None = None
 
 
 class CodergenBackend(Protocol):

@@ -133,6 +133,10 @@ class ChildRun:
     #: Sees every event of the child run, as it happens.
     observe: Callable[[Event], None]
     steering: Steering
+    #: Context values the child starts with (a new child; a resumed one has its own).
+    context: Mapping[str, Any] = field(default_factory=dict)
+    #: The child counts its steps against the parent's step budget (a sub-pipeline).
+    shares_steps: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,8 @@ class ChildResult:
     run_dir: Path
     #: The child had already finished in an earlier process: nothing ran now.
     already_finished: bool = False
+    #: The child run's context when it ended (from its last checkpoint).
+    context: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ChildRunner(Protocol):
@@ -226,6 +232,7 @@ class StageEnv:
             emit=self.emit,
             run_budget=self.services.run_budget,
             environment=self.environment(node, graph),
+            interviewer=self.services.interviewer,
             **extra,
         )
 

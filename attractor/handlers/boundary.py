@@ -13,14 +13,25 @@ after a one-line notice (:func:`preflight`).
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
-from attractor.dot.schema import parse_on_off, parse_paths, parse_patterns
+from attractor.dot.schema import AGENT_BACKENDS, parse_network, parse_paths, parse_patterns
 from attractor.errors import UsageError
 from attractor.fileio import make_run_dir
+from attractor.proc.allowlist import describe_network
 from attractor.proc.bwrap import Fence
+from attractor.proc.container import (
+    CONTAINER_ENGINES,
+    Container,
+    ContainerEnvironment,
+    container_problem,
+    describe_container,
+)
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.environment import (
     SANDBOX_REQUIRED,
@@ -42,6 +53,10 @@ class Boundary:
     policy: EnvPolicy
     network: bool
     writable: tuple[Path, ...]
+    #: ``network="a.com,b.org"``: only these hosts, through the engine's proxy.
+    hosts: tuple[str, ...] = ()
+    #: The container image of ``sandbox=docker|podman`` ('' when none is named).
+    image: str = ""
 
 
 def _own(node: Node, key: str) -> str | None:
@@ -58,16 +73,20 @@ def boundary_of(node: Node, settings: Settings, base: Path) -> Boundary:
     if sandbox == "auto" and settings.sandbox == SANDBOX_REQUIRED:
         sandbox = SANDBOX_REQUIRED  # a node's auto cannot undo the run's requirement
     net = _own(node, "network")
-    network = parse_on_off(net) if net is not None else settings.network
+    network = parse_network(net) if net is not None else settings.network
+    hosts = network if isinstance(network, tuple) else ()
     extra = settings.writable + parse_paths(_own(node, "writable") or "")
     writable = tuple(dict.fromkeys((base / p).resolve() for p in extra))
-    return Boundary(sandbox, EnvPolicy(mode, allow, deny), network, writable)
+    policy = EnvPolicy(mode, allow, deny)
+    image = _own(node, "image") or settings.image or ""
+    return Boundary(sandbox, policy, network is True, writable, hosts, image)
 
 
 def resolved_sandbox(boundary: Boundary) -> str:
-    """``bwrap`` when the step's commands run sandboxed here, else ``none``."""
-    if boundary.sandbox == "none":
-        return "none"
+    """``bwrap`` when the step's commands run sandboxed here, ``docker`` or ``podman`` in a
+    container, else ``none``."""
+    if boundary.sandbox in ("none", *CONTAINER_ENGINES):
+        return boundary.sandbox
     if boundary.sandbox == "auto" and sandbox_problem() is not None:
         return "none"
     return "bwrap"
@@ -84,12 +103,16 @@ def environment_for(
 ) -> LocalEnvironment:
     """The execution environment of one step of ``node``."""
     boundary = boundary_of(node, settings, base)
-    if resolved_sandbox(boundary) == "none":
+    kind = resolved_sandbox(boundary)
+    if kind == "none":
         return LocalEnvironment(workdir, boundary.policy)
     scratch = None
     if run_dir is not None and run_dir.is_dir():
         scratch = run_dir / "scratch"
         make_run_dir(scratch, exist_ok=True)  # private like the rest of the run directory
+    if kind in CONTAINER_ENGINES:
+        box = _container(boundary, kind, workdir, run_dir, stage_dir, scratch)
+        return ContainerEnvironment(workdir, boundary.policy, box=box)
     fence = Fence(
         workdir,
         writable=boundary.writable,
@@ -97,17 +120,41 @@ def environment_for(
         stage_dir=stage_dir,
         scratch=scratch,
         network=boundary.network,
+        hosts=boundary.hosts,
     )
     return BwrapEnvironment(workdir, boundary.policy, fence=fence)
+
+
+def _container(
+    boundary: Boundary,
+    engine: str,
+    workdir: Path,
+    run_dir: Path | None = None,
+    stage_dir: Path | None = None,
+    scratch: Path | None = None,
+) -> Container:
+    return Container(
+        engine,
+        boundary.image,
+        workdir,
+        writable=boundary.writable,
+        run_dir=None if run_dir is None else run_dir.resolve(),
+        stage_dir=None if stage_dir is None else stage_dir.resolve(),
+        scratch=None if scratch is None else scratch.resolve(),
+        network=boundary.network,
+    )
 
 
 def describe_boundary(node: Node, settings: Settings, base: Path) -> str:
     """One line for ``--dry-run``: where the node's commands would run."""
     boundary = boundary_of(node, settings, base)
     policy = boundary.policy.describe()
-    if resolved_sandbox(boundary) == "none":
+    kind = resolved_sandbox(boundary)
+    if kind == "none":
         return f"local, no sandbox, {policy}"
-    net = "network on" if boundary.network else "network off"
+    if kind in CONTAINER_ENGINES:
+        return describe_container(_container(boundary, kind, base), policy)
+    net = describe_network(boundary.network, boundary.hosts)
     extra = "".join(f", {p}" for p in boundary.writable)
     return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"
 
@@ -122,10 +169,14 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
     """
     problem = sandbox_problem()
     fallback: list[str] = []
+    notices: list[str] = []
     for node in graph.nodes():
         if node.handler_type not in COMMAND_STEPS:
             continue
         boundary = boundary_of(node, settings, base)
+        readonly = _read_only_workdir(node, graph, settings, base, boundary, problem)
+        if readonly is not None:
+            notices.append(readonly)
         for path in boundary.writable:
             if not path.exists():
                 raise UsageError(
@@ -137,15 +188,93 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
                 f"node {node.id}: sandbox=none, but the run requires a sandbox "
                 f"({settings.source('sandbox')} required)"
             )
+        if boundary.sandbox in CONTAINER_ENGINES:
+            _check_container(node, boundary, settings)
+            continue
         if problem is None or boundary.sandbox == "none":
+            if problem is None and boundary.sandbox != "none" and boundary.hosts:
+                _check_bridge(node)
             continue
         if boundary.sandbox in ("bwrap", SANDBOX_REQUIRED):
             who = "the run" if settings.sandbox == SANDBOX_REQUIRED else f"node {node.id}"
             raise UsageError(f"{who} requires a sandbox, but {problem}")
         fallback.append(node.id)
     if fallback:
-        return (
+        notices.insert(
+            0,
             f"notice: no sandbox: {problem}; commands run unsandboxed with a filtered "
-            "environment (--sandbox none hides this notice, --sandbox required refuses)"
+            "environment (--sandbox none hides this notice, --sandbox required refuses)",
         )
-    return None
+    return "\n".join(dict.fromkeys(notices)) or None
+
+
+def _check_container(node: Node, boundary: Boundary, settings: Settings) -> None:
+    """A container needs an image, an engine that answers, and no host allow-list."""
+    engine = boundary.sandbox
+    if not boundary.image:
+        raise UsageError(
+            f"node {node.id}: sandbox={engine} needs an image: set image= on the node or "
+            'the graph (e.g. image="python:3.12-slim")'
+        )
+    if boundary.hosts:
+        raise UsageError(
+            f"node {node.id}: sandbox={engine} takes network=on or off, not a list of hosts "
+            "(use sandbox=bwrap for an allow-list)"
+        )
+    backend = node.raw("backend") or settings.backend
+    if node.handler_type == "codergen" and backend in AGENT_BACKENDS:
+        raise UsageError(
+            f"node {node.id}: sandbox={engine} does not apply to the {backend} agent CLI; "
+            "use sandbox=auto or bwrap for it"
+        )
+    problem = container_problem(engine)
+    if problem is not None:
+        raise UsageError(f"node {node.id}: sandbox={engine}, but {problem}")
+
+
+def _check_bridge(node: Node) -> None:
+    """An allow-list of hosts needs ``socat`` inside the sandbox (see attractor.proc.netproxy)."""
+    if shutil.which("socat") is None:
+        raise UsageError(
+            f"node {node.id}: network= lists hosts, which needs socat to reach the proxy from "
+            "inside the sandbox (Debian/Ubuntu: apt-get install socat); or set network=on"
+        )
+
+
+def _read_only_workdir(
+    node: Node,
+    graph: Graph,
+    settings: Settings,
+    base: Path,
+    boundary: Boundary,
+    problem: str | None,
+) -> str | None:
+    """A notice when the node's commands would find their workdir read-only."""
+    sandboxed = boundary.sandbox != "none" and problem is None
+    raw = str(node.get("workdir") or "").strip()
+    if not raw and settings.source("workdir") != "graph attribute workdir":
+        raw = str(graph.get("workdir") or "").strip()
+    workdir = (base / raw).resolve() if raw else base
+    if not workdir.is_dir() or writable_inside(workdir, sandboxed=sandboxed):
+        return None
+    return (
+        f"notice: node {node.id}: the workspace {workdir} is read-only for its commands; "
+        "a command that writes there fails (make it writable to allow writes)"
+    )
+
+
+def writable_inside(path: Path, *, sandboxed: bool) -> bool:
+    """Whether a command may write in ``path``: inside the sandbox even root obeys the mode bits."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return False
+        if not sandboxed or os.geteuid() != 0:
+            return os.access(path, os.W_OK)
+        info = path.stat()
+    except OSError:
+        return False
+    if info.st_uid == 0:
+        return bool(info.st_mode & stat.S_IWUSR)
+    if info.st_gid in (0, *os.getgroups()):
+        return bool(info.st_mode & stat.S_IWGRP)
+    return bool(info.st_mode & stat.S_IWOTH)

@@ -9,6 +9,7 @@ from attractor.handlers.manager import ManagerLoopHandler
 from attractor.handlers.parallel import ParallelHandler
 from attractor.handlers.registry import HandlerRegistry
 from attractor.handlers.simple import ConditionalHandler, ExitHandler, StartHandler
+from attractor.handlers.sub_pipeline import SubPipelineHandler
 from attractor.handlers.tool import ToolHandler
 
 
@@ -22,6 +23,7 @@ def register_builtins(registry: HandlerRegistry) -> None:
     registry.register("parallel.fan_in", FanInHandler())
     registry.register("tool", ToolHandler())
     registry.register("stack.manager_loop", ManagerLoopHandler())
+    registry.register("subgraph", SubPipelineHandler())
 
 
 def default_registry() -> HandlerRegistry:

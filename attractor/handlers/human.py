@@ -79,23 +79,15 @@ class WaitForHumanHandler:
             elapsed = time.monotonic() - started
             if answer.is_timeout:
                 env.emit(InterviewTimeout(question=question.text, stage=node.id, duration=elapsed))
-                return _on_timeout(node, choices)
+                return _on_timeout(node, choices, question, elapsed, env)
             if answer.is_skipped:
-                env.emit(
-                    InterviewCompleted(
-                        question=question.text, answer=answer.value, duration=elapsed
-                    )
-                )
+                env.emit(_completed(question, answer, elapsed))
                 return Outcome.fail(
                     f"human gate {node.id}: no answer given (answers file used up or input closed)"
                 )
             found = parse_answer(answer, choices)
             if found is not None:
-                env.emit(
-                    InterviewCompleted(
-                        question=question.text, answer=answer.value, duration=elapsed
-                    )
-                )
+                env.emit(_completed(question, answer, elapsed, *found))
                 return _chosen(node, *found)
             said = answer.text or answer.value
             env.emit(InterviewRejected(question=question.text, stage=node.id, answer=said))
@@ -254,11 +246,34 @@ def _find(answer: Answer, choices: list[Choice]) -> Choice | None:
     return choices[options.index(picked)]
 
 
-def _on_timeout(node: Node, choices: list[Choice]) -> Outcome:
+def _completed(
+    question: Question,
+    answer: Answer,
+    elapsed: float,
+    choice: Choice | None = None,
+    comment: str = "",
+) -> InterviewCompleted:
+    """The event of an answer: which, who gave it, the comment given with it."""
+    return InterviewCompleted(
+        question=question.text,
+        answer=choice.key if choice is not None else answer.value,
+        duration=elapsed,
+        answered_by=answer.answered_by,
+        comment=comment,
+        stage=question.stage,
+        label=choice.label if choice is not None else "",
+    )
+
+
+def _on_timeout(
+    node: Node, choices: list[Choice], question: Question, elapsed: float, env: StageEnv
+) -> Outcome:
     default_text = default_choice(node)
     if default_text:
         choice = _find(Answer(default_text, text=default_text), choices)
         if choice is not None:
+            taken = Answer(choice.key, text=choice.label, answered_by="timeout")
+            env.emit(_completed(question, taken, elapsed, choice))
             return _chosen(node, choice, note="timed out; took human.default_choice")
     return Outcome(
         StageStatus.RETRY,

@@ -4,6 +4,12 @@ Built in: :class:`AutoApproveInterviewer` (``--auto-approve``),
 :class:`QueueInterviewer` (``--answers FILE``, one answer per line),
 :class:`ConsoleInterviewer` (stdin), :class:`CallbackInterviewer` and
 :class:`RecordingInterviewer`.
+
+Each answer says who gave it (``Answer.answered_by``, into the
+``interview_completed`` event): ``cli`` typed at the terminal, ``answers_file``
+read from ``--answers``, ``auto`` by ``--auto-approve``, ``timeout`` the gate's
+default taken when no answer came in time, ``page`` or ``api`` over HTTP
+(``attractor serve``), ``callback`` a library caller's function.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -57,6 +63,12 @@ class Answer:
     value: str
     selected_option: Option | None = None
     text: str = ""
+    #: Who gave it: cli, answers_file, auto, timeout, page, api, callback ("" unknown).
+    answered_by: str = ""
+
+    def by(self, who: str) -> Answer:
+        """This answer as given by ``who``, unless it already says who gave it."""
+        return self if self.answered_by else replace(self, answered_by=who)
 
     @property
     def is_timeout(self) -> bool:
@@ -114,6 +126,9 @@ class AutoApproveInterviewer:
         self.choice = choice
 
     async def ask(self, question: Question) -> Answer:
+        return self._pick(question).by("auto")
+
+    def _pick(self, question: Question) -> Answer:
         if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
             return Answer(AnswerValue.YES)
         if question.options:
@@ -154,7 +169,7 @@ class QueueInterviewer:
     async def ask(self, question: Question) -> Answer:
         if not self._answers:
             return Answer(AnswerValue.SKIPPED)
-        return _answer_from_text(self._answers.popleft(), question)
+        return _answer_from_text(self._answers.popleft(), question).by("answers_file")
 
 
 def _answers_problem(exc: InputFileError) -> str:
@@ -208,9 +223,9 @@ class ConsoleInterviewer:
                 return Answer(AnswerValue.TIMEOUT)
             if line is None:
                 return Answer(AnswerValue.SKIPPED)
-            return _answer_from_text(line.strip(), question)
+            return _answer_from_text(line.strip(), question).by("cli")
         out.write("\n(no answer in time)\n")
-        return question.default or Answer(AnswerValue.TIMEOUT)
+        return (question.default or Answer(AnswerValue.TIMEOUT)).by("timeout")
 
     def _lines(self) -> _FdLines | _ThreadLines:
         if self._reader is None:
@@ -364,9 +379,9 @@ class CallbackInterviewer:
 
     async def ask(self, question: Question) -> Answer:
         result = self._callback(question)
-        if isinstance(result, Answer):
-            return result
-        return await result
+        if not isinstance(result, Answer):
+            result = await result
+        return result.by("callback")
 
 
 class RecordingInterviewer:

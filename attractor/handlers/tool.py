@@ -3,8 +3,10 @@
 Under ``--backend simulate`` (chosen on purpose, see ``Settings.simulates_tools``)
 the command is not run: the node reports what it would run.
 
-stdout and stderr go to files in the stage directory; their tail goes into the
-context as ``tool.output``. A non-zero exit is FAIL with the exit code, the last
+stdout and stderr go to files in the stage directory; while the command runs,
+the lines it writes are emitted as ``stage_output`` events (batched, see
+:mod:`attractor.proc.follow`); their tail goes into the context as
+``tool.output``. A non-zero exit is FAIL with the exit code, the last
 line of stderr and the last lines of stdout in the reason. Cancellation (node
 timeout, ``--timeout``, Ctrl-C) kills the process group (see
 :mod:`attractor.proc.process`).
@@ -12,14 +14,17 @@ timeout, ``--timeout``, Ctrl-C) kills the process group (see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from attractor.dot.graph import Graph, Node
+from attractor.events import StageOutput
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.simulate import SimulateBackend, parse_plan
 from attractor.proc.environment import LocalEnvironment
+from attractor.proc.follow import Chunk, OutputFollower
 from attractor.proc.process import ProcessResult
 from attractor.redact import current as current_redactor
 from attractor.redact import scrub_files
@@ -53,15 +58,19 @@ class ToolHandler:
         if not workdir.is_dir():
             return Outcome.fail(f"node {node.id}: working directory {workdir} does not exist")
         outputs = (env.stage_dir / "stdout.txt", env.stage_dir / "stderr.txt")
+        follower = OutputFollower(
+            {"stdout": outputs[0], "stderr": outputs[1]}, output_sink(node.id, env)
+        )
         try:
-            result = await environment.run(
-                command,
-                cwd=workdir,
-                kill_grace=env.settings.kill_grace,
-                extra_env={"ATTRACTOR_STAGE_DIR": env.stage_dir, "ATTRACTOR_NODE": node.id},
-                stdout_path=outputs[0],
-                stderr_path=outputs[1],
-            )
+            async with follower.running():  # the last lines come also when it is stopped
+                result = await environment.run(
+                    command,
+                    cwd=workdir,
+                    kill_grace=env.settings.kill_grace,
+                    extra_env={"ATTRACTOR_STAGE_DIR": env.stage_dir, "ATTRACTOR_NODE": node.id},
+                    stdout_path=outputs[0],
+                    stderr_path=outputs[1],
+                )
         finally:
             scrub_files(outputs)  # also when stopped: a resume must not find them raw
         result = redact_result(result)
@@ -73,6 +82,29 @@ class ToolHandler:
             )
         reason = failure_reason(result.returncode, result.stdout, result.stderr)
         return Outcome(StageStatus.FAIL, failure_reason=reason, context_updates=updates)
+
+
+def output_sink(node_id: str, env: StageEnv) -> Callable[[Chunk], None]:
+    """Emits each chunk a step's command wrote as a ``stage_output`` event."""
+
+    def emit(chunk: Chunk) -> None:
+        text = chunk.text
+        if chunk.skipped:
+            name = f"{chunk.stream}.txt"
+            text = f"[... {chunk.skipped} bytes not shown; the whole output is in {name}]\n" + text
+        env.emit(
+            StageOutput(
+                node=node_id,
+                visit=env.visit,
+                attempt=env.attempt,
+                stream=chunk.stream,
+                text=text,
+                offset=chunk.offset,
+                skipped=chunk.skipped,
+            )
+        )
+
+    return emit
 
 
 def redact_result(result: ProcessResult) -> ProcessResult:

@@ -380,3 +380,32 @@ def _node_hooks(graph: Graph, key: str, *, graph_has_hook: bool) -> list[Diagnos
             fix = f"move {key} to the LLM nodes (or to the graph), or remove it"
             found.append(at("tool_hooks", "warning", node, message, key=key, fix=fix))
     return found
+
+
+@rule("container_image", "warning")
+def container_image(graph: Graph) -> list[Diagnostic]:
+    """A command step in a container (``sandbox=docker`` or ``podman``) names its image.
+
+    The image comes from the node's ``image``, else the graph's, else ``--image``
+    at run time (which lint does not see, hence a warning; without any, the run
+    stops before it starts).
+    """
+    found: list[Diagnostic] = []
+    for node in facts(graph).nodes:
+        if facts(graph).types[node.id] not in ("tool", "codergen"):
+            continue
+        engine = (node.attrs.get("sandbox") or graph.attrs.get("sandbox") or "").strip()
+        image = (node.attrs.get("image") or graph.attrs.get("image") or "").strip()
+        if engine in ("docker", "podman") and not image:
+            found.append(
+                at(
+                    "container_image",
+                    "warning",
+                    node,
+                    f"node '{node.id}' runs its commands in a {engine} container but names "
+                    "no image (the run needs --image then)",
+                    key="sandbox" if node.attrs.get("sandbox") else None,
+                    fix=f'add image="python:3.12-slim" (or your image) to {node.id} or the graph',
+                )
+            )
+    return found

@@ -3,13 +3,14 @@
 Its values are checked by ``attribute_value`` (the schema lists them); this rule
 adds what a value alone cannot show: a ``backend`` on a node that is not an LLM
 node, and attributes of an LLM node that an agent CLI (Claude Code, Codex,
-Gemini CLI) does not honour.
+Gemini CLI) or an ACP agent (``acp:NAME``) does not honour. Whether NAME is
+configured is checked by :mod:`attractor.linter.acp`.
 """
 
 from __future__ import annotations
 
 from attractor.dot.graph import Graph, Node, SourcePos
-from attractor.dot.schema import AGENT_BACKENDS
+from attractor.dot.schema import AGENT_BACKENDS, is_acp_backend
 from attractor.errors import Diagnostic
 from attractor.linter.base import at, facts, rule_list
 
@@ -26,7 +27,7 @@ _IGNORED_BY_AGENTS = {
 def _agent_of(node: Node, graph: Graph) -> str | None:
     """The agent CLI the graph gives this node, if any (run settings aside)."""
     name = (node.raw("backend") or graph.raw("backend") or "").strip()
-    return name if name in AGENT_BACKENDS else None
+    return name if name in AGENT_BACKENDS or is_acp_backend(name) else None
 
 
 def _in_force(node: Node, key: str) -> bool:
@@ -38,9 +39,14 @@ def _in_force(node: Node, key: str) -> bool:
     return bool(value and value.strip() and value.strip() != "0")
 
 
-@rule("backend", "warning")
+@rule("backend", "warning", "error")
 def backend(graph: Graph) -> list[Diagnostic]:
-    """``backend`` sits on LLM nodes; agent-CLI nodes carry nothing the CLI ignores."""
+    """``backend`` sits on LLM nodes; agent-CLI nodes carry nothing the CLI ignores.
+
+    ``backend="acp:NAME"`` must name an ``[acp_agents.NAME]`` table of the
+    config file a run in this directory reads (an error otherwise;
+    ``attractor lint`` checks it, the editor's language server does not).
+    """
     known = facts(graph)
     found: list[Diagnostic] = []
     llm = [node for node in known.nodes if known.types[node.id] == "codergen"]
@@ -69,8 +75,13 @@ def _ignored(node: Node, agent: str) -> list[Diagnostic]:
     keys = [key for key in _IGNORED_BY_AGENTS if _in_force(node, key)]
     if agent == "gemini-cli" and node.raw("reasoning_effort") is not None:
         keys.append("reasoning_effort")
+    acp = is_acp_backend(agent)
+    if acp:
+        keys += [key for key in ("llm_model", "reasoning_effort") if node.raw(key) is not None]
     for key in keys:
         why = _IGNORED_BY_AGENTS.get(key, "gemini-cli has no flag for it")
+        if acp and key not in _IGNORED_BY_AGENTS:
+            why = "an ACP agent chooses its model and effort in its own configuration"
         message = f"{key} on {node.id} is ignored by backend {agent}: {why}"
         fix = f"remove {key} from {node.id}, or run it with backend=llm"
         found.append(at("backend", "warning", node, message, key=key, fix=fix))

@@ -21,6 +21,7 @@ from attractor.dot.dialects import (
     METADATA_PREFIXES,
     OUTCOME_ALIASES,
     PROPERTY_ALIASES,
+    TYPE_ALIASES,
 )
 from attractor.dot.schema import PRESENTATION_ATTRIBUTES, SHAPE_TO_TYPE, SPECS, Scope
 from attractor.errors import RULES_DOC, Severity
@@ -193,6 +194,7 @@ def dialects_markdown() -> str:
         f"| `outcome={a}` | edge condition | `outcome={ours}` |"
         for a, ours in OUTCOME_ALIASES.items()
     ]
+    out += [f"| `type={a}` | node | `type={ours}` |" for a, ours in TYPE_ALIASES.items()]
     out += [
         "",
         "Outcome values are matched in any letter case: `outcome=SUCCESS` is",
@@ -225,6 +227,58 @@ def dialects_markdown() -> str:
         for (scope, key), f in FOREIGN_ATTRIBUTES.items()
     ]
     out += [
+        "",
+        "## Sub-pipelines",
+        "",
+        "A node with `shape=folder` or `type=subgraph` runs the pipeline file its",
+        "`dot_file` names (written `graph`, `graph_ref` or `sub_pipeline` by other",
+        "engines) inline, as a child run, and waits for it. A relative path starts at",
+        "the folder of the pipeline that names it (else the working directory, where",
+        "engines that write paths from the project's root find them). The child's run",
+        "directory is `child` inside the node's stage folder (`child-vVISIT-aATTEMPT`",
+        "for a later visit or retry), with its own stage folders, checkpoint and event log. It",
+        "shares the parent run's budgets: turns, tokens and cost, the step budget",
+        "(`--max-steps`: the child's steps count against the parent's) and the",
+        "deadline (`--timeout`). Stopping the parent stops the child; `attractor",
+        "resume` of the parent resumes the child where it stopped.",
+        "",
+        "Context, in and out: the child starts with a copy of the parent's context,",
+        "less the engine's own keys (`outcome`, `preferred_label`, `current_node`,",
+        "`graph.*`, `internal.*`); when it ends, every key whose value it added or",
+        "changed comes back as the node's context updates. The node succeeds when the",
+        "child run succeeds and fails with the child's failure reason otherwise, so",
+        "the parent routes on `outcome=success` / `outcome=fail` as for any stage.",
+        "",
+        "Lint follows the child: each of its errors is reported as a",
+        "[sub_pipeline](rules.md#sub_pipeline) error at the child's own file:line,",
+        "and a pipeline that includes itself, directly or through others, is refused.",
+        "`attractor run --dry-run` and `attractor graph` show the child expanded",
+        "under its node.",
+        "",
+        "## When aliases are not enough: `attractor migrate`",
+        "",
+        "Aliases carry a dialect when its words differ and its meanings do not. On the",
+        "collection docs/corpus.md measures, one dialect also differs in meaning:",
+        "kilroy's (fabro's test suite holds copies of its pipelines). `attractor",
+        "migrate FILE --from kilroy` converts what can be converted, lists each",
+        "construct that cannot with its FILE:LINE:COL and what to write, and puts the",
+        "result in canonical form (`attractor fmt`); prompts are kept as written.",
+        "",
+        "| kilroy writes | What it means there | migrate |",
+        "|---|---|---|",
+        "| `timeout=300` | 300 seconds | converted to `timeout=300s` |",
+        '| `condition="outcome=needs_dod"` | a status of the author\'s choosing, written by '
+        "the stage to kilroy's status file | listed: ask the stage for the preferred label "
+        "`needs_dod` and route on `preferred_label=needs_dod` |",
+        "| `$KILROY_STAGE_STATUS_PATH` in a prompt | where the stage writes its status | "
+        "listed: the stage reports its outcome itself here |",
+        "| a fan-out without a fan-in node | the branches join at their first common node | "
+        "listed: add a `shape=tripleoctagon` node where they meet |",
+        "",
+        "Other differences in meaning are rare in the collection (a goal gate written",
+        'as a condition or a sentence, `goal_gate="outcome = success"`: 6 files of one',
+        "project; a fan-out joined implicitly: 1 file of another): lint refuses each",
+        "by name (`attribute_value`, `fan_in_reachable`), and migrate does not take them.",
         "",
         "## Metadata",
         "",

@@ -39,6 +39,9 @@ def _alias_diagnostic(use: AliasUse) -> Diagnostic:
             use.edge,
             f"remove {use.written}",
         )
+    elif use.kind == "type":
+        message = f"'{use.written}' is read as {use.canonical} (a sub-pipeline)"
+        fix = f"write {use.canonical}"
     elif use.written == "prompt_file":
         message = "'prompt_file' is read as prompt=\"@FILE\" (a prompt file)"
         fix = 'write prompt="@FILE" instead of prompt_file="FILE"'

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from attractor.dot.graph import Graph, Node
+from collections.abc import Sequence
+
+from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.scc import strongly_connected
 from attractor.errors import Diagnostic
 from attractor.linter.base import at, facts, rule_list
@@ -166,8 +168,32 @@ def unbounded_loop(graph: Graph) -> list[Diagnostic]:
         members = sorted(component, key=order.__getitem__)
         if len(members) == 1 and members[0] not in free[members[0]]:
             continue
-        found.append(_loop_warning(graph, members, _closed(set(component), unconditional)))
+        way_out = _way_out(set(component), known.edges)
+        closed = way_out is None and _closed(set(component), unconditional)
+        found.append(_loop_warning(graph, members, closed, way_out))
     return found
+
+
+def _way_out(component: set[str], edges: Sequence[Edge]) -> Edge | None:
+    """The first edge out of ``component`` that a condition or a chosen label takes.
+
+    The loop ends when its condition holds, or when a stage's outcome names its
+    label (``preferred_label``: a model's report, a person's answer).
+    """
+    return next(
+        (
+            e
+            for e in edges
+            if e.source in component and e.target not in component and (e.condition or e.label)
+        ),
+        None,
+    )
+
+
+def _shown(edge: Edge) -> str:
+    """``a -> b [condition="..."]`` or ``a -> b [label="..."]``."""
+    key, value = ("condition", edge.condition) if edge.condition else ("label", edge.label)
+    return f'{edge.source} -> {edge.target} [{key}="{value}"]'
 
 
 def _closed(component: set[str], unconditional: set[tuple[str, str]]) -> bool:
@@ -181,13 +207,19 @@ def _closed(component: set[str], unconditional: set[tuple[str, str]]) -> bool:
     )
 
 
-def _loop_warning(graph: Graph, members: list[str], closed: bool) -> Diagnostic:
+def _loop_warning(
+    graph: Graph, members: list[str], closed: bool, way_out: Edge | None
+) -> Diagnostic:
     shown = ", ".join(members[:6]) + (", ..." if len(members) > 6 else "")
-    why = (
-        "no condition on its edges, so it never ends by itself"
-        if closed
-        else "repeats for as long as its edge conditions hold"
-    )
+    if way_out is not None:
+        why = (
+            f"leaves only when a condition or a chosen label sends it out ({_shown(way_out)}), "
+            "so it repeats for as long as none does"
+        )
+    elif closed:
+        why = "no condition on its edges, so it never ends by itself"
+    else:
+        why = "repeats for as long as its edge conditions hold"
     return at(
         "unbounded_loop",
         "warning",

@@ -11,6 +11,7 @@ from attractor.dot.parser import parse_dot, read_source
 from attractor.dot.transforms import Transform, apply_transforms
 from attractor.errors import Diagnostic, PipelineSyntaxError, ValidationError
 from attractor.linter.registry import LintRule, validate
+from attractor.linter.sub_pipelines import follow_sub_pipelines
 
 
 def _source(source: str | Path, file: str | None) -> tuple[str, str, Path | None]:
@@ -27,12 +28,17 @@ def prepare(
     transforms: Iterable[Transform] = (),
     extra_rules: Sequence[LintRule] = (),
     folder: Path | None = None,
+    include_folder: Path | None = None,
 ) -> tuple[Graph | None, list[Diagnostic]]:
     """Parse, transform and validate a pipeline.
 
     ``source`` is a path (``Path``, or a string with no ``{``) or DOT text.
     ``folder`` is where the paths DOT text names start (an editor's unsaved
     buffer of a file); a file's own folder is used for a path.
+    ``include_folder`` is where sub-pipeline files start when it is not that
+    folder (a run directory's copy of a pipeline: the original file's folder).
+    Each sub-pipeline file is linted too: its errors come back at its own
+    file:line (rule ``sub_pipeline``), and a file that includes itself is one.
     Returns the graph (None when the text does not parse) and all diagnostics;
     a syntax error is a single diagnostic with rule ``syntax``.
 
@@ -47,11 +53,20 @@ def prepare(
     # Paths the pipeline names (prompt files) start at its file's folder; a
     # pipeline given as text has the folder the caller names, if any.
     graph.folder = own_folder or folder
+    graph.include_folder = include_folder
     graph = apply_transforms(graph, transforms)
-    return graph, validate(graph, extra_rules)
+    found = validate(graph, extra_rules)
+    return graph, found + follow_sub_pipelines(graph, _child_lint)
 
 
-def prepare_checked(path: Path) -> tuple[Graph, list[Diagnostic]]:
+def _child_lint(path: Path) -> tuple[Graph | None, list[Diagnostic]]:
+    """A sub-pipeline file linted as a run would load it."""
+    return prepare(path, file=str(path))
+
+
+def prepare_checked(
+    path: Path, *, include_folder: Path | None = None
+) -> tuple[Graph, list[Diagnostic]]:
     """Parse, transform and lint the file ``path`` for a run: the graph and its warnings.
 
     The one check a run's pipeline passes (a new run, a resume, a child run).
@@ -60,7 +75,7 @@ def prepare_checked(path: Path) -> tuple[Graph, list[Diagnostic]]:
         ValidationError: the pipeline has lint errors (or does not parse).
         PipelineError: the file cannot be read.
     """
-    graph, diagnostics = prepare(path, file=str(path))
+    graph, diagnostics = prepare(path, file=str(path), include_folder=include_folder)
     if graph is None or any(d.is_error for d in diagnostics):
         raise ValidationError(diagnostics)
     return graph, diagnostics

@@ -14,10 +14,12 @@ from attractor.linter import (
     dialects,
     flow,
     manager,
+    mcp,
     prompts,
     resources,
     routing,
     structure,
+    sub_pipelines,
     threads,
 )
 from attractor.linter.base import FunctionRule, caching
@@ -54,8 +56,10 @@ _NODE_RULES = (
     *prompts.RULES,
     *threads.RULES,
     *manager.RULES,
+    *sub_pipelines.RULES,
     *backends.RULES,
     *resources.RULES,
+    *mcp.RULES,
 )
 
 

@@ -3,9 +3,10 @@
 The layout, in mount order (later mounts sit on top of earlier ones):
 
 1. the whole filesystem read-only (``--ro-bind / /``);
-2. a fresh ``/dev`` (null, zero, random, tty...: no disks, no ``/dev/mem``),
-   a ``/proc`` of the sandbox's own pid namespace, empty ``/tmp`` and ``/run``
-   (the host's sockets, the ssh agent's included, are out of reach);
+2. a fresh ``/dev`` (a private tmpfs with null, zero, random, tty, an empty
+   ``shm``...: no disks, no ``/dev/mem``), a ``/proc`` of the sandbox's own pid
+   namespace, empty ``/tmp`` and ``/run`` (the host's sockets, the ssh agent's
+   included, are out of reach);
 3. the workdir, the run's scratch directory, the step's stage directory and
    any ``writable=`` path, writable;
 4. the run directory read-only again when it lies inside a writable path
@@ -29,6 +30,8 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from attractor.proc.allowlist import INSIDE_DIR, bridge_argv, proxy_env
 
 #: Secret places under the home directory, never visible inside the sandbox.
 HIDDEN_IN_HOME = (
@@ -72,8 +75,13 @@ class Fence:
     stage_dir: Path | None = None
     #: The run's scratch directory (``$TMPDIR`` inside): writable.
     scratch: Path | None = None
+    #: The host's whole network (``network=on``).
     network: bool = False
     home: Path | None = None
+    #: ``network="a.com,b.org"``: no network but these hosts, through the
+    #: engine's proxy (:mod:`attractor.proc.netproxy`) whose socket is in ``proxy_dir``.
+    hosts: tuple[str, ...] = ()
+    proxy_dir: Path | None = None
 
 
 def bwrap_path() -> str | None:
@@ -101,8 +109,22 @@ def probe() -> str | None:
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip().splitlines()
         detail = why[-1] if why else f"exit code {done.returncode}"
+        if inside_user_namespace():
+            return (
+                f"bwrap cannot create a sandbox here ({detail}); attractor already runs inside "
+                "a sandbox or container, which does not allow a nested one"
+            )
         return f"bwrap cannot create a sandbox here ({detail}); user namespaces may be disabled"
     return None
+
+
+def inside_user_namespace() -> bool:
+    """True when this process runs in a user namespace (a sandbox or rootless container)."""
+    try:
+        mapping = Path("/proc/self/uid_map").read_text().split()
+    except OSError:
+        return False
+    return mapping != ["0", "0", "4294967295"]
 
 
 def _base_flags(*, network: bool) -> list[str]:
@@ -133,30 +155,36 @@ def wrap_argv(fence: Fence) -> list[str]:
     program = bwrap_path() or "bwrap"
     argv = [program, *_base_flags(network=fence.network), "--ro-bind", "/", "/"]
     argv += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
-    argv += ["--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/dev/shm"]
+    # --dev makes /dev a private tmpfs: its /dev/shm is the sandbox's own already.
+    argv += ["--tmpfs", "/tmp", "--tmpfs", "/run"]
     if fence.network:
         argv += _resolver_binds()
-    writable = [fence.workdir, *fence.writable]
-    writable += [p for p in (fence.scratch, fence.stage_dir) if p is not None]
-    bound: list[Path] = []
+    run_dir = fence.run_dir.resolve() if fence.run_dir is not None else None
+    own = [p.resolve() for p in (fence.scratch, fence.stage_dir) if p is not None]
+    writable = list(dict.fromkeys(p.resolve() for p in (fence.workdir, *fence.writable)))
+    # The run directory goes read-only over a writable path that holds it, and the
+    # step's own folders inside it writable again: each bound once, in that order.
+    shielded = run_dir is not None and any(run_dir.is_relative_to(p) for p in writable)
+    later = [p for p in own if shielded and run_dir is not None and p.is_relative_to(run_dir)]
+    writable += [p for p in own if p not in later and p not in writable]
     for path in writable:
-        real = path.resolve()
-        if real not in bound:
-            bound.append(real)
-            argv += ["--bind", str(real), str(real)]
-    if fence.run_dir is not None:
-        run_dir = fence.run_dir.resolve()
-        if any(run_dir.is_relative_to(p) for p in bound):
-            argv += ["--ro-bind", str(run_dir), str(run_dir)]
-            for own in (fence.scratch, fence.stage_dir):
-                if own is not None and own.resolve().is_relative_to(run_dir):
-                    argv += ["--bind", str(own.resolve()), str(own.resolve())]
+        argv += ["--bind", str(path), str(path)]
+    if shielded:
+        argv += ["--ro-bind", str(run_dir), str(run_dir)]
+        for path in dict.fromkeys(later):
+            argv += ["--bind", str(path), str(path)]
     argv += _hidden(_home(fence))
     argv += _hidden_system()
     if fence.scratch is not None:
         argv += ["--setenv", "TMPDIR", str(fence.scratch.resolve())]
-    argv += ["--chdir", str(fence.workdir.resolve()), "--"]
-    return argv
+    argv += ["--chdir", str(fence.workdir.resolve())]
+    if fence.hosts and not fence.network and fence.proxy_dir is not None:
+        argv += ["--ro-bind", str(fence.proxy_dir), INSIDE_DIR]
+        for key, value in proxy_env().items():
+            argv += ["--setenv", key, value]
+        argv += ["--", *bridge_argv(shutil.which("socat") or "socat")]
+        return argv
+    return [*argv, "--"]
 
 
 def _resolver_binds() -> list[str]:
@@ -199,7 +227,15 @@ def _hidden(home: Path | None) -> list[str]:
 
 
 #: errno texts that say a command hit the sandbox's walls.
-REFUSALS = ("Read-only file system", "Permission denied", "Network is unreachable")
+REFUSALS = (
+    "Read-only file system",
+    "Permission denied",
+    "Network is unreachable",
+    "not in this step's network allow-list",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "CONNECT tunnel failed, response 403",
+)
 
 
 def refusal_note(stderr: str) -> str:
@@ -209,6 +245,7 @@ def refusal_note(stderr: str) -> str:
             return (
                 f"[sandbox: '{text}' — this command runs in a sandbox: only the working "
                 "directory and $TMPDIR are writable, the network is off unless the node sets "
-                "network=on, and secret files are hidden]"
+                "network=on (or names hosts in network=, reached through HTTP_PROXY), and "
+                "secret files are hidden]"
             )
     return ""

@@ -18,17 +18,28 @@ outside the workdir.
 
 from __future__ import annotations
 
+import itertools
+import shutil
 import sys
+import tempfile
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
+from anyio.abc import SocketStream
+
+from attractor.proc.allowlist import INSIDE_DIR, AllowList, describe_network
 from attractor.proc.bwrap import Fence, probe, refusal_note, wrap_argv
 from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.netproxy import serve_client
 from attractor.proc.process import ProcessResult, process_env, run_process
 
-SANDBOX_MODES = ("auto", "bwrap", "none")
+SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")
+#: Names of the per-command proxy sockets (unique within the engine process).
+_sockets = itertools.count(1)
 #: Run-level only: like ``auto``, but a run without a working sandbox is refused.
 SANDBOX_REQUIRED = "required"
 
@@ -180,6 +191,65 @@ class BwrapEnvironment(LocalEnvironment):
         for path in (fence.scratch, fence.stage_dir):
             if path is not None and not path.is_dir():  # normally made by the engine
                 path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if fence.hosts and not fence.network and fence.proxy_dir is None:
+            # Short and private: a unix socket's path has a limit of about 100 bytes.
+            folder = Path(tempfile.mkdtemp(prefix="attractor-net-"))
+            weakref.finalize(self, shutil.rmtree, folder, True)
+            self.fence = replace(fence, proxy_dir=folder)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path | None = None,
+        timeout: float | None = None,
+        kill_grace: float = 2.0,
+        extra_env: Mapping[str, Any] | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin_path: Path | None = None,
+    ) -> ProcessResult:
+        await self.setup()
+        fence = self._fence()
+        if fence.proxy_dir is None:
+            return await super().run(
+                command,
+                cwd=cwd,
+                timeout=timeout,
+                kill_grace=kill_grace,
+                extra_env=extra_env,
+                stdout_path=stdout_path,
+                stderr_path=stderr_path,
+                stdin_path=stdin_path,
+            )
+        # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
+        name = f"{next(_sockets)}.sock"
+        socket = fence.proxy_dir / name
+        allow = AllowList(fence.hosts)
+        setting = ",".join(fence.hosts)
+        try:
+            listener = await anyio.create_unix_listener(socket)
+            async with listener, anyio.create_task_group() as tg:
+
+                async def handle(client: SocketStream) -> None:
+                    await serve_client(client, allow, setting)
+
+                tg.start_soon(listener.serve, handle, tg)
+                result = await run_process(
+                    command,
+                    cwd=cwd or self.workdir,
+                    timeout=timeout,
+                    kill_grace=kill_grace,
+                    env=self.env(extra_env),
+                    stdout_path=stdout_path,
+                    stderr_path=stderr_path,
+                    stdin_path=stdin_path,
+                    wrap=[*self.wrap(cwd), f"{INSIDE_DIR}/{name}"],
+                )
+                tg.cancel_scope.cancel()
+        finally:
+            socket.unlink(missing_ok=True)
+        return result
 
     def wrap(self, cwd: Path | None = None) -> list[str]:
         """``bwrap`` and its flags for a command in ``cwd``, the writable workdir."""
@@ -194,7 +264,7 @@ class BwrapEnvironment(LocalEnvironment):
 
     def describe(self) -> str:
         fence = self._fence()
-        net = "network on" if fence.network else "network off"
+        net = describe_network(fence.network, fence.hosts)
         extra = "".join(f", {p}" for p in fence.writable)
         return f"bwrap sandbox, {net}, writable: workdir{extra}, {self.policy.describe()}"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fnmatch
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -33,6 +34,7 @@ from attractor.fileio import (
     read_lines,
     read_tail,
 )
+from attractor.run_status import RunStatus
 from attractor.store.checkpoint import RUNNING, Checkpoint
 from attractor.store.journal import damaged_run_file
 from attractor.store.rundir import (
@@ -97,6 +99,9 @@ class RunInfo:
     tokens: int = 0
     #: US dollars spent so far, None when no model used had a price.
     cost: float | None = None
+    #: The manifest's usage object (the checkpoint's while the run goes on): every
+    #: count (input, output, cached...) and the cost; None before anything is recorded.
+    usage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -156,6 +161,25 @@ def list_runs(root: Path) -> list[RunInfo]:
     return found
 
 
+#: Every status a listing can show: a run's own, and the reader's words for a run
+#: whose driver died (``stopped``) or whose files cannot be read (``damaged``).
+LISTED_STATUSES = (*(str(s) for s in RunStatus), "stopped", "damaged", "unknown")
+
+
+def select_runs(
+    runs: Iterable[RunInfo], statuses: Iterable[str] = (), pipeline: str | None = None
+) -> list[RunInfo]:
+    """The runs with one of ``statuses`` (all when none) whose pipeline is ``pipeline``
+    (a name, or a shell pattern like ``nightly-*``; all when None)."""
+    wanted = frozenset(statuses)
+    return [
+        run
+        for run in runs
+        if (not wanted or run.status in wanted)
+        and (pipeline is None or fnmatch.fnmatchcase(run.name, pipeline))
+    ]
+
+
 def run_status(path: Path) -> str:
     """The run's status as :func:`run_info` gives it, reading only the manifest and lock.
 
@@ -212,6 +236,7 @@ def run_info(path: Path) -> RunInfo:
         nodes_done=nodes_done,
         tokens=_tokens(usage),
         cost=_cost(usage),
+        usage=dict(usage) if isinstance(usage, dict) else None,
     )
 
 
@@ -359,7 +384,11 @@ def stage_path(path: Path, node_id: str) -> Path:
 
 def stage_files(path: Path, node_id: str, tail: int = 4000) -> dict[str, str]:
     """What a node left in its stage folder: each text file's last ``tail`` characters."""
-    folder = stage_path(path, node_id)
+    return folder_files(stage_path(path, node_id), tail)
+
+
+def folder_files(folder: Path, tail: int = 4000) -> dict[str, str]:
+    """The stage files in ``folder`` (a node's, or one attempt's moved aside)."""
     files: dict[str, str] = {}
     for name in _STAGE_FILES:
         text = tail_text(folder / name, tail)

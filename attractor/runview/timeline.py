@@ -1,8 +1,9 @@
-"""A run's history, one row per node attempt, and what a resume would do next.
+"""A run's history, one row per node attempt, what each stage spent, and what a resume would do.
 
 Read from ``events.jsonl`` (every attempt, its outcome, duration and the tokens
-of its model turns) and the checkpoint (where a resume would start), through
-:mod:`attractor.runview.inventory`.
+of its model turns), ``results.jsonl`` (what each finished visit of a node
+spent, every attempt counted) and the checkpoint (where a resume would start),
+through :mod:`attractor.runview.inventory`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import InputFileError
+from attractor.errors import AttractorError, InputFileError
 from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
 from attractor.run_status import RESUMABLE
 from attractor.runview.inventory import (
@@ -24,7 +25,7 @@ from attractor.runview.inventory import (
     stage_path,
 )
 from attractor.store.attempts import files_of
-from attractor.store.rundir import CHECKPOINT
+from attractor.store.rundir import CHECKPOINT, RunDir
 
 
 @dataclass
@@ -105,6 +106,99 @@ def _files_changed(folder: Path) -> int | None:
         if isinstance(data, dict) and data.get("commit"):
             return 0
     return None
+
+
+@dataclass
+class Spend:
+    """Tokens and cost: input (cached input included), of it cached, output; dollars."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    #: None when no model used had a price.
+    cost: float | None = None
+
+    @classmethod
+    def of(cls, usage: object) -> Spend:
+        """A usage object as the manifest and results.jsonl write it (damaged counts read 0)."""
+        if not isinstance(usage, dict):
+            return cls()
+        cost = usage.get("cost")
+        priced = isinstance(cost, int | float) and not isinstance(cost, bool)
+        return cls(
+            _count(usage.get("input_tokens"), 0),
+            _count(usage.get("output_tokens"), 0),
+            _count(usage.get("cache_read_tokens"), 0),
+            float(cost) if priced else None,  # type: ignore[arg-type]
+        )
+
+    def __add__(self, other: Spend) -> Spend:
+        costs = [c for c in (self.cost, other.cost) if c is not None]
+        return Spend(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            sum(costs) if costs else None,
+        )
+
+    def __sub__(self, other: Spend) -> Spend:
+        cost = None
+        if self.cost is not None:
+            cost = self.cost - (other.cost or 0.0)
+        return Spend(
+            self.input_tokens - other.input_tokens,
+            self.output_tokens - other.output_tokens,
+            self.cached_tokens - other.cached_tokens,
+            cost,
+        )
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class StageSpend:
+    """What one finished visit of a node spent, every attempt of it counted."""
+
+    node: str
+    visit: int
+    attempts: int
+    spend: Spend
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dict(self.__dict__), "spend": self.spend.to_json()}
+
+
+def stage_spending(path: Path) -> list[StageSpend]:
+    """Each finished visit that used a model, in the order they finished (results.jsonl).
+
+    Their sum is the run's usage (the manifest's) once no stage is running or was
+    cut short by a stop.
+    """
+    try:
+        rows = RunDir(path).read_results(1 << 62)
+    except AttractorError:
+        return []
+    found = []
+    for row in rows:
+        if isinstance(row.get("usage"), dict):
+            node = str(row.get("node", "?"))
+            visit, attempts = _count(row.get("visit"), 1), _count(row.get("attempts"), 1)
+            found.append(StageSpend(node, visit, attempts, Spend.of(row["usage"])))
+    return found
+
+
+def attempt_folder(path: Path, node: str, visit: int, attempt: int, run: int = 1) -> Path:
+    """Where one attempt of a node keeps its files in the run directory ``path``.
+
+    ``run`` counts the starts of the same visit and attempt (a stop cut one
+    short, and resume ran it again).
+    """
+    return files_of(stage_path(path, node), visit, attempt, run)
 
 
 def _visit(event: dict[str, Any], visits: Counter[str], name: str, attempt: int) -> int:

@@ -4,6 +4,7 @@ Endpoints (JSON unless said otherwise)::
 
     GET  /pipelines                          runs under the root, newest first
     POST /pipelines                          start: {"dot_source"|"path", "settings", "context"}
+    POST /pipelines/prune                    delete ended runs: {"ids": [RUN_ID, ...]}
     GET  /pipelines/{id}                     status, progress, nodes, questions
     GET  /pipelines/{id}/events              Server-Sent Events (Last-Event-ID honoured)
     POST /pipelines/{id}/cancel              stop a run this server drives
@@ -14,9 +15,14 @@ Endpoints (JSON unless said otherwise)::
     POST /pipelines/{id}/questions/{qid}/answer   {"answer": KEY-OR-LABEL, "comment": TEXT}
     GET  /pipelines/{id}/checkpoint          the last checkpoint
     GET  /pipelines/{id}/context             the context of the last checkpoint
-    GET  /pipelines/{id}/nodes/{node}        one node: state and its stage files
+    GET  /pipelines/{id}/nodes/{node}        one node: state, attempts, stage files
+                                             (?attempt=NODE/vV-aA: that attempt's)
+    GET  /pipelines/{id}/nodes/{node}/files/{name}   a stage file whole (stdout.txt...)
+    GET  /pipelines/{id}/timeline            every attempt, gate wait and branch
     GET  /pipelines/{id}/nodes/{node}/diff   what the stage changed in the run's workspace
     GET  /                                   the web page (static files, no CDN)
+    GET|POST|DELETE /mcp                     attractor's MCP tools, streamable HTTP
+                                             (the mcp extra; see server/mcp_server.py)
 """
 
 from __future__ import annotations
@@ -29,8 +35,10 @@ import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from attractor.server.auth import TokenMiddleware
 from attractor.server.handlers import Handlers
@@ -42,23 +50,57 @@ STATIC = Path(__file__).parent / "static"
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 
+class McpEndpoint:
+    """``/mcp``: the MCP server's streamable HTTP endpoint while the app runs.
+
+    Without the ``mcp`` extra it answers 501 saying what to install.
+    """
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    @contextlib.asynccontextmanager
+    async def open(self, manager: RunManager) -> AsyncIterator[None]:
+        try:
+            from attractor.server.mcp_server import http_endpoint
+        except ImportError:
+            yield
+            return
+        async with http_endpoint(manager) as app:
+            self.app = app
+            try:
+                yield
+            finally:
+                self.app = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is not None:
+            await self.app(scope, receive, send)
+            return
+        message = "attractor's MCP endpoint needs the mcp extra: pip install 'attractor[mcp]'"
+        await JSONResponse({"error": message}, status_code=501)(scope, receive, send)
+
+
 def create_app(
     root: Path,
     token: str | None = None,
     run_flags: dict[str, str] | None = None,
     host: str = "127.0.0.1",
+    page_url: str | None = None,
 ) -> Starlette:
     """The application serving the runs under ``root``; ``token`` guards every request.
 
     Without a token (``--no-token``, loopback only) a request must name the
     bound ``host`` or a loopback name in its Host header.
     """
-    manager = RunManager(root, run_flags)
+    manager = RunManager(root, run_flags, page_url)
     h = Handlers(manager)
+
+    mcp = McpEndpoint()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as group:
+        async with anyio.create_task_group() as group, mcp.open(manager):
             manager.attach(group)
             yield
             group.cancel_scope.cancel()  # stop every run; each is saved as interrupted
@@ -67,6 +109,7 @@ def create_app(
         Route("/", h.index),
         Route("/pipelines", h.list_runs, methods=["GET"]),
         Route("/pipelines", h.start, methods=["POST"]),
+        Route("/pipelines/prune", h.prune, methods=["POST"]),
         Route("/pipelines/{id}", h.status),
         Route("/pipelines/{id}/events", h.events),
         Route("/pipelines/{id}/cancel", h.cancel, methods=["POST"]),
@@ -77,6 +120,9 @@ def create_app(
         Route("/pipelines/{id}/checkpoint", h.checkpoint),
         Route("/pipelines/{id}/context", h.context),
         Route("/pipelines/{id}/nodes/{node}", h.node),
+        Route("/pipelines/{id}/nodes/{node}/files/{name}", h.node_file),
+        Route("/pipelines/{id}/timeline", h.run_timeline),
+        Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
         Route("/pipelines/{id}/nodes/{node}/diff", h.node_diff),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

@@ -93,15 +93,25 @@ def _node_paths(node: Node, graph: Graph, base: Path, workdir: Path) -> list[tup
         found.append(("stack.child_workdir", child, base / child))
     dotfile = _child_dotfile(node, graph, base)
     if dotfile is not None:
-        raw = _text(node.raw("stack.child_dotfile")) or _text(graph.raw("stack.child_dotfile"))
-        found.append(("stack.child_dotfile", raw, dotfile))
+        found.append((*_child_attribute(node, graph), dotfile))
     return found
 
 
-def _child_dotfile(node: Node, graph: Graph, base: Path) -> Path | None:
-    """As the manager handler finds it: beside the parent pipeline, else in the workdir."""
+def _child_attribute(node: Node, graph: Graph) -> tuple[str, str]:
+    """(attribute, value) naming the node's child pipeline: a sub-pipeline's or a manager's."""
+    if node.handler_type == "subgraph":
+        return "dot_file", _text(node.raw("dot_file"))
     raw = _text(node.raw("stack.child_dotfile")) or _text(graph.raw("stack.child_dotfile"))
-    if not raw or node.handler_type != "stack.manager_loop":
+    return "stack.child_dotfile", raw
+
+
+def _child_dotfile(node: Node, graph: Graph, base: Path) -> Path | None:
+    """As the manager and sub-pipeline handlers find it: beside the parent pipeline,
+    else in the workdir."""
+    if node.handler_type not in ("stack.manager_loop", "subgraph"):
+        return None
+    raw = _child_attribute(node, graph)[1]
+    if not raw:
         return None
     path = Path(raw)
     if path.is_absolute():
@@ -125,7 +135,9 @@ def _check_child(
     child, _ = prepare(real)
     if child is None:
         return  # the manager reports the child's syntax error when it runs
-    own = _text(node.raw("stack.child_workdir")) or _text(graph.raw("stack.child_workdir"))
+    own = ""
+    if node.handler_type != "subgraph":  # a sub-pipeline runs in its node's workdir
+        own = _text(node.raw("stack.child_workdir")) or _text(graph.raw("stack.child_workdir"))
     _check(child, root, base / own if own else workdir, depth + 1, seen)
 
 

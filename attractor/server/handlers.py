@@ -25,21 +25,28 @@ from attractor.api import load
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.fileio import atomic_write_text
-from attractor.launch import RunDir, worker_of
+from attractor.launch import RunDir, node_boundary, worker_of
 from attractor.render import render
 from attractor.runview.inventory import (
     RUNS_SUBDIR,
     RunReader,
     RunState,
+    folder_files,
     is_run_dir,
     list_runs,
     load_checkpoint,
     run_graph,
     run_info,
-    stage_files,
+    stage_path,
 )
+from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
+from attractor.server.costs import branches, budgets, node_usage, requests
+from attractor.server.failure import failure_of
+from attractor.server.gantt import gantt
+from attractor.server.output import stage_file
+from attractor.server.prune import MAX_PRUNE, prune_run
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
@@ -102,7 +109,14 @@ class Handlers:
     # -- lookup -------------------------------------------------------------
 
     def run_path(self, request: Request) -> Path:
-        run_id = str(request.path_params["id"])
+        return self.path_of(str(request.path_params["id"]))
+
+    def path_of(self, run_id: str) -> Path:
+        """The directory of run ``run_id`` under the root.
+
+        Raises:
+            Problem: 404 no such run, 403 it leads outside the root.
+        """
         if len(run_id) <= MAX_RUN_ID and _RUN_ID.match(run_id):
             for base in (self.manager.root / RUNS_SUBDIR, self.manager.root):
                 path = base / run_id
@@ -154,15 +168,24 @@ class Handlers:
 
     @_answers
     async def list_runs(self, request: Request) -> Response:
+        return JSONResponse({"runs": await self.runs()})
+
+    async def runs(self) -> list[dict[str, Any]]:
+        """Every run under the root, newest first, with what this server knows of it."""
+
         def listing() -> list[dict[str, Any]]:
             return [_with_worker(r.to_json()) for r in list_runs(self.manager.root)]
 
         runs = await anyio.to_thread.run_sync(listing)
-        return JSONResponse({"runs": [self._with_activity(r) for r in runs]})
+        return [self._with_activity(r) for r in runs]
 
     @_answers
     async def start(self, request: Request) -> Response:
-        body = await json_body(request)
+        run_id = await self.start_run(await json_body(request))
+        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"}, status_code=201)
+
+    async def start_run(self, body: dict[str, Any]) -> str:
+        """Start the pipeline ``body`` names (``dot_source`` or ``path``); its run id."""
         settings = json_object(body, "settings")
         seed = json_object(body, "context")
 
@@ -171,15 +194,17 @@ class Handlers:
             return source, load(source)
 
         source, graph = await anyio.to_thread.run_sync(prepare, limiter=self._workers)
-        run_id = await self.manager.start(graph, source, settings, seed)
-        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"}, status_code=201)
+        return await self.manager.start(graph, source, settings, seed)
 
     @_answers
     async def status(self, request: Request) -> Response:
-        path = self.run_path(request)
-        _, state = await self.read_run(path)
-        data = await anyio.to_thread.run_sync(_with_worker, state.to_json())
-        return JSONResponse(self._with_activity(data))
+        return JSONResponse(await self.status_of(self.run_path(request)))
+
+    async def status_of(self, path: Path) -> dict[str, Any]:
+        """The run's state: its listing fields, every node, its questions."""
+        graph, state = await self.read_run(path)
+        data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
+        return self._with_activity(data)
 
     @_answers
     async def events(self, request: Request) -> Response:
@@ -200,17 +225,52 @@ class Handlers:
         return EventStreamResponse(stream, headers)
 
     @_answers
+    async def prune(self, request: Request) -> Response:
+        body = await json_body(request)
+        ids = body.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise Problem(400, 'name the runs to delete: {"ids": ["RUN_ID", ...]}')
+        if len(ids) > MAX_PRUNE:
+            raise Problem(400, f"at most {MAX_PRUNE} runs at a time; {len(ids)} were named")
+        deleted: list[str] = []
+        kept: dict[str, str] = {}
+        for run_id in dict.fromkeys(ids):
+            try:
+                path = self.path_of(run_id)
+            except Problem as problem:
+                kept[run_id] = str(problem)
+                continue
+            why = await anyio.to_thread.run_sync(
+                prune_run, path, run_id in self.manager.active, limiter=self._workers
+            )
+            if why:
+                kept[run_id] = why
+            else:
+                deleted.append(run_id)
+                self._graphs.pop(path, None)
+                self._readers.pop(path, None)
+        return JSONResponse({"deleted": deleted, "kept": kept})
+
+    @_answers
     async def cancel(self, request: Request) -> Response:
         path = self.run_path(request)
         await json_body(request, required=False)
+        self.cancel_run(path)
+        return JSONResponse({"id": path.name, "status": "cancelling"}, status_code=202)
+
+    def cancel_run(self, path: Path) -> None:
+        """Cancel the run in ``path`` (409 when this server does not drive it)."""
         if not self.manager.cancel(path.name):
             raise Problem(409, f"run {path.name} is not running in this server")
-        return JSONResponse({"id": path.name, "status": "cancelling"}, status_code=202)
 
     @_answers
     async def resume(self, request: Request) -> Response:
         path = self.run_path(request)
-        body = await json_body(request, required=False)
+        run_id = await self.resume_run(path, await json_body(request, required=False))
+        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"})
+
+    async def resume_run(self, path: Path, body: dict[str, Any]) -> str:
+        """Continue the run in ``path`` as ``body`` says (``retry_failed``, ``from``)."""
         how = continuation_of(body)
         info = self.manager.ended_by_error(run_info(path).to_json())
         check_resumable(path.name, str(info["status"]), how, path.name in self.manager.active)
@@ -219,8 +279,7 @@ class Handlers:
         graph = await anyio.to_thread.run_sync(load, copy, limiter=self._workers)
         if how is not None and how.from_node is not None and not graph.has_node(how.from_node):
             raise Problem(400, f'"from": run {path.name} has no node {_shown(how.from_node)}')
-        run_id = await self.manager.resume(path, graph, json_object(body, "settings"), how)
-        return JSONResponse({"id": run_id, "url": f"/pipelines/{run_id}"})
+        return await self.manager.resume(path, graph, json_object(body, "settings"), how)
 
     @_answers
     async def graph(self, request: Request) -> Response:
@@ -247,16 +306,26 @@ class Handlers:
     async def answer(self, request: Request) -> Response:
         path = self.run_path(request)
         qid = str(request.path_params["qid"])
+        self._waiting(path, qid)
+        return JSONResponse(self.answer_question(path, qid, await json_body(request)))
+
+    def _waiting(self, path: Path, qid: str) -> None:
         run = self.manager.active.get(path.name)
         if run is None or qid not in run.interviewer.pending:
             raise Problem(404, f"no question {_shown(qid)} is waiting in run {path.name}")
-        body = await json_body(request)
+
+    def answer_question(self, path: Path, qid: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Answer question ``qid`` of the run in ``path``: ``{"answer", "comment"}``."""
+        self._waiting(path, qid)
+        run = self.manager.active[path.name]
         text = body.get("answer")
         if not isinstance(text, str) or not text.strip():
             raise Problem(400, 'give the answer as {"answer": "KEY or label", "comment": "..."}')
         comment = body.get("comment") or ""
-        answer = run.interviewer.answer(qid, text, str(comment))
-        return JSONResponse({"id": qid, "answer": answer.value, "label": answer.text})
+        # The web page and the MCP tools say so; any other client is the API.
+        who = body.get("answered_by") if body.get("answered_by") in ("page", "mcp") else "api"
+        answer = run.interviewer.answer(qid, text, str(comment), answered_by=str(who))
+        return {"id": qid, "answer": answer.value, "label": answer.text}
 
     @_answers
     async def checkpoint(self, request: Request) -> Response:
@@ -269,7 +338,12 @@ class Handlers:
     @_answers
     async def node(self, request: Request) -> Response:
         path = self.run_path(request)
-        node_id = str(request.path_params["node"])
+        asked = request.query_params.get("attempt")
+        return JSONResponse(await self.node_of(path, str(request.path_params["node"]), asked))
+
+    async def node_of(self, path: Path, node_id: str, asked: str | None = None) -> dict[str, Any]:
+        """One node of the run in ``path``: its state and its stage files (of attempt
+        ``asked``, ``NODE/vV-aA``, else of the latest)."""
         graph, state = await self.read_run(path)
         if node_id not in state.nodes:
             raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
@@ -277,8 +351,40 @@ class Handlers:
         if graph is not None and graph.has_node(node_id):
             node = graph.node(node_id)
             data.update(label=node.label, handler=node.handler_type, prompt=node.prompt)
-        data["files"] = await anyio.to_thread.run_sync(stage_files, path, node_id)
-        return JSONResponse(self.redactor.value(data))  # the prompt too, as the graph spells it
+        data.update(
+            await anyio.to_thread.run_sync(
+                _node_details, path, node_id, asked, limiter=self._workers
+            )
+        )
+        if graph is not None:
+            boundary = await anyio.to_thread.run_sync(
+                node_boundary, path, graph, node_id, limiter=self._workers
+            )
+            if boundary is not None:
+                data["boundary"] = boundary
+        return self.redactor.value(data)  # type: ignore[no-any-return]  # the prompt too
+
+    @_answers
+    async def node_file(self, request: Request) -> Response:
+        path = self.run_path(request)
+        node_id = str(request.path_params["node"])
+        _, state = await self.read_run(path)
+        if node_id not in state.nodes:
+            raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
+        asked = request.query_params.get("attempt")
+        name = str(request.path_params["name"])
+
+        def read() -> bytes:
+            attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
+            return stage_file(path, _attempt_folder(path, node_id, asked, attempts), name)
+
+        data = await anyio.to_thread.run_sync(read, limiter=self._workers)
+        return Response(self.redactor.data(data), media_type="text/plain; charset=utf-8")
+
+    @_answers
+    async def run_timeline(self, request: Request) -> Response:
+        path = self.run_path(request)
+        return JSONResponse(self.redactor.value(await anyio.to_thread.run_sync(gantt, path)))
 
     @_answers
     async def node_diff(self, request: Request) -> Response:
@@ -333,9 +439,50 @@ class Handlers:
         return source
 
 
+def _node_details(path: Path, node_id: str, asked: str | None) -> dict[str, Any]:
+    """A node's attempts, the files of the one ``asked`` for (else its latest),
+    what it spent and each of its model requests."""
+    attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
+    folder = _attempt_folder(path, node_id, asked, attempts)
+    return {
+        "attempts": attempts,
+        "files_of": folder.relative_to(path).as_posix(),
+        "files": folder_files(folder),
+        "usage": node_usage(path).get(node_id),
+        "requests": requests(path, node_id),
+    }
+
+
+def _attempt_folder(
+    path: Path, node_id: str, asked: str | None, attempts: list[dict[str, Any]]
+) -> Path:
+    """The folder whose files the node request asks for (``?attempt=NODE/v1-a2``).
+
+    Only the folders the timeline names for the node may be asked for; without
+    the parameter, the node's own folder (its latest attempt).
+    """
+    if asked is None:
+        return stage_path(path, node_id)
+    if asked not in {a["files"] for a in attempts}:
+        raise Problem(404, f"node {_shown(node_id)} has no attempt folder {_shown(asked)}")
+    return path / asked
+
+
 def _shown(name: str) -> str:
     """A name from the URL for a message: quoted, and cut when long."""
     return repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
+
+
+def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str, Any]:
+    """A run's state with what each node and branch spent and the run's budgets."""
+    data = _with_worker(state.to_json())
+    spent = node_usage(path)
+    for node_id, node in data["nodes"].items():
+        node["usage"] = spent.get(node_id)
+    data["branches"] = branches(graph, spent)
+    data["budgets"] = budgets(path, state)
+    data["failure"] = failure_of(path, state.info)
+    return data
 
 
 def _with_worker(data: dict[str, Any]) -> dict[str, Any]:

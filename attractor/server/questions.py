@@ -45,6 +45,11 @@ class Pending:
             "default": default,
             "timeout_seconds": q.timeout_seconds,
             "asked_at": self.asked_at,
+            # When the default is taken (or the gate times out), None without a timeout.
+            "deadline": self.asked_at + q.timeout_seconds if q.timeout_seconds else None,
+            # What the person is asked to decide on: the previous stage's response
+            # or the file named by human.show.
+            "review": q.review,
         }
 
 
@@ -71,10 +76,13 @@ class WebInterviewer:
             self.pending.pop(waiting.id, None)
         if waiting.answer is not None:
             return waiting.answer
-        return question.default or Answer(AnswerValue.TIMEOUT)
+        return (question.default or Answer(AnswerValue.TIMEOUT)).by("timeout")
 
-    def answer(self, qid: str, text: str, comment: str = "") -> Answer:
+    def answer(self, qid: str, text: str, comment: str = "", answered_by: str = "api") -> Answer:
         """Answer question ``qid`` with a key or label (yes/no, or free text).
+
+        ``answered_by`` says who answered (``page`` for the web page, ``api``
+        for any other HTTP client), for the run's event log.
 
         Raises:
             KeyError: no such question is waiting.
@@ -86,6 +94,7 @@ class WebInterviewer:
             # The gate reads a comment after the choice, as typed on a terminal.
             said = f"{answer.selected_option.key}: {comment.strip()}"
             answer = Answer(answer.value, selected_option=answer.selected_option, text=said)
+        answer = answer.by(answered_by)
         waiting.answer, waiting.comment = answer, comment
         self.pending.pop(qid, None)
         if self._on_answer is not None:

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -96,8 +97,12 @@ class ActiveRun:
 class RunManager:
     """Starts runs as tasks of one task group and keeps the ones still going."""
 
-    def __init__(self, root: Path, run_flags: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, root: Path, run_flags: dict[str, str] | None = None, page_url: str | None = None
+    ) -> None:
         self.root = root
+        #: The web page's address (``http://HOST:PORT/``): a notification links to the run there.
+        self.page_url = page_url
         #: Settings of the server for every run (--executor, --ray-address).
         self.run_flags = dict(run_flags or {})
         self.active: dict[str, ActiveRun] = {}
@@ -111,6 +116,10 @@ class RunManager:
         #: Set once the server stops: event streams end after their last event.
         self.closing = False
         self._idle = anyio.Event()
+
+    def run_link(self, run_id: str) -> str:
+        """The address of run ``run_id`` on the web page (without the token)."""
+        return f"{self.page_url}#/run/{quote(run_id, safe='')}"
 
     def attach(self, group: TaskGroup) -> None:
         self._group = group
@@ -225,6 +234,7 @@ class RunManager:
             interviewer,
             context=dict(seed),
             observers=[lambda event: self._observe(event, interviewer, started, task_status)],
+            link=self.run_link if self.page_url else None,
         )
         try:
             with started.scope:
@@ -346,6 +356,7 @@ class _Launch:
                     "answer": pending.answer.value,
                     "label": pending.answer.text,
                     "comment": pending.comment,
+                    "answered_by": pending.answer.answered_by,
                     "answered_at": time.time(),
                 },
             )

@@ -92,16 +92,20 @@ def serve(
     try:
         if on_ready is not None:
             on_ready(_ready_line(root, host, port, token, made))
-        app = create_app(root, token, run_flags, host)
+        app = create_app(root, token, run_flags, host, _page_url(host, port))
         _serve_app(app, host, port)
     finally:
         if made and token:
             remove_token_file(root, token)
 
 
-def _ready_line(root: Path, host: str, port: int, token: str | None, made: bool) -> str:
+def _page_url(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/"
+    return f"http://{shown}:{port}/"
+
+
+def _ready_line(root: Path, host: str, port: int, token: str | None, made: bool) -> str:
+    url = _page_url(host, port)
     if made:
         where = f"the token is also in {root / TOKEN_FILE}"
         return f"serving {url}?token={token} (root {root}; {where})"

@@ -27,6 +27,10 @@ _MARKER_LIMIT = 4096
 #: the branch that starts here.
 _NOT_AN_ATTEMPTS = frozenset({WORKER_FILE})
 _ARCHIVE = re.compile(r"^v\d+-a\d+(-\d+)?$")
+#: A sub-pipeline's child run directories (``child``, ``child-v2-a1``): each
+#: already belongs to one attempt by its name, and a resumed attempt must find
+#: its child where it left it.
+_CHILD_RUN = re.compile(r"^child(-v\d+-a\d+)?$")
 
 
 def files_of(node_dir: Path, visit: int, attempt: int, run: int = 1) -> Path:
@@ -53,7 +57,9 @@ def _archive(node_dir: Path) -> str | None:
     entries = [
         e
         for e in os.scandir(node_dir)
-        if not _ARCHIVE.match(e.name) and e.name not in _NOT_AN_ATTEMPTS
+        if not _ARCHIVE.match(e.name)
+        and e.name not in _NOT_AN_ATTEMPTS
+        and not (_CHILD_RUN.match(e.name) and e.is_dir(follow_symlinks=False))
     ]
     # A marker that is not a regular file (a damaged run directory) moves aside too.
     if not [e for e in entries if e.name != MARKER or not e.is_file(follow_symlinks=False)]:

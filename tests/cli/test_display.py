@@ -64,6 +64,23 @@ def test_plain_display_prints_one_line_per_notable_event() -> None:
     assert err.getvalue() == ""
 
 
+def test_an_answer_line_says_who_answered_and_the_comment() -> None:
+    out = io.StringIO()
+    display = PlainDisplay(out, io.StringIO())
+    display(
+        ev.InterviewCompleted(
+            question="Ship it?",
+            answer="R",
+            duration=3.0,
+            answered_by="page",
+            comment="tests too weak",
+            stage="gate",
+            label="[R] Revise",
+        )
+    )
+    assert out.getvalue() == "?? answer: R (by page) - tests too weak\n"
+
+
 def test_turn_limit_warning_is_one_line_naming_node_and_the_three_ways() -> None:
     out, err = io.StringIO(), io.StringIO()
     display = PlainDisplay(out, err)

@@ -70,7 +70,10 @@ def test_runs_and_status_describe_every_kind_of_run(workspace: Path, mark: str) 
         "(UTC)",
         "DURATION",
         "NODES",
-        "TOKENS",
+        "IN",
+        "OUT",
+        "CACHED",
+        "COST",
     ]
     assert len(table) == 5
 

@@ -119,7 +119,10 @@ def test_every_attempt_counts_through_retries_a_crash_and_a_resume(workspace: Pa
     assert (listing["tokens"], listing["cost"]) == (tokens_in + tokens_out, pytest.approx(cost))
     assert _status(run_dir)["tokens"] == tokens_in + tokens_out
     text = invoke(["status", str(run_dir)]).stdout
-    assert f"tokens: {tokens_in + tokens_out:,} (every attempt), cost ${cost:,.4f}" in text
+    assert (
+        f"tokens: {tokens_in + tokens_out:,} ({tokens_in:,} in, 0 cached, {tokens_out:,} out; "
+        f"every attempt), cost ${cost:,.4f}"
+    ) in text
     # The summary rows hold every attempt of each visit: a's row is a's three attempts.
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     by_node = {row["node"]: row for row in rows}

@@ -81,9 +81,7 @@ async def test_an_answer_matching_no_choice_is_asked_again_without_a_retry(
 
 async def test_a_comment_after_the_choice_reaches_the_next_prompt(tmp_path: Path) -> None:
     graph = graph_of(GATE.replace("fix\n", 'fix [prompt="Fix what the reviewer found"]\n', 1))
-    result = await run(
-        graph, tmp_path, interviewer=QueueInterviewer(["N: the tests are too weak"])
-    )
+    result = await run(graph, tmp_path, interviewer=QueueInterviewer(["N: the tests are too weak"]))
     assert executed(result) == ["start", "gate", "fix", "done"]
     import json
 
@@ -223,3 +221,64 @@ async def test_a_gate_timeout_without_human_timeout_takes_the_default_choice(
             os.close(write_fd)
     assert result.status == "success", result.failure_reason
     assert executed(result) == ["start", "gate", "fix", "done"]
+
+
+def _answered(recorder: Recorder) -> list[tuple[str, str, str, str]]:
+    return [
+        (e["stage"], e["answer"], e["answered_by"], e["comment"])
+        for e in recorder.of("interview_completed")
+    ]
+
+
+async def test_the_event_log_says_who_answered_and_the_comment(tmp_path: Path) -> None:
+    queue = Recorder()
+    await run(
+        graph_of(GATE),
+        tmp_path / "q",
+        interviewer=QueueInterviewer(["N: the tests are too weak"]),
+        observers=[queue],
+    )
+    assert _answered(queue) == [("gate", "N", "answers_file", "the tests are too weak")]
+    assert queue.of("interview_completed")[0]["label"] == "[N] No, fix it"
+    auto = Recorder()
+    await run(
+        graph_of(GATE), tmp_path / "a", interviewer=AutoApproveInterviewer(), observers=[auto]
+    )
+    assert _answered(auto) == [("gate", "Y", "auto", "")]
+    called = Recorder()
+    pick = CallbackInterviewer(lambda question: Answer("Y", text="Y: looks fine"))
+    await run(graph_of(GATE), tmp_path / "c", interviewer=pick, observers=[called])
+    assert _answered(called) == [("gate", "Y", "callback", "looks fine")]
+
+
+async def test_a_default_taken_on_timeout_is_answered_by_timeout(tmp_path: Path) -> None:
+    graph = graph_of(GATE.replace('label="Ship it?"', 'label="Ship it?", human.default_choice=fix'))
+    recorder = Recorder()
+    timeout = CallbackInterviewer(lambda question: Answer(AnswerValue.TIMEOUT))
+    await run(graph, tmp_path, interviewer=timeout, observers=[recorder])
+    assert _answered(recorder) == [("gate", "N", "timeout", "")]
+
+
+async def test_a_console_answer_is_by_cli_and_its_timed_out_default_by_timeout(
+    tmp_path: Path,
+) -> None:
+    read_fd, write_fd = os.pipe()
+    recorder = Recorder()
+    with os.fdopen(read_fd, "r") as stdin:
+        try:
+            console = ConsoleInterviewer(stdin=stdin, stdout=io.StringIO())
+
+            def answer_after_timeout(event: Event) -> None:
+                if event.type == "stage_completed" and event.to_json()["name"] == "first":
+                    os.write(write_fd, b"D: by hand\n")
+
+            with anyio.fail_after(20):
+                await run(
+                    graph_of(TWO_GATES),
+                    tmp_path,
+                    interviewer=console,
+                    observers=[answer_after_timeout, recorder],
+                )
+        finally:
+            os.close(write_fd)
+    assert _answered(recorder) == [("first", "B", "timeout", ""), ("second", "D", "cli", "by hand")]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from attractor.events import Event
 from tests.engine.enginekit import graph_of, run, status_json
 
 pytestmark = pytest.mark.anyio
@@ -67,3 +69,27 @@ async def test_missing_command_fails_clearly(tmp_path: Path) -> None:
     graph = graph_of("t [shape=parallelogram]\n start -> t -> done")
     result = await run(graph, tmp_path)
     assert result.failure_reason == "t failed: node t: no tool_command specified"
+
+
+async def test_output_lines_are_events_while_the_command_runs(tmp_path: Path) -> None:
+    # The command prints, then waits until the test saw its line as an event.
+    gate = tmp_path / "go"
+    command = f"echo first; echo warn >&2; while [ ! -e {gate} ]; do sleep 0.02; done; echo second"
+    graph = graph_of(f't [shape=parallelogram, tool_command="{command}"]\n start -> t -> done')
+    seen: list[dict[str, object]] = []
+
+    def observe(event: Event) -> None:
+        if event.type == "stage_output":
+            seen.append(event.to_json())
+            gate.touch()  # only once the first line was seen does the command go on
+
+    result = await run(graph, tmp_path, observers=[observe])
+    assert result.status == "success"
+    out = [e for e in seen if e["stream"] == "stdout"]
+    assert [e["text"] for e in out] == ["first\n", "second\n"]
+    assert [e["offset"] for e in out] == [0, 6]
+    assert [e["text"] for e in seen if e["stream"] == "stderr"] == ["warn\n"]
+    assert {(e["node"], e["visit"], e["attempt"]) for e in seen} == {("t", 1, 1)}
+    lines = (result.run_dir / "events.jsonl").read_text().splitlines()
+    logged = [json.loads(line) for line in lines]
+    assert [e["text"] for e in logged if e["type"] == "stage_output"] == [e["text"] for e in seen]

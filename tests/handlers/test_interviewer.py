@@ -75,7 +75,7 @@ async def test_console_timeout_uses_the_default_or_reports_timeout() -> None:
             console = ConsoleInterviewer(stdin=never, stdout=io.StringIO())
             default = Answer("N", selected_option=OPTIONS[1])
             timed = Question("Ship it?", options=OPTIONS, timeout_seconds=0.05, default=default)
-            assert await console.ask(timed) == default
+            assert await console.ask(timed) == default.by("timeout")
             bare = Question("Ship it?", options=OPTIONS, timeout_seconds=0.05)
             assert (await console.ask(bare)).is_timeout
         finally:

@@ -102,7 +102,17 @@ def test_unbounded_loop_and_what_bounds_it() -> None:
     )
     (warning,) = by_rule(lint_body(loop.replace("b -> a", "b -> b")), "unbounded_loop")
     assert warning.node == "b" and warning.severity == "warning"
-    assert "no condition on its edges" in warning.message
+    # b -> exit on success is a way out: the loop does end, when that condition holds.
+    assert "no condition on its edges" not in warning.message
+    assert "leaves only when a condition or a chosen label sends it out" in warning.message
+    assert 'b -> exit [condition="outcome=success"]' in warning.message
+    # A labelled edge out is a way out too: the stage's outcome may name its label.
+    labelled = "a [prompt=p]; b [prompt=p]\nstart -> a -> b -> b\nb -> exit [label=Done]"
+    (warning,) = by_rule(lint_body(labelled), "unbounded_loop")
+    assert 'b -> exit [label="Done"]' in warning.message
+    closed = "a [prompt=p]; b [prompt=p]\nstart -> a -> b -> b\na -> exit"
+    (warning,) = by_rule(lint_body(closed), "unbounded_loop")
+    assert "no condition on its edges, so it never ends by itself" in warning.message
     unconditional = "a [prompt=p]; b [prompt=p]\nstart -> a -> b -> a\nb -> exit"
     (warning,) = by_rule(lint_body(unconditional), "unbounded_loop")
     assert warning.node == "a" and "a, b" in warning.message
@@ -126,6 +136,10 @@ def test_a_loop_that_only_conditions_end_is_unbounded() -> None:
     )
     (warning,) = by_rule(lint_body(fix_loop), "unbounded_loop")
     assert warning.node == "implement"
+    assert "so it repeats for as long as none does" in warning.message
+    # Conditions inside the loop, none on the way out: it repeats while they hold.
+    inner = fix_loop.replace('tests -> exit [condition="outcome=success"]', "tests -> exit")
+    (warning,) = by_rule(lint_body(inner), "unbounded_loop")
     assert "repeats for as long as its edge conditions hold" in warning.message
     assert "max_visits=N to implement" in (warning.fix or "")
     # A goal gate says the run may not exit without it; it does not end the loop.

@@ -349,7 +349,7 @@ digraph p {
     work [
         label="Work",
         prompt="line one
-  line two stays as written" ]
+  line two stays as written"]
     // a comment
     start -> work -> exit
 }

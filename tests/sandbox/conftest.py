@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,4 +20,11 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 needs_bwrap = pytest.mark.skipif(
     sandbox_problem() is not None,
     reason=f"no bubblewrap sandbox here ({sandbox_problem()}): apt-get install bubblewrap",
+)
+
+
+needs_socat = pytest.mark.skipif(
+    shutil.which("socat") is None,
+    reason="the network allow-list bridges the sandbox to its proxy with socat: "
+    "apt-get install socat",
 )

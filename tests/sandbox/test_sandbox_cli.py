@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,13 +114,13 @@ def test_required_refuses_a_node_that_opts_out(workspace: Path) -> None:
 def test_lint_checks_the_boundary_attributes(workspace: Path) -> None:
     write(
         workspace / "p.dot",
-        TOOL % ("true", ', sandbox=docker, network=maybe, env=all, env_allow="A B$"'),
+        TOOL % ("true", ', sandbox=vm, network=maybe, env=all, env_allow="A B$"'),
     )
     result = invoke(["lint", "p.dot"])
     assert result.exit_code != 0
     text = result.output + result.stderr
     assert "sandbox" in text and "expected one of auto, bwrap, none" in text
-    assert "network" in text and "expected on or off" in text
+    assert "network" in text and "expected on, off, or host names" in text
     assert "expected one of inherit, core, none" in text
     assert "'B$' is not a variable-name pattern" in text
 
@@ -260,3 +262,103 @@ def test_a_sandboxed_command_dies_with_the_engine_even_without_its_guard(
         os.kill(pid, signal.SIGKILL)
     finish(proc)
     wait_for(lambda: pids_with(mark) == [], "the sleep to die with the engine", timeout=10)
+
+
+@needs_bwrap
+def test_a_read_only_workspace_is_one_notice_before_the_step(workspace: Path) -> None:
+    folder = workspace / "ro"
+    folder.mkdir()
+    write(folder / "p.dot", TOOL % ("cat p.dot > /dev/null", ""))
+    folder.chmod(0o555)
+    try:
+        args = ["run", "p.dot", "--logs-dir", str(workspace / "runs")]
+        code, out, err = finish(spawn(args, folder))
+    finally:
+        folder.chmod(0o755)
+    assert code == 0, err  # reading still works
+    notice = (
+        f"notice: node t: the workspace {folder} is read-only for its commands; a command "
+        "that writes there fails (make it writable to allow writes)"
+    )
+    assert err.splitlines()[:1] == [notice], (out, err)
+    assert out.index("-> t") > 0  # the notice came before the step
+
+
+@needs_bwrap
+def test_a_nested_sandbox_is_named_in_one_line(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ("touch ran.txt", ""))
+    outer = ["bwrap", "--die-with-parent", "--unshare-user", "--cap-drop", "ALL"]
+    outer += ["--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    outer += ["--tmpfs", "/tmp", "--bind", str(workspace), str(workspace), "--"]
+    env = {k: v for k, v in os.environ.items() if k.isupper() and "KEY" not in k}
+    env["NO_COLOR"] = "1"
+    done = subprocess.run(
+        [*outer, sys.executable, "-m", "attractor", "run", "p.dot", "--sandbox", "required"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: the run requires a sandbox, but bwrap cannot create")
+    assert line.endswith(
+        "attractor already runs inside a sandbox or container, which does not allow a nested one"
+    )
+    assert not (workspace / "ran.txt").exists()
+
+
+@needs_bwrap
+def test_resume_runs_the_interrupted_step_inside_the_sandbox(workspace: Path, mark: str) -> None:
+    command = (
+        "if [ -f first.txt ]; then touch resumed.txt; touch /etc/escape-on-resume; "
+        f"else touch first.txt; sleep {mark}; fi"
+    )
+    write(workspace / "p.dot", TOOL % (command, ""))
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs"], workspace)
+    # bwrap's own command line names the mark too: wait for the command itself.
+    wait_for(lambda: (workspace / "first.txt").exists(), "the sandboxed command to start")
+    wait_for(lambda: pids_with(mark) != [], "the sandboxed sleep to start")
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert code == 130, err
+    wait_for(lambda: pids_with(mark) == [], "the sleep to be gone after Ctrl-C", timeout=10)
+    code, out, err = finish(spawn(["resume", "runs"], workspace))
+    assert code == 1, (out, err)  # the step ran again, sandboxed: /etc stayed read-only
+    assert (workspace / "resumed.txt").exists()
+    assert not Path("/etc/escape-on-resume").exists()
+    assert "Read-only file system" in (workspace / "runs" / "t" / "stderr.txt").read_text()
+    status = json.loads((workspace / "runs" / "t" / "status.json").read_text())
+    assert status["boundary"].startswith("bwrap sandbox")
+
+
+@needs_bwrap
+def test_a_repository_config_an_earlier_step_wrote_runs_inside_the_sandbox(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # git runs core.fsmonitor on `git status`: the agent's start reads git state,
+    # so a step that planted it would otherwise run it on the host, unsandboxed.
+    outside = tmp_path.parent / f"outside-{uuid.uuid4().hex}"
+    outside.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    write(
+        workspace / "p.dot",
+        """digraph p {
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            plant [shape=parallelogram, tool_command="git config core.fsmonitor 'sh hook.sh'"]
+            work  [prompt="look"]
+            start -> plant -> work -> done
+        }""",
+    )
+    write(workspace / "hook.sh", f"env > {outside}/env.txt; touch {outside}/ran; exit 1\n")
+    write(workspace / "model.json", json.dumps({"responses": [{"text": "done"}], "then": "stop"}))
+    args = ["run", "p.dot", "--logs-dir", "runs", "--backend", "scripted:model.json"]
+    env = {"PLANTED_API_KEY": "sk-planted-never-seen"}
+    code, _, err = finish(spawn(args, workspace, env))
+    assert code == 0, err
+    assert "sh hook.sh" in (workspace / ".git" / "config").read_text()  # it was planted
+    assert not (outside / "ran").exists(), "the planted git hook ran outside the sandbox"
+    assert not (outside / "env.txt").exists()

@@ -94,6 +94,15 @@ MANAGER = """digraph parent {
 """
 
 
+SUB_PIPELINE = """digraph parent {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    inline [shape=folder, dot_file="%s"]
+    start -> inline -> done
+}
+"""
+
+
 GATE_SHOWING = """digraph show {
     start [shape=Mdiamond]
     done  [shape=Msquare]
@@ -130,6 +139,8 @@ def test_a_pipeline_naming_a_path_outside_the_root_is_refused(
         "human.show": GATE_SHOWING % "../../.ssh/id_ed25519",
         "child pipeline outside": MANAGER % (tmp_path / "outside.dot"),
         "child pipeline's own workdir": MANAGER % "child.dot",
+        "sub-pipeline outside": SUB_PIPELINE % (tmp_path / "outside.dot"),
+        "sub-pipeline's own workdir": SUB_PIPELINE % (root / "child.dot"),
     }
     with server.client() as client:
         for what, source in refused.items():

@@ -67,6 +67,14 @@ def test_a_run_is_streamed_answered_and_replayed_after_a_reconnect(server: Serve
         with client.stream("GET", f"/pipelines/{run_id}/events") as response:
             replay = list(sse_events(response))  # a finished run: the stream ends
         assert [(e.id, e.data) for e in replay] == [(e.id, e.data) for e in first + rest]
+        # The tool's output lines, and who answered the gate with what comment.
+        outputs = [e.data for e in replay if e.data["type"] == "stage_output"]
+        assert [(o["node"], o["stream"], o["text"]) for o in outputs] == [
+            ("work", "stdout", "built\n")
+        ]
+        [answer] = [e.data for e in replay if e.data["type"] == "interview_completed"]
+        assert answer["answer"] == "A" and answer["label"] == "[A] Approve"
+        assert (answer["answered_by"], answer["comment"]) == ("api", "ship it")
         caught_up = {"Last-Event-ID": str(replay[-1].id)}
         with client.stream("GET", f"/pipelines/{run_id}/events", headers=caught_up) as response:
             assert list(sse_events(response)) == []  # nothing more, and the stream ends
@@ -80,6 +88,7 @@ def test_a_run_is_streamed_answered_and_replayed_after_a_reconnect(server: Serve
         assert status["progress"] == {"index": 4, "total": 4}
         node = client.get(f"/pipelines/{run_id}/nodes/review").json()
         assert json.loads(node["files"]["answer.json"])["comment"] == "ship it"
+        assert json.loads(node["files"]["answer.json"])["answered_by"] == "api"
         assert client.get(f"/pipelines/{run_id}/nodes/work").json()["files"]["stdout.txt"] == (
             "built\n"
         )

@@ -14,7 +14,7 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from attractor import redact
-from attractor.errors import ToolError
+from attractor.errors import McpServerError, ToolError
 from attractor.llm.types import ToolCall, ToolDefinition
 from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 
@@ -44,16 +44,18 @@ class Tool:
     """A tool: its definition offered to the model and the function that runs it.
 
     ``read_only`` tools change nothing, so calls of them that arrive in one reply
-    may run at the same time.
+    may run at the same time. ``checked``: the arguments are checked against the
+    (flat) schema before the call; an MCP server's tool checks its own.
     """
 
     definition: ToolDefinition
     run: ToolFunction
     read_only: bool = False
+    checked: bool = True
 
     def renamed(self, name: str) -> Tool:
         """The same tool offered under another name."""
-        return Tool(replace(self.definition, name=name), self.run, self.read_only)
+        return replace(self, definition=replace(self.definition, name=name))
 
     @property
     def name(self) -> str:
@@ -157,13 +159,15 @@ class ToolRegistry:
             )
         if call.arguments_error is not None:
             return ToolResult(f"invalid arguments for {call.name}: {call.arguments_error}", True)
-        problem = check_arguments(call.arguments, tool.definition.parameters)
+        problem = (
+            check_arguments(call.arguments, tool.definition.parameters) if tool.checked else None
+        )
         if problem is not None:
             return ToolResult(f"invalid arguments for {call.name}: {problem}", True)
         try:
             return ToolResult(await tool.run(context, call.arguments))
-        except anyio.get_cancelled_exc_class():
-            raise
+        except (anyio.get_cancelled_exc_class(), McpServerError):
+            raise  # a server that failed ends the step, not just the call
         except ToolError as error:
             return ToolResult(f"{call.name} failed: {error}", True)
         except Exception as error:  # a tool bug must not crash the node

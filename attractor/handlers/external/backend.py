@@ -20,6 +20,7 @@ from attractor.fileio import write_text
 from attractor.handlers.agent_backend import judge_session, session_outcome
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.external.bounds import own_env
+from attractor.handlers.external.mcp import CliServers
 from attractor.handlers.external.runner import (
     STDERR_FILE,
     AgentProcess,
@@ -28,6 +29,7 @@ from attractor.handlers.external.runner import (
 )
 from attractor.handlers.external.spec import AgentCli, Invocation
 from attractor.handlers.external.tracker import Tracker
+from attractor.handlers.mcp_servers import node_servers
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
 from attractor.proc.bwrap import Fence
@@ -63,7 +65,9 @@ class ExternalAgentBackend:
             reasoning_effort=node.raw("reasoning_effort"),
             sandboxed=fence is not None,
             network=fence is not None and fence.network,
+            hosts=() if fence is None else fence.hosts,
             writable=() if fence is None else fence.writable,
+            mcp=_servers(request),
         )
         tracker = Tracker(
             node_id=node.id,
@@ -97,18 +101,24 @@ class ExternalAgentBackend:
             stage_dir=request.stage_dir,
             prompt_file=prompt_file,
             kill_grace=request.settings.kill_grace,
-            env=self._env(request),
+            env=self._env(request, invocation),
         )
 
-    def _env(self, request: StageRequest) -> dict[str, str]:
-        """The node's filtered environment, the stage variables, and the CLI's own credentials."""
+    def _env(self, request: StageRequest, invocation: Invocation) -> dict[str, str]:
+        """The node's filtered environment, the stage variables, the CLI's own credentials
+        and what its MCP servers name."""
         stage = {"ATTRACTOR_STAGE_DIR": request.stage_dir, "ATTRACTOR_NODE": request.node.id}
         environment = request.environment
         policy = environment.policy if isinstance(environment, LocalEnvironment) else EnvPolicy()
-        env = policy.apply(process_env(stage))
+        whole = process_env(stage)
+        env = policy.apply(whole)
         # The CLI talks to its provider itself: exactly its own variables pass,
         # unless the node's env_deny names them.
         env.update(own_env(self.cli, policy))
+        # It starts the node's MCP servers itself and expands their ${VAR}s.
+        env.update({name: whole[name] for name in invocation.mcp.variables() if name in whole})
+        if self.cli.mcp_env is not None and invocation.mcp.servers:
+            env.update(self.cli.mcp_env(invocation.mcp, request.stage_dir))
         return env
 
     def _judge(
@@ -158,6 +168,20 @@ class ExternalAgentBackend:
         details["exit_code"] = ended.returncode
         updates = {**outcome.context_updates, "agent.backend": self.cli.name}
         return replace(outcome, details=details, context_updates=updates)
+
+
+def _servers(request: StageRequest) -> CliServers:
+    """The node's MCP servers as written (each ``${VAR}`` checked to be set).
+
+    Raises:
+        UsageError: an unknown server, or a variable it names is not set.
+    """
+    found = node_servers(request.node, request.settings)
+    if found is None:
+        return CliServers()
+    for server in found.servers:
+        server.expanded()
+    return CliServers(found.servers, found.allow, found.deny)
 
 
 def _fence(environment: ExecutionEnvironment | None) -> Fence | None:

@@ -16,6 +16,8 @@ from pathlib import Path
 from attractor.dot.graph import Node
 from attractor.handlers.boundary import boundary_of, resolved_sandbox
 from attractor.handlers.external.spec import AgentCli
+from attractor.proc.allowlist import describe_network
+from attractor.proc.container import CONTAINER_ENGINES
 from attractor.proc.envfilter import EnvPolicy
 from attractor.settings import Settings
 
@@ -30,9 +32,14 @@ def describe_cli_boundary(cli: AgentCli, node: Node, settings: Settings, base: P
     boundary = boundary_of(node, settings, base)
     names = sorted(own_env(cli, boundary.policy))
     env = f"{boundary.policy.describe()} + own: {', '.join(names) if names else 'none set'}"
-    if resolved_sandbox(boundary) == "none":
+    kind = resolved_sandbox(boundary)
+    if kind == "none":
         return f"{cli.name}, local, no sandbox, {env}"
-    net = "network on" if boundary.network else "network off"
+    if kind in CONTAINER_ENGINES:
+        return f"{cli.name}: sandbox={kind} does not apply to an agent CLI (the run is refused)"
+    net = describe_network(boundary.network, boundary.hosts)
+    if boundary.hosts and not cli.filters_hosts:
+        net = "network off (it cannot limit hosts)"
     extra = "".join(f", {p}" for p in boundary.writable)
     missing = cli.missing_for_sandbox()
     if cli.command_sandbox and missing:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from attractor.handlers.external.mcp import claude_args
 from attractor.handlers.external.spec import AgentCli, Invocation
 from attractor.handlers.external.steps import (
     Failed,
@@ -134,9 +135,13 @@ def _result(event: dict[str, Any]) -> list[Step]:
 def _argv(invocation: Invocation) -> list[str]:
     argv = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     argv += ["--max-turns", str(invocation.max_turns)]
-    # Edits are accepted and shell commands allowed, as the built-in agent does;
-    # bypassPermissions is refused when running as root, acceptEdits is not.
-    argv += ["--permission-mode", "acceptEdits", "--allowed-tools", "Bash"]
+    mcp, allowed, denied = claude_args(invocation.mcp)
+    # Edits are accepted and shell commands allowed, as the built-in agent does
+    # (and the node's MCP tools); bypassPermissions is refused when running as
+    # root, acceptEdits is not.
+    argv += [*mcp, "--permission-mode", "acceptEdits", "--allowed-tools", "Bash", *allowed]
+    if denied:
+        argv += ["--disallowed-tools", *denied]
     if invocation.model:
         argv += ["--model", invocation.model]
     if invocation.reasoning_effort:
@@ -153,7 +158,7 @@ def _sandbox(invocation: Invocation) -> dict[str, Any]:
     command the sandbox refuses may not be retried outside it; no sandbox here
     is a failure, not a silent fallback.
     """
-    domains = ["*"] if invocation.network else []
+    domains = ["*"] if invocation.network else list(invocation.hosts)
     settings: dict[str, Any] = {
         "enabled": True,
         "failIfUnavailable": True,
@@ -179,6 +184,7 @@ CLAUDE = AgentCli(
     login_hint="run `claude auth login` or set ANTHROPIC_API_KEY",
     command_sandbox="Claude Code's Bash sandbox",
     sandbox_needs=("bwrap", "socat"),
+    filters_hosts=True,
     passed_env=(
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",

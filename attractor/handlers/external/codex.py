@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attractor.handlers.external.mcp import codex_args
 from attractor.handlers.external.spec import AgentCli, Invocation
 from attractor.handlers.external.steps import (
     Failed,
@@ -134,7 +135,7 @@ def _argv(invocation: Invocation) -> list[str]:
         argv += ["--config", f"sandbox_workspace_write.network_access={access}"]
         for path in invocation.writable:
             argv += ["--add-dir", str(path)]
-    return [*argv, "-"]
+    return [*argv, *codex_args(invocation.mcp), "-"]
 
 
 CODEX = AgentCli(

@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from attractor.handlers.external.mcp import gemini_env
 from attractor.handlers.external.spec import AgentCli, Invocation
 from attractor.handlers.external.steps import (
     Failed,
@@ -133,6 +134,7 @@ GEMINI = AgentCli(
         "GOOGLE_GENAI_USE_GCA",
     ),
     login_file=_logged_in,
+    mcp_env=gemini_env,
     auth_exit_code=41,  # FatalAuthenticationError
     passed_env=(
         "GEMINI_API_KEY",

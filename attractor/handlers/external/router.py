@@ -11,7 +11,9 @@ run has one).
 from __future__ import annotations
 
 from attractor.dot.graph import Graph, Node
+from attractor.dot.schema import is_acp_backend
 from attractor.errors import UsageError
+from attractor.handlers.acp.describe import acp_backend
 from attractor.handlers.agent_backend import AgentBackend, FactoryModels, build_backend
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.external.agents import AGENTS
@@ -74,7 +76,7 @@ def route_backends(settings: Settings, graph: Graph) -> CodergenBackend | None:
     for node in _codergen_nodes(graph):
         chosen.setdefault(backend_name(node, settings), []).append(node)
     run = settings.backend
-    if set(chosen) <= {run} and run not in AGENTS:
+    if set(chosen) <= {run} and run not in AGENTS and not is_acp_backend(run):
         return None
     backends = {name: _build(name, nodes, settings, graph) for name, nodes in chosen.items()}
     return BackendRouter(settings, backends)
@@ -83,6 +85,8 @@ def route_backends(settings: Settings, graph: Graph) -> CodergenBackend | None:
 def _build(name: str, nodes: list[Node], settings: Settings, graph: Graph) -> CodergenBackend:
     if name == "simulate":
         return SimulateBackend()
+    if is_acp_backend(name):
+        return acp_backend(name, nodes[0], settings)
     cli = AGENTS.get(name)
     if cli is not None:
         if settings.sandbox == SANDBOX_REQUIRED and not cli.command_sandbox:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from attractor.handlers.external.mcp import CliServers
 from attractor.handlers.external.steps import StreamParser
 
 
@@ -23,6 +24,10 @@ class Invocation:
     sandboxed: bool = False
     network: bool = False
     writable: tuple[Path, ...] = ()
+    #: ``network="a.com,b.org"``: only these hosts (where the CLI's sandbox can filter).
+    hosts: tuple[str, ...] = ()
+    #: The node's MCP servers, for the CLI's own configuration.
+    mcp: CliServers = CliServers()
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,12 @@ class AgentCli:
             (``env_deny`` still removes them); no other secret does.
         command_sandbox: What the CLI's own flags enforce on its commands when
             attractor's sandbox is on for the node ('' when nothing can).
+        mcp_env: See the attribute.
         sandbox_needs: Programs that sandbox needs on PATH (Claude Code's needs
             bubblewrap and socat): without them its commands run unsandboxed
             under ``sandbox=auto``, and ``--sandbox required`` refuses the node.
+        filters_hosts: The CLI's sandbox takes an allow-list of hosts
+            (``network="a.com,b.org"``); without it such a node's commands get no network.
     """
 
     name: str
@@ -70,6 +78,10 @@ class AgentCli:
     passed_env: tuple[str, ...] = ()
     command_sandbox: str = ""
     sandbox_needs: tuple[str, ...] = ()
+    filters_hosts: bool = False
+    #: Variables that give the CLI the node's MCP servers (a settings file it
+    #: writes in the stage directory), when its flags cannot.
+    mcp_env: Callable[[CliServers, Path], dict[str, str]] | None = None
 
     def missing_for_sandbox(self) -> list[str]:
         """What :attr:`sandbox_needs` lacks on this machine's PATH."""

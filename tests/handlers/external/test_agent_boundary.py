@@ -112,6 +112,19 @@ def test_sandbox_network_on_reaches_codex(workspace: Path, fakes: Path) -> None:
     assert "sandbox_workspace_write.network_access=false" in start["argv"]
 
 
+@needs_sandbox
+def test_an_allow_list_of_hosts_reaches_claude_and_keeps_codex_off(
+    workspace: Path, fakes: Path
+) -> None:
+    hosts = "api.github.com,pypi.org"
+    _, start = _start(workspace, fakes, "claude-code", "--sandbox", "bwrap", network=hosts)
+    argv = start["argv"]
+    settings = json.loads(argv[argv.index("--settings") + 1])["sandbox"]
+    assert settings["network"]["allowedDomains"] == ["api.github.com", "pypi.org"]
+    _, start = _start(workspace, fakes, "codex", "--sandbox", "bwrap", network=hosts)
+    assert "sandbox_workspace_write.network_access=false" in start["argv"]
+
+
 def test_sandbox_none_leaves_the_cli_flags_as_before(workspace: Path, fakes: Path) -> None:
     _, start = _start(workspace, fakes, "claude-code", "--sandbox", "none")
     assert "--settings" not in start["argv"]

@@ -24,9 +24,11 @@ import pytest
 
 from attractor.errors import UsageError
 from attractor.handlers.external.agents import AGENTS
+from attractor.handlers.external.mcp import CliServers
 from attractor.handlers.external.preflight import check_cli
 from attractor.handlers.external.spec import AgentCli, Invocation
 from attractor.handlers.external.steps import Failed
+from attractor.mcp_config import McpServerConfig
 from tests.cli.runkit import write
 from tests.handlers.external.agentkit import one_node_graph
 
@@ -37,12 +39,24 @@ HIDDEN = {"claude-code": {"--max-turns"}}
 RUN_TIMEOUT = 90
 
 
+_MCP = CliServers(
+    (
+        McpServerConfig("tracker", command="true"),
+        McpServerConfig("docs", url="http://127.0.0.1:9/mcp"),
+    ),
+    allow=(("tracker", "echo"),),
+    deny=(("docs", "delete"),),
+)
+
+
 def _invocations(backend: str) -> list[Invocation]:
     return [
         Invocation(max_turns=5),
         Invocation(max_turns=5, model=MODELS[backend], reasoning_effort="high"),
         # attractor's sandbox on: the CLI's own sandbox flags
         Invocation(max_turns=5, sandboxed=True, network=True, writable=(Path("/tmp"),)),
+        # MCP servers (tests/handlers/external/test_mcp_clis.py runs them for real)
+        Invocation(max_turns=5, mcp=_MCP),
     ]
 
 
@@ -104,7 +118,7 @@ def test_help_lists_every_flag_the_adapter_uses(
     assert [f for f in sorted(flags) if f not in done.stdout] == []
 
 
-@pytest.mark.parametrize("invocation", [0, 1, 2])
+@pytest.mark.parametrize("invocation", [0, 1, 2, 3])
 def test_claude_code_gets_past_its_parser_to_the_login_error(
     invocation: int, bare_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -117,7 +131,7 @@ def test_claude_code_gets_past_its_parser_to_the_login_error(
     assert [s for s in steps if isinstance(s, Failed) and s.auth], done.stdout
 
 
-@pytest.mark.parametrize("invocation", [0, 1, 2])
+@pytest.mark.parametrize("invocation", [0, 1, 2, 3])
 def test_gemini_cli_gets_past_its_parser_to_the_login_error(
     invocation: int, bare_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -129,7 +143,7 @@ def test_gemini_cli_gets_past_its_parser_to_the_login_error(
     assert "Auth method" in done.stderr
 
 
-@pytest.mark.parametrize("invocation", [0, 1, 2])
+@pytest.mark.parametrize("invocation", [0, 1, 2, 3])
 def test_codex_s_parser_accepts_the_command_line(
     invocation: int, bare_env: dict[str, str], tmp_path: Path
 ) -> None:

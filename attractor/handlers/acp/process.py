@@ -1,0 +1,164 @@
+"""An ACP agent's process, and the SDK transport over its stdin and stdout.
+
+The agent runs like a tool node's command (:mod:`attractor.proc.process`): in
+its own process group, noted in the run's process ledger (the crash guard kills
+it if the engine dies), and stopped with its whole group when the attempt ends
+however it ends: stdin closed first (an agent exits on end of input), then
+SIGTERM, then SIGKILL after the kill grace. Its stderr goes to
+``agent_stderr.txt`` in the stage directory.
+
+ACP over stdio is newline-delimited JSON-RPC. The SDK's ``Connection`` does the
+JSON-RPC; :class:`LineTransport` only moves whole lines, and ends the
+connection at the first line that is not a JSON-RPC message (an agent printing
+a log line to stdout), remembering it for the step's failure reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from attractor.proc.files import file_mode
+from attractor.proc.ledger import CURRENT as ledger_of_run
+from attractor.proc.ledger import boot_clock
+from attractor.proc.process import terminate_group
+
+STDERR_FILE = "agent_stderr.txt"
+#: The longest message line read (an agent's file read or diff can be large).
+LINE_LIMIT = 64 * 1024 * 1024
+#: How much of a bad line a failure reason quotes.
+_QUOTE = 200
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    """How to start the agent for one attempt."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    stderr_path: Path
+    kill_grace: float
+
+
+@asynccontextmanager
+async def agent_process(command: AgentCommand) -> AsyncIterator[Process]:
+    """The running agent; it and its group are gone when the block ends (shielded).
+
+    Raises:
+        OSError: the program cannot be started (not found, not executable).
+    """
+    fd = os.open(
+        command.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, file_mode()
+    )
+    try:
+        before = boot_clock()
+        process = await anyio.open_process(
+            command.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=fd,
+            cwd=command.cwd,
+            env=command.env,
+            start_new_session=True,
+        )
+        spawned = (before, boot_clock())
+    finally:
+        os.close(fd)
+    ledger = ledger_of_run.get()
+    if ledger is not None:
+        ledger.started(process.pid, spawned)
+    try:
+        yield process
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _stop(process, command.kill_grace)
+            if ledger is not None:
+                ledger.ended(process.pid)
+
+
+async def _stop(process: Process, kill_grace: float) -> None:
+    """End of input first, then the group's SIGTERM and SIGKILL; nothing survives."""
+    if process.stdin is not None:
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await process.stdin.aclose()
+    if process.returncode is None:
+        with anyio.move_on_after(kill_grace):
+            await process.wait()
+    # Also when it exited by itself: whatever it left running in its group goes.
+    await terminate_group(process, kill_grace)
+    await process.aclose()
+
+
+def stderr_tail(path: Path) -> str:
+    """The agent's last non-empty stderr line (at most a few hundred characters)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - 16 * 1024))
+            data = fh.read()
+    except OSError:
+        return ""
+    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines()]
+    lines = [line for line in lines if line]
+    return lines[-1][:300] if lines else ""
+
+
+class LineTransport:
+    """The SDK's message ``Transport`` over the agent's stdin and stdout."""
+
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._stdin = process.stdin
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+        #: The first line that was not a JSON-RPC message, quoted (None: none yet).
+        self.garbage: str | None = None
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
+        try:
+            await self._stdin.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise ConnectionError("the agent's input is closed") from exc
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next message, or None at the end of the stream or at a bad line."""
+        while True:
+            try:
+                line = await self._stdout.receive_until(b"\n", LINE_LIMIT)
+            except anyio.DelimiterNotFound:
+                self.garbage = f"a line longer than {LINE_LIMIT} bytes"
+                return None
+            except (anyio.EndOfStream, anyio.IncompleteRead):
+                return None
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return None
+            if not line.strip():
+                continue
+            message = _message(line)
+            if message is None:
+                self.garbage = line.decode("utf-8", "replace").strip()[:_QUOTE]
+            return message
+
+    async def close(self) -> None:
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._stdin.aclose()
+
+
+def _message(line: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    return message

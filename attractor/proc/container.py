@@ -1,0 +1,197 @@
+"""Commands in a container: ``sandbox=docker`` or ``sandbox=podman`` with ``image=``.
+
+Each command is one ``docker run`` (``podman run`` takes the same flags):
+
+- ``--rm`` (the container is removed when the command ends) and ``--init`` (a
+  small init as PID 1 forwards signals and reaps what the command leaves);
+- ``--name attractor-PID-N``, so a timeout, Ctrl-C or a cancelled step ends it
+  with ``docker rm --force NAME``: the client passes SIGTERM on to the container
+  (its signal proxy, on without a terminal) but not SIGKILL, and a container's
+  processes belong to the daemon, not to the client's process group;
+- the workdir, the stage directory, the scratch directory (as ``$TMPDIR``) and
+  the ``writable=`` paths mounted read-write at the same paths, the run
+  directory read-only when it lies inside the workdir; ``--workdir`` the step's;
+- ``--user UID:GID`` of the engine, so files written in the workspace are the
+  user's;
+- ``--network none`` unless ``network=on`` (the engine's default network);
+- the node's filtered environment passed by name (``-e NAME``: the client reads
+  each value from its own environment, so no value is on a command line),
+  except the host's own paths (``PATH``, ``HOME``, ...), which the image sets.
+
+Where no engine answers (no daemon, no client), :func:`container_problem` says
+so in one line and the run is refused before it starts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from attractor.proc.environment import LocalEnvironment
+from attractor.proc.process import ProcessResult, run_process
+
+CONTAINER_ENGINES = ("docker", "podman")
+#: Variables of the engine's host that name host paths: the image sets its own.
+HOST_ONLY = frozenset(
+    ("PATH", "HOME", "PWD", "OLDPWD", "SHELL", "HOSTNAME", "TMPDIR", "VIRTUAL_ENV")
+)
+#: What the client itself reads to find its engine (never passed into the container).
+CLIENT_ENV = (
+    "DOCKER_HOST",
+    "DOCKER_CONTEXT",
+    "DOCKER_CONFIG",
+    "DOCKER_TLS_VERIFY",
+    "DOCKER_CERT_PATH",
+    "CONTAINER_HOST",
+    "CONTAINERS_CONF",
+    "XDG_RUNTIME_DIR",
+)
+_INFO_TIMEOUT = 15.0
+_REMOVE_TIMEOUT = 30.0
+_names = itertools.count(1)
+
+
+@cache
+def container_problem(engine: str) -> str | None:
+    """None when ``engine`` (docker or podman) answers here, else one line saying why not."""
+    program = shutil.which(engine)
+    if program is None:
+        return f"{engine} is not installed"
+    try:
+        done = subprocess.run(
+            [program, "info", "--format", "{{.ServerVersion}}"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_INFO_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"no {engine} engine answered `{engine} info` within {_INFO_TIMEOUT:.0f}s"
+    except OSError as error:
+        return f"{engine} cannot start: {error}"
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
+        detail = lines[-1] if lines else f"exit code {done.returncode}"
+        return f"no {engine} engine runs here ({engine} info: {detail})"
+    return None
+
+
+@dataclass(frozen=True)
+class Container:
+    """What a container of one step is made of."""
+
+    engine: str
+    image: str
+    workdir: Path
+    writable: tuple[Path, ...] = ()
+    run_dir: Path | None = None
+    stage_dir: Path | None = None
+    scratch: Path | None = None
+    network: bool = False
+
+
+def run_argv(box: Container, cwd: Path, names: list[str], name: str) -> list[str]:
+    """``docker run ...`` up to the image, followed by the command's argv."""
+    argv = [shutil.which(box.engine) or box.engine, "run", "--rm", "--init", "-i"]
+    argv += ["--name", name, "--user", f"{os.getuid()}:{os.getgid()}"]
+    if not box.network:
+        argv += ["--network", "none"]
+    writable = _writable(box)
+    run_dir = box.run_dir
+    if run_dir is not None and any(run_dir.is_relative_to(p) for p in writable):
+        inside = [p for p in writable if p.is_relative_to(run_dir)]
+        writable = [p for p in writable if p not in inside]
+        argv += [arg for p in writable for arg in ("--volume", f"{p}:{p}")]
+        argv += ["--volume", f"{run_dir}:{run_dir}:ro"]  # the engine's journal stays its own
+        writable = inside
+    argv += [arg for p in writable for arg in ("--volume", f"{p}:{p}")]
+    for key in names:
+        if key not in HOST_ONLY:
+            argv += ["--env", key]
+    if box.scratch is not None:
+        argv += ["--env", f"TMPDIR={box.scratch}"]
+    argv += ["--workdir", str(cwd), box.image]
+    return argv
+
+
+def _writable(box: Container) -> list[Path]:
+    paths = [box.workdir, *box.writable]
+    paths += [p for p in (box.scratch, box.stage_dir) if p is not None]
+    return list(dict.fromkeys(p.resolve() for p in paths))
+
+
+def remove_argv(engine: str, name: str) -> list[str]:
+    """Kill and remove the container ``name`` (its command timed out or was cancelled)."""
+    return [shutil.which(engine) or engine, "rm", "--force", name]
+
+
+@dataclass
+class ContainerEnvironment(LocalEnvironment):
+    """Commands in a fresh container each (see the module docstring)."""
+
+    box: Container | None = None
+    name: str = "container"
+
+    def _box(self) -> Container:
+        assert self.box is not None
+        return self.box
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path | None = None,
+        timeout: float | None = None,
+        kill_grace: float = 2.0,
+        extra_env: Mapping[str, Any] | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin_path: Path | None = None,
+    ) -> ProcessResult:
+        box = self._box()
+        env = self.env(extra_env)
+        name = f"attractor-{os.getpid()}-{next(_names)}"
+        client = {k: os.environ[k] for k in CLIENT_ENV if k in os.environ}
+        try:
+            result = await run_process(
+                command,
+                cwd=cwd or self.workdir,
+                timeout=timeout,
+                kill_grace=kill_grace,
+                env={**env, **client},
+                stdout_path=stdout_path,
+                stderr_path=stderr_path,
+                stdin_path=stdin_path,
+                wrap=run_argv(box, (cwd or self.workdir).resolve(), sorted(env), name),
+            )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await _remove(box.engine, name)
+            raise
+        if result.timed_out:
+            await _remove(box.engine, name)
+        return result
+
+    def describe(self) -> str:
+        return describe_container(self._box(), self.policy.describe())
+
+
+def describe_container(box: Container, policy: str) -> str:
+    """``docker container (image alpine:3), network off, writable: workdir, env=core``."""
+    net = "network on" if box.network else "network off"
+    extra = "".join(f", {p}" for p in box.writable)
+    return f"{box.engine} container (image {box.image}), {net}, writable: workdir{extra}, {policy}"
+
+
+async def _remove(engine: str, name: str) -> None:
+    with anyio.move_on_after(_REMOVE_TIMEOUT):
+        await anyio.run_process(remove_argv(engine, name), check=False)

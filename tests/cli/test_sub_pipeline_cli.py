@@ -1,0 +1,190 @@
+"""Sub-pipelines (``shape=folder``/``type=subgraph`` with ``dot_file``) through the real CLI."""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.runkit import (
+    finish,
+    invoke,
+    kill_all,
+    lines_of,
+    only_run_dir,
+    read_json,
+    spawn,
+    started_stages,
+    wait_for,
+    write,
+)
+
+
+@pytest.fixture
+def mark() -> Iterator[str]:
+    word = f"31.{uuid.uuid4().int % 10**9:09d}"
+    yield word
+    kill_all(word)
+
+
+PARENT = """digraph parent {{
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    before [shape=parallelogram, tool_command="echo before >> side.txt"]
+    checks [{how}]
+    after [shape=parallelogram, tool_command="echo after >> side.txt"]
+    wrong [shape=parallelogram, tool_command="echo wrong >> side.txt; exit 3"]
+    start -> before -> checks
+    checks -> after [condition="outcome=success && context.tool.output=from-child"]
+    checks -> wrong
+    after -> done
+    wrong -> done
+}}
+"""
+
+CHILD = """digraph child {{
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    who [shape=diamond]
+    a [shape=parallelogram, tool_command="echo a >> side.txt"]
+    b [shape=parallelogram, tool_command="{wait}"]
+    c [shape=parallelogram, tool_command="printf from-child"]
+    stranger [shape=parallelogram, tool_command="exit 1"]
+    start -> who
+    who -> a [condition="context.who=ann"]
+    who -> stranger
+    a -> b -> c -> done
+    stranger -> done
+}}
+"""
+
+
+def _files(
+    workspace: Path, how: str = 'shape=folder, dot_file="sub/child.dot"', wait: str = "true"
+) -> None:
+    write(workspace / "p.dot", PARENT.format(how=how))
+    write(workspace / "sub" / "child.dot", CHILD.format(wait=wait))
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        'shape=folder, dot_file="sub/child.dot"',
+        'type=subgraph, graph="sub/child.dot"',
+        'type="sub_pipeline", sub_pipeline="sub/child.dot"',
+    ],
+)
+def test_a_sub_pipeline_runs_inline_with_the_context_in_and_out(workspace: Path, how: str) -> None:
+    _files(workspace, how)
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann", "--quiet"])
+    assert result.exit_code == 0, result.output
+    # The child saw the parent's `who` and its last tool output came back.
+    assert lines_of(workspace / "side.txt") == ["before", "a", "after"]
+    run_dir = only_run_dir(workspace / "runs")
+    child = run_dir / "checks" / "child"
+    assert read_json(child / "manifest.json")["status"] == "success"
+    assert {"a", "b", "c"} <= {p.name for p in child.iterdir()}
+    assert started_stages(run_dir) == ["start", "before", "checks", "after", "done"]
+
+
+def test_a_failing_sub_pipeline_fails_its_node_with_the_child_reason(workspace: Path) -> None:
+    _files(workspace)
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=bob"])
+    # The child fails at `stranger`; nothing routes the failure of `checks`.
+    assert result.exit_code == 1, result.output
+    assert lines_of(workspace / "side.txt") == ["before"]
+    assert "checks failed: sub-pipeline sub/child.dot failed: stranger failed" in result.stdout
+    status = read_json(only_run_dir(workspace / "runs") / "checks" / "status.json")
+    assert status["outcome"] == "fail"
+
+
+def test_a_run_stopped_inside_a_sub_pipeline_resumes_inside_it(workspace: Path, mark: str) -> None:
+    _files(workspace, wait=f"[ -f go ] || sleep {mark}")
+    result = invoke(
+        ["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann", "--timeout", "1s"]
+    )
+    assert result.exit_code == 124, result.output
+    run_dir = only_run_dir(workspace / "runs")
+    child = run_dir / "checks" / "child"
+    assert (
+        read_json(child / "manifest.json")["status"] == "interrupted"
+    )  # stopped from outside: resumable
+    write(workspace / "go", "")
+    resumed = invoke(["resume", str(run_dir), "--quiet"])
+    assert resumed.exit_code == 0, resumed.output
+    # Neither `before` nor the child's `a` ran twice; the child went on from `b`.
+    assert lines_of(workspace / "side.txt") == ["before", "a", "after"]
+    assert read_json(child / "manifest.json")["status"] == "success"
+    assert started_stages(child).count("a") == 1
+
+
+def test_a_run_killed_inside_a_sub_pipeline_resumes_inside_it(workspace: Path, mark: str) -> None:
+    _files(workspace, wait=f"[ -f go ] || sleep {mark}")
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann"], workspace)
+    child = workspace / "runs" / "parent" / "checks" / "child"
+    try:
+        wait_for(lambda: "b" in _started(child), "the child's stage b to start")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        finish(proc)
+    write(workspace / "go", "")
+    resumed = invoke(["resume", str(workspace / "runs" / "parent"), "--quiet"])
+    assert resumed.exit_code == 0, resumed.output
+    assert lines_of(workspace / "side.txt") == ["before", "a", "after"]
+    assert started_stages(child).count("a") == 1
+
+
+def _started(run_dir: Path) -> list[str]:
+    return started_stages(run_dir) if (run_dir / "events.jsonl").exists() else []
+
+
+def test_lint_shows_the_child_errors_at_the_child_file_and_line(workspace: Path) -> None:
+    _files(workspace)
+    write(
+        workspace / "sub" / "child.dot",
+        "digraph c {\n  start [shape=Mdiamond]\n  x [shape=blob]\n  start -> x\n}\n",
+    )
+    result = invoke(["lint", "p.dot"])
+    assert result.exit_code == 1, result.output
+    assert "sub/child.dot:3:" in result.stdout
+    assert "included by checks of p.dot" in result.stdout
+
+
+def test_the_child_counts_its_steps_against_the_parent_step_budget(workspace: Path) -> None:
+    _files(workspace)
+    # start, before, checks in the parent, then the child's start, who, a, b: 7 steps.
+    result = invoke(
+        ["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann", "--max-steps", "6"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "run step budget exhausted: 6 of 6 steps taken before b" in result.stdout
+    assert lines_of(workspace / "side.txt") == ["before", "a"]
+
+
+def test_the_dry_run_shows_the_sub_pipeline_expanded_under_its_node(workspace: Path) -> None:
+    _files(workspace)
+    result = invoke(["run", "p.dot", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = lines.index("3. checks [subgraph]")
+    assert lines[at + 1] == f"   runs inline: {workspace / 'sub' / 'child.dot'}"
+    inner = [line for line in lines[at:] if line.startswith("   | ")]
+    assert inner[0] == "   | sub-pipeline child"
+    assert "   | 3. a [tool]" in inner and "   |    -> a when context.who=ann" in inner
+
+
+def test_graph_draws_the_sub_pipeline_in_a_box_beside_its_node(workspace: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    _files(workspace)
+    result = invoke(["graph", "p.dot"])
+    assert result.exit_code == 0, result.stderr
+    svg = "{http://www.w3.org/2000/svg}"
+    ids = {g.attrib.get("id", "") for g in ET.fromstring(result.stdout).iter(f"{svg}g")}
+    assert {"node-checks", "node-checks/start", "node-checks/a", "node-checks/done"} <= ids
+    assert "edge-checks/a-b" in ids
+    texts = [t.text for t in ET.fromstring(result.stdout).iter(f"{svg}text")]
+    assert "checks: sub/child.dot" in texts and "runs" in texts

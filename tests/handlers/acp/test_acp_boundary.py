@@ -1,0 +1,78 @@
+"""The agent's process keeps to the node's boundary: env policy, the config's
+``env``, the sandbox; and the library API runs an ACP node like the CLI does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import attractor.api
+from tests.cli.runkit import invoke, read_json, write
+from tests.handlers.acp.acpkit import configure, graph, seen
+from tests.sandbox.conftest import needs_bwrap
+
+
+def test_the_agent_sees_the_filtered_environment_and_its_own_env(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = configure(workspace, [[{"do": "env", "names": ["SOME_API_KEY", "MY_KEY", "FIXED"]}]])
+    with (workspace / "attractor.toml").open("a") as fh:
+        fh.write('env = { MY_KEY = "$SOME_API_KEY", FIXED = "plain" }\n')
+    write(workspace / "p.dot", graph())
+    result = invoke(["run", "p.dot", "--sandbox", "none"], {"SOME_API_KEY": "sk-123"})
+    assert result.exit_code == 0, result.output + result.stderr
+    env = seen(log, "env")[0]["env"]
+    assert env == {"SOME_API_KEY": None, "MY_KEY": "sk-123", "FIXED": "plain"}
+
+
+@needs_bwrap
+def test_in_the_sandbox_the_agent_writes_only_in_the_workspace(workspace: Path) -> None:
+    outside = workspace.parent / "outside.txt"
+    inside = workspace / "inside.txt"
+    turns = [
+        [
+            {"do": "touch", "path": str(inside)},
+            {"do": "touch", "path": str(outside)},
+            {"do": "run", "command": "sh", "args": ["-c", f"echo x > {outside}"]},
+            {"do": "end"},
+        ]
+    ]
+    log = configure(workspace, turns, folder=workspace)
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    result = invoke(["run", "p.dot", "--logs-dir", "logs", "--sandbox", "bwrap"], {})
+    assert result.exit_code == 0, result.output + result.stderr
+    assert inside.read_text() == "agent was here\n"
+    # Outside the workspace the agent and its commands write nowhere the host sees
+    # (refused, or into the sandbox's own /tmp).
+    assert not outside.exists()
+    assert seen(log, "touched")[0]["ok"] is True
+    assert seen(log, "ran")
+
+
+@pytest.mark.anyio
+async def test_the_library_api_runs_an_acp_node(workspace: Path) -> None:
+    log = configure(workspace, [[{"do": "say", "text": "Done through the API."}, {"do": "end"}]])
+    write(workspace / "p.dot", graph())
+    result = await attractor.api.run("p.dot", flags={"sandbox": "none", "logs_dir": "logs"})
+    assert result.status == "success"
+    assert seen(log, "prompt")
+    status = read_json(workspace / "logs" / "work" / "status.json")
+    assert status["outcome"] == "success"
+    assert (workspace / "logs" / "work" / "response.md").read_text() == "Done through the API."
+
+
+def test_secrets_in_what_the_agent_wrote_itself_are_scrubbed(workspace: Path) -> None:
+    secret = "sk-acp-secret-4711"
+    echo = ["-c", "echo $K; echo $K >&2"]
+    run = {"do": "run", "command": "sh", "args": echo, "env": {"K": secret}}
+    log = configure(workspace, [[run, {"do": "end"}]])
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    args = ["run", "p.dot", "--logs-dir", "logs", "--sandbox", "none"]
+    result = invoke(args, {"MY_API_KEY": secret})
+    assert result.exit_code == 0, result.output + result.stderr
+    assert seen(log, "ran")[0]["output"] == f"{secret}\n{secret}\n"  # the agent got it all
+    stage = workspace / "logs" / "work"
+    written = [p for p in stage.rglob("*") if p.is_file()]
+    assert stage / "acp_terminals" / "term-1.log" in written
+    assert not [p for p in written if secret in p.read_text(errors="replace")]

@@ -1,0 +1,69 @@
+"""What a run spent, through the API: equal to what its manifest and results.jsonl say."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.server.serverkit import Server
+from tests.server.test_web_watch import PRICES, SPENDING_SCRIPT, SPENDS
+
+
+def _finished(server: Server, run_id: str) -> dict[str, object]:
+    with server.client() as client, client.stream("GET", f"/pipelines/{run_id}/events") as stream:
+        for _ in stream.iter_lines():  # the stream ends with the run
+            pass
+        data: dict[str, object] = client.get(f"/pipelines/{run_id}").json()
+    return data
+
+
+def test_the_api_carries_the_manifests_tokens_and_cost_per_run_and_node(
+    server: Server, root: Path
+) -> None:
+    (root / "spends.dot").write_text(SPENDS)
+    (root / "model.json").write_text(json.dumps(SPENDING_SCRIPT))
+    (root / "attractor.toml").write_text(PRICES)
+    with server.client() as client:
+        started = client.post(
+            "/pipelines",
+            json={
+                "path": "spends.dot",
+                "settings": {
+                    "backend": "scripted:model.json",
+                    "max_cost": "$5",
+                    "max_total_tokens": "100000",
+                    "timeout": "10m",
+                },
+            },
+        )
+    run_id = started.json()["id"]
+    status = _finished(server, run_id)
+    run_dir = root / ".attractor" / "runs" / run_id
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["usage"]["cost"] > 0
+    assert status["usage"] == manifest["usage"]
+    with server.client() as client:
+        listed = client.get("/pipelines").json()["runs"]
+        plan = client.get(f"/pipelines/{run_id}/nodes/plan").json()
+    assert [r["usage"] for r in listed if r["id"] == run_id] == [manifest["usage"]]
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    nodes = status["nodes"]
+    assert isinstance(nodes, dict)
+    for row in rows:
+        if row["usage"]:
+            assert nodes[row["node"]]["usage"] == row["usage"]
+    assert nodes["start"]["usage"] is None
+    spent = [n["usage"] for n in nodes.values() if n["usage"]]
+    for key in ("input_tokens", "output_tokens", "cache_read_tokens"):
+        assert sum(u[key] for u in spent) == manifest["usage"][key]
+    assert abs(sum(u["cost"] for u in spent) - manifest["usage"]["cost"]) < 1e-9
+    branches = {b["branch"]: b["usage"] for b in status["branches"]}  # type: ignore[attr-defined]
+    assert branches == {"left": nodes["left"]["usage"], "right": nodes["right"]["usage"]}
+    assert plan["usage"] == nodes["plan"]["usage"]
+    budgets = {b["name"]: (b["used"], b["limit"]) for b in status["budgets"]}  # type: ignore[attr-defined]
+    usage = manifest["usage"]
+    assert budgets["cost"] == (usage["cost"], 5.0)
+    assert budgets["tokens"] == (usage["input_tokens"] + usage["output_tokens"], 100000)
+    assert budgets["turns"] == (4, None)  # no turn budget given
+    assert budgets["time"] == (manifest["duration"], 600.0)
+    assert [(r["turn"], r["input_tokens"]) for r in plan["requests"]] == [(1, 1000), (2, 1500)]

@@ -1,0 +1,129 @@
+"""What the page reads to watch a run, through the API: failure, timeline, logs, pruning."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.server.serverkit import Server
+from tests.server.test_web_watch import BREAKS, LOOPS
+
+
+def finished(server: Server, run_id: str) -> dict[str, Any]:
+    """The run's status once it is over (polled, for at most a minute)."""
+    deadline = time.monotonic() + 60
+    with server.client() as client:
+        while True:
+            data: dict[str, Any] = client.get(f"/pipelines/{run_id}").json()
+            if not data["active"] and data["status"] != "running":
+                return data
+            assert time.monotonic() < deadline, f"run {run_id} is still {data['status']}"
+            time.sleep(0.05)
+
+
+def start(server: Server, path: str, **settings: str) -> str:
+    with server.client() as client:
+        started = client.post("/pipelines", json={"path": path, "settings": settings})
+    assert started.status_code == 201, started.text
+    return str(started.json()["id"])
+
+
+def test_a_failed_run_says_which_node_failed_why_and_its_last_output(
+    server: Server, root: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    run_id = start(server, "breaks.dot")
+    status = finished(server, run_id)
+    manifest = json.loads((root / ".attractor" / "runs" / run_id / "manifest.json").read_text())
+    assert status["failure"] == {
+        "node": "build",
+        "reason": manifest["failure_reason"],
+        "output": "error: the file fixed is missing",
+    }
+    (root / "fixed").touch()
+    with server.client() as client:
+        client.post(f"/pipelines/{run_id}/resume", json={"retry_failed": True})
+    again = finished(server, run_id)
+    assert (again["status"], again["failure"]) == ("success", None)
+
+
+def test_prune_deletes_ended_runs_only_and_says_why_it_kept_the_others(
+    server: Server, root: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    ended = start(server, "breaks.dot")
+    finished(server, ended)
+    going = start(server, "gate.dot")  # waits for the file "go"
+    runs = root / ".attractor" / "runs"
+    with server.client() as client:
+        answer = client.post("/pipelines/prune", json={"ids": [ended, going, "nope", "../x"]})
+        assert answer.status_code == 200
+        assert answer.json()["deleted"] == [ended]
+        kept = answer.json()["kept"]
+        assert kept[going] == "the run is still going; cancel it first"
+        assert "no run 'nope'" in kept["nope"] and "no run '../x'" in kept["../x"]
+        assert client.post("/pipelines/prune", json={"ids": "all"}).status_code == 400
+    assert not (runs / ended).exists() and (runs / going).is_dir()
+    (root / "go").touch()
+
+
+def test_the_timeline_and_every_attempts_files_are_served_and_no_other_folder(
+    server: Server, root: Path
+) -> None:
+    (root / "loops.dot").write_text(LOOPS.replace("review -> flaky", "review -> done"))
+    (root / "secret.txt").write_text("not a run file")
+    run_id = start(server, "loops.dot")
+    with server.client() as client:
+        deadline = time.monotonic() + 60
+        while not (questions := client.get(f"/pipelines/{run_id}/questions").json()["questions"]):
+            assert time.monotonic() < deadline, "the gate never asked"
+            time.sleep(0.05)
+        client.post(
+            f"/pipelines/{run_id}/questions/{questions[0]['id']}/answer", json={"answer": "D"}
+        )
+        finished(server, run_id)
+        data = client.get(f"/pipelines/{run_id}/timeline").json()
+        flaky = [
+            (a["visit"], a["attempt"], a["status"], a["files"])
+            for a in data["attempts"]
+            if a["node"] == "flaky"
+        ]
+        assert flaky == [(1, 1, "retry", "flaky/v1-a1"), (1, 2, "success", "flaky")]
+        assert [(b["branch"], b["status"]) for b in data["branches"]] == [
+            ("left", "success"),
+            ("right", "success"),
+        ]
+        assert [(w["node"], w["answer"]) for w in data["waits"]] == [("review", "D")]
+        first = client.get(f"/pipelines/{run_id}/nodes/flaky", params={"attempt": "flaky/v1-a1"})
+        assert "first try fails" in first.json()["files"]["stderr.txt"]
+        for outside in ("..", "flaky/../..", "left", "/etc"):
+            refused = client.get(f"/pipelines/{run_id}/nodes/flaky", params={"attempt": outside})
+            assert refused.status_code == 404, outside
+
+
+def test_a_stage_file_is_served_whole_redacted_and_never_from_outside_the_run(
+    server: Server, root: Path
+) -> None:
+    (root / "breaks.dot").write_text(BREAKS)
+    run_id = start(server, "breaks.dot")
+    finished(server, run_id)
+    run_dir = root / ".attractor" / "runs" / run_id
+    big = "".join(f"line {i}\n" for i in range(20_000))
+    (run_dir / "prep" / "stdout.txt").write_text(big)  # over the panel's 4000-byte tail
+    (root / "outside.txt").write_text("not the run's")
+    (run_dir / "build" / "stdout.txt").unlink()
+    (run_dir / "build" / "stdout.txt").symlink_to(root / "outside.txt")
+    base = f"/pipelines/{run_id}/nodes"
+    with server.client() as client:
+        panel = client.get(f"{base}/prep").json()["files"]["stdout.txt"]
+        assert panel.startswith("…") and len(panel) < 4100
+        whole = client.get(f"{base}/prep/files/stdout.txt")
+        assert (whole.status_code, whole.text) == (200, big)
+        assert whole.headers["content-type"] == "text/plain; charset=utf-8"
+        assert client.get(f"{base}/build/files/stderr.txt").text.startswith("error: the file")
+        assert client.get(f"{base}/build/files/stdout.txt").status_code == 403
+        assert client.get(f"{base}/build/files/manifest.json").status_code == 404
+        assert client.get(f"{base}/build/files/..%2Fmanifest.json").status_code == 404
+        assert client.get(f"{base}/nobody/files/stdout.txt").status_code == 404
