@@ -44,6 +44,9 @@ START_KEY = "internal.workspace.start"
 #: In the run directory while a stage that may change files runs: a resume then
 #: knows the work tree holds that stage's half-done edits, not edits made by hand.
 MARKER = "workspace-stage.json"
+#: Handler types whose stage runs other stages (parallel branches, a child run, a
+#: sub-pipeline), each of them checkpointed on its own.
+COMPOSITE = frozenset({"parallel", "stack.manager_loop", "subgraph"})
 
 
 async def open_workspace(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | None:
@@ -234,7 +237,10 @@ async def before_attempt(run: Run, walk: Walk, node: Node, attempt: int) -> None
     if attempt == 1 or not walk.context.get_string(START_KEY):
         walk.context.set(START_KEY, workspace.head)
     _set(walk, workspace.head)
-    if walk.branch is None:  # a branch's worktree is its own, kept as it is on resume
+    # Not for a branch (its worktree is its own, kept as it is on resume), nor for a
+    # stage made of stages: those keep their own progress, and each inner stage
+    # marks itself; putting the whole composite back would undo completed work.
+    if walk.branch is None and node.handler_type not in COMPOSITE:
         (run.run_dir.path / MARKER).write_text(
             json.dumps({"node": node.id, "attempt": attempt, "start": workspace.head}) + "\n"
         )
