@@ -295,6 +295,11 @@ class AgentTurnCompleted(Event):
     tool_calls: int
     input_tokens: int = 0
     output_tokens: int = 0
+    #: Of ``input_tokens``, how many were read from or written to the prompt cache.
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: This request's cost in US dollars; None when no price is known for the model.
+    cost: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -372,3 +377,64 @@ def call_summary(arguments: dict[str, Any], limit: int = 200) -> str:
         text = " ".join(f"{k}={v}" for k, v in arguments.items())
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# -- sub-pipelines ------------------------------------------------------------------
+
+#: The events of a sub-pipeline's child run its parent passes on to its own
+#: followers (the display, ``attractor logs``): the steps, not the run's bookkeeping.
+CHILD_EVENTS = frozenset(
+    {
+        "stage_started",
+        "stage_completed",
+        "stage_failed",
+        "stage_retrying",
+        "stage_output",
+        "agent_turn_started",
+        "agent_turn_completed",
+        "tool_call_started",
+        "tool_call_completed",
+        "agent_reflection",
+        "agent_warning",
+        "turn_limit_reached",
+        "interview_started",
+        "interview_completed",
+        "interview_timeout",
+        "parallel_started",
+        "parallel_branch_completed",
+        "parallel_completed",
+        "child_event",
+    }
+)
+#: The fields of those events that name a node of the child's pipeline.
+_NODE_FIELDS = ("name", "node", "stage")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChildEvent(Event):
+    """An event of a sub-pipeline's child run, passed on by the parent run.
+
+    ``node`` is the parent's sub-pipeline node, ``child_dir`` the child run's
+    directory relative to the parent's, ``event`` the child's event as its own
+    ``events.jsonl`` holds it (a grandchild's comes as a ``child_event`` in it).
+    """
+
+    type: ClassVar[str] = "child_event"
+    node: str
+    child_dir: str
+    event: Event
+
+    def as_parent(self) -> Event:
+        """The child's event as the parent shows it: its node names ``NODE/CHILD``."""
+        inner = self.event.as_parent() if isinstance(self.event, ChildEvent) else self.event
+        renamed = {
+            name: f"{self.node}/{value}"
+            for name in _NODE_FIELDS
+            if isinstance(value := getattr(inner, name, None), str)
+        }
+        return dataclasses.replace(inner, **renamed)  # type: ignore[arg-type]
+
+
+def shown(event: Event) -> Event:
+    """``event`` as a display shows it: a child run's event as :meth:`ChildEvent.as_parent`."""
+    return event.as_parent() if isinstance(event, ChildEvent) else event

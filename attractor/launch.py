@@ -31,7 +31,7 @@ read runs only through the read side, ``runview.inventory`` and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -493,24 +493,49 @@ def step_boundary(node: Node, settings: Settings) -> str | None:
 def node_boundary(run_dir: Path, graph: Graph, node_id: str) -> str | None:
     """The boundary of ``node_id`` in a run: as its last step recorded it in
     ``status.json``, else as the run's recorded settings plan it."""
+    recorded = _recorded_boundary(run_dir, node_id)
+    if recorded is not None or not graph.has_node(node_id):
+        return recorded
+    settings = _run_settings(run_dir, graph)
+    return None if settings is None else step_boundary(graph.node(node_id), settings)
+
+
+def node_boundaries(run_dir: Path, graph: Graph, ran: Iterable[str]) -> dict[str, str | None]:
+    """:func:`node_boundary` of every node of ``graph``, the run's settings resolved once:
+    the nodes in ``ran`` as their steps recorded it, the others as planned."""
+    ran = set(ran)
+    settings = _run_settings(run_dir, graph)
+    found: dict[str, str | None] = {}
+    for node in graph.nodes():
+        recorded = _recorded_boundary(run_dir, node.id) if node.id in ran else None
+        if recorded is None and settings is not None:
+            recorded = step_boundary(node, settings)
+        found[node.id] = recorded
+    return found
+
+
+def _recorded_boundary(run_dir: Path, node_id: str) -> str | None:
     import json
 
-    from attractor.errors import AttractorError
     from attractor.runview.inventory import stage_path
 
     try:
         status = json.loads((stage_path(run_dir, node_id) / "status.json").read_bytes())
-        if isinstance(status, dict) and isinstance(status.get("boundary"), str):
-            return str(status["boundary"])
     except (OSError, ValueError):
-        pass
-    if not graph.has_node(node_id):
         return None
+    found = status.get("boundary") if isinstance(status, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _run_settings(run_dir: Path, graph: Graph) -> Settings | None:
+    """The settings the run in ``run_dir`` was started with; None when they cannot be read."""
+    from attractor.errors import AttractorError
+
     try:
         settings, _notes = resume_settings(run_dir, graph)
-        return step_boundary(graph.node(node_id), settings)
     except (AttractorError, OSError, ValueError):
         return None
+    return settings
 
 
 def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
@@ -522,7 +547,7 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     first (:func:`check_boundaries`).
     """
     check_boundaries(settings, graph)
-    from attractor.dot.schema import AGENT_BACKENDS
+    from attractor.dot.schema import ACP_PREFIX, AGENT_BACKENDS
     from attractor.handlers.external import route_backends
     from attractor.handlers.external.router import backend_name
     from attractor.handlers.mcp_servers import check_servers
@@ -532,6 +557,10 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     check_servers(builtin, settings)
     # An agent CLI starts the servers itself: no SDK needed for it.
     check_servers([n for n, name in agents if name in AGENT_BACKENDS], settings, sdk=False)
+    from attractor.handlers.acp.servers import check_acp_servers
+
+    for node in (n for n, name in agents if name.startswith(ACP_PREFIX)):
+        check_acp_servers(node, settings)  # the ACP agent starts them itself
 
     routed = route_backends(settings, graph)
     if routed is not None:

@@ -12,6 +12,14 @@ variables (see :func:`hook_env`). They run through the shell in the agent's
 working directory, each in a process group of its own that dies with it
 (:func:`attractor.proc.process.run_process`), for at most :data:`HOOK_TIMEOUT`
 seconds. Every run is appended to ``hooks.log`` in the stage directory.
+
+While a hook runs, its output goes to ``hook_stdout.txt`` and ``hook_stderr.txt``
+in the stage directory (the latest hook's; ``hooks.log`` keeps each run's
+tail), and the lines it writes are emitted as ``stage_output`` events of
+streams ``hook_stdout``/``hook_stderr`` (batched, see
+:mod:`attractor.proc.follow`), so ``attractor logs`` and the web page show a
+slow hook as it works. The events carry the node's visit and attempt, which
+the handler that starts the session puts in :class:`ToolHooks`.
 """
 
 from __future__ import annotations
@@ -19,19 +27,26 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from attractor.agent.tools.base import ToolContext, ToolResult
+from attractor.events import Event, StageOutput
 from attractor.fileio import append_text, run_dir_mode
 from attractor.llm.types import ToolCall
+from attractor.proc.follow import Chunk, OutputFollower
+from attractor.redact import scrub_files
 
 Phase = Literal["pre", "post"]
 Execute = Callable[[ToolCall, ToolContext], Awaitable[ToolResult]]
 Warn = Callable[[str], None]
+Emit = Callable[[Event], None]
+
+#: The streams of a running hook's output and the stage files that hold the latest's.
+HOOK_STREAMS = {"hook_stdout": "hook_stdout.txt", "hook_stderr": "hook_stderr.txt"}
 
 #: Seconds a hook may run before its process group is killed (a pre hook then blocks).
 HOOK_TIMEOUT = 30.0
@@ -88,6 +103,8 @@ class ToolHooks:
         timeout: Seconds each hook may run.
         node_id: The node the session works for (``ATTRACTOR_NODE_ID``).
         stage_dir: The node's stage directory (``ATTRACTOR_STAGE_DIR``, ``hooks.log``).
+        visit: The node's visit, for the hook's ``stage_output`` events.
+        attempt: The visit's attempt, likewise.
     """
 
     pre: str = ""
@@ -95,6 +112,8 @@ class ToolHooks:
     timeout: float = HOOK_TIMEOUT
     node_id: str = ""
     stage_dir: Path | None = None
+    visit: int = 1
+    attempt: int = 1
 
     @property
     def active(self) -> bool:
@@ -102,21 +121,27 @@ class ToolHooks:
         return bool(self.pre.strip() or self.post.strip())
 
     async def run(
-        self, call: ToolCall, context: ToolContext, execute: Execute, warn: Warn
+        self,
+        call: ToolCall,
+        context: ToolContext,
+        execute: Execute,
+        warn: Warn,
+        emit: Emit | None = None,
     ) -> ToolResult:
         """``execute(call, context)`` between the hooks; a failing pre hook skips it.
 
-        Cancellation (the run's timeout, Ctrl-C) kills a running hook's group
-        and propagates.
+        ``emit`` receives the hooks' output lines as ``stage_output`` events
+        while they run. Cancellation (the run's timeout, Ctrl-C) kills a running
+        hook's group and propagates.
         """
         if self.pre.strip():
-            gate = await self._run_hook("pre", self.pre, call, context, None)
+            gate = await self._run_hook("pre", self.pre, call, context, None, emit)
             if not gate.ok:
                 warn(self._blocked_warning(call, gate))
                 return ToolResult(self._blocked_answer(call, gate), is_error=True)
         result = await execute(call, context)
         if self.post.strip():
-            audit = await self._run_hook("post", self.post, call, context, result)
+            audit = await self._run_hook("post", self.post, call, context, result, emit)
             if not audit.ok:
                 warn(self._post_warning(call, audit))
         return result
@@ -130,19 +155,24 @@ class ToolHooks:
         call: ToolCall,
         context: ToolContext,
         result: ToolResult | None,
+        emit: Emit | None,
     ) -> HookRun:
         payload = hook_payload(phase, call, self.node_id, result)
         env = hook_env(phase, call, self.node_id, self.stage_dir, result)
+        files = self._output_files()
         try:
             with _stdin_file(payload) as stdin:
-                ended = await context.commands().run(
-                    command,
-                    cwd=context.workdir,
-                    timeout=self.timeout,
-                    kill_grace=context.kill_grace,
-                    extra_env=env,
-                    stdin_path=stdin,
-                )
+                async with self._following(files, emit):
+                    ended = await context.commands().run(
+                        command,
+                        cwd=context.workdir,
+                        timeout=self.timeout,
+                        kill_grace=context.kill_grace,
+                        extra_env=env,
+                        stdout_path=files.get("hook_stdout"),
+                        stderr_path=files.get("hook_stderr"),
+                        stdin_path=stdin,
+                    )
         except OSError as error:  # no such workdir, no processes left, a full disk
             run = HookRun(phase, None, False, "", 0.0, start_error=str(error))
         else:
@@ -151,8 +181,49 @@ class ToolHooks:
                 err = ended.stderr.strip("\n")
                 output = f"{output}\n[stderr]\n{err}" if output.strip() else err
             run = HookRun(phase, ended.returncode, ended.timed_out, output, ended.duration)
+        finally:
+            scrub_files(files.values())  # written by the hook itself: no secret stays
         self._log(call, run)
         return run
+
+    def _output_files(self) -> dict[str, Path]:
+        """The files a hook writes its output to (none without a stage directory:
+        then its output comes back through pipes, and is not streamed)."""
+        if self.stage_dir is None:
+            return {}
+        with suppress(OSError):
+            self.stage_dir.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
+        return {stream: self.stage_dir / name for stream, name in HOOK_STREAMS.items()}
+
+    @asynccontextmanager
+    async def _following(self, files: dict[str, Path], emit: Emit | None) -> AsyncIterator[None]:
+        """While the block runs, ``emit`` each batch of lines the hook wrote."""
+        if not files or emit is None:
+            yield
+            return
+        async with OutputFollower(files, self._sink(emit)).running():
+            yield
+
+    def _sink(self, emit: Emit) -> Callable[[Chunk], None]:
+        def send(chunk: Chunk) -> None:
+            text = chunk.text
+            if chunk.skipped:
+                name = HOOK_STREAMS[chunk.stream]
+                note = f"[... {chunk.skipped} bytes not shown; the whole output is in {name}]"
+                text = f"{note}\n{text}"
+            emit(
+                StageOutput(
+                    node=self.node_id,
+                    visit=self.visit,
+                    attempt=self.attempt,
+                    stream=chunk.stream,
+                    text=text,
+                    offset=chunk.offset,
+                    skipped=chunk.skipped,
+                )
+            )
+
+        return send
 
     def _log(self, call: ToolCall, run: HookRun) -> None:
         """Append the run to ``hooks.log`` (best effort: a log must not fail the call)."""

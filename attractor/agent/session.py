@@ -350,6 +350,9 @@ class AgentSession:
                 tool_calls=len(response.tool_calls),
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                cost=usage.cost,
             )
         )
         if kind == "work":
@@ -420,7 +423,7 @@ class AgentSession:
         )
         started = time.monotonic()
         result = await self.config.tool_hooks.run(
-            call, self.tool_context, self.tools.execute, self._warn
+            call, self.tool_context, self.tools.execute, self._warn, self.emit
         )
         return CallOutcome(result, time.monotonic() - started)
 

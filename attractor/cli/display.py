@@ -123,6 +123,7 @@ class PlainDisplay(_Display):
     """One plain line per stage start, end, failure, retry and human interaction."""
 
     def __call__(self, event: ev.Event) -> None:
+        event = ev.shown(event)  # a sub-pipeline's stages as NODE/CHILD
         line = stage_line(event)
         if line is not None:
             self.write_line(line.plain)
@@ -218,7 +219,8 @@ class _ActiveView:
                 self.started = time.monotonic()
         elif isinstance(event, ev.StageStarted):
             active[event.name] = _Active(event.name, event.handler, time.monotonic(), event.attempt)
-            self.route.append(event.name)
+            if "/" not in event.name:  # a sub-pipeline's stage is not on the parent's route
+                self.route.append(event.name)
         elif isinstance(event, ev.StageCompleted | ev.StageFailed):
             active.pop(event.name, None)
         elif isinstance(event, ev.AgentTurnStarted) and event.node in active:
@@ -262,6 +264,7 @@ class LiveDisplay(_Display):
         self.live.stop()
 
     def __call__(self, event: ev.Event) -> None:
+        event = ev.shown(event)  # a sub-pipeline's stages as NODE/CHILD
         self.view.track(event)
         # Starts show in the live region; only what finished scrolls above it.
         line = None if isinstance(event, ev.StageStarted) else stage_line(event)

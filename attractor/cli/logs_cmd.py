@@ -16,6 +16,7 @@ import click
 
 from attractor.cli.display import silence_broken_pipe
 from attractor.cli.step_logs import AnsiMode, LogPrinter
+from attractor.dot.includes import SUBGRAPH
 
 _EPILOG = """\b
 Examples:
@@ -55,8 +56,12 @@ def logs(run_dir: str, node: str | None, follow: bool, ansi: bool) -> NoReturn:
         )
     if node is not None:
         graph = run_graph(path)
-        if graph is not None and not graph.has_node(node):
+        # NODE/CHILD: a step of the sub-pipeline NODE runs.
+        own = node.split("/", 1)[0]
+        if graph is not None and not graph.has_node(own):
             _usage(f"{run_dir}: the run's pipeline has no node {node!r}")
+        if graph is not None and own != node and graph.node(own).handler_type != SUBGRAPH:
+            _usage(f"{run_dir}: {own} is not a sub-pipeline, so it has no step {node!r}")
     mode: AnsiMode = "raw" if ansi else ("colours" if sys.stdout.isatty() else "strip")
     printer = LogPrinter(path, _writer(), node=node, ansi=mode)
     tail = EventTail(path)

@@ -99,6 +99,8 @@ def _details(node: Node, graph: Graph, settings: Settings) -> list[str]:
         lines += [*_model(node, settings), f"turns: {budget.effective} ({budget.source})"]
         servers = describe_servers(node, settings)
         if servers is not None:
+            if is_acp_backend(backend_name(node, settings)):
+                servers += " (handed to the ACP agent in session/new; it starts them)"
             lines.append(f"mcp servers: {servers}")
     if kind == "tool":
         command = str(node.get("tool_command") or "")

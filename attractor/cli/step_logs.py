@@ -2,8 +2,9 @@
 
 It reads a run's ``events.jsonl`` in order: ``stage_output`` events give a
 tool step's lines as they were written (stdout and stderr interleaved as they
-came), ``tool_call_started``/``_completed`` the agent's tool calls and the end
-of their results. Where the events leave something out (a batch that skipped
+came) and a tool hook's (``hook_stdout``/``hook_stderr``, marked ``hook|``),
+``tool_call_started``/``_completed`` the agent's tool calls and the end of their
+results. Where the events leave something out (a batch that skipped
 bytes of a chatty command, or a run recorded before steps emitted their
 output), the step's ``stdout.txt``/``stderr.txt`` fill it in.
 
@@ -36,6 +37,8 @@ _COLOUR = re.compile(r"\x1b\[[0-9;:]*m")
 #: Lines of one agent tool call's result shown (its end); the transcript has it all.
 RESULT_LINES = 20
 _STREAMS = ("stdout", "stderr")
+#: The streams of a tool hook's output (``hook_stdout``, ``hook_stderr``).
+_HOOK = "hook_"
 _FINAL = {
     "pipeline_completed": "pipeline succeeded",
     "pipeline_failed": "pipeline failed",
@@ -91,6 +94,8 @@ class LogPrinter:
         self.node = node
         self.ansi = ansi
         self._open: dict[str, _Attempt] = {}
+        #: A sub-pipeline's stage (``NODE/CHILD``): its child run's directory and own name.
+        self._children: dict[str, tuple[Path, str]] = {}
         self._starts: Counter[tuple[str, int, int]] = Counter()
         self._current: _Attempt | None = None
         #: The last text written ended its line (or nothing was written yet).
@@ -111,7 +116,34 @@ class LogPrinter:
             self._final(kind, e)
 
     def _wanted(self, node: str) -> bool:
-        return self.node is None or node == self.node
+        # A sub-pipeline node's own child stages (NODE/CHILD) come with it.
+        return self.node is None or node == self.node or node.startswith(self.node + "/")
+
+    def _on_child_event(self, e: dict[str, Any]) -> None:
+        """A sub-pipeline's child event: shown as the parent's, named ``NODE/CHILD``."""
+        inner, root = self._from_child(e, self.run_dir)
+        for key in ("name", "node"):
+            value = inner.get(key)
+            if isinstance(value, str) and "/" in value:
+                self._children[value] = (root, value.rsplit("/", 1)[1])
+        self.event(inner)
+
+    def _from_child(self, e: dict[str, Any], root: Path) -> tuple[dict[str, Any], Path]:
+        """The innermost event of nested child events, renamed, and its run directory."""
+        node, inner = str(e["node"]), e["event"]
+        root = root / str(e["child_dir"])
+        if not isinstance(inner, dict):
+            raise TypeError("a child event holds no event")
+        if inner.get("type") == "child_event":
+            inner, root = self._from_child(inner, root)
+        renamed = {
+            k: f"{node}/{inner[k]}" for k in ("name", "node") if isinstance(inner.get(k), str)
+        }
+        return {**inner, **renamed}, root
+
+    def _folder(self, name: str, visit: int, attempt: int, started: int = 1) -> Path:
+        root, own = self._children.get(name, (self.run_dir, name))
+        return attempt_folder(root, own, visit, attempt, started)
 
     def _on_pipeline_started(self, e: dict[str, Any]) -> None:
         self.ended = False
@@ -124,9 +156,7 @@ class LogPrinter:
         if not self._wanted(name):
             return
         self._close(name)
-        folder = attempt_folder(
-            self.run_dir, name, visit, attempt, self._starts[name, visit, attempt]
-        )
+        folder = self._folder(name, visit, attempt, self._starts[name, visit, attempt])
         step = _Attempt(name, visit, attempt, str(e.get("handler") or ""), folder)
         self._open[name] = step
         if self.node is not None:
@@ -138,10 +168,15 @@ class LogPrinter:
             return
         stream, text, offset = str(e["stream"]), str(e["text"]), int(e["offset"])
         skipped = _count(e.get("skipped"), 0)
+        hook = stream.startswith(_HOOK)
         if skipped and text.count("\n") > 1:
             note, text = text.split("\n", 1)
-            if not self._from_file(step, stream, offset - skipped, offset):
+            # A hook's file holds only the latest hook's output: no filling from it.
+            if hook or not self._from_file(step, stream, offset - skipped, offset):
                 self._line(step, note)
+        if hook:  # a tool hook's lines, marked so among the agent's calls
+            self._text(step, "".join(f"  hook| {line}" for line in text.splitlines(True)))
+            return
         self._text(step, text)
         step.shown[stream] = offset + len(text.encode("utf-8"))
 
@@ -199,9 +234,7 @@ class LogPrinter:
             return None
         step = self._open.get(node)
         if step is None:
-            step = self._open[node] = _Attempt(
-                node, 1, 1, "", attempt_folder(self.run_dir, node, 1, 1)
-            )
+            step = self._open[node] = _Attempt(node, 1, 1, "", self._folder(node, 1, 1))
         return step
 
     def _end(self, node: str, how: str) -> None:

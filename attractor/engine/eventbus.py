@@ -84,7 +84,13 @@ def redacted(event: Event) -> Event:
         value = getattr(event, name)
         if type(value) in _NOTHING_TO_REDACT:
             continue
-        clean = redactor.text(value) if type(value) is str else redactor.value(value)
+        clean: Any
+        if type(value) is str:
+            clean = redactor.text(value)
+        elif isinstance(value, Event):  # a sub-pipeline's event inside a child_event
+            clean = redacted(value)
+        else:
+            clean = redactor.value(value)
         if clean is not value:
             changes[name] = clean
     return dataclasses.replace(event, **changes) if changes else event

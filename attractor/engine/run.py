@@ -37,7 +37,7 @@ from attractor.engine.record import EngineRecord
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.setup import RunSetup, restart_setup, resume_setup, start_setup, utc_text
 from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
-from attractor.engine.step_budget import StepBudget
+from attractor.engine.step_budget import StepBudget, child_steps
 from attractor.engine.wiring import RunWide, close_wide, run_wide, services_for
 from attractor.engine.workspace_hooks import (
     open_workspace,
@@ -344,9 +344,13 @@ def _stopped_early(setup: RunSetup, exc: BaseException) -> None:
 
 
 def _step_budget(setup: RunSetup, settings: Settings) -> StepBudget:
-    """The run's step budget; on resume, the steps recorded before count."""
+    """The run's step budget; on resume, the steps recorded before count, its
+    sub-pipelines' included (they share the budget)."""
     limit, source = step_limit(settings, len(setup.graph))
-    return StepBudget(limit, taken=len(setup.node_results), source=source)
+    taken = len(setup.node_results)
+    if setup.resumed:
+        taken += child_steps(setup.graph, setup.run_dir)
+    return StepBudget(limit, taken=taken, source=source)
 
 
 def _failed_walk(run: Run, exc: AttractorError | OSError, stop: Stop) -> WalkEnd:

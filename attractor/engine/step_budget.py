@@ -4,12 +4,19 @@ A step is one node execution (its attempts and retries count as one; a node
 entered again by a loop counts again), on the main path or in a parallel
 branch. The budget bounds loops that no visit limit bounds: a run about to
 take one step more than its limit ends as failed, naming the budget and where
-it was set. Resolved in :mod:`attractor.settings` (``--max-steps``).
+it was set. Resolved in :mod:`attractor.settings` (``--max-steps``). A sub-pipeline's
+child run takes its steps from its parent's budget; a resumed parent counts
+the steps its children recorded (:func:`child_steps`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from attractor.dot.graph import Graph
+from attractor.dot.includes import SUBGRAPH
+from attractor.store.rundir import RESULTS, RunDir
 
 
 @dataclass
@@ -35,3 +42,24 @@ class StepBudget:
             f"taken before {node} ({self.source}); a loop that does not end is the usual "
             "cause: bound it with max_visits, or raise --max-steps"
         )
+
+
+def child_steps(graph: Graph, run_dir: RunDir) -> int:
+    """The steps the sub-pipelines of ``graph`` recorded in ``run_dir``: the rows of
+    their child runs' ``results.jsonl`` (grandchildren's included). Only the
+    sub-pipeline nodes' stage folders are searched."""
+    taken = 0
+    for node in graph.nodes():
+        if node.handler_type != SUBGRAPH:
+            continue
+        for results in sorted(run_dir.stage_path(node.id).glob(f"child*/**/{RESULTS}")):
+            taken += _rows(results)
+    return taken
+
+
+def _rows(path: Path) -> int:
+    try:
+        with path.open("rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return 0

@@ -171,7 +171,9 @@ def _session_config(
         reasoning_effort=node.raw("reasoning_effort"),
         shell_timeout_cap=request.settings.shell_timeout_cap,
         kill_grace=request.settings.kill_grace,
-        tool_hooks=tool_hooks_for(node, request.stage_dir),
+        tool_hooks=tool_hooks_for(
+            node, request.stage_dir, visit=request.visit, attempt=request.attempt
+        ),
         choices=edge_choices(node),
         history=request.history,
         steering=request.steering,
@@ -222,7 +224,7 @@ async def _mcp_tools(request: StageRequest) -> AsyncIterator[list[Tool]]:
         yield tools
 
 
-def tool_hooks_for(node: Node, stage_dir: Path) -> ToolHooks:
+def tool_hooks_for(node: Node, stage_dir: Path, *, visit: int = 1, attempt: int = 1) -> ToolHooks:
     """The node's ``tool_hooks.pre``/``.post``: its own value, else the graph's.
 
     A value set on the node wins even when empty, so ``tool_hooks.pre=""``
@@ -238,6 +240,8 @@ def tool_hooks_for(node: Node, stage_dir: Path) -> ToolHooks:
         post=command("tool_hooks.post"),
         node_id=node.id,
         stage_dir=stage_dir,
+        visit=visit,
+        attempt=attempt,
     )
 
 

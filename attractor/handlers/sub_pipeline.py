@@ -3,10 +3,13 @@
 The node runs the pipeline file of its ``dot_file`` as a child run, and waits
 for it: the child's run directory is ``child`` inside the node's stage folder
 (``child-vVISIT-aATTEMPT`` for a later visit or retry), with its own stage
-folders, checkpoint and event log. It shares the parent run's settings,
-backend, interviewer, turn, token and cost budgets, step budget and deadline
-(``--timeout`` covers it); stopping the parent stops it, and resuming the parent
-resumes it where it stopped.
+folders, checkpoint and event log; the events of its steps are also passed on
+to the parent's followers as ``child_event`` events (the display shows the
+child's stages as ``NODE/CHILD``, ``attractor logs`` their output). It shares
+the parent run's settings, backend, interviewer, turn, token and cost budgets,
+step budget and deadline (``--timeout`` covers it); stopping the parent stops
+it, and resuming the parent resumes it where it stopped (counting the steps
+the child took before against the step budget).
 
 Context, in and out: the child starts with a copy of the parent's context,
 less the engine's own keys (``outcome``, ``preferred_label``, ``current_node``,
@@ -18,14 +21,14 @@ failure reason) otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from attractor.dot.graph import Graph, Node
 from attractor.dot.includes import DOT_FILE, written_path
 from attractor.errors import AttractorError, PipelinePathError
-from attractor.events import Event
+from attractor.events import CHILD_EVENTS, ChildEvent, Event
 from attractor.fileio import confine_path
 from attractor.handlers.base import ChildResult, ChildRun, StageEnv
 from attractor.handlers.context import Context
@@ -72,8 +75,17 @@ def resolve(node: Node, env: StageEnv) -> Path:
     return confine_path(path, env.read_roots(), attribute=DOT_FILE, node=node.id)
 
 
-def _ignore(_event: Event) -> None:
-    """The child's events go to its own event log."""
+def _passing_on(node: Node, env: StageEnv, child_dir: Path) -> Callable[[Event], None]:
+    """The child's observer: its steps' events (its own event log has them all) go
+    on to the parent's followers as ``child_event`` events, so the parent's display
+    and ``attractor logs`` show the child's stages as ``NODE/CHILD``."""
+    where = child_dir.relative_to(env.logs_root).as_posix()
+
+    def observe(event: Event) -> None:
+        if event.type in CHILD_EVENTS:
+            env.emit(ChildEvent(node=node.id, child_dir=where, event=event))
+
+    return observe
 
 
 class SubPipelineHandler:
@@ -96,7 +108,7 @@ class SubPipelineHandler:
             dotfile,
             child_dir,
             workdir,
-            _ignore,
+            _passing_on(node, env, child_dir),
             env.services.steering,
             context=given,
             shares_steps=True,

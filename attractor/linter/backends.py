@@ -10,7 +10,7 @@ configured is checked by :mod:`attractor.linter.acp`.
 from __future__ import annotations
 
 from attractor.dot.graph import Graph, Node, SourcePos
-from attractor.dot.schema import AGENT_BACKENDS, is_acp_backend
+from attractor.dot.schema import AGENT_BACKENDS, is_acp_backend, parse_mcp_tools
 from attractor.errors import Diagnostic
 from attractor.linter.base import at, facts, rule_list
 
@@ -85,4 +85,32 @@ def _ignored(node: Node, agent: str) -> list[Diagnostic]:
         message = f"{key} on {node.id} is ignored by backend {agent}: {why}"
         fix = f"remove {key} from {node.id}, or run it with backend=llm"
         found.append(at("backend", "warning", node, message, key=key, fix=fix))
+    if acp:
+        found.extend(_acp_tool_patterns(node, agent))
     return found
+
+
+def _acp_tool_patterns(node: Node, agent: str) -> list[Diagnostic]:
+    """An ACP agent gets whole MCP servers: only ``mcp_deny="mcp__NAME__*"`` acts."""
+    try:
+        deny = parse_mcp_tools(_own_or_graph(node, "mcp_deny"))
+        allow = parse_mcp_tools(_own_or_graph(node, "mcp_allow"))
+    except ValueError:
+        return []  # attribute_value reports it
+    narrow = [("mcp_allow", n, p) for n, p in allow] + [
+        ("mcp_deny", n, p) for n, p in deny if p != "*"
+    ]
+    if not narrow:
+        return []
+    key, name, pattern = narrow[0]
+    message = (
+        f"{key} mcp__{name}__{pattern} on {node.id} cannot be honoured by backend {agent}: "
+        "an ACP agent gets whole MCP servers, and the run refuses it"
+    )
+    fix = f'drop the pattern, or leave the server out with mcp_deny="mcp__{name}__*"'
+    return [at("backend", "error", node, message, key=key, fix=fix)]
+
+
+def _own_or_graph(node: Node, key: str) -> str:
+    own = node.raw(key)
+    return (own if own is not None else node.graph.raw(key) or "").strip()

@@ -114,7 +114,7 @@ def _branch_nodes(graph: Graph, first: str) -> list[str]:
 
 
 def requests(path: Path, node_id: str) -> list[dict[str, Any]]:
-    """Each model request (agent turn) of ``node_id``: visit, turn and tokens."""
+    """Each model request (agent turn) of ``node_id``: visit, turn, tokens and cost."""
     found: list[dict[str, Any]] = []
     visit = 0
     for _, event in read_events(path):
@@ -130,6 +130,9 @@ def requests(path: Path, node_id: str) -> list[dict[str, Any]]:
                     "kind": str(event.get("kind", "")),
                     "input_tokens": _int(event.get("input_tokens")),
                     "output_tokens": _int(event.get("output_tokens")),
+                    "cache_read_tokens": _int(event.get("cache_read_tokens")),
+                    "cache_write_tokens": _int(event.get("cache_write_tokens")),
+                    "cost": _number(event.get("cost")),
                     "ts": event.get("ts"),
                 }
             )

@@ -25,7 +25,7 @@ from attractor.api import load
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.fileio import atomic_write_text
-from attractor.launch import RunDir, node_boundary, worker_of
+from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
 from attractor.runview.inventory import (
     RUNS_SUBDIR,
@@ -479,10 +479,44 @@ def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str
     spent = node_usage(path)
     for node_id, node in data["nodes"].items():
         node["usage"] = spent.get(node_id)
+    if graph is not None:
+        ran = [node_id for node_id, node in data["nodes"].items() if node.get("visits")]
+        for node_id, boundary in _boundaries(path, graph, ran).items():
+            if node_id in data["nodes"]:
+                data["nodes"][node_id]["boundary"] = boundary
     data["branches"] = branches(graph, spent)
     data["budgets"] = budgets(path, state)
     data["failure"] = failure_of(path, state.info)
     return data
+
+
+#: Each run's step boundaries, kept while its results and manifest stay the same
+#: (the page polls the run; a step records its boundary as it ends).
+_BOUNDARIES: dict[Path, tuple[tuple[Any, ...], dict[str, str | None]]] = {}
+_BOUNDARIES_KEPT = 64
+
+
+def _boundaries(path: Path, graph: Graph, ran: list[str]) -> dict[str, str | None]:
+    """Every node's boundary (:func:`node_boundaries`), computed again only once the
+    run's results.jsonl or manifest changed, or another node ran."""
+    run = RunDir(path)
+    key = (_stat(run.results_path), _stat(run.manifest_path), tuple(ran))
+    kept = _BOUNDARIES.get(path)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    found = node_boundaries(path, graph, ran)
+    if len(_BOUNDARIES) >= _BOUNDARIES_KEPT:
+        _BOUNDARIES.clear()
+    _BOUNDARIES[path] = (key, found)
+    return found
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _with_worker(data: dict[str, Any]) -> dict[str, Any]:

@@ -426,6 +426,10 @@ class RunDir:
         """The folder of node ``node_id``, created on first use."""
         return self.open_stage_dir(node_id)[0]
 
+    def stage_path(self, node_id: str) -> Path:
+        """Where the folder of node ``node_id`` is (or would be); nothing is created."""
+        return self._stage_dirs.get(node_id) or self.path / _safe_name(node_id)
+
     def open_stage_dir(self, node_id: str) -> tuple[Path, bool]:
         """The folder of node ``node_id``, and whether this call created it (so it is empty)."""
         path = self._stage_dirs.get(node_id)

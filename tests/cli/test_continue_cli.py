@@ -17,6 +17,7 @@ digraph flaky {
 }
 """
 
+
 def _mark(name: str, phase: str) -> str:
     """A tool node that records its run and sets context ``phase`` through status.json."""
     q = '\\"'  # a quote inside the DOT string

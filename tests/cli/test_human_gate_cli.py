@@ -27,8 +27,10 @@ def test_gates_nobody_can_answer_are_a_usage_error_before_any_node_runs(
     write(workspace / "p.dot", PIPELINE.format(extra=""))
     code, out, err = finish(spawn(["run", "p.dot", *LOGS], workspace))  # stdin: /dev/null
     assert code == 2
-    assert err.strip().splitlines()[-1].startswith(
-        "error: human gate(s) review need answers and stdin is not a terminal"
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith("error: human gate(s) review need answers and stdin is not a terminal")
     )
     assert "--answers FILE" in err and "--auto-approve" in err
     assert not (workspace / "side.txt").exists() and run_dirs(workspace / "runs") == []

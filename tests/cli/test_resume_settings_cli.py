@@ -71,9 +71,7 @@ def test_a_flag_on_resume_overrides_and_says_so(workspace: Path, mark: str) -> N
     assert read_json(run_dir / "work" / "status.json")["turn_budget"]["effective"] == 4
 
 
-def test_a_resume_that_would_fall_back_to_simulate_is_refused(
-    workspace: Path, mark: str
-) -> None:
+def test_a_resume_that_would_fall_back_to_simulate_is_refused(workspace: Path, mark: str) -> None:
     run_dir = _interrupted_scripted_run(workspace, mark)
     manifest = read_json(run_dir / "manifest.json")
     del manifest["settings"]  # as an older attractor left it: nothing recorded

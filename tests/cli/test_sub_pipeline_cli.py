@@ -188,3 +188,54 @@ def test_graph_draws_the_sub_pipeline_in_a_box_beside_its_node(workspace: Path) 
     assert "edge-checks/a-b" in ids
     texts = [t.text for t in ET.fromstring(result.stdout).iter(f"{svg}text")]
     assert "checks: sub/child.dot" in texts and "runs" in texts
+
+
+def test_the_parents_display_and_logs_show_the_childs_stages(workspace: Path) -> None:
+    _files(workspace, wait="echo inside-b")
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann"])
+    assert result.exit_code == 0, result.output
+    shown = result.stdout.splitlines()
+    # The child's stage lines, named NODE/CHILD, before the sub-pipeline node's own.
+    done = [line.split()[1] for line in shown if line.startswith("ok ")]
+    assert done[done.index("before") + 1 :][:6] == [
+        "checks/start",
+        "checks/who",
+        "checks/a",
+        "checks/b",
+        "checks/c",
+        "checks/done",
+    ]
+    assert done[done.index("checks/done") + 1] == "checks"
+    run_dir = only_run_dir(workspace / "runs")
+    logs = invoke(["logs", str(run_dir), "checks"])
+    assert logs.exit_code == 0, logs.stderr
+    lines = logs.stdout.splitlines()
+    b = lines.index("==> checks/b (tool), visit 1, attempt 1")
+    assert lines[b + 1] == "inside-b"
+    assert lines[b + 2].startswith("<== checks/b: success in ")
+    c = lines.index("==> checks/c (tool), visit 1, attempt 1")
+    assert lines[c + 1] == "from-child"
+    # One step of the child on its own.
+    one = invoke(["logs", str(run_dir), "checks/c"]).stdout.splitlines()
+    assert one[:2] == ["==> checks/c (tool), visit 1, attempt 1", "from-child"]
+    assert not any(line.startswith("==> checks/b") for line in one)
+    refused = invoke(["logs", str(run_dir), "before/c"])
+    assert refused.exit_code == 2
+    assert "before is not a sub-pipeline" in refused.stderr
+
+
+def test_a_resumed_parent_counts_the_childs_earlier_steps(workspace: Path, mark: str) -> None:
+    _files(workspace, wait=f"[ -f go ] || sleep {mark}")
+    proc = spawn(["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann"], workspace)
+    child = workspace / "runs" / "parent" / "checks" / "child"
+    try:
+        wait_for(lambda: "b" in _started(child), "the child's stage b to start")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        finish(proc)
+    write(workspace / "go", "")
+    # As in one run: start, before, checks, then the child's start, who, a (recorded
+    # before the kill) make 6; the child's b would be the 7th (uncounted: "before after").
+    resumed = invoke(["resume", str(workspace / "runs" / "parent"), "--max-steps", "6"])
+    assert resumed.exit_code == 1, resumed.output
+    assert "run step budget exhausted: 6 of 6 steps taken before b" in resumed.stdout

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from click.testing import Result
 
-from tests.cli.runkit import events, invoke, only_run_dir, write
+from tests.cli.runkit import events, finish, invoke, only_run_dir, spawn, write
 
 #: A pre hook that reads the call from stdin and refuses the shell tool.
 NO_SHELL = """\
@@ -147,3 +148,63 @@ def test_lint_accepts_hooks_on_llm_nodes_and_node_defaults_that_reach_them(
         "  start -> w -> done\n}\n",
     )
     assert code == 0 and found == []
+
+
+def test_a_hooks_output_streams_to_events_and_logs_while_it_runs(workspace: Path) -> None:
+    """The pre hook prints a line, then waits until the test saw that line as an
+    event of the running step; the post hook writes to stderr."""
+    flag = workspace / "go"
+    pre = f"echo checking $ATTRACTOR_TOOL_NAME; while [ ! -f {flag} ]; do sleep 0.05; done"
+    dot = f"""\
+digraph hooks {{
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    work  [prompt="Create the marker", tool_hooks.pre="{pre}",
+           tool_hooks.post="echo audited >&2"]
+    start -> work -> done
+}}
+"""
+    write(workspace / "p.dot", dot)
+    script = {"responses": [_shell("made.txt"), {"text": "done"}], "then": "stop"}
+    write(workspace / "model.json", json.dumps(script))
+    args = ["run", "p.dot", "--logs-dir", "logs", "--backend", "scripted:model.json"]
+    proc = spawn(args, workspace)
+    try:
+        line = _wait_for_output(workspace / "logs", "hook_stdout")
+    finally:
+        flag.touch()
+        code, _, err = finish(proc)
+    assert code == 0, err
+    assert (line["node"], line["visit"], line["attempt"]) == ("work", 1, 1)
+    assert line["text"] == "checking shell\n"
+    assert (workspace / "made.txt").exists()
+    kinds = [
+        (e["type"], e.get("stream"))
+        for e in events(workspace / "logs")
+        if e["type"] in ("tool_call_started", "stage_output", "tool_call_completed")
+    ]
+    assert kinds == [
+        ("tool_call_started", None),
+        ("stage_output", "hook_stdout"),
+        ("stage_output", "hook_stderr"),
+        ("tool_call_completed", None),
+    ]
+    logs = invoke(["logs", "logs", "work"]).stdout.splitlines()
+    start = logs.index("> shell: touch made.txt")
+    assert logs[start + 1 : start + 3] == ["  hook| checking shell", "  hook| audited"]
+
+
+def _wait_for_output(run_dir: Path, stream: str) -> dict[str, Any]:
+    """The first ``stage_output`` event of ``stream`` in the running run's events."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        path = run_dir / "events.jsonl"
+        if path.exists():
+            for text in path.read_text().splitlines(keepends=True):
+                if not text.endswith("\n"):
+                    break  # a line still being written
+                event = json.loads(text)
+                if event.get("type") == "stage_output" and event.get("stream") == stream:
+                    return event
+        time.sleep(0.05)  # the run has not got there yet
+    raise AssertionError(f"no {stream} event within 60s")

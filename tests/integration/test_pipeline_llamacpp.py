@@ -120,7 +120,6 @@ def check_usage_accounting(run_dir: Path, lines: list[dict[str, Any]]) -> None:
     assert "cost" not in status["usage"] and "cost" not in manifest["usage"]
 
 
-
 # One request, sent as the final, tool-free turn: the model answers in text and is
 # asked to copy an outcome object (the small model, decoding greedily, repeats an
 # object of that shape). Whatever object it wrote last is what must be parsed.

@@ -61,6 +61,25 @@ def test_the_node_api_says_where_each_step_runs(server: Server, root: Path) -> N
         assert "boundary" not in client.get(f"/pipelines/{run_id}/nodes/start").json()
 
 
+def test_the_run_api_says_where_every_step_runs(server: Server, root: Path) -> None:
+    run_id = _start(server, root)
+    _wait(lambda: _state(server, run_id, "first") == "running", "the first step to start")
+    with server.client() as client:
+        nodes = client.get(f"/pipelines/{run_id}").json()["nodes"]
+        assert nodes["later"]["boundary"] == "local, no sandbox, env=core allow=DEPLOY_*"
+        assert nodes["first"]["boundary"] == "local, no sandbox, env=none"
+        assert nodes["start"]["boundary"] is None  # runs no command
+        (root / "go").touch()
+        _wait(lambda: _state(server, run_id, "done") == "success", "the run to finish")
+        nodes = client.get(f"/pipelines/{run_id}").json()["nodes"]
+        each = {
+            node_id: client.get(f"/pipelines/{run_id}/nodes/{node_id}").json()
+            for node_id in ("first", "later")
+        }
+    for node_id, detail in each.items():  # the same line as the node endpoint's
+        assert nodes[node_id]["boundary"] == detail["boundary"]
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -99,3 +118,6 @@ def test_the_node_panel_shows_the_boundary_in_one_line(
     facts = page.locator("#node-facts")
     expect(facts.locator("dt", has_text="boundary")).to_have_count(1)
     expect(facts.locator("dd").last).to_have_text("local, no sandbox, env=none")
+    # The nodes list says it too, as each step's tooltip.
+    later = page.locator('#node-list button[data-node="later"]')
+    expect(later).to_have_attribute("title", "boundary: local, no sandbox, env=core allow=DEPLOY_*")

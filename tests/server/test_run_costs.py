@@ -67,3 +67,34 @@ def test_the_api_carries_the_manifests_tokens_and_cost_per_run_and_node(
     assert budgets["turns"] == (4, None)  # no turn budget given
     assert budgets["time"] == (manifest["duration"], 600.0)
     assert [(r["turn"], r["input_tokens"]) for r in plan["requests"]] == [(1, 1000), (2, 1500)]
+
+
+def test_each_requests_cost_and_cached_tokens_add_up_to_the_nodes_and_the_runs(
+    server: Server, root: Path
+) -> None:
+    (root / "spends.dot").write_text(SPENDS)
+    (root / "model.json").write_text(json.dumps(SPENDING_SCRIPT))
+    (root / "attractor.toml").write_text(PRICES)
+    with server.client() as client:
+        settings = {"backend": "scripted:model.json"}
+        started = client.post("/pipelines", json={"path": "spends.dot", "settings": settings})
+    run_id = started.json()["id"]
+    status = _finished(server, run_id)
+    manifest = json.loads((root / ".attractor" / "runs" / run_id / "manifest.json").read_text())
+    nodes = status["nodes"]
+    assert isinstance(nodes, dict)
+    total = 0.0
+    with server.client() as client:
+        for node in ("plan", "left", "right"):
+            detail = client.get(f"/pipelines/{run_id}/nodes/{node}").json()
+            asked = detail["requests"]
+            assert asked and all(r["cost"] > 0 for r in asked)
+            assert abs(sum(r["cost"] for r in asked) - nodes[node]["usage"]["cost"]) < 1e-9
+            for key in ("cache_read_tokens", "cache_write_tokens", "input_tokens"):
+                assert sum(r[key] for r in asked) == nodes[node]["usage"][key]
+            total += sum(r["cost"] for r in asked)
+        plan = client.get(f"/pipelines/{run_id}/nodes/plan").json()["requests"]
+    # 1000 in, 600 of them cached: 400 at $100/M, 600 at $10/M, 100 out at $1000/M.
+    assert plan[0]["cache_read_tokens"] == 600
+    assert abs(plan[0]["cost"] - (400 * 100 + 600 * 10 + 100 * 1000) / 1e6) < 1e-12
+    assert abs(total - manifest["usage"]["cost"]) < 1e-9

@@ -168,6 +168,10 @@ def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
     expect(page.locator("#node-facts")).to_contain_text("2,500 in (600 cached) / 300 out")
     page.locator("#node-requests summary").click()
     expect(page.locator("#node-requests tbody tr")).to_have_count(2)
+    # Each request's cached tokens and cost: 400 new in, 600 cached, 100 out.
+    first = page.locator("#node-requests tbody tr").first.locator("td")
+    expect(first.nth(4)).to_have_text("600")
+    expect(first.nth(5)).to_have_text(f"${(400 * 100 + 600 * 10 + 100 * 1000) / 1e6:.4f}")
     _shot(page.locator("#costs"), tmp_path, "costs-table")
     _shot(page.locator("#node-requests"), tmp_path, "costs-requests")
     _shot(page.locator(".run-head"), tmp_path, "costs-head")

@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from attractor.agent.report import report_from_text
-from attractor.agent.session import SessionResult
 from attractor.agent.transcript import Transcript
 from attractor.events import AgentWarning, TurnBudgetResolved
 from attractor.handlers.acp.session import Session
@@ -55,6 +53,7 @@ class AcpBackend:
             emit=request.emit,
             transcript=Transcript(request.stage_dir, visit=request.visit, attempt=request.attempt),
             run_budget=request.run_budget,
+            title_summary=True,
         )
         session = Session(self.agent, request, tracker)
         try:
@@ -69,18 +68,8 @@ class AcpBackend:
     def _judge(self, request: StageRequest, budget: TurnBudget, session: Session) -> Outcome:
         tracker = session.tracker
         finished = tracker.finished
-        limit = tracker.stop == "turn_limit" or (
-            finished is not None and finished.ending == "max_turns"
-        )
-        text = tracker.final_text
-        result = SessionResult(
-            text,
-            tracker.turns,
-            limit,
-            tracker.stop == "run_budget",
-            tracker.total,
-            report_from_text(text),
-        )
+        limit = tracker.hit_turn_limit
+        result = tracker.session_result()
         # Once attractor decided to stop the agent, how it then ended does not matter.
         reason = session.failure
         if reason is None and finished is not None and finished.ending == "error":

@@ -43,14 +43,11 @@ from attractor.events import (
     DebugNote,
     InterviewCompleted,
     InterviewStarted,
-    ToolCallStarted,
-    call_summary,
 )
 from attractor.fileio import confine_path, read_confined_text
 from attractor.handlers.acp.permissions import Policy
 from attractor.handlers.acp.terminals import Terminals
 from attractor.handlers.acp.updates import UpdateReader
-from attractor.handlers.external.steps import ToolUsed
 from attractor.handlers.external.tracker import Tracker
 from attractor.handlers.interviewer import AnswerValue, Interviewer, Question, QuestionType
 from attractor.llm.types import Usage
@@ -92,18 +89,8 @@ class AttractorClient:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         # No await before the tracker: updates are applied in the order they came.
-        steps = self.reader.steps(update)
-        self.tracker.feed(steps)
-        for step in steps:
-            if isinstance(step, ToolUsed) and self.tracker.stop is None:
-                self.tracker.emit(
-                    ToolCallStarted(
-                        node=self.node_id,
-                        turn=self.tracker.turns,
-                        tool=step.name,
-                        summary=call_summary(step.arguments) or step.name[:200],
-                    )
-                )
+        # The tracker emits tool_call_started for each tool call it is told of.
+        self.tracker.feed(self.reader.steps(update))
         if isinstance(update, UsageUpdate) and update.cost is not None:
             self._cost(update.cost.amount, update.cost.currency)
         if self.tracker.stop is not None:

@@ -15,12 +15,18 @@ import anyio
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
+    AcpMcpServer,
     ClientCapabilities,
     EnvVarAuthMethod,
+    EnvVariable,
     FileSystemCapabilities,
+    HttpHeader,
+    HttpMcpServer,
     Implementation,
     InitializeResponse,
+    McpServerStdio,
     PromptResponse,
+    SseMcpServer,
 )
 from anyio.abc import Process
 from pydantic import ValidationError
@@ -34,6 +40,7 @@ from attractor.handlers.acp.process import (
     agent_process,
     stderr_tail,
 )
+from attractor.handlers.acp.servers import expanded_servers
 from attractor.handlers.acp.terminals import TERMINALS_DIR, Terminals
 from attractor.handlers.acp.updates import prompt_ended
 from attractor.handlers.backend import StageRequest
@@ -52,6 +59,8 @@ from attractor.version import __version__
 HANDSHAKE_TIMEOUT = 120.0
 #: The JSON-RPC error code of ACP's "authentication required".
 AUTH_REQUIRED = -32000
+#: What ``session/new`` takes as ``mcpServers``.
+_McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -74,6 +83,8 @@ class Session:
         self.exit_code: int | None = None
         self.grace = request.settings.kill_grace
         self.env = self._env()
+        #: The node's MCP servers, ``${VAR}`` expanded (a UsageError before the agent starts).
+        self.servers = expanded_servers(request.node, request.settings)
 
     async def drive(self) -> None:
         """Run the session to its end; a failure is kept in :attr:`failure`."""
@@ -167,14 +178,42 @@ class Session:
         """``session/new``; when the agent asks for a login it offers through a
         variable attractor hands it (``env`` of the agent's table), that login first."""
         cwd = str(self.request.workdir)
+        servers = self._mcp_servers(init)
         try:
-            return (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id
+            return (await conn.new_session(cwd=cwd, mcp_servers=servers)).session_id
         except RequestError as exc:
             method = _env_login(init, self.env) if exc.code == AUTH_REQUIRED else None
             if method is None:
                 raise
         await conn.authenticate(method_id=method)
-        return (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id
+        return (await conn.new_session(cwd=cwd, mcp_servers=servers)).session_id
+
+    def _mcp_servers(self, init: InitializeResponse) -> list[_McpServer]:
+        """The node's MCP servers as ACP's ``mcpServers``, secrets expanded (they go
+        only into this message on the agent's stdin)."""
+        caps = init.agent_capabilities
+        http = bool(caps and caps.mcp_capabilities and caps.mcp_capabilities.http)
+        out: list[_McpServer] = []
+        for server in self.servers:
+            if server.command is not None:
+                env = [EnvVariable(name=k, value=v) for k, v in server.env]
+                out.append(
+                    McpServerStdio(
+                        name=server.name, command=server.command, args=list(server.args), env=env
+                    )
+                )
+                continue
+            if not http:
+                raise _AgentFailed(
+                    f"ACP agent {self.agent.name} takes no HTTP MCP servers (it does not "
+                    f"declare mcpCapabilities.http), so it cannot get {server.name} "
+                    f"({server.url}); use a stdio server, or another agent"
+                )
+            headers = [HttpHeader(name=k, value=v) for k, v in server.headers]
+            out.append(
+                HttpMcpServer(name=server.name, url=server.url or "", headers=headers, type="http")
+            )
+        return out
 
     def _login_hint(self, exc: RequestError) -> str:
         if exc.code != AUTH_REQUIRED:

@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from attractor.agent.report import report_from_text
-from attractor.agent.session import SessionResult
 from attractor.agent.transcript import Transcript
 from attractor.events import TurnBudgetResolved
 from attractor.fileio import write_text
@@ -124,19 +122,8 @@ class ExternalAgentBackend:
     def _judge(
         self, request: StageRequest, budget: TurnBudget, tracker: Tracker, ended: Ended
     ) -> Outcome:
-        finished = tracker.finished
-        limit = tracker.stop == "turn_limit" or (
-            finished is not None and finished.ending == "max_turns"
-        )
-        text = tracker.final_text
-        result = SessionResult(
-            text,
-            tracker.turns,
-            limit,
-            tracker.stop == "run_budget",
-            tracker.total,
-            report_from_text(text),
-        )
+        limit = tracker.hit_turn_limit
+        result = tracker.session_result()
         # Once attractor decided to stop the CLI, how it then ended (killed, or
         # exiting by itself first) does not matter: the budget's verdict stands.
         if tracker.stop is None and not limit and not _succeeded(tracker, ended):

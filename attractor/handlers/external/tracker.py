@@ -2,7 +2,8 @@
 
 A :class:`Tracker` follows one node attempt: it numbers turns against the
 node's budget and the run's, emits the same events as the built-in agent loop
-(``agent_turn_started``/``_completed``, ``tool_call_completed``), appends to
+(``agent_turn_started``/``_completed``, ``tool_call_started`` as soon as the
+CLI reports a call, ``tool_call_completed`` with its result), appends to
 transcript.jsonl and tools.log, sums usage and cost, and says when the CLI
 must be stopped (a turn past the budget).
 """
@@ -14,9 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from attractor.agent.report import report_from_text
 from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.session import SessionResult
 from attractor.agent.transcript import Transcript
-from attractor.events import AgentTurnCompleted, AgentTurnStarted, Event, ToolCallCompleted
+from attractor.events import (
+    AgentTurnCompleted,
+    AgentTurnStarted,
+    Event,
+    ToolCallCompleted,
+    ToolCallStarted,
+    call_summary,
+)
 from attractor.handlers.external.steps import (
     Failed,
     Finished,
@@ -71,8 +81,12 @@ class Tracker:
         emit: Callable[[Event], None],
         transcript: Transcript,
         run_budget: RunTurnBudget,
+        title_summary: bool = False,
     ) -> None:
         self.node_id = node_id
+        #: A call without a telling argument is summed up by its name (an ACP
+        #: tool call's name is its title, a phrase).
+        self.title_summary = title_summary
         self.max_turns = max_turns
         self.cli_counts_turns = cli_counts_turns
         self.emit = emit
@@ -150,8 +164,17 @@ class Tracker:
 
     def _tool_used(self, step: ToolUsed) -> None:
         turn = self._current()
+        if self.stop is not None:  # the call would open a turn past the budget
+            return
         turn.calls.append(ToolCall(step.id, step.name, step.arguments))
         self._calls[step.id] = _Call(step.name, step.arguments, turn.number, time.monotonic())
+        summary = call_summary(step.arguments)
+        if not summary and self.title_summary:
+            summary = step.name[:200]
+        # Before its result: a follower sees the call while it runs.
+        self.emit(
+            ToolCallStarted(node=self.node_id, turn=turn.number, tool=step.name, summary=summary)
+        )
 
     def _tool_done(self, step: ToolDone) -> None:
         call = self._calls.pop(step.id, None)
@@ -215,6 +238,9 @@ class Tracker:
                 tool_calls=len(turn.calls),
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                cost=usage.cost,
             )
         )
 
@@ -224,3 +250,22 @@ class Tracker:
         if self.finished is not None and self.finished.text:
             return self.finished.text
         return self.last_text
+
+    @property
+    def hit_turn_limit(self) -> bool:
+        """Whether the agent stopped at its turn limit (ours, or its own ``max_turns``)."""
+        return self.stop == "turn_limit" or (
+            self.finished is not None and self.finished.ending == "max_turns"
+        )
+
+    def session_result(self) -> SessionResult:
+        """What the agent did, as the built-in agent's session reports it."""
+        text = self.final_text
+        return SessionResult(
+            text,
+            self.turns,
+            self.hit_turn_limit,
+            self.stop == "run_budget",
+            self.total,
+            report_from_text(text),
+        )

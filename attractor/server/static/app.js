@@ -14,7 +14,7 @@ const EVENT_TYPES = ["pipeline_started", "stage_started", "stage_completed", "st
   "interview_completed", "interview_timeout", "interview_rejected", "checkpoint_saved",
   "turn_budget_resolved", "agent_turn_started", "agent_turn_completed", "tool_call_started",
   "tool_call_completed", "agent_reflection", "agent_warning", "turn_limit_reached", "debug",
-  "unreadable", ...FINAL];
+  "child_event", "unreadable", ...FINAL];
 // Events that change the timeline.
 const TIMELINE = new Set(["stage_started", "stage_completed", "stage_failed", "stage_retrying",
                           "interview_started", "interview_completed", "interview_timeout",
@@ -345,8 +345,10 @@ function renderNodeList() {
       : `${((n.usage.input_tokens || 0) + (n.usage.output_tokens || 0)).toLocaleString("en-US")} tok`) : "";
     const info = [n.turn, n.tool, n.visits > 1 ? `x${n.visits}` : "", n.duration ? seconds(n.duration) : "",
                   spent].filter(Boolean).join(" · ");
+    // Where the step's commands run (sandbox, network, env), as a tooltip.
+    const bounded = n.boundary ? { title: `boundary: ${n.boundary}` } : {};
     return el("li", {}, el("button", { type: "button", "data-node": id, "data-state": n.state,
-                                        onclick: () => selectNode(id) },
+                                        ...bounded, onclick: () => selectNode(id) },
       el("span", { class: "dot", style: `background: var(--${n.state})` }),
       el("span", { text: id }), el("span", { class: "muted", text: n.state }),
       el("span", { class: "info", text: info })));
@@ -390,7 +392,7 @@ function panelFacts(data) {
     .flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
 }
 
-// Each model request of the node (an agent turn) with its tokens.
+// Each model request of the node (an agent turn) with its tokens and cost.
 function panelRequests(data) {
   const turns = data.requests || [];
   if (!turns.length) return null;
@@ -398,11 +400,14 @@ function panelRequests(data) {
   return el("details", { id: "node-requests" },
     el("summary", { text: `requests (${turns.length})` }),
     el("table", { class: "costs" },
-      el("thead", {}, el("tr", {}, ...["visit", "turn", "in", "out"].map((h) => el("th", { text: h })))),
+      el("thead", {}, el("tr", {}, ...["visit", "turn", "in", "out", "cached", "cost"]
+        .map((h) => el("th", { text: h })))),
       el("tbody", {}, ...turns.map((t) => el("tr", {},
         el("td", { text: String(t.visit) }), el("td", { text: `${t.turn} ${t.kind}` }),
         el("td", { class: "num", text: n(t.input_tokens) }),
-        el("td", { class: "num", text: n(t.output_tokens) }))))));
+        el("td", { class: "num", text: n(t.output_tokens) }),
+        el("td", { class: "num", text: n(t.cache_read_tokens) }),
+        el("td", { class: "num", text: t.cost != null ? dollars(t.cost) : "" }))))));
 }
 
 // Every visit and attempt of the node: each opens its own files.
@@ -621,6 +626,10 @@ function closeStream() {
 // How one event reads in the log (after its type and node).
 function eventText(event) {
   if (event.type === "stage_output") return `${event.stream}: ${event.text}`;
+  if (event.type === "child_event") {  // a sub-pipeline's step, as NODE/CHILD
+    const inner = event.event || {};
+    return `${inner.type}: ${event.node}/${inner.name || inner.node || inner.stage || ""}`;
+  }
   if (event.type === "checkpoint_saved") return event.phase || "";
   if (event.type === "interview_completed") {
     const by = event.answered_by ? ` by ${event.answered_by}` : "";

@@ -1,6 +1,7 @@
 """A real ACP agent, written with the SDK's agent side, that follows a script.
 
-Started as ``python scripted_agent.py SCRIPT LOG``. SCRIPT is a JSON file: a
+Started as ``python scripted_agent.py SCRIPT LOG`` (with ``SCRIPTED_ACP_MCP_HTTP=1``
+in its environment it declares it takes HTTP MCP servers). SCRIPT is a JSON file: a
 list of prompt turns, each a list of actions (one prompt consumes one turn):
 
 - ``{"do": "say", "text": "..."}``: an agent message chunk;
@@ -20,7 +21,7 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
   (once its first line of output is in);
 - ``{"do": "end", "stop": "end_turn", "tokens": [in, out]}``: how the turn ends.
 
-Everything the agent saw (its pid, the session's cwd, prompts, permission
+Everything the agent saw (its pid, the session's cwd and MCP servers, prompts, permission
 answers, file contents, command output, errors, cancels) goes to LOG as JSON lines.
 """
 
@@ -52,6 +53,7 @@ from acp.schema import (
     EnvVariable,
     Implementation,
     InitializeResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
@@ -105,14 +107,16 @@ class ScriptedAgent:
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         caps = kwargs.get("client_capabilities")
         log(pid=os.getpid(), initialize=protocol_version, fs=caps.fs.read_text_file if caps else 0)
+        http = os.environ.get("SCRIPTED_ACP_MCP_HTTP") == "1"
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(),
+            agent_capabilities=AgentCapabilities(mcp_capabilities=McpCapabilities(http=http)),
             agent_info=Implementation(name="scripted", version="1.0"),
         )
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
-        log(cwd=cwd)
+        servers = kwargs.get("mcp_servers") or []
+        log(cwd=cwd, mcp=[server.model_dump(exclude_none=True) for server in servers])
         return NewSessionResponse(session_id="s1")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -90,6 +90,14 @@ def test_tool_calls_become_events_tools_log_and_transcript_and_the_report_routes
     assert all(t["node"] == "work" and not t["is_error"] for t in tools)
     assert "README.md" in tools[0]["output"]
     assert [t["turn"] for t in tools] == [1, 2]
+    # Each call shows as started before its result, so a follower sees it run.
+    kinds = [(e["type"], e.get("tool")) for e in events(run_dir) if e["type"].startswith("tool_")]
+    assert kinds == [
+        ("tool_call_started", tools[0]["tool"]),
+        ("tool_call_completed", tools[0]["tool"]),
+        ("tool_call_started", tools[1]["tool"]),
+        ("tool_call_completed", tools[1]["tool"]),
+    ]
     log = (run_dir / "work" / "tools.log").read_text()
     assert "--- turn 1:" in log and "README.md" in log and "--- turn 2:" in log
     transcript = (run_dir / "work" / "transcript.jsonl").read_text().splitlines()
