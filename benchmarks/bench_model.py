@@ -38,6 +38,8 @@ from typing import Any
 import anyio
 
 ROOT = Path(__file__).resolve().parent.parent
+#: ``--workspace`` of the runs (None: the run's default); see ``--workspace``.
+WORKSPACE: str | None = "none"
 
 
 # -- the server (run in a child process: its CPU is not the engine's) -------------
@@ -152,6 +154,8 @@ def run_once(
     os.environ["OPENAI_BASE_URL"] = url
     os.environ["OPENAI_API_KEY"] = "bench"
     flags = {"backend": "llm", "model": "gpt-5", "workdir": str(work), "logs_dir": None}
+    if WORKSPACE:
+        flags["workspace"] = WORKSPACE
     plan = plan_run(path, flags)
     started, cpu = time.perf_counter(), time.process_time()
     result = anyio.run(launch, plan, Hooks(observers=[observe]))
@@ -219,7 +223,15 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--only", choices=("fan", "session"))
     parser.add_argument("--json", action="store_true", help="one JSON line of figures")
+    parser.add_argument(
+        "--workspace",
+        default="none",
+        help="the runs' workspace mode (default none: the figures are the model stages' own; "
+        "'default' leaves the run's own)",
+    )
     args = parser.parse_args()
+    global WORKSPACE
+    WORKSPACE = None if args.workspace == "default" else args.workspace
     if args.serve:
         serve(args.serve, args.delay, args.turns)
         return
