@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import InputFileError, UsageError
-from attractor.fileio import TEXT_LIMIT, read_bounded
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.llm.pricing import ModelPrice, parse_price
 from attractor.mcp_config import mcp_servers_of
 
@@ -43,7 +43,7 @@ def read_config(
 
     Every key must be one of ``settings`` or of :data:`TABLE_KEYS`. A config
     file that exists must be a regular file of at most
-    :data:`~attractor.fileio.TEXT_LIMIT` bytes (a FIFO named ``attractor.toml``
+    :data:`~attractor.fileio.reads.TEXT_LIMIT` bytes (a FIFO named ``attractor.toml``
     is an error, not a file to skip or to wait on).
     """
     if explicit is not None:

@@ -42,7 +42,7 @@ from attractor.dot.schema import (
     parse_network,
 )
 from attractor.errors import SettingError, UsageError
-from attractor.fileio import RUN_PERMISSIONS
+from attractor.fileio.writes import RUN_PERMISSIONS
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
 from attractor.llm.pricing import ModelPrice
 from attractor.mcp_config import McpServerConfig

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from attractor.agent.tools.base import ToolContext, ToolResult
 from attractor.events import Event, StageOutput
-from attractor.fileio import append_text, run_dir_mode
+from attractor.fileio.writes import append_text, run_dir_mode
 from attractor.llm.types import ToolCall
 from attractor.proc.follow import Chunk, OutputFollower
 from attractor.redact import scrub_files

@@ -25,10 +25,10 @@ from typing import Any
 
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, InputFileError
-from attractor.fileio import (
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import (
     EVENTS_LIMIT,
     TEXT_LIMIT,
-    loads_json,
     read_bounded,
     read_head,
     read_lines,
@@ -332,8 +332,8 @@ class EventTail:
         """The next events appended since the previous call, a chunk's worth at most.
 
         An empty list means there is nothing new (yet). A file that is not a
-        regular file reads as empty; a line over :data:`~attractor.fileio.LINE_LIMIT`,
-        or a file over :data:`~attractor.fileio.EVENTS_LIMIT`, reads as one
+        regular file reads as empty; a line over :data:`~attractor.fileio.reads.LINE_LIMIT`,
+        or a file over :data:`~attractor.fileio.reads.EVENTS_LIMIT`, reads as one
         ``unreadable`` event and nothing after it.
         """
         while lines := self._next_lines():

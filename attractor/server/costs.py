@@ -18,7 +18,8 @@ from typing import Any
 from attractor.dot.graph import Graph
 from attractor.dot.schema import parse_duration
 from attractor.errors import AttractorError
-from attractor.fileio import loads_json, read_lines
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import read_lines
 from attractor.launch import RunDir
 from attractor.runview.inventory import RunState, load_checkpoint, read_events
 

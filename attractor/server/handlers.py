@@ -24,7 +24,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from attractor.api import load
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, ValidationError
-from attractor.fileio import atomic_write_text
+from attractor.fileio.writes import atomic_write_text
 from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
 from attractor.runview.inventory import (

@@ -25,7 +25,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from attractor.dot.graph import Graph
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
-from attractor.fileio import atomic_write_json
+from attractor.fileio.writes import atomic_write_json
 from attractor.launch import (
     Continuation,
     Hooks,

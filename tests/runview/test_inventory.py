@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import attractor
-from attractor.fileio import LINE_LIMIT
+from attractor.fileio.reads import LINE_LIMIT
 from attractor.linter.prepare import prepare
 from attractor.runview.inventory import (
     EventTail,
