@@ -206,18 +206,13 @@ class ToolHooks:
 
     def _sink(self, emit: Emit) -> Callable[[Chunk], None]:
         def send(chunk: Chunk) -> None:
-            text = chunk.text
-            if chunk.skipped:
-                name = HOOK_STREAMS[chunk.stream]
-                note = f"[... {chunk.skipped} bytes not shown; the whole output is in {name}]"
-                text = f"{note}\n{text}"
             emit(
                 StageOutput(
                     node=self.node_id,
                     visit=self.visit,
                     attempt=self.attempt,
                     stream=chunk.stream,
-                    text=text,
+                    text=chunk.shown(HOOK_STREAMS[chunk.stream]),
                     offset=chunk.offset,
                     skipped=chunk.skipped,
                 )
