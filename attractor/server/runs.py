@@ -38,7 +38,7 @@ from attractor.launch import (
     settings_for,
 )
 from attractor.run_status import RunStatus
-from attractor.runview.inventory import RUNS_SUBDIR
+from attractor.runview.listing import RUNS_SUBDIR
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import RECORDED_SOURCE, Settings
