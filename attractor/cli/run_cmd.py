@@ -159,7 +159,7 @@ def _resume_target(run_dir: str | None, latest: bool) -> Path:
     if not latest:
         raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
     from attractor.run_status import RESUMABLE, RunStatus
-    from attractor.runview.inventory import list_runs
+    from attractor.runview.listing import list_runs
 
     for info in list_runs(Path(".")):
         if info.status != RunStatus.RUNNING and (

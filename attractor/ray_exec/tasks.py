@@ -21,7 +21,8 @@ import ray
 from ray.exceptions import RayTaskError
 
 from attractor.errors import AttractorError, InputFileError, RunError, UsageError
-from attractor.fileio import read_head, write_text
+from attractor.fileio.reads import read_head
+from attractor.fileio.writes import write_text
 from attractor.run_status import STOPPED, RunStatus, run_status
 
 STOP = ".stop"

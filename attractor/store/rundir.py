@@ -38,18 +38,19 @@ from attractor.errors import (
     UsageError,
 )
 from attractor.events import Event
-from attractor.fileio import (
+from attractor.fileio.jsonio import dumps, loads_json
+from attractor.fileio.reads import (
     STATE_LIMIT,
     TEXT_LIMIT,
-    AppendFile,
-    atomic_write_json,
-    atomic_write_text,
-    dumps,
-    loads_json,
-    make_run_dir,
     read_bounded,
     read_lines,
     require_regular,
+)
+from attractor.fileio.writes import (
+    AppendFile,
+    atomic_write_json,
+    atomic_write_text,
+    make_run_dir,
     run_dir_mode,
     run_file_mode,
     set_run_permissions,
@@ -402,7 +403,7 @@ class RunDir:
 
         Raises:
             CheckpointError: the file is not a regular file, a row is over
-                :data:`~attractor.fileio.LINE_LIMIT` or nests too deeply.
+                :data:`~attractor.fileio.reads.LINE_LIMIT` or nests too deeply.
         """
         rows: list[dict[str, Any]] = []
         if count <= 0:
@@ -473,7 +474,7 @@ class RunDir:
 
         Raises:
             CheckpointError: it is not a regular file, is over
-                :data:`~attractor.fileio.STATE_LIMIT` or nests too deeply.
+                :data:`~attractor.fileio.reads.STATE_LIMIT` or nests too deeply.
         """
         try:
             text = read_bounded(self.manifest_path, STATE_LIMIT, "manifest")

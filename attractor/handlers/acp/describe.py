@@ -11,12 +11,13 @@ import shlex
 import shutil
 from typing import TYPE_CHECKING
 
+from attractor.config_file import AcpAgent
 from attractor.dot.graph import Node
 from attractor.dot.schema import ACP_PREFIX
 from attractor.errors import UsageError
 from attractor.handlers.acp.permissions import Policy
 from attractor.handlers.acp.written import where_backend
-from attractor.settings import AcpAgent, Settings
+from attractor.settings import Settings
 
 if TYPE_CHECKING:
     from attractor.handlers.backend import CodergenBackend
