@@ -318,9 +318,9 @@ class _Printer:
 
     def token(self, kind: str, text: str) -> None:
         line = self.lines[-1]
-        if self.brackets and kind == "punct" or kind == "close":
+        if self.brackets and kind == "punct" or kind == "close" and text == "]":
             while line and line[-1] == " ":
-                line.pop()  # no blank before '=', ',' or a closer
+                line.pop()  # no blank before '=', ',' or ']' ('a }' keeps its blank)
         if kind == "comment" and not line:
             text = text.lstrip()
         if not line and kind == "close":

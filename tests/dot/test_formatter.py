@@ -101,3 +101,10 @@ def test_an_alias_beside_its_canonical_attribute_is_left_for_lint() -> None:
 def test_prompt_file_becomes_a_prompt_file_reference() -> None:
     text = 'digraph d {\n    w [prompt_file="p.md"]\n}\n'
     assert format_source(text) == 'digraph d {\n    w [prompt="@p.md"]\n}\n'
+
+
+def test_a_closing_brace_on_a_statement_line_keeps_its_blank() -> None:
+    one_line = "digraph d { start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }\n"
+    assert format_source(one_line) == one_line
+    last = "digraph d {\n    start [ shape=Mdiamond ]\n    start -> exit }\n"
+    assert format_source(last) == "digraph d {\n    start [shape=Mdiamond]\n    start -> exit }\n"
