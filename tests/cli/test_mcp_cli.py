@@ -241,3 +241,13 @@ def test_a_bad_server_table_is_a_one_line_error(workspace: Path) -> None:
     result = invoke(["run", "p.dot", "--dry-run"])
     assert result.exit_code == 2
     assert "attractor.toml: mcp_servers.tracker: give either command" in result.stderr
+
+
+def test_the_help_of_attractor_mcp_names_the_tools_it_serves() -> None:
+    from attractor.server.mcp_server import TOOLS
+
+    text = " ".join(invoke(["mcp", "--help"]).stdout.split())
+    said = text.split("Tools: ")[1].split(".")[0]
+    assert said.split(", ") == list(TOOLS)
+    summary = text.split("Serve attractor's tools (")[1].split(")")[0]
+    assert all(name in TOOLS for name in summary.removesuffix(", ...").split(", "))
