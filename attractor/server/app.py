@@ -89,7 +89,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         message = f"no endpoint {request.url.path}; docs/server.md lists the endpoints"
     elif exc.status_code == 405:
-        allowed = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow", "")
+        allow = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow", "")
+        allowed = ", ".join(sorted(m.strip() for m in allow.split(",") if m.strip()))
         message = f"{request.method} is not allowed on {request.url.path}; use {allowed}"
     else:
         message = str(exc.detail)
