@@ -216,3 +216,20 @@ def test_resume_notifies_when_given_the_flag_again(workspace: Path) -> None:
     )
     # The webhook is not recorded with the run: a later resume without it notifies no one.
     assert hook.url not in (run_dir / "manifest.json").read_text()
+
+
+def test_the_final_line_times_the_run_not_the_last_deliveries(workspace: Path) -> None:
+    write(workspace / "p.dot", QUICK % "")
+    started = time.monotonic()
+    with Hook(statuses=(503,) * 4).running() as hook:
+        args = ["run", "p.dot", "--logs-dir", "runs/r", "--notify", hook.url]
+        result = invoke([*args, "--notify-on", "run_finished"])
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 0, result.stderr
+    assert "not delivered after 4 attempts: HTTP 503" in result.stderr
+    # The deliveries after the run paused 0.5s, 1s and 2s between attempts ...
+    assert elapsed > 3.5
+    # ... which the final line does not count as the run's time.
+    said = result.stdout.strip().splitlines()[-1]
+    seconds = float(said.split("pipeline succeeded in ")[1].split("s;")[0])
+    assert seconds < elapsed - 3.0, said
