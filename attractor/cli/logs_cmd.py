@@ -47,7 +47,7 @@ POLL = 0.2
 )
 def logs(run_dir: str, node: str | None, follow: bool, ansi: bool) -> NoReturn:
     """Show the output of a run's steps (or of NODE's), every visit; -f follows it live."""
-    from attractor.runview.inventory import EventTail, is_run_dir, run_graph, run_status
+    from attractor.runview.inventory import EventTail, is_run_dir, run_status
 
     path = Path(run_dir)
     if not path.is_dir() or not is_run_dir(path):
