@@ -23,6 +23,7 @@ import math
 import os
 import re
 import tomllib
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,15 +220,19 @@ NOTIFY_FORMATS = ("json", "slack")
 
 def _url(raw: Any) -> str:
     text = str(raw).strip()
-    scheme, sep, rest = text.partition("://")
-    host = rest.split("/", 1)[0].rpartition("@")[2]
-    if (
-        not sep
-        or scheme.lower() not in ("http", "https")
-        or not host
-        or any(c.isspace() for c in text)
-    ):
+    scheme, sep, _ = text.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or any(c.isspace() for c in text):
         raise ValueError("expected an http:// or https:// URL, like https://hooks.example.com/x")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        usable = bool(parts.hostname) and (parts.port is None or parts.port > 0)
+    except ValueError:  # a port that is not a number from 0 to 65535
+        usable = False
+    if not usable:
+        raise ValueError(
+            "expected a host and, after ':', a port from 1 to 65535, like "
+            "https://hooks.example.com:8443/x"
+        )
     return text
 
 

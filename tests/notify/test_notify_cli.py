@@ -161,6 +161,13 @@ def test_bad_notify_settings_are_one_line_and_exit_2(workspace: Path) -> None:
         'error: --notify="ftp://example.com/x": expected an http:// or https:// URL, '
         "like https://hooks.example.com/x\n"
     )
+    for url in ("http://127.0.0.1:99999/x", "http://:80/x", "https://hooks.example.com:x/"):
+        code, err = _run(workspace, QUICK % "", "--notify", url)
+        assert code == 2
+        assert err == (
+            f"error: --notify=\"{url}\": expected a host and, after ':', a port from 1 to "
+            "65535, like https://hooks.example.com:8443/x\n"
+        )
     code, err = _run(workspace, QUICK % "", "--notify-on", "gate_waiting,coffee")
     assert code == 2 and "expected events among run_started, gate_waiting" in err
     code, err = _run(
