@@ -21,6 +21,7 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     │   └── PipelinePathError           a path a pipeline names is refused (outside the roots...)
     ├── RunError                        a run cannot start, continue or resume
     │   ├── CheckpointError             checkpoint.json is missing or unreadable
+    │   ├── WorkspaceError              a git operation on the run's workspace failed
     │   └── DiskFullError               exit 74: the run directory's disk is full
     ├── ToolError                       an agent tool refused or failed its call
     │   └── PathEscapeError             a path resolves outside the working dir
@@ -235,6 +236,18 @@ class PipelinePathError(InputFileError):
 
 class RunError(AttractorError):
     """A run cannot start, continue or resume."""
+
+
+class WorkspaceError(RunError):
+    """A git operation on the run's workspace failed (attractor.workspace).
+
+    ``command`` is the git command that failed, ``detail`` what git said.
+    """
+
+    def __init__(self, message: str, command: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.command = command
+        self.detail = detail
 
 
 class CheckpointError(RunError):

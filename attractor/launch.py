@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from attractor.store.rundir import disk_full as disk_full
     from attractor.store.rundir import never_started as never_started
     from attractor.store.worker import worker_of as worker_of
+    from attractor.workspace.preflight import WorkspacePlan
 
 Observer = Callable[["Event"], None]
 
@@ -163,6 +164,44 @@ def plan_resume(
     return Plan(job, resolved, warnings, notes)
 
 
+def plan_fork(
+    run_dir: Path,
+    node: str,
+    flags: Mapping[str, Any] | None = None,
+    config_file: str | None = None,
+) -> Plan:
+    """A new run that starts where the run in ``run_dir`` was when ``node`` was first
+    entered, state and workspace (``attractor fork``); ``flags["logs_dir"]`` names
+    its directory. The original run is not written.
+
+    Raises:
+        UsageError: ``run_dir`` is no run directory, or it never entered ``node``.
+    """
+    import shutil
+
+    from attractor.engine.continuation import Continuation, continued
+    from attractor.engine.fork import fork_run_dir
+    from attractor.engine.setup import initial_context
+    from attractor.store.checkpoint import Checkpoint
+    from attractor.store.rundir import RunDir
+
+    how = Continuation(from_node=node)
+    found = RunDir(run_dir)
+    graph, _ = load_graph(found.pipeline_path)
+    manifest = found.read_manifest()
+    seed = manifest.get("context_seed")
+    initial = initial_context(graph, seed if isinstance(seed, dict) else {}).snapshot()
+    # Refused here, before anything is copied: a node it never entered.
+    continued(how, Checkpoint.load(found.checkpoint_path), graph, run_dir, initial)
+    rest = {k: v for k, v in (flags or {}).items() if k != "logs_dir"}
+    target = fork_run_dir(run_dir, node, (flags or {}).get("logs_dir"))
+    try:
+        return plan_resume(target, rest, config_file, how)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+
+
 @dataclass
 class Hooks:
     """What the front end that starts a run adds to it."""
@@ -220,6 +259,8 @@ async def _open(stack: contextlib.AsyncExitStack, plan: Plan, hooks: Hooks) -> R
     from attractor.engine.run import RunOptions
     from attractor.handlers.interviewer import AutoApproveInterviewer
 
+    # First: a repository the run cannot start from is refused before anything else.
+    workspace = await workspace_plan(plan)
     backend = await _open_resources(stack, plan)
     interviewer = hooks.interviewer
     if interviewer is None and hooks.choose_interviewer is not None:
@@ -237,6 +278,35 @@ async def _open(stack: contextlib.AsyncExitStack, plan: Plan, hooks: Hooks) -> R
         executor=executor_for(plan.settings),
         stop_requests=hooks.stop_requests,
         registry=hooks.registry,
+        workspace=workspace,
+    )
+
+
+async def workspace_plan(plan: Plan) -> WorkspacePlan:
+    """The workspace the run gets, checked before anything runs (attractor.workspace).
+
+    A resumed run keeps the workspace its manifest records, unless
+    ``--workspace none`` turns it off for this session.
+
+    Raises:
+        UsageError: the repository cannot give the run a workspace now (a rebase or
+            merge in progress, no commit yet, a bare repository, git missing).
+    """
+    from attractor.workspace.preflight import WorkspacePlan, preflight
+
+    settings = plan.settings
+    workdir = _workdir(settings)
+    source = settings.source("workspace")
+    if plan.job.kind == "resume":
+        if settings.workspace == "none":
+            return WorkspacePlan("none", source, workdir)
+        return WorkspacePlan("recorded", "recorded with the run", workdir)
+    return await preflight(
+        settings.workspace,
+        source,
+        workdir,
+        setup=settings.workspace_setup,
+        links=settings.workspace_link,
     )
 
 
@@ -256,6 +326,10 @@ async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> Coder
     backend = built or SimulateBackend()
     stack.push_async_callback(backend.aclose)
     return backend
+
+
+def _workdir(settings: Settings) -> Path:
+    return Path(settings.workdir or ".").resolve()
 
 
 def _notifier(plan: Plan, hooks: Hooks) -> Notifier | None:

@@ -34,6 +34,7 @@ from attractor.dot.schema import (
     MAX_TURNS_LIMIT,
     PROFILES,
     RUN_SANDBOX,
+    WORKSPACE_MODES,
     is_acp_backend,
     parse_duration,
     parse_network,
@@ -175,6 +176,20 @@ def _paths(raw: Any) -> tuple[str, ...]:
     return tuple(str(p).strip() for p in items if str(p).strip())
 
 
+#: The ignored directories a run worktree gets by link unless ``workspace_link`` says otherwise.
+DEFAULT_LINKS = (".venv", "venv", "node_modules")
+
+
+def _links(raw: Any) -> tuple[str, ...]:
+    paths = _paths(raw)
+    if paths == ("none",):
+        return ()
+    for path in paths:
+        if Path(path).is_absolute() or ".." in Path(path).parts:
+            raise ValueError(f"{path}: expected paths inside the repository, like .venv")
+    return paths
+
+
 def _permissions(raw: Any) -> str:
     text = str(raw).strip()
     if text not in RUN_PERMISSIONS:
@@ -288,6 +303,28 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("network", "--network", "ATTRACTOR_NETWORK", _network, False, "network"),
     _Field("writable", "--writable", "ATTRACTOR_WRITABLE", _paths, (), "writable"),
     _Field("image", "--image", "ATTRACTOR_IMAGE", _text, None, "image"),
+    _Field(
+        "workspace",
+        "--workspace",
+        "ATTRACTOR_WORKSPACE",
+        _choice(WORKSPACE_MODES),
+        graph_attr="workspace",
+    ),
+    _Field(
+        "workspace_setup",
+        "--workspace-setup",
+        "ATTRACTOR_WORKSPACE_SETUP",
+        _text,
+        graph_attr="workspace_setup",
+    ),
+    _Field(
+        "workspace_link",
+        "--workspace-link",
+        "ATTRACTOR_WORKSPACE_LINK",
+        _links,
+        DEFAULT_LINKS,
+        "workspace_link",
+    ),
     # Every source adds to this one (see _union): a name declared secret anywhere stays secret.
     _Field("secrets", "--secrets", "ATTRACTOR_SECRETS", _secret_names, (), "secrets"),
     _Field("notify", "--notify", "ATTRACTOR_NOTIFY", _url, graph_attr="notify"),
@@ -377,6 +414,12 @@ class Settings:
     notify_timeout: float = 5.0
     #: The container image of ``sandbox=docker|podman``.
     image: str | None = None
+    #: worktree, snapshot or none; None: worktree inside a git repository, else snapshot.
+    workspace: str | None = None
+    #: A command run once in each new run worktree (``uv sync``, ``npm ci``).
+    workspace_setup: str | None = None
+    #: Ignored paths of the checkout linked into a run worktree (see attractor.workspace).
+    workspace_link: tuple[str, ...] = DEFAULT_LINKS
     #: ``private``: run directories 0700, their files 0600; ``umask``: as the umask says.
     run_permissions: str = "private"
     #: Model prices from the config file's ``[prices.MODEL]`` tables (USD per million tokens).
@@ -496,7 +539,7 @@ RECORDED = (
     "backend", "provider", "model", "base_url", "api_key_env", "workdir", "profile", "max_turns",
     "max_total_turns", "max_total_tokens", "max_cost", "max_steps", "timeout", "kill_grace",
     "shell_timeout_cap", "env", "env_allow", "env_deny", "sandbox", "network", "writable", "image",
-    "secrets",
+    "secrets", "workspace", "workspace_setup", "workspace_link",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"
 

@@ -19,8 +19,10 @@ from attractor.version import __version__
 
 #: command name -> "module:attribute" of its click command.
 _COMMANDS = {
+    "diff": "attractor.cli.diff_cmd:diff",
     "explain": "attractor.cli.explain_cmd:explain",
     "fmt": "attractor.cli.fmt_cmd:fmt",
+    "fork": "attractor.cli.run_cmd:fork",
     "init": "attractor.cli.init_cmd:init",
     "graph": "attractor.cli.graph_cmd:graph",
     "lint": "attractor.cli.lint_cmd:lint",

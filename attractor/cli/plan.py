@@ -178,13 +178,15 @@ def _notify_line(settings: Settings) -> str:
     )
 
 
-def format_plan(graph: Graph, settings: Settings, file: str) -> str:
-    """The dry-run plan as text (ends with a newline)."""
+def format_plan(graph: Graph, settings: Settings, file: str, workspace: str | None = None) -> str:
+    """The dry-run plan as text (ends with a newline); ``workspace`` is its workspace line."""
     lines = [
         f"dry run of {file}: nothing runs (no model calls, no tool commands, no run directory)",
         f"backend: {settings.backend} ({_backend_source(settings)})",
         _steps_line(graph, settings),
     ]
+    if workspace is not None:
+        lines.append(workspace)
     if graph.goal:
         lines.append(f"goal: {graph.goal}")
     if settings.notify:

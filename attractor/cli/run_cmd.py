@@ -24,7 +24,7 @@ from rich.console import Console
 from attractor.cli import stop_signals
 from attractor.cli.display import DisplayMode, choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
-from attractor.cli.summary import final_line, print_summary
+from attractor.cli.summary import final_line, print_summary, workspace_lines
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.events import Event
@@ -46,9 +46,11 @@ from attractor.launch import (
     launch,
     load_graph,
     never_started,
+    plan_fork,
     plan_resume,
     plan_run,
     stdin_can_answer,
+    workspace_plan,
 )
 from attractor.run_status import STOPPED
 from attractor.runview.inventory import main_path
@@ -118,6 +120,39 @@ def resume(
         if retry_failed or from_node is not None:
             how = Continuation(retry_failed=retry_failed, from_node=from_node)
         return _plan_resume(_resume_target(run_dir, latest), options, how)
+
+    _execute(params, plan)
+
+
+_FORK_EPILOG = f"""\b
+Examples:
+  attractor fork .attractor/runs/20261122T040646Z-feature --from check
+  attractor fork runs/nightly --from check --logs-dir runs/nightly-2
+
+The new run has its own run directory and branch attractor/RUN_ID.
+{_EXIT_CODES}
+"""
+
+
+@click.command(cls=RunCommand, epilog=_FORK_EPILOG)
+@click.argument("run_dir", metavar="RUN_DIR")
+@click.option(
+    "--from", "from_node", metavar="NODE", required=True, help="The node the new run starts at."
+)
+@common_options(logs_dir=True)
+def fork(run_dir: str, from_node: str, **params: Any) -> NoReturn:
+    """A new run that starts where RUN_DIR was when NODE was first entered.
+
+    Its state and its files start there, on a branch of its own; the run in
+    RUN_DIR, its branch and its worktree stay as they are.
+    """
+
+    def plan(options: CommonOptions) -> Plan:
+        _check_run_dir(Path(run_dir))
+        planned = plan_fork(Path(run_dir), from_node, options.flags, options.config)
+        if not options.quiet:
+            click.echo(f"note: forked {run_dir} from {from_node} into {planned.job.path}", err=True)
+        return planned
 
     _execute(params, plan)
 
@@ -196,6 +231,15 @@ def _plan_run(path: Path, options: CommonOptions) -> Plan:
 
 
 def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> Plan:
+    _check_run_dir(run_dir)
+    plan = plan_resume(run_dir, options.flags, options.config, how)
+    if not options.quiet:
+        for note in plan.notes:
+            click.echo(f"note: {note}", err=True)
+    return plan
+
+
+def _check_run_dir(run_dir: Path) -> None:
     found = RunDir(run_dir)
     copy = found.pipeline_path
     # Before anything else (gates, models, the lock file): is this a run directory?
@@ -210,11 +254,6 @@ def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None
                 f"{run_dir}: not a run directory (no {needed.name}); "
                 "pass the run directory that attractor run printed"
             )
-    plan = plan_resume(run_dir, options.flags, options.config, how)
-    if not options.quiet:
-        for note in plan.notes:
-            click.echo(f"note: {note}", err=True)
-    return plan
 
 
 def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
@@ -238,7 +277,9 @@ def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
 def _print_plan(plan: Plan, file: str) -> int:
     from attractor.cli.plan import format_plan
 
-    click.echo(format_plan(plan.graph, plan.settings, file), nl=False)
+    workspace = anyio.run(workspace_plan, plan)
+    text = format_plan(plan.graph, plan.settings, file, workspace=workspace.describe())
+    click.echo(text, nl=False)
     return 0
 
 
@@ -332,6 +373,9 @@ def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -
             click.echo(f"warning: {warning}", err=True)
     if mode in ("live", "plain"):
         print_summary(result, console, rich=mode == "live")
+    if mode in ("live", "plain"):
+        for text in workspace_lines(result):
+            click.echo(text)
     line = final_line(result, elapsed)
     to_stderr = mode == "json" or result.status in STOPPED
     click.echo(line, err=to_stderr)

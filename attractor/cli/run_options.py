@@ -109,6 +109,17 @@ _SETTING_HELP: list[tuple[str, str, str]] = [
         "Sandboxed commands' network: on, off (default) or only HOSTS (a.com,b.org).",
     ),
     ("--writable", "PATHS", "Extra writable paths for sandboxed commands (comma-separated)."),
+    (
+        "--workspace",
+        "MODE",
+        "worktree (default in a git repository), snapshot (default elsewhere) or none.",
+    ),
+    ("--workspace-setup", "CMD", "Command run once in a new run worktree (uv sync, npm ci)."),
+    (
+        "--workspace-link",
+        "PATHS",
+        "Ignored paths linked into a run worktree (default .venv,venv,node_modules; none).",
+    ),
     ("--image", "IMAGE", "Container image of sandbox=docker or podman steps."),
     ("--secrets", "NAMES", "More variables whose values are redacted (DEPLOY_TOKEN,MYCO_*)."),
     ("--notify", "URL", "Webhook to POST the run's events to (JSON; see --notify-on)."),

@@ -22,6 +22,7 @@ _RUNS_EPILOG = """\b
 Examples:
   attractor runs
   attractor runs --root runs --json
+  attractor runs --prune
   attractor runs --status fail,stopped --pipeline feature
 """
 
@@ -78,7 +79,14 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     "--pipeline", metavar="NAME", help="Only runs of this pipeline (a name or a pattern: night*)."
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: a list of runs.")
-def runs(root: str, statuses: tuple[str, ...], pipeline: str | None, as_json: bool) -> NoReturn:
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove the worktrees and branches of runs whose run directory was deleted.",
+)
+def runs(
+    root: str, statuses: tuple[str, ...], pipeline: str | None, as_json: bool, prune: bool
+) -> NoReturn:
     """List the runs under DIR, newest first, with what each spent."""
     from attractor.runview.inventory import list_runs, select_runs
 
@@ -86,6 +94,8 @@ def runs(root: str, statuses: tuple[str, ...], pipeline: str | None, as_json: bo
     if not base.is_dir():
         click.echo(f"error: --root {root}: no such directory", err=True)
         sys.exit(2)
+    if prune:
+        _prune(base)
     wanted = _statuses(statuses)
     found = select_runs(list_runs(base), wanted, pipeline)
     if as_json:
@@ -109,6 +119,19 @@ def runs(root: str, statuses: tuple[str, ...], pipeline: str | None, as_json: bo
         for r in found
     ]
     click.echo(_table(header, rows))
+    sys.exit(0)
+
+
+def _prune(base: Path) -> NoReturn:
+    """``--prune``: the git repository at ``base`` forgets the runs whose directory is gone."""
+    import anyio
+
+    from attractor.workspace.prune import prune
+
+    done = anyio.run(prune, base)
+    for run_id in done.removed:
+        click.echo(f"removed the worktree and branches of {run_id} (its run directory is gone)")
+    click.echo(f"pruned {len(done.removed)} run(s); {len(done.kept)} kept (run directory exists)")
     sys.exit(0)
 
 
@@ -144,6 +167,13 @@ def _run_json(info: Any) -> dict[str, Any]:
     data["started_at_iso"] = iso(info.started_at)
     data["finished_at_iso"] = iso(info.finished_at)
     return data
+
+
+def _changed(count: int | None) -> str:
+    """Files a stage changed in the run's workspace: ``2 files``, ``1 file``, or nothing."""
+    if not count:
+        return ""
+    return f"{count} file" + ("" if count == 1 else "s")
 
 
 @click.command(epilog=_STATUS_EPILOG)
@@ -191,6 +221,8 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
         click.echo(f"reason: {info.failure_reason}")
     click.echo("")
     header = ["NODE", "VISIT", "ATTEMPT", "OUTCOME", "DURATION", "TOKENS", "ROUTE", "FILES"]
+    if any(r.changed is not None for r in rows):
+        header.append("CHANGED")
     table = [
         [
             r.node,
@@ -201,6 +233,7 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
             f"{r.tokens:,}" if r.tokens else "",
             r.route,
             r.files,
+            *([_changed(r.changed)] if len(header) > 8 else []),
         ]
         for r in rows
     ]

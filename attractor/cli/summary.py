@@ -137,3 +137,22 @@ def final_line(result: RunResult, elapsed: float) -> str:
         return f"{stopped}; {resume}"
     reason = result.failure_reason or "a node failed"
     return f"pipeline failed: {reason}; run directory: {result.run_dir}"
+
+
+def workspace_lines(result: RunResult) -> list[str]:
+    """What the run did to its files: branch, commits, files, and how to take the result."""
+    data = result.workspace
+    if data is None:
+        return []
+    if data.get("mode") == "none":
+        return ["workspace: none: the files were not checkpointed (no diff, fork or restore)"]
+    commits, files = data.get("commits", 0), data.get("files", 0)
+    lines = [
+        f"workspace: {data['mode']}, branch {data['branch']}: {commits} commit(s), "
+        f"{files} file(s) changed; see them with attractor diff {result.run_dir}"
+    ]
+    if data.get("mode") == "worktree":
+        lines.append(
+            f"take the result: git merge {data['branch']} (or work on in {data['work_tree']})"
+        )
+    return lines

@@ -31,6 +31,10 @@ MAX_TURNS_LIMIT = 500
 #: Where a step's commands run (attractor.proc.environment); ``required`` is run-level only.
 SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")
 RUN_SANDBOX = (*SANDBOX_MODES, "required")
+#: Where a run's files live and how they are checkpointed (see attractor.workspace).
+WORKSPACE_MODES = ("worktree", "snapshot", "none")
+#: How a fan-in takes its branches' changes (see attractor.workspace).
+MERGE_POLICIES = ("all", "selected", "none")
 ENV_MODES = ("inherit", "core", "none")
 #: External coding-agent CLIs a codergen node may run as its backend.
 AGENT_BACKENDS = ("claude-code", "codex", "gemini-cli")
@@ -302,6 +306,9 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("image", _GN, _string, "", "container image of sandbox=docker or podman"),
     AttrSpec("network", _GN, parse_network, False, "sandboxed commands' network: on, off or hosts"),
     AttrSpec("writable", _GN, parse_paths, "", "extra writable paths for the sandbox"),
+    AttrSpec("workspace", _G, _choice_parser(WORKSPACE_MODES), "", "worktree, snapshot or none"),
+    AttrSpec("workspace_setup", _G, _string, "", "command run once in a new run worktree"),
+    AttrSpec("workspace_link", _G, parse_paths, "", "ignored paths linked into the worktree"),
     # node
     AttrSpec("shape", _N, _string, "box", "Graphviz shape; picks the handler"),
     AttrSpec("type", _N, _string, "", "explicit handler type"),
@@ -343,6 +350,13 @@ _SPECS: list[AttrSpec] = [
         "when a parallel fan-out is done",
     ),
     AttrSpec("max_parallel", _N, _positive, 16, "branches running at once"),
+    AttrSpec(
+        "merge",
+        _N,
+        _choice_parser(MERGE_POLICIES),
+        "all",
+        "which branches' file changes a fan-in merges: all, selected or none",
+    ),
     AttrSpec(
         "resources",
         _N,

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from attractor.engine.state import NodeResult, Run
     from attractor.store.base import RunStore
     from attractor.store.rundir import RunDir
+    from attractor.workspace.preflight import WorkspacePlan
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,9 @@ class RunOptions:
     #: Returns when someone outside asks the run to stop, with the status to
     #: stop as (a Ray worker watches the run directory's stop file).
     stop_requests: Callable[[], Awaitable[RunStatus]] | None = None
+    #: The run's workspace as the launcher planned it (None: none, the files are
+    #: not checkpointed; see attractor.workspace).
+    workspace: WorkspacePlan | None = None
 
 
 @dataclass
@@ -140,6 +144,8 @@ class RunResult:
     usage: dict[str, Any]
     timeout: float | None
     warnings: list[str] = field(default_factory=list)
+    #: What the run did to its files: branch, commits, files (see workspace_hooks.summary).
+    workspace: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:

@@ -14,6 +14,7 @@ import anyio
 
 from attractor.agent.run_budget import exhausted_reason
 from attractor.dot.graph import Node
+from attractor.engine import workspace_hooks
 from attractor.engine.branch_progress import BranchProgress
 from attractor.engine.routing import goal_gate_target, next_step, unsatisfied_goal_gate
 from attractor.engine.state import Run, Walk, record_step
@@ -211,8 +212,9 @@ class BranchRunnerImpl:
         first = saved.next_node if saved is not None and saved.next_node else start
         if store is not None:
             state.on_step = store.save
+        await workspace_hooks.open_branch_workspace(self.run, state, start)
         end = await walk(self.run, state, first, stop_at)
-        result = _branch_result(start, end, state)
+        result = workspace_hooks.branch_done(state, _branch_result(start, end, state))
         if store is not None:
             store.finish(state, result)
         return result

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 SNAPSHOT_SECONDS = 2.0
 #: A running run spends at most about 1/SNAPSHOT_SHARE of its time writing checkpoints.
 SNAPSHOT_SHARE = 50
+#: The context key of the workspace checkpoint (engine/workspace_hooks.py).
+WORKSPACE_COMMIT = "internal.workspace.commit"
 #: Handler types that change nothing outside the run directory.
 PURE_HANDLERS = frozenset({"start", "exit", "conditional", "parallel.fan_in"})
 
@@ -144,6 +146,8 @@ class Progress:
         context = _context_delta(main.context)
         if context:
             record["context"] = context
+            if WORKSPACE_COMMIT in context:  # the stage's checkpoint, easy to find
+                record["commit"] = context[WORKSPACE_COMMIT]
         logs = main.context.logs
         if len(logs) != shadow.logs:
             record["logs"] = logs[shadow.logs :]

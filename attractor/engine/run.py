@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -39,6 +39,13 @@ from attractor.engine.setup import RunSetup, restart_setup, resume_setup, start_
 from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
 from attractor.engine.step_budget import StepBudget, child_steps
 from attractor.engine.wiring import RunWide, close_wide, run_wide, services_for
+from attractor.engine.workspace_hooks import (
+    open_workspace,
+    put_back_stopped_stage,
+    restarted,
+    summary,
+    with_workspace,
+)
 from attractor.errors import AttractorError, RunError
 from attractor.events import (
     PipelineCompleted,
@@ -129,10 +136,15 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
     happens, the run is finished and what it opened closed, shielded.
     """
     settings = options.settings
+    none = options.workspace is not None and options.workspace.mode == "none"
     with _redacting(settings):
         setup = set_up()
         with _tidy_if_stopped(setup):
+            workspace = await open_workspace(options.workspace, setup)
+            options = with_workspace(options, workspace)
             wide = _run_wide(setup, options)
+            if workspace is not None:
+                wide = replace(wide, base_workdir=workspace.workdir, workspace=workspace)
             with _process_ledger(setup.run_dir.path) as ledger:
                 run = open_run(setup, wide)
                 stop, end = Stop(), None
@@ -154,10 +166,16 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
                         if stop.error is not None:
                             raise stop.error
                     status = _final_status(end, stop, scope.cancelled_caught)
-                    return _result(run, setup, status, end, settings.timeout)
+                    if status in RESUMABLE:
+                        await put_back_stopped_stage(run)
+                    result = _result(run, setup, status, end, settings.timeout)
+                    result.workspace = await summary(workspace, none)
+                    result.warnings += workspace.notes if workspace is not None else []
+                    return result
                 finally:
                     with anyio.CancelScope(shield=True):
                         if not run.finished:  # an error or an outside cancellation came first
+                            await put_back_stopped_stage(run)
                             status = stop.status or RunStatus.INTERRUPTED
                             finish_run(run, status, end, settings.timeout, reason=stop.reason)
                         await close_wide(wide)
@@ -185,6 +203,7 @@ def _restart(
     """A ``loop_restart``: finish this run directory, go on in a new one."""
     assert end.restart_at is not None
     new = restart_setup(setup, end.restart_at)
+    restarted(wide.workspace, new)
     finish_run(run, RunStatus.RESTARTED, end, None, new.run_dir.path.name)
     ledger.path = new.run_dir.path / PROCESSES
     carried = run.carried + run_usage(run)
@@ -438,6 +457,7 @@ def open_run(setup: RunSetup, wide: RunWide) -> Run:
         spent_at_open=wide.budget.spent,
         steps=wide.steps,
         start=setup.start,
+        workspace=wide.workspace,
     )
     wide.bus.add_observer(log)
     run.closers += [

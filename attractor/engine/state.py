@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attractor.dot.graph import Graph
 from attractor.engine.eventbus import EventBus
@@ -22,6 +22,9 @@ from attractor.handlers.registry import HandlerRegistry
 from attractor.llm.types import Usage
 from attractor.store.base import RowWriter, RunStore
 from attractor.store.checkpoint import RUNNING, Checkpoint
+
+if TYPE_CHECKING:
+    from attractor.workspace.workspace import Workspace
 
 
 class Bookkeeper(Protocol):
@@ -59,10 +62,14 @@ class NodeResult:
     #: Which visit of the node this row ends; its last attempt's files are in NODE/, or in
     #: NODE/vVISIT-aATTEMPTS once a later attempt started (see store/attempts.py).
     visit: int = 1
+    #: The workspace checkpoint after this stage, and how many files it changed
+    #: (None: the run has no workspace).
+    commit: str | None = None
+    files: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         # Written once a node: asdict() deep-copies field by field, several times the cost.
-        return {
+        data = {
             "node": self.node,
             "status": self.status,
             "attempts": self.attempts,
@@ -71,6 +78,10 @@ class NodeResult:
             "usage": dict(self.usage) if self.usage is not None else None,
             "visit": self.visit,
         }
+        if self.commit is not None:
+            data["commit"] = self.commit
+            data["files"] = self.files
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> NodeResult:
@@ -86,6 +97,8 @@ class NodeResult:
             note=str(data.get("note") or ""),
             usage=usage,
             visit=int(data.get("visit", 1)),
+            commit=str(data["commit"]) if data.get("commit") else None,
+            files=int(data["files"]) if data.get("files") is not None else None,
         )
 
 
@@ -111,6 +124,9 @@ class Walk:
     #: run had spent then: a run stopped inside it reports both in its summary.
     entered_at: float | None = None
     spent_at_entry: Usage = field(default_factory=Usage)
+    #: A parallel branch's own worktree and the services that work in it (None: the run's).
+    workspace: Workspace | None = None
+    services: Services | None = None
 
 
 @dataclass
@@ -154,6 +170,8 @@ class Run:
     steps: StepBudget = field(default_factory=StepBudget)
     #: The node this run directory's traversal starts (or continues) at.
     start: str | None = None
+    #: The run's workspace (attractor.workspace); None with ``--workspace none``.
+    workspace: Workspace | None = None
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)

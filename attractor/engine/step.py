@@ -15,6 +15,7 @@ import anyio
 from attractor import redact
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
+from attractor.engine import workspace_hooks
 from attractor.engine.progress import has_side_effects
 from attractor.engine.retry import policy_for
 from attractor.engine.state import NodeResult, Run, Walk, record_step
@@ -69,7 +70,9 @@ async def execute_node(run: Run, walk: Walk, node: Node, run_branch: BranchRunne
     if redactor is not None:  # before the context, the checkpoint or a later prompt gets it
         outcome = outcome.redacted(redactor)
     duration = time.monotonic() - started
-    _finish(run, node, index, outcome, attempts, duration, walk.visits[node.id], usage)
+    outcome = await workspace_hooks.fan_in(run, walk, node, outcome)
+    commit = workspace_hooks.stage_commit(run, walk, outcome)
+    _finish(run, node, index, outcome, attempts, duration, walk.visits[node.id], usage, commit)
     walk.entered_at = None
     if walk.branch is not None and run.progress is not None:
         run.progress.note_spend(run)  # the main traversal journals its own steps
@@ -101,7 +104,11 @@ async def _attempts(
                 name=node.id, index=index, handler=handler_type, attempt=attempt, visit=visit
             )
         )
+        if acts:
+            await workspace_hooks.before_attempt(run, walk, node, attempt)
         outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
+        if acts:
+            await workspace_hooks.after_attempt(run, walk, node, attempt, outcome)
         spent = _add_usage(spent, outcome)
         if (
             not _retryable(outcome, handler_type)
@@ -166,7 +173,7 @@ async def _attempt(
         stage_dir=stage_dir,
         attempt=attempt,
         visit=walk.visits[node.id],
-        services=run.services,
+        services=walk.services or run.services,
         run_branch=run_branch,
         branch=walk.branch,
     )
@@ -255,6 +262,7 @@ def _finish(
     duration: float,
     visit: int,
     usage: Usage | None,
+    commit: str | None = None,
 ) -> None:
     """status.json, the final stage event and the summary row."""
     _write_status(run, node, outcome)
@@ -280,6 +288,8 @@ def _finish(
             note=outcome.failure_reason or outcome.notes,
             usage=usage.to_json() if usage is not None else None,
             visit=visit,
+            commit=commit,
+            files=len(outcome.details.get("files_changed", ())) if commit else None,
         )
     )
 

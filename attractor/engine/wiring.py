@@ -32,6 +32,7 @@ from attractor.settings import Settings
 
 if TYPE_CHECKING:
     from attractor.engine.child import Resume, Start
+    from attractor.workspace.workspace import Workspace
 
 #: The graph attribute that may set the run's working directory.
 WORKDIR = "workdir"
@@ -54,6 +55,8 @@ class RunWide:
     pipeline_dir: Path | None
     steering: Steering
     run_child: ChildRunner | None
+    #: The run's workspace (attractor.workspace), opened before the run; None without.
+    workspace: Workspace | None = None
 
     @property
     def settings(self) -> Settings:

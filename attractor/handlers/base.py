@@ -37,9 +37,11 @@ class BranchResult:
     failure_reason: str = ""
     last_response: str = ""
     last_node: str = ""
+    #: The branch's last workspace checkpoint (its own worktree's), "" without a workspace.
+    commit: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "status": self.status,
             "notes": self.notes,
@@ -47,6 +49,9 @@ class BranchResult:
             "last_response": self.last_response,
             "last_node": self.last_node,
         }
+        if self.commit:
+            data["commit"] = self.commit
+        return data
 
 
 class StageRecord(Protocol):

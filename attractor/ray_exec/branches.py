@@ -12,6 +12,8 @@ there. It hands its summary rows back to the run task when it ends.
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,9 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.settings import Settings, redactor_for
 from attractor.store.rundir import PROCESSES, RunDir
 from attractor.store.worker import WORKER_FILE
+from attractor.workspace.branches import branch_name
+from attractor.workspace.transport import Parcel, discard, receive, send, send_back, take_back
+from attractor.workspace.workspace import branch_of
 
 #: Builds the model backend of a run's settings (``launch.backend_for``; None: simulate).
 #: A backend holds connections and cannot travel: each task builds its own.
@@ -126,12 +131,17 @@ class _BranchSpec:
     executor: Executor
     #: Builds the branch's model backend on its worker.
     make_backend: BackendFactory | None = None
+    #: The run's workspace at the fan-out, as a bundle (None: the run has none).
+    parcel: Parcel | None = None
 
 
 @dataclass
 class _BranchOutput:
     result: BranchResult
     rows: list[NodeResult] = field(default_factory=list)
+    #: The branch's commits, as a bundle in the run directory, and their ref in it.
+    bundle: Path | None = None
+    ref: str = ""
 
 
 class RayBranches:
@@ -179,6 +189,10 @@ class RayBranches:
             executor=self.executor,
             make_backend=self.make_backend,
         )
+        if run.workspace is not None:  # the branch's files travel as git bundles
+            with anyio.CancelScope(shield=True):
+                parcel = await send(run.workspace, start, run.run_dir.path)
+            spec = dataclasses.replace(spec, parcel=parcel)
         asks = branch_resources(run.graph, start, stop_at)
         ref = _branch_task.options(scheduling_strategy="SPREAD", **asks).remote(spec)
         stop_file = run.run_dir.path / f"{STOP}-{start}"
@@ -194,6 +208,9 @@ class RayBranches:
         output: _BranchOutput = held.value()
         for row in output.rows:
             run.add_result(row)
+        if run.workspace is not None and output.bundle is not None:
+            with anyio.CancelScope(shield=True):
+                await take_back(run.workspace, output.bundle, output.ref, start)
         return output.result
 
     def _settle_budget(self) -> None:
@@ -229,19 +246,29 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     # The worker's environment is the one its commands get: its secrets are redacted.
     redacting = CURRENT_REDACTOR.set(redactor_for(spec.settings))
     result = BranchResult(id=spec.start, status="fail", failure_reason="the branch was stopped")
+    local = Path(tempfile.mkdtemp(prefix="attractor-branch-")) if spec.parcel else None
+    bundle, ref = None, ""
     try:
+        if spec.parcel is not None and local is not None:
+            branch.run.workspace = await receive(spec.parcel, local)
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_request, stop_file, group.cancel_scope)
             result = await branch.runner(spec.start, spec.context, spec.stop_at, spec.progress)
             group.cancel_scope.cancel()
+        remote = branch.run.workspace
+        if remote is not None and result.commit:
+            ref = "refs/heads/" + branch_of(branch_name(remote, spec.start))
+            bundle = await send_back(remote, ref, spec.run_dir, spec.start)
     finally:
         with anyio.CancelScope(shield=True):
+            if local is not None:
+                discard(local)
             await branch.backend.aclose()
             ledger.close()
             CURRENT_LEDGER.reset(token)
             CURRENT_REDACTOR.reset(redacting)
             spec.events.flush()  # every event is in the hub before the run task drains it
-    return _BranchOutput(result, list(branch.rows))
+    return _BranchOutput(result, list(branch.rows), bundle, ref)
 
 
 #: Parsed pipeline copies by path and change time: a worker runs many branches of a run.

@@ -58,6 +58,7 @@ from attractor.run_status import RunStatus
 from attractor.settings import Settings, absolute_backend
 from attractor.store.rundir import CHECKPOINT, new_run_dir
 from attractor.store.worker import WORKER_FILE
+from attractor.workspace.preflight import WorkspacePlan
 
 PROBE = ".shared-check"
 #: The probe holds a token of a few dozen characters.
@@ -93,7 +94,14 @@ class RayExecutor:
         job = replace(job, path=job.path.resolve())  # the worker's cwd is not ours
         events = Outbox(event_hub(), token, ray.get_runtime_context().get_node_id())
         spec = _RunSpec(
-            job, run_dir, token, settings, options.context_seed, events, self.make_backend
+            job,
+            run_dir,
+            token,
+            settings,
+            options.context_seed,
+            events,
+            self.make_backend,
+            options.workspace,
         )
         ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
         bus = options.bus or EventBus()
@@ -135,6 +143,8 @@ class _RunSpec:
     events: Outbox
     #: Builds the run's model backend on the worker.
     make_backend: BackendFactory | None = None
+    #: The run's workspace as the launcher planned it (attractor.workspace).
+    workspace: WorkspacePlan | None = None
 
 
 def _claim(job: RunJob, settings: Settings) -> tuple[Settings, Path, str]:
@@ -183,6 +193,7 @@ async def _drive_remote(spec: _RunSpec) -> RunResult:
         executor=RayExecutor(events=spec.events, make_backend=spec.make_backend),
         stop_requests=lambda: stop_requested(spec.run_dir / STOP),
         observers=[_noting_worker(spec.run_dir / WORKER_FILE), spec.events],
+        workspace=spec.workspace,
     )
     try:
         return await drive_job(job, options)

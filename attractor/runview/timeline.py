@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attractor.errors import AttractorError
+from attractor.errors import AttractorError, InputFileError
+from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
 from attractor.run_status import RESUMABLE
 from attractor.runview.inventory import (
     load_checkpoint,
@@ -43,6 +44,8 @@ class Attempt:
     note: str = ""
     #: The node's folder, relative to the run directory.
     files: str = ""
+    #: How many files the attempt changed in the run's workspace (None: not recorded).
+    changed: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -83,7 +86,26 @@ def timeline(path: Path) -> list[Attempt]:
         for row in rows:
             if row.status == "running":
                 row.status = "stopped"
+    for row in rows:
+        if row.status != "running":
+            row.changed = _files_changed(path / row.files)
     return rows
+
+
+def _files_changed(folder: Path) -> int | None:
+    """The number of files the attempt in ``folder`` changed, from its status file."""
+    for name in ("status.engine.json", "status.json"):
+        path = folder / name
+        try:  # bounded and refusing a FIFO or a device: the run directory may be damaged
+            data = loads_json(read_bounded(path, TEXT_LIMIT, "status file"), path, "status file")
+        except (InputFileError, ValueError):
+            continue
+        changed = data.get("files_changed") if isinstance(data, dict) else None
+        if isinstance(changed, list):
+            return len(changed)
+        if isinstance(data, dict) and data.get("commit"):
+            return 0
+    return None
 
 
 @dataclass

@@ -19,6 +19,7 @@ Endpoints (JSON unless said otherwise)::
                                              (?attempt=NODE/vV-aA: that attempt's)
     GET  /pipelines/{id}/nodes/{node}/files/{name}   a stage file whole (stdout.txt...)
     GET  /pipelines/{id}/timeline            every attempt, gate wait and branch
+    GET  /pipelines/{id}/nodes/{node}/diff   what the stage changed in the run's workspace
     GET  /                                   the web page (static files, no CDN)
     GET|POST|DELETE /mcp                     attractor's MCP tools, streamable HTTP
                                              (the mcp extra; see server/mcp_server.py)
@@ -139,6 +140,7 @@ def create_app(
         Route("/pipelines/{id}/nodes/{node}/files/{name}", h.node_file),
         Route("/pipelines/{id}/timeline", h.run_timeline),
         Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
+        Route("/pipelines/{id}/nodes/{node}/diff", h.node_diff),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     if token:

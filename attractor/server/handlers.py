@@ -23,7 +23,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from attractor.api import load
 from attractor.dot.graph import Graph
-from attractor.errors import AttractorError, ValidationError
+from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.fileio import atomic_write_text
 from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
@@ -51,6 +51,7 @@ from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
 from attractor.settings import environment_redactor
+from attractor.workspace.diff import run_diff
 
 STATIC = Path(__file__).parent / "static"
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
@@ -60,6 +61,8 @@ MAX_RUN_ID = 255
 SUBMITTED = Path(".attractor") / "submitted"
 #: The largest pipeline a request may start (DOT text, or a file under the root).
 MAX_DOT = 1024 * 1024
+#: The longest stage diff the node panel gets (characters); a longer one is cut.
+MAX_DIFF = 512 * 1024
 #: Parsing and drawing take a worker thread each; this many at once at most.
 WORKERS = 4
 
@@ -382,6 +385,20 @@ class Handlers:
     async def run_timeline(self, request: Request) -> Response:
         path = self.run_path(request)
         return JSONResponse(self.redactor.value(await anyio.to_thread.run_sync(gantt, path)))
+
+    @_answers
+    async def node_diff(self, request: Request) -> Response:
+        """What the stage changed in the run's workspace: the diff and its ``--stat``."""
+        path = self.run_path(request)
+        node_id = str(request.path_params["node"])
+        try:
+            diff = await run_diff(path, node_id)
+            stat = await run_diff(path, node_id, stat=True)
+        except UsageError as err:
+            raise Problem(404, str(err)) from None
+        cut = len(diff) > MAX_DIFF
+        data = {"node": node_id, "diff": diff[:MAX_DIFF], "stat": stat, "truncated": cut}
+        return JSONResponse(self.redactor.value(data))
 
     # -- helpers ------------------------------------------------------------
 

@@ -82,7 +82,9 @@ def make_template(workspace: Path) -> Path:
     from tests.cli.runkit import invoke, write
 
     write(workspace / "p.dot", PIPELINE)
-    result = invoke(["run", str(workspace / "p.dot"), "--logs-dir", str(workspace / "run"), "-q"])
+    # In the template's folder, not the current one (the project's own repository).
+    args = ["--logs-dir", str(workspace / "run"), "--workdir", str(workspace), "-q"]
+    result = invoke(["run", str(workspace / "p.dot"), *args])
     assert result.exit_code == 0, result.output
     run = workspace / "run"
     lines = (run / JOURNAL).read_bytes().splitlines(keepends=True)

@@ -50,7 +50,10 @@ def test_retry_failed_reruns_only_the_failed_node_and_goes_on(workspace: Path) -
     result = invoke(["resume", "runs/r", "--retry-failed"])
     assert result.exit_code == 0, result.output
     assert "continuing the failed run at b with a fresh retry count" in result.stderr
-    assert lines_of(workspace / "side.txt") == ["a", "b", "b", "c"]  # a did not run again
+    # a did not run again; the files went back to where b began (the failed b's
+    # line is gone), with the fix made by hand applied on top.
+    assert lines_of(workspace / "side.txt") == ["a", "b", "c"]
+    assert "the edits made by hand are applied again" in result.stderr
     manifest = read_json(workspace / "runs" / "r" / "manifest.json")
     assert [c["how"] for c in manifest["continuations"]] == ["retry_failed"]
     assert manifest["status"] == "success"
@@ -63,8 +66,8 @@ def test_from_goes_back_to_a_node_with_the_context_it_first_had(workspace: Path)
 
     result = invoke(["resume", "runs/r", "--from", "write"])
     assert result.exit_code == 0, result.output
-    # mark1 is kept, mark2 runs again.
-    assert lines_of(workspace / "side.txt") == ["mark1", "mark2", "mark2"]
+    # mark1 is kept, mark2 runs again on the files as they were when write was entered.
+    assert lines_of(workspace / "side.txt") == ["mark1", "mark2"]
     prompt = (workspace / "runs" / "r" / "write" / "prompt.md").read_text()
     assert "phase = one" in prompt and "phase = two" not in prompt
     started = read_json(workspace / "runs" / "r" / "manifest.json")["continuations"]

@@ -12,6 +12,15 @@ import pytest
 from tests.cli.runkit import finish, kill_all, lines_of, only_run_dir, spawn, wait_for, write
 
 
+@pytest.fixture(autouse=True)
+def no_workspace(workspace: Path) -> None:
+    """These tests steer their runs with files written in the workdir between sessions
+    (``go``) and count what the stages did in it; with a workspace a resume would put
+    such files back. What a workspace does across kills and resumes is in
+    tests/workspace and the SIGKILL soak (test_crash_kill.py)."""
+    write(workspace / "attractor.toml", 'workspace = "none"\n')
+
+
 @pytest.fixture
 def mark() -> Iterator[str]:
     word = f"47.{uuid.uuid4().int % 10**9:09d}"

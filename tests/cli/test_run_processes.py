@@ -35,6 +35,15 @@ from tests.cli.runkit import (
 )
 
 
+@pytest.fixture(autouse=True)
+def no_workspace(workspace: Path) -> None:
+    """These tests steer their runs with files written in the workdir between sessions
+    (``go``) and count what the stages did in it; with a workspace a resume would put
+    such files back. What a workspace does across kills and resumes is in
+    tests/workspace and the SIGKILL soak (test_crash_kill.py)."""
+    write(workspace / "attractor.toml", 'workspace = "none"\n')
+
+
 @pytest.fixture
 def mark() -> Iterator[str]:
     """A unique number usable as a ``sleep`` argument and found again in /proc."""

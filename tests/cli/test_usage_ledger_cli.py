@@ -28,7 +28,9 @@ from tests.cli.runkit import (
     write,
 )
 
-PRICES = "[prices.scripted]\ninput = 100.0\noutput = 1000.0\n"
+#: Also: no workspace. The runs are steered with files written in the workdir between
+#: sessions, which a workspace's resume would put back (see tests/workspace).
+PRICES = 'workspace = "none"\n[prices.scripted]\ninput = 100.0\noutput = 1000.0\n'
 PIPELINE = """\
 digraph spend {
     start [shape=Mdiamond]

@@ -83,8 +83,14 @@ def wait_until(
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This environment without ATTRACTOR_* settings, plus ``extra``."""
+    """This environment without ATTRACTOR_* settings, plus ``extra``.
+
+    Runs keep no workspace unless a test asks for one (``--workspace``): these
+    tests watch what branches do in the workdir, where a branch with a workspace
+    does not write (it has a repository of its own; see test_workspace_branches.py).
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATTRACTOR_")}
+    env["ATTRACTOR_WORKSPACE"] = "none"
     env.update(extra or {})
     return env
 

@@ -35,6 +35,9 @@ SLOW = """digraph slow {
 def test_runs_go_to_the_cluster_and_cancel_reaches_them(cluster: Cluster, tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
+    # Both branches append to side.txt: with a workspace the fan-in merge would
+    # report that as a conflict (see tests/workspace); these tests are about the server.
+    (root / "attractor.toml").write_text('workspace = "none"\n')
     (root / "fan.dot").write_text(FAN)
     (root / "slow.dot").write_text(SLOW)
     server = start_server(root, ["--executor", "ray", "--ray-address", cluster.address])
@@ -66,6 +69,9 @@ def test_a_gate_of_a_branch_on_the_cluster_is_answered_through_the_api(
 ) -> None:
     root = tmp_path / "root"
     root.mkdir()
+    # Both branches append to side.txt: with a workspace the fan-in merge would
+    # report that as a conflict (see tests/workspace); these tests are about the server.
+    (root / "attractor.toml").write_text('workspace = "none"\n')
     (root / "gated.dot").write_text(GATED)
     server = start_server(root, ["--executor", "ray", "--ray-address", cluster.address])
     try:

@@ -12,8 +12,14 @@ from attractor.proc.environment import sandbox_problem
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty current directory, so no attractor.toml or run directory leaks in or out."""
+    """An empty current directory, so no attractor.toml or run directory leaks in or out.
+
+    Its runs keep no workspace: these tests watch what steps write in the workdir
+    around stops and run with a PATH that may lack git (tests/workspace covers
+    the workspace). A test that writes its own attractor.toml replaces this one.
+    """
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "attractor.toml").write_text('workspace = "none"\n')
     return tmp_path
 
 

@@ -453,6 +453,21 @@ function panelFiles(data) {
          el("a", { href: fileUrl(data.node.id, name, data.files_of), target: "_blank", text: `whole ${name}` }))
          : "",
        el("pre", { text }))));
+  showNodeDiff(id);
+}
+
+// The files the stage changed (its workspace checkpoint); nothing when the run keeps none.
+async function showNodeDiff(id) {
+  let data;
+  try {
+    data = await api(`/pipelines/${encodeURIComponent(view.id)}/nodes/${encodeURIComponent(id)}/diff`);
+  } catch (error) {
+    return;
+  }
+  if (view.selected !== id || !data.diff) return;
+  $("node-files").append(el("details", { open: "" },
+    el("summary", { text: `changes (${data.stat.trim().split("\n").pop()})` }),
+    el("pre", { class: "diff", text: data.diff })));
 }
 
 // The address of a stage file served whole (of the attempt shown, if one was picked).

@@ -20,6 +20,14 @@ from tests.handlers.external.agentkit import (
 )
 
 
+@pytest.fixture(autouse=True)
+def no_workspace(workspace: Path) -> None:
+    """The fake agents log their processes in the workdir (starts.jsonl), which a
+    workspace would put back when the run stops; these tests are about processes
+    (what a workspace does on a stop is in tests/workspace)."""
+    write(workspace / "attractor.toml", 'workspace = "none"\n')
+
+
 def _env(fakes: Path, log: Path) -> dict[str, str]:
     return {k: v for k, v in agent_env(fakes, log).items() if v is not None}
 

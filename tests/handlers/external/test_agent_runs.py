@@ -189,7 +189,8 @@ def test_a_missing_executable_stops_the_run_before_any_node(
 ) -> None:
     empty = install_fakes(tmp_path / "empty", names=())
     graph = one_node_graph(backend, "go")
-    result, log, logs = _run(workspace, empty, graph, PATH=str(empty))
+    # No git on this PATH either: without --workspace none the run would stop for that first.
+    result, log, logs = _run(workspace, empty, graph, "--workspace", "none", PATH=str(empty))
     assert result.exit_code == 2
     name = EXECUTABLES[backend]
     assert f"node work: backend {backend} needs the `{name}` executable" in result.stderr

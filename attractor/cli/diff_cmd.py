@@ -1,0 +1,36 @@
+"""``attractor diff RUN_DIR [NODE] [--stat]``: what a run, or one stage of it, changed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import anyio
+import click
+
+from attractor.errors import AttractorError
+from attractor.workspace.diff import run_diff
+
+_EPILOG = """\b
+Examples:
+  attractor diff .attractor/runs/20261122T040646Z-feature
+  attractor diff runs/nightly work --stat
+
+Exit status: 0, 2 when the run kept no checkpoints or NODE has none.
+"""
+
+
+@click.command(epilog=_EPILOG)
+@click.argument("run_dir", metavar="RUN_DIR")
+@click.argument("node", metavar="NODE", required=False)
+@click.option("--stat", is_flag=True, help="The summary (files and lines changed), not the diff.")
+def diff(run_dir: str, node: str | None, stat: bool) -> NoReturn:
+    """Print what the run in RUN_DIR changed, or what its stage NODE changed, as a diff."""
+    try:
+        text = anyio.run(lambda: run_diff(Path(run_dir), node, stat=stat))
+    except AttractorError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(err.exit_code)
+    click.echo(text, nl=False)
+    sys.exit(0)

@@ -1,0 +1,379 @@
+"""Where the engine meets the run's workspace (attractor.workspace): a few small hooks.
+
+- :func:`open_workspace`: a new run gets its worktree or snapshot; a resumed
+  or continued one gets its files back as the state it continues from says
+  (the commit in the context key :data:`COMMIT_KEY`, journaled with each step,
+  so ``resume``, ``--retry-failed`` and ``--from`` restore the files as they
+  restore the context). Edits made by hand since the last checkpoint are
+  committed first; what an interrupted stage left is kept under a lost ref.
+- :func:`before_attempt` / :func:`after_attempt`: the checkpoint of changes made
+  outside a stage, then the stage's own checkpoint commit (node, visit,
+  attempt and status as trailers). Its SHA goes to the journal line (context
+  and ``commit``), the results.jsonl row and status.json.
+- :func:`summary`: the end-of-run lines (branch, commits, files, how to take it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from attractor.handlers.base import BranchResult
+from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.workspace.branches import close_branch, merge_branches, open_branch
+from attractor.workspace.commits import changed_paths
+from attractor.workspace.create import create, fork
+from attractor.workspace.preflight import WorkspacePlan
+from attractor.workspace.workspace import TRAILER, Workspace, reopen
+
+if TYPE_CHECKING:
+    from attractor.dot.graph import Node
+    from attractor.engine.executor import RunOptions
+    from attractor.engine.setup import RunSetup
+    from attractor.engine.state import Run, Walk
+    from attractor.settings import Settings
+
+#: The commit the next stage starts from (the last checkpoint), and the one the
+#: stage in progress started from (``--retry-failed`` goes back to it).
+COMMIT_KEY = "internal.workspace.commit"
+START_KEY = "internal.workspace.start"
+#: In the run directory while a stage that may change files runs: a resume then
+#: knows the work tree holds that stage's half-done edits, not edits made by hand.
+MARKER = "workspace-stage.json"
+#: Handler types whose stage runs other stages (parallel branches, a child run, a
+#: sub-pipeline), each of them checkpointed on its own.
+COMPOSITE = frozenset({"parallel", "stack.manager_loop", "subgraph"})
+
+
+async def open_workspace(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | None:
+    """The run's workspace, ready for its next stage (None: ``--workspace none``)."""
+    context = setup.main.context
+    if setup.resumed:
+        return await _reopen(plan, setup)
+    if plan is None or plan.mode == "none":
+        setup.manifest["workspace"] = {"mode": "none"}
+        return None
+    if plan.shared is not None:  # a child run: the parent's workspace, as it is now
+        setup.manifest["workspace"] = {**plan.shared.record(), "shared": True}
+        context.set(COMMIT_KEY, plan.shared.head)
+        return plan.shared
+    workspace = await create(plan, setup.run_dir.path, setup.run_dir.path.name)
+    setup.manifest["workspace"] = workspace.record()
+    context.set(COMMIT_KEY, workspace.head)
+    return workspace
+
+
+async def _reopen(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | None:
+    if plan is not None and plan.shared is not None:  # a child run resumed by its parent
+        setup.main.context.set(COMMIT_KEY, plan.shared.head)
+        return plan.shared
+    record = setup.manifest.get("workspace")
+    if not isinstance(record, dict) or record.get("mode") in (None, "none"):
+        return None
+    if plan is not None and plan.mode == "none":
+        setup.warnings.append("--workspace none: the run's files are not restored or checkpointed")
+        return None
+    if record.get("mode") == "snapshot":
+        record = _snapshot_where(record, setup.run_dir.path, plan)
+    context = setup.main.context
+    if record.get("forked_from"):  # attractor fork: a branch (and worktree) of its own
+        at = context.get_string(COMMIT_KEY) or str(record.get("base"))
+        record = await fork(record, setup.run_dir.path.name, at, setup.run_dir.path)
+        setup.manifest["workspace"] = record
+        setup.warnings.append(f"the fork works on branch {record['branch']}, from {at[:12]}")
+    workspace = reopen(record, plan.max_file_bytes if plan else None)
+    if _clear_stale_lock(workspace):
+        setup.warnings.append("removed the index.lock a killed checkpoint had left")
+    workspace.head = await workspace.tip()
+    target = context.get_string(COMMIT_KEY) or workspace.head
+    if setup.continuation.startswith("retry_failed:"):
+        target = context.get_string(START_KEY) or target
+    marker = setup.run_dir.path / MARKER
+    hand = None
+    if not marker.exists():  # the run stopped between stages, or put its stage back itself
+        saved = await workspace.checkpoint(
+            "attractor: edits made by hand since the last checkpoint",
+            {f"{TRAILER}-Kind": "hand-edits"},
+        )
+        if saved.made:
+            hand = saved.commit
+            setup.warnings.append(
+                f"saved the edits made by hand in {workspace.work_tree} since the last "
+                f"checkpoint as commit {hand[:12]} on {workspace.branch}"
+            )
+            if not setup.continuation:
+                target = hand  # the run goes on with them
+    why = setup.continuation or "resume"
+    kept = await workspace.restore(target, why)
+    marker.unlink(missing_ok=True)
+    if kept is not None:
+        setup.warnings.append(
+            f"the workspace went back to {target[:12]}; what it held before (an interrupted "
+            f"stage's files, or later checkpoints) is kept as {kept}: git show {kept}"
+        )
+    if hand is not None and setup.continuation:
+        await _reapply(workspace, hand, setup)
+    context.set(COMMIT_KEY, workspace.head)
+    return workspace
+
+
+async def _reapply(workspace: Workspace, hand: str, setup: RunSetup) -> None:
+    """Put the edits made by hand back on top of the state a continuation went back to."""
+    if await workspace.apply(hand):
+        saved = await workspace.checkpoint(
+            f"attractor: the edits made by hand ({hand[:12]}), applied again",
+            {f"{TRAILER}-Kind": "hand-edits"},
+        )
+        setup.warnings.append(
+            f"the edits made by hand are applied again on top of it ({saved.commit[:12]})"
+        )
+    else:
+        setup.warnings.append(
+            f"the edits made by hand do not apply where the run went back to; they are "
+            f"in commit {hand[:12]}: git cherry-pick {hand[:12]} in {workspace.work_tree}"
+        )
+
+
+async def put_back_stopped_stage(run: Run) -> None:
+    """A run stopped inside a stage: its work tree goes back to where the stage began.
+
+    What the stage had done is kept under a lost ref (named in the run's
+    warnings), so edits made by hand before the resume are told apart from it.
+    After a crash (SIGKILL) the resume does this instead.
+    """
+    workspace = run.workspace
+    marker = run.run_dir.path / MARKER
+    if workspace is None or not marker.exists():
+        return
+    try:
+        start = str(json.loads(marker.read_text())["start"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # the resume puts it back (a damaged marker counts as a crash)
+    with anyio.CancelScope(shield=True):
+        kept = await workspace.restore(start, "stopped")
+    marker.unlink(missing_ok=True)
+    if kept is not None:
+        workspace.notes.append(
+            f"the stopped stage's files went back to {start[:12]}, where it began; "
+            f"what it had done is kept as {kept}: git show {kept}"
+        )
+
+
+def _snapshot_where(
+    record: dict[str, Any], run_dir: Path, plan: WorkspacePlan | None
+) -> dict[str, Any]:
+    """A snapshot's git directory is the run directory's (wherever it is now), and its
+    work tree the workdir the resume runs in."""
+    git_dir = str(run_dir.resolve() / "workspace.git")
+    where = {"git_dir": git_dir, "common_dir": git_dir}
+    if plan is not None:
+        where.update(work_tree=str(plan.workdir), workdir=str(plan.workdir))
+    return {**record, **where}
+
+
+def _clear_stale_lock(workspace: Workspace) -> bool:
+    """Remove the index lock of the run's own git directory left by a killed git.
+
+    The run directory is locked, so no other attractor uses this workspace.
+    """
+    git_dir = Path(workspace.git.env.get("GIT_DIR", ""))
+    lock = git_dir / "index.lock"
+    if lock.exists():
+        lock.unlink(missing_ok=True)
+        return True
+    return False
+
+
+def with_workspace(options: RunOptions, workspace: Workspace | None) -> RunOptions:
+    """``options`` for the run once its workspace is open.
+
+    A sandboxed step may write what it needs of a worktree
+    (:func:`with_workspace_paths`), and a child run a manager starts works in
+    this same workspace: from the parent's current commit, its commits on the
+    parent's branch.
+    """
+    if workspace is None:
+        return options
+    settings = with_workspace_paths(options.settings, workspace)
+    shared = WorkspacePlan("shared", "the parent run's", workspace.workdir, shared=workspace)
+    return dataclasses.replace(options, settings=settings, workspace=shared)
+
+
+def with_workspace_paths(settings: Settings, workspace: Workspace | None) -> Settings:
+    """``settings`` with what a sandboxed step needs of a worktree made writable.
+
+    The repository's git directory (so an agent's own ``git commit`` in the
+    worktree works) and the checkout's linked paths (a link is shared with
+    the checkout; see attractor.workspace.create).
+    """
+    if workspace is None or workspace.repo is None:
+        return settings
+    paths = [str(workspace.common_dir)]
+    paths += [str(workspace.repo / name) for name in workspace.linked]
+    return dataclasses.replace(settings, writable=(*settings.writable, *paths))
+
+
+def restarted(workspace: Workspace | None, setup: RunSetup) -> None:
+    """A loop_restart's new run directory goes on in the same workspace."""
+    if workspace is not None:
+        setup.manifest["workspace"] = workspace.record()
+        setup.main.context.set(COMMIT_KEY, workspace.head)
+
+
+async def before_attempt(run: Run, walk: Walk, node: Node, attempt: int) -> None:
+    """Commit changes made outside a stage; note the stage as running."""
+    workspace = walk.workspace or run.workspace
+    if workspace is None:
+        return
+    with anyio.CancelScope(shield=True):  # a commit cut short would leave index.lock
+        await workspace.checkpoint(
+            f"attractor: changes made outside a stage, before {node.id}",
+            {f"{TRAILER}-Kind": "outside", f"{TRAILER}-Node": node.id},
+        )
+    if attempt == 1 or not walk.context.get_string(START_KEY):
+        walk.context.set(START_KEY, workspace.head)
+    _set(walk, workspace.head)
+    # Not for a branch (its worktree is its own, kept as it is on resume), nor for a
+    # stage made of stages: those keep their own progress, and each inner stage
+    # marks itself; putting the whole composite back would undo completed work.
+    if walk.branch is None and node.handler_type not in COMPOSITE:
+        (run.run_dir.path / MARKER).write_text(
+            json.dumps({"node": node.id, "attempt": attempt, "start": workspace.head}) + "\n"
+        )
+
+
+async def after_attempt(run: Run, walk: Walk, node: Node, attempt: int, outcome: Outcome) -> None:
+    """The stage's checkpoint commit; its SHA and files go into the outcome's status.json."""
+    workspace = walk.workspace or run.workspace
+    if workspace is None:
+        return
+    visit = walk.visits[node.id]
+    trailers: dict[str, str | int] = {
+        f"{TRAILER}-Node": node.id,
+        f"{TRAILER}-Visit": visit,
+        f"{TRAILER}-Attempt": attempt,
+        f"{TRAILER}-Status": outcome.status.value,
+    }
+    if walk.branch is not None:
+        trailers[f"{TRAILER}-Branch"] = walk.branch
+    subject = f"attractor: {node.id} (visit {visit}, attempt {attempt}) {outcome.status.value}"
+    with anyio.CancelScope(shield=True):
+        saved = await workspace.checkpoint(subject, trailers)
+    if walk.branch is None:
+        (run.run_dir.path / MARKER).unlink(missing_ok=True)
+    _set(walk, saved.commit)
+    outcome.details["files_changed"] = list(saved.files)
+    outcome.details["start_commit"] = walk.context.get_string(START_KEY) or saved.commit
+
+
+def stage_commit(run: Run, walk: Walk, outcome: Outcome) -> str | None:
+    """The stage's commit for its row and status.json (the last checkpoint when it
+    changed nothing)."""
+    workspace = walk.workspace or run.workspace
+    if workspace is None:
+        return None
+    _set(walk, workspace.head)
+    outcome.details["commit"] = workspace.head
+    return workspace.head
+
+
+async def open_branch_workspace(run: Run, walk: Walk, branch: str) -> None:
+    """A parallel branch works in a worktree of its own, from the fan-out's commit."""
+    main = run.workspace
+    if main is None or walk.workspace is not None:
+        return
+    with anyio.CancelScope(shield=True):
+        own = await open_branch(main, branch)
+    walk.workspace = own
+    walk.services = dataclasses.replace(run.services, base_workdir=own.workdir)
+    _set(walk, own.head)
+
+
+def branch_done(walk: Walk, result: BranchResult) -> BranchResult:
+    """The branch's result with its last commit, for the fan-in to merge."""
+    if walk.workspace is None:
+        return result
+    return dataclasses.replace(result, commit=walk.workspace.head)
+
+
+async def fan_in(run: Run, walk: Walk, node: Node, outcome: Outcome) -> Outcome:
+    """At a fan-in, merge the branches' changes by its ``merge`` policy (all, selected, none).
+
+    A conflict leaves the files as they were and ends the fan-in as failed, with
+    ``workspace.merge=conflict`` and the files in ``workspace.conflicts`` for the
+    edges to route on (and in status.json).
+    """
+    main = run.workspace
+    if main is None or node.handler_type != "parallel.fan_in" or walk.branch is not None:
+        return outcome
+    results = walk.context.get("parallel.results")
+    rows = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+    policy = str(node.get("merge") or "all")
+    best = outcome.context_updates.get("parallel.fan_in.best_id")
+    ok = ("success", "partial_success")
+    chosen = [
+        (str(r["id"]), str(r["commit"]))
+        for r in rows
+        if r.get("commit")
+        and r.get("status") in ok
+        and (policy == "all" or (policy == "selected" and r.get("id") == best))
+    ]
+    with anyio.CancelScope(shield=True):  # the merge is all or nothing: never cut short
+        await main.checkpoint(
+            f"attractor: changes made outside a stage, before {node.id}",
+            {f"{TRAILER}-Kind": "outside", f"{TRAILER}-Node": node.id},
+        )
+        merge = await merge_branches(main, chosen, node.id) if chosen else None
+        for row in rows:
+            await close_branch(main, str(row.get("id")))
+    if merge is None:
+        outcome.context_updates["workspace.merge"] = "none" if policy == "none" else "nothing"
+        return outcome
+    if not merge.conflicts:
+        outcome.context_updates["workspace.merge"] = "merged"
+        outcome.details["merged"] = merge.merged
+        return outcome
+    files = ", ".join(merge.conflicts)
+    return dataclasses.replace(
+        outcome,
+        status=StageStatus.FAIL,
+        failure_reason=f"merging branch {merge.conflict_with} conflicts in {files}",
+        context_updates={
+            **outcome.context_updates,
+            "workspace.merge": "conflict",
+            "workspace.conflicts": list(merge.conflicts),
+        },
+        details={**outcome.details, "conflicts": list(merge.conflicts)},
+    )
+
+
+def _set(walk: Walk, commit: str) -> None:
+    if walk.context.get_string(COMMIT_KEY) != commit:
+        walk.context.set(COMMIT_KEY, commit)
+
+
+async def summary(workspace: Workspace | None, mode_none: bool) -> dict[str, Any] | None:
+    """What the run did to its files, for the end-of-run lines and the result."""
+    if workspace is None:
+        return {"mode": "none"} if mode_none else None
+    with anyio.CancelScope(shield=True):
+        head = await workspace.tip()
+        count = await workspace.git.out("rev-list", "--count", f"{workspace.base}..{head}")
+        files = await changed_paths(workspace.git, workspace.base, head)
+    data: dict[str, Any] = {
+        "mode": workspace.mode,
+        "branch": workspace.branch,
+        "commits": int(count or 0),
+        "files": len(files),
+        "head": head,
+        "base": workspace.base,
+        "work_tree": str(workspace.work_tree),
+        "notes": list(workspace.notes),
+    }
+    if workspace.mode == "worktree":
+        data["take"] = f"git merge {workspace.branch}"
+    return data

@@ -1,0 +1,135 @@
+"""Parallel branches in worktrees of their own, merged at the fan-in by a policy.
+
+:func:`open_branch` gives a branch of a parallel node a worktree at the run's
+last checkpoint (the fan-out's commit) on a git branch of its own
+(``attractor/RUN_ID--BRANCH``), so branches cannot write over each other's
+files. :func:`merge_branches` merges the branch commits into the run's
+workspace with ``git merge-tree`` (nothing is written to the work tree until
+every merge is clean): a conflict leaves the run's files as they were and
+names the conflicting files, never a half-merged tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attractor.workspace.commits import message, not_ignored
+from attractor.workspace.create import _make_links, safe_id
+from attractor.workspace.git import Git
+from attractor.workspace.workspace import TRAILER, Workspace, branch_of
+
+#: How a fan-in takes its branches' changes (the node's ``merge`` attribute).
+MERGE_POLICIES = ("all", "selected", "none")
+
+
+def branch_name(main: Workspace, branch: str) -> str:
+    return safe_id(f"{main.run_id}--{branch}")
+
+
+def _admin_git(main: Workspace) -> Git:
+    """git for the repository that holds the branches (the user's, or the snapshot's)."""
+    if main.repo is not None:
+        return Git(main.repo, {"GIT_DIR": str(main.common_dir), "GIT_WORK_TREE": str(main.repo)})
+    return Git(main.work_tree, {"GIT_DIR": str(main.common_dir)}, main.git.umask)
+
+
+def _branch_path(main: Workspace, name: str) -> Path:
+    if main.repo is not None:
+        return main.common_dir / "attractor" / "worktrees" / name
+    return main.common_dir / "attractor-branches" / name
+
+
+async def open_branch(main: Workspace, branch: str) -> Workspace:
+    """The worktree of parallel branch ``branch``: its own, at ``main``'s last checkpoint.
+
+    A branch continued after a resume finds its worktree as it was.
+    """
+    name = branch_name(main, branch)
+    path = _branch_path(main, name)
+    if not (path / ".git").is_file():
+        await _admin_git(main).run(
+            "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--force", "-B",
+            branch_of(name), str(path), main.head,
+        )  # fmt: skip
+    admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
+    env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
+    workspace = Workspace(
+        mode=main.mode,
+        run_id=name,
+        git=Git(path, env, main.git.umask),
+        work_tree=path,
+        workdir=path / main.workdir.relative_to(main.work_tree),
+        common_dir=main.common_dir,
+        base=main.head,
+        head="",
+        max_bytes=main.max_bytes,
+        repo=main.repo,
+        admin=admin,
+    )
+    workspace.head = await workspace.tip()
+    if main.repo is not None:
+        workspace.linked = _make_links(main.repo, path, tuple(main.linked)) or list(main.linked)
+        workspace.excluded = await not_ignored(workspace.git, workspace.linked)
+    workspace.workdir.mkdir(parents=True, exist_ok=True)
+    return workspace
+
+
+async def close_branch(main: Workspace, branch: str) -> None:
+    """Remove a branch's worktree (its git branch stays: the run's history)."""
+    path = _branch_path(main, branch_name(main, branch))
+    await _admin_git(main).run("worktree", "remove", "--force", str(path), check=False)
+
+
+@dataclass
+class Merge:
+    """How a fan-in merge went."""
+
+    commit: str
+    #: The branches merged, and those that had nothing new.
+    merged: list[str] = field(default_factory=list)
+    #: The branch whose merge conflicted, and the conflicting files (empty: clean).
+    conflict_with: str = ""
+    conflicts: list[str] = field(default_factory=list)
+
+
+async def merge_branches(main: Workspace, commits: list[tuple[str, str]], node: str) -> Merge:
+    """Merge each ``(branch, commit)`` into ``main``; all or nothing.
+
+    The merges are made with ``git merge-tree``; only once every one is clean
+    does the work tree move to the result (one ``read-tree`` and a ref update).
+    """
+    async with main.lock:
+        current = main.head
+        merged: list[str] = []
+        for branch, commit in commits:
+            if await main.git.ok("merge-base", "--is-ancestor", commit, current):
+                continue  # nothing the run does not have
+            code, out, _ = await main.git.run(
+                "merge-tree", "--write-tree", "--name-only", "--no-messages", current, commit,
+                check=False,
+            )  # fmt: skip
+            lines = out.splitlines()
+            if code == 1:
+                return Merge(main.head, merged, branch, [f for f in lines[1:] if f])
+            if code != 0:
+                await main.git.run("merge-tree", "--write-tree", current, commit)  # raises
+            text = message(
+                f"attractor: merge branch {branch} at {node}",
+                {
+                    f"{TRAILER}-Run": main.run_id,
+                    f"{TRAILER}-Node": node,
+                    f"{TRAILER}-Kind": "merge",
+                },
+            )
+            current = await main.git.out(
+                "commit-tree", "--no-gpg-sign", lines[0], "-p", current, "-p", commit, "-F", "-",
+                input=text.encode(),
+            )  # fmt: skip
+            merged.append(branch)
+        if current != main.head:
+            await main.git.run("read-tree", "-u", "--reset", current)
+            await main.git.run("update-ref", "-m", f"attractor: merge at {node}", main.ref, current)
+            main.head = current
+            main.tree = await main.git.out("rev-parse", current + "^{tree}")
+        return Merge(current, merged)

@@ -1,0 +1,115 @@
+"""A checkpoint commit: the work tree as it is now, on top of the run's last commit.
+
+:func:`commit_work_tree` stages every file git does not ignore (``git add -A``,
+in the workspace's own index), writes the tree and, only when it differs from
+the parent's, commits it with :func:`message`'s trailers. A file larger than
+the limit is put back as the parent had it and named, so that it is never
+committed without a word. The caller moves the branch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from attractor.workspace.git import Git
+
+#: git's empty tree: the parent tree of a first commit.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What one checkpoint did."""
+
+    #: The commit that holds the work tree now (the parent itself when nothing changed).
+    commit: str
+    tree: str
+    #: Whether a new commit was made.
+    made: bool = False
+    #: The paths that changed (added, modified or deleted) since the parent.
+    files: tuple[str, ...] = ()
+    #: Files left out because they are larger than the limit.
+    refused: tuple[str, ...] = ()
+
+
+def message(subject: str, trailers: Mapping[str, str | int]) -> str:
+    """A commit message: the subject, a blank line, then ``Key: value`` trailers."""
+    body = "".join(f"{key}: {value}\n" for key, value in trailers.items())
+    return f"{subject}\n\n{body}"
+
+
+def exclusions(paths: Iterable[str]) -> list[str]:
+    """Pathspecs that keep ``paths`` (relative to the work tree) out of ``git add``."""
+    return [f":(exclude,literal){path}" for path in paths]
+
+
+async def not_ignored(git: Git, paths: Iterable[str]) -> list[str]:
+    """``paths`` less those git ignores anyway (git refuses to exclude an ignored path)."""
+    paths = list(paths)
+    if not paths:
+        return []
+    names = "".join(f"{p}\0" for p in paths).encode()
+    _, out, _ = await git.run(
+        "check-ignore", "--no-index", "-z", "--stdin", input=names, check=False
+    )
+    ignored = set(out.split("\0"))
+    return [p for p in paths if p not in ignored]
+
+
+async def commit_work_tree(
+    git: Git,
+    work_tree: Path,
+    parent: str | None,
+    parent_tree: str | None,
+    text: str,
+    *,
+    excluded: Iterable[str] = (),
+    max_bytes: int | None = None,
+) -> Saved:
+    """Commit the work tree on top of ``parent`` when it changed (see the module doc)."""
+    await git.run("add", "-A", "--", ".", *exclusions(excluded))
+    tree = await git.out("write-tree")
+    if parent is not None and tree == parent_tree:
+        return Saved(parent, tree)
+    files = await changed_paths(git, parent_tree or EMPTY_TREE, tree)
+    refused = _too_large(work_tree, files, max_bytes)
+    if refused:
+        await _put_back(git, parent, refused)
+        tree = await git.out("write-tree")
+        files = tuple(f for f in files if f not in refused)
+        if parent is not None and tree == parent_tree:
+            return Saved(parent, tree, refused=refused)
+    args = ["commit-tree", "--no-gpg-sign", tree, *(["-p", parent] if parent else []), "-F", "-"]
+    commit = await git.out(*args, input=text.encode())
+    return Saved(commit, tree, True, files, refused)
+
+
+async def changed_paths(git: Git, before: str, after: str) -> tuple[str, ...]:
+    """The paths that differ between two trees (or commits)."""
+    out = await git.out("diff-tree", "-r", "-z", "--no-renames", "--name-only", before, after)
+    return tuple(p for p in out.split("\0") if p)
+
+
+def _too_large(work_tree: Path, files: tuple[str, ...], max_bytes: int | None) -> tuple[str, ...]:
+    if max_bytes is None:
+        return ()
+    refused = []
+    for path in files:
+        try:
+            size = os.lstat(work_tree / path).st_size
+        except OSError:
+            continue  # deleted: nothing to refuse
+        if size > max_bytes:
+            refused.append(path)
+    return tuple(refused)
+
+
+async def _put_back(git: Git, parent: str | None, paths: tuple[str, ...]) -> None:
+    """The index entries of ``paths`` as ``parent`` has them (none when it has none)."""
+    if parent is None:
+        await git.run("rm", "--cached", "-q", "--ignore-unmatch", "--", *paths)
+    else:
+        await git.run("reset", "-q", parent, "--", *paths)

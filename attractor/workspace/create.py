@@ -1,0 +1,282 @@
+"""Making a run's workspace: a worktree of the user's repository, or a snapshot git directory.
+
+``worktree``: the user's HEAD plus their uncommitted changes become one commit
+(:func:`checkout_commit`, made with a copy of their index, so their checkout,
+index and stash stay exactly as they were); the run's branch
+``attractor/RUN_ID`` starts there, checked out in a worktree of its own under
+the repository's git directory (``.git/attractor/worktrees/RUN_ID``).
+
+What git ignores is not in a worktree. The run gets the ignored paths named by
+``workspace_link`` (default ``.venv``, ``venv``, ``node_modules``) as symbolic
+links to the checkout's own, so ``.venv/bin/pytest`` works there without a new
+install; they are never committed. A link is shared with the checkout: what a
+stage installs into it lands in the checkout's environment, which is why only
+environments are linked by default. ``workspace_setup`` names a command run
+once in each new worktree instead (``uv sync``, ``npm ci``) for a run that must
+not share them.
+
+``snapshot``: the stages work in the workdir itself; the checkpoints go to a
+git directory in the run directory (``RUN_DIR/workspace.git``), so the workdir
+gets no ``.git``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import anyio
+
+from attractor.errors import WorkspaceError
+from attractor.fileio import run_file_mode
+from attractor.workspace.commits import commit_work_tree, exclusions, message, not_ignored
+from attractor.workspace.git import Git, base_environment
+from attractor.workspace.preflight import WorkspacePlan
+from attractor.workspace.prune import register
+from attractor.workspace.workspace import TRAILER, Workspace, branch_of
+
+#: The git directory of a snapshot workspace, inside the run directory.
+SNAPSHOT_GIT_DIR = "workspace.git"
+#: Where a workspace_setup command's output goes, in the run directory.
+SETUP_LOG = "workspace-setup.log"
+#: attractor's own folder in a project (run directories): never part of a checkpoint.
+OWN_FOLDER = ".attractor"
+
+
+def safe_id(run_id: str) -> str:
+    """``run_id`` as a branch name component."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", run_id).strip(".-")
+    return re.sub(r"\.\.+|\.lock$", "-", cleaned) or "run"
+
+
+def run_exclusions(root: Path, run_dir: Path) -> list[str]:
+    """The paths under ``root`` that hold run directories: never part of a checkpoint."""
+    excluded = [OWN_FOLDER]
+    run_dir = run_dir.resolve()
+    for folder in (run_dir.parent, run_dir):
+        try:
+            relative = folder.relative_to(root)
+        except ValueError:
+            continue
+        if relative.parts:
+            excluded.append(relative.as_posix())
+            break
+    return excluded
+
+
+async def create(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Workspace:
+    """The new workspace of the run in ``run_dir`` (worktree or snapshot, as planned)."""
+    run_dir = _absolute(run_dir)
+    if plan.mode == "worktree":
+        return await _create_worktree(plan, run_dir, safe_id(run_id))
+    return await _create_snapshot(plan, run_dir, safe_id(run_id))
+
+
+def _absolute(path: Path) -> Path:
+    return path.resolve()
+
+
+async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> str:
+    """HEAD plus the uncommitted changes of the user's checkout, as one commit.
+
+    Staged with a copy of the user's index (its stat cache makes this quick);
+    their index, work tree, stash and branches are not written.
+    """
+    assert plan.repo is not None and plan.git_dir is not None
+    index = run_dir / ".checkout-index"
+    user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
+    head = await user.out("rev-parse", "HEAD^{commit}")
+    own = user.with_env(GIT_INDEX_FILE=str(index))
+    try:
+        real = await user.out("rev-parse", "--path-format=absolute", "--git-path", "index")
+        if not _copy_index(Path(real), index):
+            await own.run("read-tree", head)
+        head_tree = await user.out("rev-parse", head + "^{tree}")
+        text = message(
+            "attractor: uncommitted changes of the checkout when the run started",
+            {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
+        )
+        excluded = await not_ignored(own, run_exclusions(plan.repo, run_dir))
+        saved = await commit_work_tree(own, plan.repo, head, head_tree, text, excluded=excluded)
+        return saved.commit
+    finally:
+        index.unlink(missing_ok=True)
+
+
+def _copy_index(real: Path, copy: Path) -> bool:
+    """Copy the user's index (False when they have none yet)."""
+    if not real.is_file():
+        return False
+    copy.write_bytes(real.read_bytes())
+    return True
+
+
+async def _create_worktree(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Workspace:
+    assert plan.repo is not None and plan.common_dir is not None and plan.git_dir is not None
+    base = await checkout_commit(plan, run_dir, run_id)
+    path = plan.common_dir / "attractor" / "worktrees" / run_id
+    user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
+    await user.run(
+        "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "-b",
+        branch_of(run_id), str(path), base,
+    )  # fmt: skip
+    try:
+        admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
+        sub = plan.workdir.relative_to(plan.repo)
+        env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
+        workspace = Workspace(
+            mode="worktree",
+            run_id=run_id,
+            git=Git(path, env),
+            work_tree=path,
+            workdir=path / sub,
+            common_dir=plan.common_dir,
+            base=base,
+            head=base,
+            max_bytes=plan.max_file_bytes,
+            repo=plan.repo,
+            admin=admin,
+        )
+        workspace.setup = plan.setup
+        workspace.linked = await _link(plan, path)
+        workspace.excluded += await not_ignored(workspace.git, workspace.linked)
+        workspace.workdir.mkdir(parents=True, exist_ok=True)
+        register(plan.common_dir, run_id, run_dir)
+        if plan.setup:
+            await _run_setup(plan.setup, workspace.workdir, run_dir)
+        return workspace
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await remove_worktree(user, path, branch_of(run_id))
+        raise
+
+
+async def _link(plan: WorkspacePlan, worktree: Path) -> list[str]:
+    """Link the checkout's ignored ``plan.links`` into ``worktree``: the paths linked."""
+    assert plan.repo is not None
+    return _make_links(plan.repo, worktree, plan.links)
+
+
+def _make_links(repo: Path, worktree: Path, names: tuple[str, ...]) -> list[str]:
+    linked = []
+    for name in names:
+        source, target = repo / name, worktree / name
+        if not os.path.lexists(source) or os.path.lexists(target):
+            continue  # nothing to link, or the worktree has it (tracked)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(source, target_is_directory=source.is_dir())
+        linked.append(name)
+    return linked
+
+
+async def _run_setup(command: str, workdir: Path, run_dir: Path) -> None:
+    """Run ``workspace_setup`` once in the new worktree; its output goes to the run directory."""
+    log = run_dir / SETUP_LOG
+    with _open_log(log) as out:
+        done = await anyio.run_process(
+            ["/bin/sh", "-c", command],
+            cwd=workdir,
+            stdout=out,
+            stderr=out,
+            check=False,
+            env=base_environment(),
+        )
+    if done.returncode != 0:
+        raise WorkspaceError(
+            f"workspace_setup {command!r} failed (exit {done.returncode}) in {workdir}; "
+            f"its output is in {log}"
+        )
+
+
+def _open_log(path: Path) -> BinaryIO:
+    return open(path, "wb")  # noqa: SIM115 - closed by the caller's with
+
+
+async def remove_worktree(user: Git, path: Path, branch: str) -> None:
+    """Remove a run's worktree and its branch (best effort: a failure leaves them)."""
+    await user.run("worktree", "remove", "--force", str(path), check=False)
+    await user.run("branch", "-D", "--quiet", branch, check=False)
+
+
+async def _create_snapshot(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Workspace:
+    git_dir = run_dir / SNAPSHOT_GIT_DIR
+    umask = 0o077 if run_file_mode() == 0o600 else -1
+    env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(plan.workdir)}
+    git = Git(plan.workdir, env, umask)
+    await git.run("init", "--quiet", "--template=")
+    await git.run("symbolic-ref", "HEAD", "refs/heads/" + branch_of(run_id))
+    # No core.worktree: every command names the work tree, which may move with a resume.
+    await git.run("config", "--unset", "core.worktree", check=False)
+    workspace = Workspace(
+        mode="snapshot",
+        run_id=run_id,
+        git=git,
+        work_tree=plan.workdir,
+        workdir=plan.workdir,
+        common_dir=git_dir,
+        base="",
+        head="",
+        max_bytes=plan.max_file_bytes,
+    )
+    workspace.excluded = await not_ignored(git, run_exclusions(plan.workdir, run_dir))
+    text = message(
+        "attractor: the workdir when the run started",
+        {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
+    )
+    saved = await commit_work_tree(
+        git,
+        plan.workdir,
+        None,
+        None,
+        text,
+        excluded=workspace.excluded,
+        max_bytes=plan.max_file_bytes,
+    )
+    await git.run("update-ref", "refs/heads/" + branch_of(run_id), saved.commit)
+    workspace.base = workspace.head = saved.commit
+    workspace.tree = saved.tree
+    if saved.refused:
+        workspace.excluded.extend(saved.refused)
+    return workspace
+
+
+async def fork(record: dict[str, Any], run_id: str, commit: str, run_dir: Path) -> dict[str, Any]:
+    """The workspace record of a fork: a branch of its own at ``commit`` (and a worktree).
+
+    ``record`` is the forked run's (its git directory, for a snapshot, was copied
+    into ``run_dir`` with the rest of the run directory).
+    """
+    run_id = safe_id(run_id)
+    branch = branch_of(run_id)
+    fresh = {k: v for k, v in record.items() if k != "forked_from"}
+    fresh.update(run_id=run_id, branch=branch, base=commit)
+    if record.get("mode") == "snapshot":
+        git_dir = _absolute(run_dir) / SNAPSHOT_GIT_DIR
+        env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(record["work_tree"])}
+        git = Git(Path(str(record["work_tree"])), env, int(record.get("umask", -1)))
+        await git.run("update-ref", "refs/heads/" + branch, commit)
+        await git.run("symbolic-ref", "HEAD", "refs/heads/" + branch)
+        fresh.update(git_dir=str(git_dir), common_dir=str(git_dir))
+        return fresh
+    repo, common = Path(str(record["repo"])), Path(str(record["common_dir"]))
+    path = common / "attractor" / "worktrees" / run_id
+    user = Git(repo, {"GIT_DIR": str(common), "GIT_WORK_TREE": str(repo)})
+    await user.run(
+        "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "-b", branch,
+        str(path), commit,
+    )  # fmt: skip
+    admin = (path / ".git").read_text().removeprefix("gitdir:").strip()
+    sub = Path(str(record["workdir"])).relative_to(Path(str(record["work_tree"])))
+    linked = _make_links(repo, path, tuple(str(p) for p in record.get("linked", [])))
+    register(common, run_id, run_dir)
+    fresh.update(
+        work_tree=str(path), workdir=str(path / sub), git_dir=admin, admin=admin, linked=linked
+    )
+    if record.get("setup"):
+        await _run_setup(str(record["setup"]), path / sub, run_dir)
+    return fresh
+
+
+__all__ = ["checkout_commit", "create", "exclusions", "remove_worktree", "run_exclusions"]

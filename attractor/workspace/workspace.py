@@ -1,0 +1,262 @@
+"""The run's workspace while it runs: checkpoint, restore, and what to record of it.
+
+A :class:`Workspace` is a work tree, the git directory its checkpoints go to,
+and the branch ``attractor/RUN_ID`` they are committed on (``refs/heads/...``
+in the user's repository for a worktree; in the run directory's own git
+directory for a snapshot). Its commands always name the git directory and the
+work tree explicitly, so a stage that deletes the worktree's ``.git`` file
+cannot send them to another repository.
+
+Nothing is thrown away: :meth:`Workspace.restore` first commits whatever the
+work tree holds and keeps it, with any branch commits it would drop, under
+``refs/attractor/RUN_ID/lost/N`` (``git show attractor/RUN_ID/lost/N``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from attractor.errors import WorkspaceError
+from attractor.workspace.commits import Saved, commit_work_tree, message
+from attractor.workspace.git import Git
+
+#: The prefix of every trailer key the run writes (``git log --grep Attractor-Run:``).
+TRAILER = "Attractor"
+
+
+def branch_of(run_id: str) -> str:
+    return f"attractor/{run_id}"
+
+
+def lost_prefix(run_id: str) -> str:
+    return f"refs/attractor/{run_id}/lost/"
+
+
+@dataclass
+class Workspace:
+    """A work tree with its checkpoint branch (see the module doc)."""
+
+    mode: str
+    run_id: str
+    git: Git
+    work_tree: Path
+    #: Where the stages work: the work tree, or the folder of it the workdir names.
+    workdir: Path
+    #: The git directory refs are read from (the repository's common directory).
+    common_dir: Path
+    #: The commit the run started from, and the last checkpoint.
+    base: str
+    head: str
+    tree: str = ""
+    #: Paths (relative to the work tree) never committed: links, the run directory.
+    excluded: list[str] = field(default_factory=list)
+    #: The checkout's ignored paths linked into the worktree, and the
+    #: ``workspace_setup`` command (a fork's worktree runs it too).
+    linked: list[str] = field(default_factory=list)
+    setup: str | None = None
+    max_bytes: int | None = None
+    #: worktree: the repository the worktree belongs to, and the admin folder the
+    #: worktree's ``.git`` file points to (rewritten when a stage deleted it).
+    repo: Path | None = None
+    admin: Path | None = None
+    #: Warnings for the end of the run (files refused as too large, a repaired .git).
+    notes: list[str] = field(default_factory=list)
+    #: One git operation at a time (parallel branches share the index).
+    lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False, compare=False)
+
+    @property
+    def branch(self) -> str:
+        return branch_of(self.run_id)
+
+    @property
+    def ref(self) -> str:
+        return "refs/heads/" + self.branch
+
+    def record(self) -> dict[str, Any]:
+        """What the manifest keeps, to open this workspace again (:func:`reopen`)."""
+        return {
+            "mode": self.mode,
+            "run_id": self.run_id,
+            "branch": self.branch,
+            "work_tree": str(self.work_tree),
+            "workdir": str(self.workdir),
+            "git_dir": self.git.env.get("GIT_DIR", ""),
+            "common_dir": str(self.common_dir),
+            "base": self.base,
+            "excluded": list(self.excluded),
+            "linked": list(self.linked),
+            "setup": self.setup,
+            "repo": str(self.repo) if self.repo else None,
+            "admin": str(self.admin) if self.admin else None,
+            "umask": self.git.umask,
+        }
+
+    async def tip(self) -> str:
+        """The branch's commit now (a stage may have committed, or moved it)."""
+        loose = self.common_dir / self.ref
+        try:
+            text = loose.read_text().strip()
+        except OSError:
+            text = ""
+        if len(text) >= 40:
+            return text
+        return await self.git.out("rev-parse", "--verify", "--quiet", self.ref)
+
+    async def checkpoint(self, subject: str, trailers: Mapping[str, str | int]) -> Saved:
+        """Commit the work tree when it changed since the last checkpoint; move the branch."""
+        async with self.lock:
+            return await self._checkpoint(subject, trailers)
+
+    async def _checkpoint(self, subject: str, trailers: Mapping[str, str | int]) -> Saved:
+        self._repair()
+        parent = await self._parent()
+        if not self.tree or parent != self.head:
+            self.tree = await self.git.out("rev-parse", parent + "^{tree}")
+        text = message(subject, {f"{TRAILER}-Run": self.run_id, **trailers})
+        saved = await commit_work_tree(
+            self.git,
+            self.work_tree,
+            parent,
+            self.tree,
+            text,
+            excluded=self.excluded,
+            max_bytes=self.max_bytes,
+        )
+        if saved.refused:
+            self.excluded.extend(saved.refused)
+            self.notes.append(
+                "left out of the run's checkpoints (larger than "
+                f"{(self.max_bytes or 0) // (1024 * 1024)} MB): " + ", ".join(saved.refused)
+            )
+        if saved.commit != await self.tip():
+            await self.git.run("update-ref", "-m", subject, self.ref, saved.commit)
+        self.head, self.tree = saved.commit, saved.tree
+        return saved
+
+    async def _parent(self) -> str:
+        """The commit to build on: the last checkpoint, or the stage's own commits on it.
+
+        A stage that rewrote the branch (reset, rebase) gets its commits kept
+        under a lost ref; the checkpoint goes on from the run's last one.
+        """
+        tip = await self.tip()
+        if tip == self.head:
+            return tip
+        if await self.git.ok("merge-base", "--is-ancestor", self.head, tip):
+            return tip  # the stage committed on top: those commits stay on the branch
+        name = await self.keep_lost(tip)
+        self.notes.append(
+            f"a stage moved the run's branch away from its checkpoints: kept as {name}"
+        )
+        return self.head
+
+    async def keep_lost(self, commit: str) -> str:
+        """Keep ``commit`` under the next ``refs/attractor/RUN_ID/lost/N``; its short name."""
+        prefix = lost_prefix(self.run_id)
+        out = await self.git.out("for-each-ref", "--format=%(refname)", prefix)
+        taken = {line.removeprefix(prefix) for line in out.splitlines()}
+        n = 1
+        while str(n) in taken:
+            n += 1
+        await self.git.run("update-ref", prefix + str(n), commit)
+        return (prefix + str(n)).removeprefix("refs/")
+
+    async def restore(self, commit: str, why: str) -> str | None:
+        """Put the work tree and the branch back to ``commit``.
+
+        What the work tree held and the branch commits not in ``commit`` are
+        kept under a lost ref first: its name is returned (None when nothing
+        was there to keep).
+        """
+        async with self.lock:
+            return await self._restore(commit, why)
+
+    async def _restore(self, commit: str, why: str) -> str | None:
+        self._repair()
+        tip = await self.tip()
+        tree = await self.git.out("rev-parse", tip + "^{tree}")
+        subject = f"attractor: the workspace before it was restored ({why})"
+        now = await commit_work_tree(
+            self.git,
+            self.work_tree,
+            tip,
+            tree,
+            message(subject, {f"{TRAILER}-Run": self.run_id, f"{TRAILER}-Kind": "lost"}),
+            excluded=self.excluded,
+        )
+        kept = None
+        if now.commit != commit and not await self.git.ok(
+            "merge-base", "--is-ancestor", now.commit, commit
+        ):
+            kept = await self.keep_lost(now.commit)
+        await self.git.run("read-tree", "-u", "--reset", commit)
+        await self.git.run("update-ref", "-m", f"attractor: restore ({why})", self.ref, commit)
+        self.head = commit
+        self.tree = await self.git.out("rev-parse", commit + "^{tree}")
+        return kept
+
+    async def apply(self, commit: str) -> bool:
+        """Apply what ``commit`` changed to the work tree (all or nothing): whether it did."""
+        async with self.lock:
+            _, patch, _ = await self.git.run("diff-tree", "-p", "--binary", commit + "^", commit)
+            data = patch.encode("utf-8", "surrogateescape")
+            code, _, _ = await self.git.run("apply", "--index", input=data, check=False)
+            return code == 0
+
+    def _repair(self) -> None:
+        """Put back a worktree's ``.git`` file a stage deleted (the agent's git needs it)."""
+        if self.admin is None:
+            return
+        dot_git = self.work_tree / ".git"
+        if not os.path.lexists(dot_git):
+            try:
+                dot_git.write_text(f"gitdir: {self.admin}\n")
+            except OSError as exc:
+                raise WorkspaceError(f"cannot restore {dot_git}: {exc.strerror or exc}") from None
+            self.notes.append(f"a stage deleted {dot_git}; it was written again")
+
+
+def reopen(record: Mapping[str, Any], max_bytes: int | None = None) -> Workspace:
+    """The workspace a manifest recorded (:meth:`Workspace.record`).
+
+    Raises:
+        WorkspaceError: the record is damaged, or its work tree is gone.
+    """
+    try:
+        work_tree = Path(str(record["work_tree"]))
+        env = {"GIT_DIR": str(record["git_dir"]), "GIT_WORK_TREE": str(work_tree)}
+        workspace = Workspace(
+            mode=str(record["mode"]),
+            run_id=str(record["run_id"]),
+            git=Git(work_tree, env, int(record.get("umask", -1))),
+            work_tree=work_tree,
+            workdir=Path(str(record["workdir"])),
+            common_dir=Path(str(record["common_dir"])),
+            base=str(record["base"]),
+            head="",
+            excluded=[str(p) for p in record.get("excluded", [])],
+            linked=[str(p) for p in record.get("linked", [])],
+            setup=str(record["setup"]) if record.get("setup") else None,
+            max_bytes=max_bytes,
+            repo=Path(str(record["repo"])) if record.get("repo") else None,
+            admin=Path(str(record["admin"])) if record.get("admin") else None,
+        )
+    except (KeyError, TypeError, ValueError):
+        raise WorkspaceError(
+            "the run's manifest has a damaged workspace record; "
+            "resume with --workspace none, or start a new run"
+        ) from None
+    if not Path(env["GIT_DIR"]).is_dir():
+        raise WorkspaceError(
+            f"the run's git directory {env['GIT_DIR']} is gone, and with it the checkpoints "
+            "of its files: resume with --workspace none, or start a new run"
+        )
+    if not work_tree.is_dir():
+        work_tree.mkdir(parents=True)  # the files come back from the checkpoint
+    return workspace

@@ -1,0 +1,1 @@
+"""The workspace tests drive the real CLI and real git."""

@@ -1,0 +1,104 @@
+"""A checkpoint commit after every stage that changed files (item 2), on real repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.cli.runkit import invoke, only_run_dir, read_json, write
+from tests.workspace.gitkit import git, make_repo, trailers
+
+STAGES = """digraph p {
+  start [shape=Mdiamond]; done [shape=Msquare]
+  impl [shape=parallelogram, tool_command="echo one > a.txt && mkdir -p build && echo x > build/o"]
+  look [shape=parallelogram, tool_command="cat a.txt"]
+  fix [shape=parallelogram, tool_command="echo two >> a.txt && rm README.md"]
+  start -> impl -> look -> fix -> done
+}
+"""
+
+
+def _run(repo: Path, tmp_path: Path, pipeline: str = STAGES, *extra: str) -> Path:
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    result = invoke(
+        ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"), *extra]
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    return only_run_dir(logs)
+
+
+def _rows(run_dir: Path) -> dict[str, dict[str, object]]:
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    return {row["node"]: row for row in map(json.loads, lines)}
+
+
+def test_each_stage_that_changed_files_is_one_commit_with_trailers(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hi\n", ".gitignore": "build/\n"})
+    run_dir = _run(repo, tmp_path)
+    branch = f"attractor/{run_dir.name}"
+
+    subjects = git(repo, "log", "--format=%s", branch).splitlines()
+    assert subjects[:2] == [
+        "attractor: fix (visit 1, attempt 1) success",
+        "attractor: impl (visit 1, attempt 1) success",
+    ]  # look changed nothing: no commit of its own
+    rows = _rows(run_dir)
+    impl, look, fix = (str(rows[n]["commit"]) for n in ("impl", "look", "fix"))
+    assert look == impl and fix != impl  # an unchanged stage records the same SHA
+    assert trailers(repo, fix) == {
+        "Attractor-Run": run_dir.name,
+        "Attractor-Node": "fix",
+        "Attractor-Visit": "1",
+        "Attractor-Attempt": "1",
+        "Attractor-Status": "success",
+    }
+    assert git(repo, "log", "--format=%H", "--grep", "Attractor-Node: impl", branch).split() == [
+        impl
+    ]
+    assert rows["fix"]["files"] == 2 and rows["look"]["files"] == 0
+    # The same SHA in the stage's status.json and in its journal line.
+    status = read_json(run_dir / "fix" / "status.json")
+    assert status["commit"] == fix and sorted(status["files_changed"]) == ["README.md", "a.txt"]
+    journal = [json.loads(line) for line in (run_dir / "journal.jsonl").read_text().splitlines()]
+    fix_line = next(r for r in journal if ["fix", 1] in r.get("done", []))
+    assert fix_line["commit"] == fix
+    # Ignored files stay out of the checkpoints.
+    assert "build" not in git(repo, "ls-tree", "--name-only", fix).split()
+    assert git(repo, "show", f"{fix}:a.txt") == "one\ntwo\n"
+
+
+def test_a_very_large_file_is_refused_with_a_warning_not_committed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    pipeline = """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      big [shape=parallelogram, tool_command="truncate -s 60M huge.bin && echo small > small.txt"]
+      start -> big -> done
+    }
+    """
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    result = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")])
+    assert result.exit_code == 0, result.stderr
+    run_dir = only_run_dir(logs)
+    commit = str(_rows(run_dir)["big"]["commit"])
+    names = git(repo, "ls-tree", "--name-only", commit).split()
+    assert "small.txt" in names and "huge.bin" not in names
+    warning = [line for line in result.stderr.splitlines() if "huge.bin" in line]
+    assert warning and "larger than 50 MB" in warning[0]
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert os.path.getsize(work_tree / "huge.bin") == 60 * 1024 * 1024  # left in place
+
+
+def test_workspace_none_writes_no_commit_and_says_so(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    dot = write(tmp_path / "p.dot", STAGES)
+    logs = tmp_path / "logs"
+    result = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"),
+                     "--workspace", "none"])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "workspace: none" in result.output
+    assert git(repo, "branch", "--list", "attractor/*") == ""
+    assert "commit" not in _rows(only_run_dir(logs))["impl"]
+    assert (repo / "a.txt").read_text() == "one\ntwo\n"  # today's behaviour: in place

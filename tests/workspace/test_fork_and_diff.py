@@ -1,0 +1,101 @@
+"""``attractor fork`` and ``attractor diff`` on real repositories (items 3 and 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.runkit import invoke, only_run_dir, read_json, write
+from tests.workspace.gitkit import git, make_repo
+
+PIPELINE = """digraph p {
+  start [shape=Mdiamond]; done [shape=Msquare]
+  a [shape=parallelogram, tool_command="echo a >> log.txt"]
+  b [shape=parallelogram, tool_command="echo b >> log.txt && echo new > b.txt"]
+  c [shape=parallelogram, tool_command="echo c >> log.txt"]
+  start -> a -> b -> c -> done
+}
+"""
+
+
+def _finished_run(tmp_path: Path) -> tuple[Path, Path]:
+    repo = make_repo(tmp_path / "repo")
+    dot = write(tmp_path / "p.dot", PIPELINE)
+    logs = tmp_path / "logs"
+    result = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")])
+    assert result.exit_code == 0, result.stderr
+    return repo, only_run_dir(logs)
+
+
+def test_fork_starts_a_new_run_at_the_node_and_leaves_the_original_alone(tmp_path: Path) -> None:
+    repo, run_dir = _finished_run(tmp_path)
+    original = read_json(run_dir / "manifest.json")["workspace"]
+    tip = git(repo, "rev-parse", original["branch"]).strip()
+    files_before = sorted(p.name for p in run_dir.iterdir())
+    fork_dir = tmp_path / "fork"
+
+    result = invoke(["fork", str(run_dir), "--from", "b", "--logs-dir", str(fork_dir)])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    forked = read_json(fork_dir / "manifest.json")
+    assert forked["forked_from"] == {"run_dir": str(run_dir.resolve()), "node": "b"}
+    branch = forked["workspace"]["branch"]
+    assert branch == "attractor/fork" and branch != original["branch"]
+    fork_tree = Path(forked["workspace"]["work_tree"])
+    assert fork_tree != Path(original["work_tree"])
+    # The fork's files started where b was first entered: a's line only, then b and c ran.
+    assert (fork_tree / "log.txt").read_text() == "a\nb\nc\n"
+    commits = git(repo, "log", "--format=%(trailers:key=Attractor-Node,valueonly)", branch)
+    assert [c for c in commits.split() if c][:2] == ["c", "b"]
+    # The original run, its branch and its worktree are untouched.
+    assert git(repo, "rev-parse", original["branch"]).strip() == tip
+    assert (Path(original["work_tree"]) / "log.txt").read_text() == "a\nb\nc\n"
+    assert sorted(p.name for p in run_dir.iterdir()) == files_before
+    assert "continuations" not in read_json(run_dir / "manifest.json")
+
+
+def test_fork_from_a_node_the_run_never_entered_is_refused_and_copies_nothing(
+    tmp_path: Path,
+) -> None:
+    _, run_dir = _finished_run(tmp_path)
+    result = invoke(["fork", str(run_dir), "--from", "zz", "--logs-dir", str(tmp_path / "f")])
+    assert result.exit_code == 2
+    assert "'zz' is not a node of this run's pipeline" in result.stderr
+    assert not (tmp_path / "f").exists()
+
+
+def test_diff_prints_what_one_stage_or_the_whole_run_changed(tmp_path: Path) -> None:
+    _, run_dir = _finished_run(tmp_path)
+
+    stage = invoke(["diff", str(run_dir), "b"])
+    whole = invoke(["diff", str(run_dir)])
+    stat = invoke(["diff", str(run_dir), "b", "--stat"])
+    nothing = invoke(["diff", str(run_dir), "start"])
+
+    assert stage.exit_code == 0, stage.stderr
+    assert "+++ b/b.txt" in stage.output and "+new" in stage.output
+    assert "+b" in stage.output and "+a" not in stage.output and "+c" not in stage.output
+    assert "+a" in whole.output and "+c" in whole.output
+    assert "b.txt" in stat.output and "2 files changed" in stat.output
+    assert nothing.exit_code == 0 and nothing.output == ""
+
+
+def test_diff_of_a_run_without_workspace_says_why(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    dot = write(tmp_path / "p.dot", PIPELINE)
+    logs = tmp_path / "logs"
+    invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"),
+            "--workspace", "none"])  # fmt: skip
+    result = invoke(["diff", str(only_run_dir(logs))])
+    assert result.exit_code == 2
+    assert "kept no checkpoints of its files (--workspace none)" in result.stderr
+
+
+def test_status_shows_the_files_each_stage_changed(tmp_path: Path) -> None:
+    _, run_dir = _finished_run(tmp_path)
+    result = invoke(["status", str(run_dir)])
+    assert result.exit_code == 0, result.stderr
+    rows = {line.split()[0]: line for line in result.output.splitlines() if line.split()}
+    assert "2 files" in rows["b"] and "1 file" in rows["a"]
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    assert json.loads(lines[2])["files"] == 2

@@ -1,0 +1,93 @@
+"""Parallel branches in worktrees of their own, merged at the fan-in (item 5), real git."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.runkit import invoke, only_run_dir, read_json, write
+from tests.workspace.gitkit import git, make_repo
+
+
+def _fan(merge: str, left: str, right: str, after: str = "") -> str:
+    return f"""digraph fan {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      split [shape=component]
+      left  [shape=parallelogram, tool_command="{left}"]
+      right [shape=parallelogram, tool_command="{right}"]
+      join  [shape=tripleoctagon, merge="{merge}"]
+      fixup [shape=parallelogram, tool_command="echo resolved > fixed.txt"]
+      start -> split
+      split -> left
+      split -> right
+      left -> join
+      right -> join
+      join -> done [condition="outcome!=fail"]
+      join -> fixup [condition="outcome=fail && context.workspace.merge=conflict"]
+      fixup -> done
+      {after}
+    }}
+    """
+
+
+def _run(tmp_path: Path, pipeline: str) -> tuple[Path, Path, object]:
+    repo = make_repo(tmp_path / "repo", {"shared.txt": "base\n"})
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    result = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")])
+    return repo, only_run_dir(logs), result
+
+
+def test_branches_cannot_trample_each_other_and_merge_all_at_the_fan_in(tmp_path: Path) -> None:
+    # Both branches write the same scratch file: in one directory the last would win.
+    left = "echo left > scratch.txt && sleep 0.3 && cp scratch.txt left.txt"
+    right = "echo right > scratch.txt && sleep 0.3 && cp scratch.txt right.txt && rm scratch.txt"
+    repo, run_dir, result = _run(tmp_path, _fan("all", left, right))
+
+    assert result.exit_code == 0, result.output + result.stderr
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "left.txt").read_text() == "left\n"
+    assert (work_tree / "right.txt").read_text() == "right\n"
+    status = read_json(run_dir / "join" / "status.json")
+    assert sorted(status["merged"]) == ["left", "right"]
+    branch = f"attractor/{run_dir.name}"
+    kinds = git(repo, "log", "--format=%(trailers:key=Attractor-Kind,valueonly)", branch).split()
+    assert kinds.count("merge") == 2
+    # The branch worktrees are gone once merged; their branches keep the history.
+    assert "--left" not in git(repo, "worktree", "list")
+    assert git(repo, "rev-parse", "--verify", f"attractor/{run_dir.name}--left").strip()
+
+
+def test_merge_selected_takes_only_the_branch_the_fan_in_chose(tmp_path: Path) -> None:
+    left = "echo left > left.txt"
+    right = "echo right > right.txt; exit 1"
+    _, run_dir, result = _run(tmp_path, _fan("selected", left, right))
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert (work_tree / "left.txt").exists() and not (work_tree / "right.txt").exists()
+
+
+def test_merge_none_keeps_the_files_of_the_fan_out(tmp_path: Path) -> None:
+    _, run_dir, result = _run(tmp_path, _fan("none", "echo l > l.txt", "echo r > r.txt"))
+    assert result.exit_code == 0, result.stderr
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert not (work_tree / "l.txt").exists() and not (work_tree / "r.txt").exists()
+
+
+def test_a_conflict_is_an_outcome_to_route_on_never_a_half_merged_tree(tmp_path: Path) -> None:
+    left = "echo from-left > shared.txt && echo l > only-left.txt"
+    right = "echo from-right > shared.txt"
+    repo, run_dir, result = _run(tmp_path, _fan("all", left, right))
+
+    assert result.exit_code == 0, result.output + result.stderr  # routed to fixup
+    status = read_json(run_dir / "join" / "status.json")
+    assert status["outcome"] == "fail" and status["conflicts"] == ["shared.txt"]
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    shared = (work_tree / "shared.txt").read_text()
+    assert shared == "base\n"  # no conflict markers, no half merge
+    assert not (work_tree / "only-left.txt").exists()
+    assert (work_tree / "fixed.txt").exists()
+    journal = (run_dir / "journal.jsonl").read_text().splitlines()
+    contexts = [json.loads(line).get("context", {}) for line in journal]
+    assert any(c.get("workspace.conflicts") == ["shared.txt"] for c in contexts)
+    assert git(repo, "status", "--porcelain") == ""

@@ -1,0 +1,182 @@
+"""Every way of continuing a run restores its files first (item 3), with real git and kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.runkit import (
+    events,
+    finish,
+    invoke,
+    kill_all,
+    only_run_dir,
+    read_json,
+    spawn,
+    wait_for,
+    write,
+)
+from tests.workspace.gitkit import git, make_repo
+
+#: The flag files live in the test's tmp folder, which a sandbox hides (its own /tmp).
+NO_SANDBOX = ("--sandbox", "none")
+
+
+@pytest.fixture
+def mark() -> Iterator[str]:
+    word = f"31.{uuid.uuid4().int % 10**9:09d}"
+    yield word
+    kill_all(word)
+
+
+def _pipeline(flags: Path, mark: str) -> str:
+    """a writes a.txt; b fails if it finds its own earlier half-done file, then half-writes,
+    waits (until ``flags/go`` exists) and finishes; c appends."""
+    b = (
+        f"[ ! -f half.txt ] || exit 7; echo half > half.txt; "
+        f"if [ ! -f {flags}/go ]; then touch {flags}/started; sleep {mark}; fi; "
+        "echo full > b.txt"
+    )
+    return f"""digraph p {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, tool_command="echo a >> a.txt"]
+      b [shape=parallelogram, tool_command="{b}"]
+      c [shape=parallelogram, tool_command="echo c >> a.txt"]
+      start -> a -> b -> c -> done
+    }}
+    """
+
+
+def _stages(run_dir: Path) -> list[str]:
+    return [e["name"] for e in events(run_dir) if e["type"] == "stage_started"]
+
+
+def test_resume_after_kill_9_starts_the_stage_again_from_where_it_began(
+    tmp_path: Path, mark: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    dot = write(tmp_path / "p.dot", _pipeline(flags, mark))
+    logs = tmp_path / "logs"
+    args = ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"), *NO_SANDBOX]
+    proc = spawn(args, tmp_path)
+    try:
+        wait_for(lambda: (flags / "started").exists(), "b to start", timeout=60)
+        os.kill(proc.pid, signal.SIGKILL)
+        finish(proc)
+    finally:
+        kill_all(mark)
+    (flags / "go").touch()
+    run_dir = only_run_dir(logs)
+
+    result = invoke(["resume", str(run_dir)])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    run_id = run_dir.name
+    lost = f"attractor/{run_id}/lost/1"
+    assert f"git show {lost}" in result.stderr  # named in the output
+    assert git(repo, "show", f"{lost}:half.txt") == "half\n"  # never thrown away
+    assert _stages(run_dir).count("a") == 1  # the completed stage did not run again
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "a.txt").read_text() == "a\nc\n"
+    assert (work_tree / "b.txt").read_text() == "full\n"
+    assert git(repo, "status", "--porcelain") == ""  # the user's checkout was never written
+
+
+def test_a_timed_out_stage_is_put_back_and_hand_edits_before_resume_are_kept(
+    tmp_path: Path, mark: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    dot = write(tmp_path / "p.dot", _pipeline(flags, mark))
+    logs = tmp_path / "logs"
+    stopped = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"),
+                      "--timeout", "3s", *NO_SANDBOX])  # fmt: skip
+    kill_all(mark)
+    assert stopped.exit_code == 124, stopped.stderr
+    run_dir = only_run_dir(logs)
+    assert "the stopped stage's files went back to" in stopped.stderr
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert not (work_tree / "half.txt").exists()
+    (work_tree / "notes.md").write_text("written by hand while the run was stopped\n")
+    (flags / "go").touch()
+
+    result = invoke(["resume", str(run_dir)])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "saved the edits made by hand" in result.stderr
+    assert (work_tree / "notes.md").exists()  # the run went on with them
+    branch = f"attractor/{run_dir.name}"
+    kinds = git(repo, "log", "--format=%(trailers:key=Attractor-Kind,valueonly)", branch)
+    assert "hand-edits" in kinds.split()
+    assert git(repo, "show", f"{branch}:notes.md").startswith("written by hand")
+
+
+def test_retry_failed_goes_back_to_the_start_of_the_failed_stage(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    pipeline = f"""digraph p {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, tool_command="echo a > a.txt"]
+      b [shape=parallelogram, tool_command="echo try >> b.txt; [ -f {flags}/ok ]"]
+      start -> a -> b -> done
+    }}
+    """
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    failed = invoke(
+        ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"), *NO_SANDBOX]
+    )
+    assert failed.exit_code == 1
+    run_dir = only_run_dir(logs)
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "b.txt").read_text() == "try\n"
+    (flags / "ok").touch()
+
+    result = invoke(["resume", str(run_dir), "--retry-failed"])
+
+    assert result.exit_code == 0, result.stderr
+    assert (work_tree / "b.txt").read_text() == "try\n"  # not try twice: b began again
+    lost = f"attractor/{run_dir.name}/lost/1"
+    assert git(repo, "show", f"{lost}:b.txt") == "try\n"  # the failed attempt is kept
+
+
+def test_from_node_restores_the_files_as_they_were_at_its_first_entry(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    pipeline = """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, tool_command="echo a >> log.txt"]
+      b [shape=parallelogram, tool_command="echo b >> log.txt"]
+      c [shape=parallelogram, tool_command="echo c >> log.txt"]
+      start -> a -> b -> c -> done
+    }
+    """
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    assert (
+        invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")]).exit_code
+        == 0
+    )
+    run_dir = only_run_dir(logs)
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "log.txt").read_text() == "a\nb\nc\n"
+    before = git(repo, "rev-parse", f"attractor/{run_dir.name}").strip()
+
+    result = invoke(["resume", str(run_dir), "--from", "b"])
+
+    assert result.exit_code == 0, result.stderr
+    assert (work_tree / "log.txt").read_text() == "a\nb\nc\n"  # not a b c b c
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert [r["node"] for r in rows].count("b") == 2
+    # The checkpoints the rewind dropped from the branch are kept.
+    assert git(repo, "show", f"attractor/{run_dir.name}/lost/1:log.txt") == "a\nb\nc\n"
+    assert git(repo, "rev-parse", f"attractor/{run_dir.name}/lost/1").strip() == before
