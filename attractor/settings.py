@@ -23,7 +23,6 @@ import math
 import os
 import re
 import tomllib
-import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from attractor.dot.schema import (
     is_acp_backend,
     parse_duration,
     parse_network,
+    parse_webhook_url,
 )
 from attractor.errors import InputFileError, SettingError, UsageError
 from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
@@ -234,21 +234,7 @@ NOTIFY_FORMATS = ("json", "slack")
 
 
 def _url(raw: Any) -> str:
-    text = str(raw).strip()
-    scheme, sep, _ = text.partition("://")
-    if not sep or scheme.lower() not in ("http", "https") or any(c.isspace() for c in text):
-        raise ValueError("expected an http:// or https:// URL, like https://hooks.example.com/x")
-    try:
-        parts = urllib.parse.urlsplit(text)
-        usable = bool(parts.hostname) and (parts.port is None or parts.port > 0)
-    except ValueError:  # a port that is not a number from 0 to 65535
-        usable = False
-    if not usable:
-        raise ValueError(
-            "expected a host and, after ':', a port from 1 to 65535, like "
-            "https://hooks.example.com:8443/x"
-        )
-    return text
+    return parse_webhook_url(str(raw))
 
 
 def _notify_events(raw: Any) -> tuple[str, ...]:

@@ -240,3 +240,14 @@ def test_the_final_line_times_the_run_not_the_last_deliveries(workspace: Path) -
     said = result.stdout.strip().splitlines()[-1]
     seconds = float(said.split("pipeline succeeded in ")[1].split("s;")[0])
     assert seconds < elapsed - 3.0, said
+
+
+def test_lint_checks_the_graph_attribute_notify_at_its_line(workspace: Path) -> None:
+    write(workspace / "p.dot", QUICK % 'graph [notify="http://127.0.0.1:99999/x"]')
+    result = invoke(["lint", "p.dot"])
+    assert result.exit_code == 1
+    assert result.stdout.startswith(
+        'p.dot:2:10: error attribute_value: notify="http://127.0.0.1:99999/x": expected a host'
+    )
+    write(workspace / "p.dot", QUICK % 'graph [notify=""]')
+    assert invoke(["lint", "p.dot"]).exit_code == 0
