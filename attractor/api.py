@@ -116,7 +116,8 @@ def draw(path: str | Path, *, run_dir: str | Path | None = None, fmt: str = "svg
     """
     from attractor.errors import UsageError
     from attractor.render import render
-    from attractor.runview.inventory import is_run_dir, pipeline_digest, run_state
+    from attractor.runview.inventory import run_state
+    from attractor.runview.listing import is_run_dir, pipeline_digest
     from attractor.store.rundir import PIPELINE_COPY, source_hash
 
     graph = load(path)

@@ -17,7 +17,7 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
     │   ├── ConditionError              an edge condition does not parse (column)
     │   ├── StylesheetError             a model stylesheet does not parse (line:col)
     │   └── ValidationError             lint found error-severity diagnostics
-    ├── InputFileError                  exit 2: a file to read is unusable (fileio.py)
+    ├── InputFileError                  exit 2: a file to read is unusable (fileio)
     │   └── PipelinePathError           a path a pipeline names is refused (outside the roots...)
     ├── RunError                        a run cannot start, continue or resume
     │   ├── CheckpointError             checkpoint.json is missing or unreadable
@@ -173,7 +173,7 @@ InputProblem = Literal["os", "not_regular", "too_large", "not_utf8", "too_deep",
 
 
 class InputFileError(AttractorError):
-    """A file attractor reads cannot be used: see :func:`attractor.fileio.read_bounded`.
+    """A file attractor reads cannot be used: see :func:`attractor.fileio.reads.read_bounded`.
 
     ``kind`` says why: ``os`` (open or read failed; ``errno`` is set), ``not_regular``
     (a FIFO, device, directory...), ``too_large`` (over ``limit`` bytes),

@@ -557,10 +557,12 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     check_servers(builtin, settings)
     # An agent CLI starts the servers itself: no SDK needed for it.
     check_servers([n for n, name in agents if name in AGENT_BACKENDS], settings, sdk=False)
-    from attractor.handlers.acp.servers import check_acp_servers
+    acp_nodes = [n for n, name in agents if name.startswith(ACP_PREFIX)]
+    if acp_nodes:  # imported only then: a run without ACP nodes loads no ACP module
+        from attractor.handlers.acp.servers import check_acp_servers
 
-    for node in (n for n, name in agents if name.startswith(ACP_PREFIX)):
-        check_acp_servers(node, settings)  # the ACP agent starts them itself
+        for node in acp_nodes:
+            check_acp_servers(node, settings)  # the ACP agent starts them itself
 
     routed = route_backends(settings, graph)
     if routed is not None:

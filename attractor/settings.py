@@ -17,17 +17,21 @@ provider layer read the environment.
 
 from __future__ import annotations
 
-import difflib
-import errno
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attractor.config_file import (
+    ACP_AGENTS_KEY,
+    AcpAgent,
+    acp_agents_of,
+    read_config,
+    tables_of,
+)
 from attractor.dot.schema import (
     AGENT_BACKENDS,
     MAX_TURNS_LIMIT,
@@ -39,11 +43,11 @@ from attractor.dot.schema import (
     parse_network,
     parse_webhook_url,
 )
-from attractor.errors import InputFileError, SettingError, UsageError
-from attractor.fileio import RUN_PERMISSIONS, TEXT_LIMIT, read_bounded
+from attractor.errors import SettingError, UsageError
+from attractor.fileio.writes import RUN_PERMISSIONS
 from attractor.llm.credentials import check_variable_name, lost_secret, redact_url
-from attractor.llm.pricing import ModelPrice, parse_price
-from attractor.mcp_config import McpServerConfig, mcp_servers_of
+from attractor.llm.pricing import ModelPrice
+from attractor.mcp_config import McpServerConfig
 from attractor.proc.allowlist import parse_hosts
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
 from attractor.redact import Redactor
@@ -57,14 +61,6 @@ BACKENDS_EXPECTED = (
     "expected simulate, llm, scripted:FILE, " + ", ".join(AGENT_BACKENDS) + " or acp:NAME"
 )
 COST_EXPECTED = "expected an amount of US dollars above zero, like 2.50"
-#: The config file's table of model prices (not a flag or variable).
-PRICES_KEY = "prices"
-#: The config file's ``[mcp_servers.NAME]`` tables: MCP servers nodes may name.
-MCP_KEY = "mcp_servers"
-#: The config file's named ACP agents, ``[acp_agents.NAME]`` (see :class:`AcpAgent`).
-ACP_AGENTS_KEY = "acp_agents"
-#: The config tables that are not settings of their own.
-_TABLE_KEYS = (PRICES_KEY, MCP_KEY, ACP_AGENTS_KEY)
 
 
 def _duration(raw: Any) -> float:
@@ -457,67 +453,11 @@ def step_limit(settings: Settings, node_count: int) -> tuple[int, str]:
 
 
 def find_config(cwd: Path, explicit: str | None = None) -> tuple[str, dict[str, Any]] | None:
-    """Load the config table: ``(label, table)``, or None when there is no config file.
+    """The config table a run here reads: ``(label, table)``, or None without a config file.
 
-    A config file that exists must be a regular file of at most
-    :data:`~attractor.fileio.TEXT_LIMIT` bytes (a FIFO named ``attractor.toml``
-    is an error, not a file to skip or to wait on).
+    Its keys are checked against the settings (see :func:`~attractor.config_file.read_config`).
     """
-    if explicit is not None:
-        path = Path(explicit)
-        label = path.name
-        table = _read_toml(path, explicit, pyproject=path.name == "pyproject.toml")
-    elif os.path.exists(cwd / "attractor.toml"):
-        label = "attractor.toml"
-        table = _read_toml(cwd / label, label, pyproject=False)
-    elif os.path.exists(cwd / "pyproject.toml"):
-        label = "pyproject.toml [tool.attractor]"
-        table = _read_toml(cwd / "pyproject.toml", "pyproject.toml", pyproject=True)
-        if not table:
-            return None
-    else:
-        return None
-    _check_keys(label, table)
-    return label, table
-
-
-def _check_keys(label: str, table: dict[str, Any]) -> None:
-    # A misspelt key would otherwise be ignored without a word.
-    for key in table:
-        if key not in FIELD_NAMES and key not in _TABLE_KEYS:
-            close = difflib.get_close_matches(key, (*FIELD_NAMES, *_TABLE_KEYS), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            known = ", ".join((*FIELD_NAMES, *_TABLE_KEYS))
-            raise UsageError(f"{label}: unknown setting {key!r}{hint} (known: {known})")
-
-
-def _read_toml(path: Path, shown: str, *, pyproject: bool) -> dict[str, Any]:
-    try:
-        text = read_bounded(path, TEXT_LIMIT, "config file")
-    except InputFileError as exc:
-        if exc.kind == "not_regular" and path.is_dir():
-            raise UsageError(
-                f"config file {shown} is a directory; check the --config path"
-            ) from None
-        if exc.errno == errno.ENOENT:
-            raise UsageError(
-                f"config file {shown} does not exist; check the --config path"
-            ) from None
-        raise UsageError(f"config file {shown}: {exc.reason}; {exc.hint}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{shown}: cannot read config file: {exc}") from None
-    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
-        raise UsageError(
-            f"{shown}: cannot read config file: values nest too deeply; "
-            "settings are plain strings and numbers"
-        ) from None
-    if pyproject:
-        tool = data.get("tool", {})
-        table = tool.get("attractor", {}) if isinstance(tool, dict) else {}
-        return table if isinstance(table, dict) else {}
-    return data
+    return read_config(cwd, explicit, settings=FIELD_NAMES)
 
 
 #: The settings that decide how nodes execute, kept in a run's manifest for resume.
@@ -614,15 +554,10 @@ def resolve_settings(
         values["backend"] = "llm" if configured or graph_models else "simulate"
         if graph_models and not configured:
             sources["backend"] = "graph node llm_model/llm_provider"
-    if config is not None and PRICES_KEY in config[1]:
-        values[PRICES_KEY] = _prices(*config)
-        sources[PRICES_KEY] = f"{config[0]}: {PRICES_KEY}"
-    if config is not None and MCP_KEY in config[1]:
-        values[MCP_KEY] = mcp_servers_of(*config)
-        sources[MCP_KEY] = f"{config[0]}: {MCP_KEY}"
-    if config is not None and ACP_AGENTS_KEY in config[1]:
-        values[ACP_AGENTS_KEY] = acp_agents_of(*config)
-        sources[ACP_AGENTS_KEY] = f"{config[0]}: {ACP_AGENTS_KEY}"
+    if config is not None:
+        tables, table_sources = tables_of(*config)
+        values.update(tables)
+        sources.update(table_sources)
     return Settings(**values, sources=sources, texts=texts)
 
 
@@ -663,64 +598,6 @@ def _bind_key_to_url(
     texts.pop("api_key_env", None)
 
 
-def _prices(label: str, table: dict[str, Any]) -> dict[str, ModelPrice]:
-    """The ``[prices.MODEL]`` tables of the config file, each checked."""
-    raw = table[PRICES_KEY]
-    if not isinstance(raw, dict):
-        raise UsageError(
-            f"{label}: {PRICES_KEY} must be a table of models, e.g. "
-            f'[{PRICES_KEY}."my-model"] with input = 1.0 and output = 2.0'
-        )
-    prices: dict[str, ModelPrice] = {}
-    for model, entry in raw.items():
-        try:
-            prices[model] = parse_price(entry, f"{PRICES_KEY}.{model}")
-        except ValueError as exc:
-            raise UsageError(f"{label}: {exc}") from None
-    return prices
-
-
-@dataclass(frozen=True)
-class AcpAgent:
-    """One ``[acp_agents.NAME]`` table: how to start an ACP agent.
-
-    ``env`` values are literal, except a whole value ``$NAME`` or ``${NAME}``,
-    which is that variable of attractor's own environment (unset: left out).
-    """
-
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    #: Where it was defined, for messages (``attractor.toml: acp_agents.claude``).
-    source: str = ""
-
-
-_ACP_AGENT_KEYS = ("command", "args", "env")
-_ACP_AGENT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-
-
-def acp_agents_of(label: str, table: dict[str, Any]) -> dict[str, AcpAgent]:
-    """The ``[acp_agents.NAME]`` tables of a config file, each checked.
-
-    Raises:
-        UsageError: a table, key or value that is not what an agent needs.
-    """
-    raw = table[ACP_AGENTS_KEY]
-    example = f'[{ACP_AGENTS_KEY}.claude] with command = "claude-agent-acp"'
-    if not isinstance(raw, dict):
-        raise UsageError(f"{label}: {ACP_AGENTS_KEY} must be a table of agents, e.g. {example}")
-    agents: dict[str, AcpAgent] = {}
-    for name, entry in raw.items():
-        where = f"{label}: {ACP_AGENTS_KEY}.{name}"
-        if not _ACP_AGENT_NAME.fullmatch(name):
-            raise UsageError(f"{where}: a name has only letters, digits, '_', '.' and '-'")
-        if not isinstance(entry, dict):
-            raise UsageError(f"{where} must be a table, e.g. {example}")
-        agents[name] = _acp_agent(name, entry, where)
-    return agents
-
-
 def configured_acp_agents(
     cwd: Path | None = None, config_file: str | None = None
 ) -> tuple[str, list[str]]:
@@ -735,23 +612,6 @@ def configured_acp_agents(
     label, table = config
     agents = acp_agents_of(label, table) if ACP_AGENTS_KEY in table else {}
     return label, sorted(agents)
-
-
-def _acp_agent(name: str, entry: dict[str, Any], where: str) -> AcpAgent:
-    unknown = [key for key in entry if key not in _ACP_AGENT_KEYS]
-    if unknown:
-        known = ", ".join(_ACP_AGENT_KEYS)
-        raise UsageError(f"{where}: unknown key {unknown[0]!r} (known: {known})")
-    command = entry.get("command")
-    if not isinstance(command, str) or not command.strip():
-        raise UsageError(f'{where}: command must name the agent\'s program, e.g. command = "npx"')
-    args = entry.get("args", [])
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise UsageError(f'{where}: args must be a list of strings, e.g. args = ["--acp"]')
-    env = entry.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise UsageError(f'{where}: env must be a table of strings, e.g. env = {{ KEY = "$KEY" }}')
-    return AcpAgent(name, command.strip(), tuple(args), tuple(env.items()), where)
 
 
 def graph_names_model(graph: Graph) -> bool:

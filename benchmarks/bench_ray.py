@@ -5,7 +5,11 @@ Prints the start-up cost of a local Ray cluster on its own line, then for each
 workload the wall time of the local executor and of the Ray executor:
 
 - a fan-out of ``--branches`` branches of ``sleep 1`` (every branch asks
-  ``--branch-cpus`` of a core, so that many sleep at once on a small machine);
+  ``--branch-cpus`` of a core, so that many sleep at once on a small machine),
+  the local executor running as many at once as Ray can (``max_parallel`` =
+  CPUs / ``--branch-cpus``): the same parallelism;
+- a fan-out of one branch of one ``true`` node, 9 times in turn: the median
+  difference is the Ray executor's overhead per branch;
 - a queue of ``--runs`` small runs (three ``true`` tool nodes each), all started
   at once.
 
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -32,15 +38,18 @@ from attractor.ray_exec.executor import RayExecutor
 from attractor.settings import Settings
 
 
-def fan_out_dot(branches: int, cpus: float) -> str:
+def fan_out_dot(
+    branches: int, cpus: float, parallel: int | None = None, command: str = "sleep 1"
+) -> str:
     lines = [
-        f'  b{i} [shape=parallelogram, tool_command="sleep 1", resources="cpu={cpus}"]\n'
+        f'  b{i} [shape=parallelogram, tool_command="{command}", resources="cpu={cpus}"]\n'
         f"  fan -> b{i} -> join"
         for i in range(branches)
     ]
     return (
         "digraph fan {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n"
-        f"  fan [shape=component, max_parallel={branches}]\n  join [shape=tripleoctagon]\n"
+        f"  fan [shape=component, max_parallel={parallel or branches}]\n"
+        "  join [shape=tripleoctagon]\n"
         + "\n".join(lines)
         + "\n  start -> fan\n  join -> done\n}\n"
     )
@@ -81,13 +90,19 @@ async def run_many(dot: str, count: int, root: Path, executor: Executor) -> floa
     return elapsed
 
 
-def compare(work: Callable[[Path, Executor], Awaitable[float]]) -> dict[str, float]:
-    """Wall seconds of ``work`` with the local executor, then with the Ray executor."""
-    times = {}
-    for executor in (LocalExecutor(), RayExecutor()):
-        with tempfile.TemporaryDirectory() as tmp:
-            times[executor.name] = anyio.run(work, Path(tmp), executor)
-    return times
+def compare(
+    work: Callable[[Path, Executor], Awaitable[float]],
+    local: Callable[[Path, Executor], Awaitable[float]] | None = None,
+    reps: int = 1,
+) -> dict[str, float]:
+    """Median wall seconds of ``work`` with the local executor (``local`` instead when
+    given) and with the Ray executor, taken in turn ``reps`` times."""
+    samples: dict[str, list[float]] = {"local": [], "ray": []}
+    for _ in range(reps):
+        for executor, job in ((LocalExecutor(), local or work), (RayExecutor(), work)):
+            with tempfile.TemporaryDirectory() as tmp:
+                samples[executor.name].append(anyio.run(job, Path(tmp), executor))
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def measure(branches: int, branch_cpus: float, runs: int, cpus: int) -> dict[str, object]:
@@ -97,8 +112,17 @@ def measure(branches: int, branch_cpus: float, runs: int, cpus: int) -> dict[str
     ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
     startup = time.perf_counter() - started
     fan = fan_out_dot(branches, branch_cpus)
+    # The local executor with the parallelism Ray gives the branches: the cluster's
+    # CPUs over each branch's ask (Ray queues the rest).
+    at_once = min(branches, max(1, math.floor(cpus / branch_cpus)))
+    same = fan_out_dot(branches, branch_cpus, at_once)
+    one = fan_out_dot(1, branch_cpus, command="true")
     try:
-        fan_out = compare(lambda root, executor: run_many(fan, 1, root, executor))
+        fan_out = compare(
+            lambda root, executor: run_many(fan, 1, root, executor),
+            local=lambda root, executor: run_many(same, 1, root, executor),
+        )
+        branch = compare(lambda root, executor: run_many(one, 1, root, executor), reps=9)
         queue = compare(lambda root, executor: run_many(SMALL, runs, root, executor))
     finally:
         ray.shutdown()
@@ -108,7 +132,10 @@ def measure(branches: int, branch_cpus: float, runs: int, cpus: int) -> dict[str
         "branches": branches,
         "branch_cpus": branch_cpus,
         "runs": runs,
+        "at_once": at_once,
         "fan_out": fan_out,
+        "one_branch": branch,
+        "branch_overhead_ms": (branch["ray"] - branch["local"]) * 1e3,
         "queue": queue,
     }
 
@@ -126,8 +153,10 @@ def main() -> None:
         print(json.dumps(figures))
         return
     print(f"local Ray cluster start-up ({args.cpus} CPUs): {figures['startup']:.2f}s")
+    print(f"per-branch overhead (one `true` node): {figures['branch_overhead_ms']:.0f} ms")
     for name, key in (
-        (f"fan-out of {args.branches} x sleep 1", "fan_out"),
+        (f"fan-out of {args.branches} x sleep 1, {figures['at_once']} at once", "fan_out"),
+        ("fan-out of 1 branch of `true`", "one_branch"),
         (f"queue of {args.runs} small runs (3 tool nodes each)", "queue"),
     ):
         times = figures[key]

@@ -11,15 +11,12 @@ from pathlib import Path
 import pytest
 
 from attractor.errors import InputFileError, PipelinePathError
-from attractor.fileio import (
-    MAX_JSON_DEPTH,
+from attractor.fileio.confine import confine_path, read_confined_text
+from attractor.fileio.jsonio import MAX_JSON_DEPTH, json_depth, loads_json
+from attractor.fileio.reads import (
     MiB,
-    confine_path,
     format_size,
-    json_depth,
-    loads_json,
     read_bounded,
-    read_confined_text,
     read_head,
     read_lines,
     read_tail,

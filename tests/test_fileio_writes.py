@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from attractor.fileio import USER_FILE, atomic_write_text
+from attractor.fileio.writes import USER_FILE, atomic_write_text
 
 
 def test_atomic_writes_are_private_unless_the_file_is_the_users(tmp_path: Path) -> None:

@@ -62,14 +62,9 @@ class Compaction:
         )
 
 
-def _size(message: Message) -> int:
-    calls = sum(len(c.name) + len(str(c.arguments)) for c in message.tool_calls)
-    return len(message.content) + calls
-
-
 def estimate_tokens(messages: Sequence[Message]) -> int:
     """About how many tokens ``messages`` take (four characters per token)."""
-    return sum(_size(m) for m in messages) // CHARS_PER_TOKEN
+    return sum(m.size for m in messages) // CHARS_PER_TOKEN
 
 
 def _note(chars: int) -> str:

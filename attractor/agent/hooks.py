@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from attractor.agent.tools.base import ToolContext, ToolResult
 from attractor.events import Event, StageOutput
-from attractor.fileio import append_text, run_dir_mode
+from attractor.fileio.writes import append_text, run_dir_mode
 from attractor.llm.types import ToolCall
 from attractor.proc.follow import Chunk, OutputFollower
 from attractor.redact import scrub_files
@@ -206,18 +206,13 @@ class ToolHooks:
 
     def _sink(self, emit: Emit) -> Callable[[Chunk], None]:
         def send(chunk: Chunk) -> None:
-            text = chunk.text
-            if chunk.skipped:
-                name = HOOK_STREAMS[chunk.stream]
-                note = f"[... {chunk.skipped} bytes not shown; the whole output is in {name}]"
-                text = f"{note}\n{text}"
             emit(
                 StageOutput(
                     node=self.node_id,
                     visit=self.visit,
                     attempt=self.attempt,
                     stream=chunk.stream,
-                    text=text,
+                    text=chunk.shown(HOOK_STREAMS[chunk.stream]),
                     offset=chunk.offset,
                     skipped=chunk.skipped,
                 )

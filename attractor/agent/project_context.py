@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import platform
 import shlex
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,8 +84,47 @@ class GitState:
     commits: str
 
 
+class _Shared:
+    """One ``git_state`` in progress, which sessions starting meanwhile wait for."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.finished = False
+        self.state: GitState | None = None
+
+
+#: ``git_state`` calls in progress, by thread, workdir and boundary. Sessions that
+#: start together in one place (the branches of a fan-out) share one set of git
+#: commands: four subprocesses a session were most of a model stage's own CPU.
+_RUNNING: dict[tuple[int, str, str], _Shared] = {}
+
+
 async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | None:
-    """Branch, short status and recent commits, or None outside a repository."""
+    """Branch, short status and recent commits, or None outside a repository.
+
+    A call made while another for the same workdir and boundary is running gets
+    that call's answer (the same moment's state); if that call fails or is
+    cancelled, this one asks git itself.
+    """
+    where = "" if runner is None else f"{type(runner).__name__}: {runner.describe()}"
+    key = (threading.get_ident(), str(workdir), where)
+    shared = _RUNNING.get(key)
+    if shared is not None:
+        await shared.done.wait()
+        if shared.finished:
+            return shared.state
+        return await _git_state(workdir, runner)
+    shared = _RUNNING[key] = _Shared()
+    try:
+        shared.state = await _git_state(workdir, runner)
+        shared.finished = True
+    finally:
+        del _RUNNING[key]
+        shared.done.set()
+    return shared.state
+
+
+async def _git_state(workdir: Path, runner: Runner | None) -> GitState | None:
     top = await _git(workdir, runner, "rev-parse", "--show-toplevel")
     if not top:
         return None

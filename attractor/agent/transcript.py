@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from attractor.fileio import append_text, run_dir_mode
+from attractor.fileio.writes import append_text, run_dir_mode
 from attractor.llm.types import ModelResponse
 
 TurnKind = Literal["work", "reflection", "final"]

@@ -269,7 +269,7 @@ class LiveDisplay(_Display):
         # Starts show in the live region; only what finished scrolls above it.
         line = None if isinstance(event, ev.StageStarted) else stage_line(event)
         if line is not None:
-            self.console.print(line)
+            self.console.print(line.rich())
         if isinstance(event, ev.InterviewStarted):
             # The console interviewer needs the terminal to itself.
             self.live.stop()

@@ -34,7 +34,7 @@ def fmt(files: tuple[str, ...], check: bool) -> None:
     canonical names for aliases, shape and type first, four-space indentation.
     Comments, blank lines and every string (prompts) are kept byte for byte."""
     from attractor.dot.formatter import format_file as format_pipeline
-    from attractor.fileio import USER_FILE, atomic_write_text
+    from attractor.fileio.writes import USER_FILE, atomic_write_text
 
     failed = changed = False
     for path in files:

@@ -11,7 +11,7 @@ from typing import NoReturn
 
 import click
 
-from attractor.fileio import USER_FILE, atomic_write_text
+from attractor.fileio.writes import USER_FILE, atomic_write_text
 
 #: template name -> (default file name, one-line description)
 TEMPLATES = {

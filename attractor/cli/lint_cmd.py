@@ -90,7 +90,8 @@ def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
 
 def _config_servers() -> tuple[str | None, set[str]]:
     """The config file a run here reads (None: none), and the MCP servers it defines."""
-    from attractor.settings import MCP_KEY, find_config
+    from attractor.config_file import MCP_KEY
+    from attractor.settings import find_config
 
     config = find_config(Path.cwd())
     if config is None:

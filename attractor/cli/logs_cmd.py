@@ -47,7 +47,8 @@ POLL = 0.2
 )
 def logs(run_dir: str, node: str | None, follow: bool, ansi: bool) -> NoReturn:
     """Show the output of a run's steps (or of NODE's), every visit; -f follows it live."""
-    from attractor.runview.inventory import EventTail, is_run_dir, run_status
+    from attractor.runview.inventory import EventTail
+    from attractor.runview.listing import is_run_dir, run_status
 
     path = Path(run_dir)
     if not path.is_dir() or not is_run_dir(path):
@@ -86,7 +87,8 @@ def _no_such_step(run: Path, node: str, within: str = "") -> str | None:
     """Why ``node`` (``NODE/CHILD...``, a step of the sub-pipeline NODE runs) names no
     step of the run in ``run``; None when it does, or when the run cannot tell (its
     pipeline copy is unusable, or the child run has not started yet)."""
-    from attractor.runview.inventory import is_run_dir, run_graph
+    from attractor.runview.inventory import run_graph
+    from attractor.runview.listing import is_run_dir
 
     graph = run_graph(run)
     own, _, rest = node.partition("/")

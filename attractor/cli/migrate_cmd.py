@@ -39,7 +39,7 @@ def migrate(file: str, dialect: str, write: bool) -> None:
     listed with its FILE:LINE:COL, and the result is in canonical form
     (attractor fmt). Prompts and comments are kept as written."""
     from attractor.dot.migrate import migrate_file
-    from attractor.fileio import USER_FILE, atomic_write_text
+    from attractor.fileio.writes import USER_FILE, atomic_write_text
 
     try:
         result = migrate_file(file, dialect)

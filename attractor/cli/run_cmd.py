@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 import click
 from rich.console import Console
 
+import attractor.launch as launcher
 from attractor.cli import stop_signals
 from attractor.cli.display import DisplayMode, choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
@@ -29,32 +30,24 @@ from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.events import Event
 from attractor.launch import (
-    AutoApproveInterviewer,
-    ConsoleInterviewer,
-    Continuation,
     Hooks,
-    Interviewer,
     Plan,
-    QueueInterviewer,
-    RunDir,
-    RunResult,
-    backend_name,
-    check_auto_choice,
-    check_logs_dir,
-    disk_full,
-    gates_needing_a_person,
     launch,
     load_graph,
-    never_started,
     plan_fork,
     plan_resume,
     plan_run,
-    stdin_can_answer,
     workspace_plan,
 )
 from attractor.run_status import STOPPED
 from attractor.runview.inventory import main_path
 from attractor.settings import Settings, redactor_for
+
+if TYPE_CHECKING:
+    from attractor.launch import Continuation, Interviewer, RunResult
+
+# The launcher's other names (engine, store, handlers) are read as ``launcher.NAME``
+# when a command needs them, so that ``attractor run --help`` imports no engine.
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
@@ -118,7 +111,7 @@ def resume(
             raise UsageError("--retry-failed and --from exclude each other; pick one")
         how = None
         if retry_failed or from_node is not None:
-            how = Continuation(retry_failed=retry_failed, from_node=from_node)
+            how = launcher.Continuation(retry_failed=retry_failed, from_node=from_node)
         return _plan_resume(_resume_target(run_dir, latest), options, how)
 
     _execute(params, plan)
@@ -166,7 +159,7 @@ def _resume_target(run_dir: str | None, latest: bool) -> Path:
     if not latest:
         raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
     from attractor.run_status import RESUMABLE, RunStatus
-    from attractor.runview.inventory import list_runs
+    from attractor.runview.listing import list_runs
 
     for info in list_runs(Path(".")):
         if info.status != RunStatus.RUNNING and (
@@ -200,7 +193,7 @@ def _execute(
     except OSError as err:  # a file the command had to write, outside any run directory
         where = f" ({err.filename})" if err.filename else ""
         click.echo(f"error: {err.strerror or err}{where}", err=True)
-        code = 74 if disk_full(err) else 1
+        code = 74 if launcher.disk_full(err) else 1
     except KeyboardInterrupt:
         # Ctrl-C before the engine installed its own handler: nothing ran yet.
         click.echo("error: interrupted", err=True)
@@ -226,7 +219,7 @@ def _plan_run(path: Path, options: CommonOptions) -> Plan:
         for diagnostic in warnings:
             click.echo(diagnostic.format_text(), err=True)
     plan = plan_run(path, options.flags, options.config, graph=graph)
-    check_logs_dir(plan.settings.logs_dir, plan.settings.source("logs_dir"))
+    launcher.check_logs_dir(plan.settings.logs_dir, plan.settings.source("logs_dir"))
     return plan
 
 
@@ -240,10 +233,10 @@ def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None
 
 
 def _check_run_dir(run_dir: Path) -> None:
-    found = RunDir(run_dir)
+    found = launcher.RunDir(run_dir)
     copy = found.pipeline_path
     # Before anything else (gates, models, the lock file): is this a run directory?
-    if never_started(run_dir):
+    if launcher.never_started(run_dir):
         raise UsageError(
             f"{run_dir}: this run never started (it stopped while its directory was being "
             f"created); start it again: attractor run PIPELINE --logs-dir {run_dir}"
@@ -259,19 +252,19 @@ def _check_run_dir(run_dir: Path) -> None:
 def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
     if options.auto_approve:
         if options.auto_choice is not None:
-            check_auto_choice(graph, options.auto_choice)
-        return AutoApproveInterviewer(options.auto_choice)
+            launcher.check_auto_choice(graph, options.auto_choice)
+        return launcher.AutoApproveInterviewer(options.auto_choice)
     if options.answers is not None:
-        return QueueInterviewer.from_file(Path(options.answers))
-    gates = gates_needing_a_person(graph)
-    if gates and not stdin_can_answer(sys.stdin):
+        return launcher.QueueInterviewer.from_file(Path(options.answers))
+    gates = launcher.gates_needing_a_person(graph)
+    if gates and not launcher.stdin_can_answer(sys.stdin):
         raise UsageError(
             f"human gate(s) {', '.join(gates)} need answers and stdin is not a terminal "
             "(nothing could answer them): pass --answers FILE (one answer a line), "
             "--auto-approve, or pipe the answers to stdin; a gate with human.default_choice "
             "and human.timeout answers itself"
         )
-    return ConsoleInterviewer()
+    return launcher.ConsoleInterviewer()
 
 
 def _print_plan(plan: Plan, file: str) -> int:
@@ -290,7 +283,7 @@ def _simulation_note(settings: Settings, graph: Graph) -> str | None:
     tools = any(node.handler_type == "tool" for node in graph.nodes())
     # Nodes that name their own agent (a CLI, acp:NAME) are not simulated.
     llm = any(
-        node.handler_type == "codergen" and backend_name(node, settings) == "simulate"
+        node.handler_type == "codergen" and launcher.backend_name(node, settings) == "simulate"
         for node in graph.nodes()
     )
     if settings.simulates_tools:

@@ -88,7 +88,7 @@ def runs(
     root: str, statuses: tuple[str, ...], pipeline: str | None, as_json: bool, prune: bool
 ) -> NoReturn:
     """List the runs under DIR, newest first, with what each spent."""
-    from attractor.runview.inventory import list_runs, select_runs
+    from attractor.runview.listing import list_runs, select_runs
 
     base = Path(root)
     if not base.is_dir():
@@ -157,7 +157,7 @@ def _spend_cells(usage: object) -> list[str]:
 
 def _statuses(given: tuple[str, ...]) -> list[str]:
     """The ``--status`` values, each checked (one line and exit 2 for an unknown one)."""
-    from attractor.runview.inventory import LISTED_STATUSES
+    from attractor.runview.listing import LISTED_STATUSES
 
     wanted = [part.strip() for value in given for part in value.split(",") if part.strip()]
     for value in wanted:
@@ -189,7 +189,7 @@ def _changed(count: int | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
 def status(run_dir: str, as_json: bool) -> NoReturn:
     """Show a run's timeline (every visit and attempt) and what a resume would do."""
-    from attractor.runview.inventory import is_run_dir, run_info
+    from attractor.runview.listing import is_run_dir, run_info
     from attractor.runview.timeline import Spend, next_action, stage_spending, timeline
 
     path = Path(run_dir)

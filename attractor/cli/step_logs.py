@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from attractor.errors import InputFileError
 from attractor.events import call_summary
-from attractor.fileio import open_regular
+from attractor.fileio.reads import open_regular
 from attractor.runview.timeline import attempt_folder
 
 #: How ANSI escapes in output are treated: all taken out, colours kept, all kept.

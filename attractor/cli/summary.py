@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from attractor.dot.schema import format_duration
-from attractor.launch import NodeResult, RunResult
 from attractor.run_status import STOPPED, RunStatus
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from attractor.launch import NodeResult, RunResult
 
 _HEADERS = ("node", "status", "attempts", "duration", "note", "tokens", "cost")
 _NOTE_WIDTH = 60
@@ -86,6 +86,10 @@ def rich_table(rows: Sequence[tuple[str, ...]], width: int) -> Table:
     Every column but the note keeps its full width; the note gets what is left
     and is cut with an ellipsis, so each node stays on one line.
     """
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
     headers, rows = _columns(rows)
     note = headers.index("note")
     fixed = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers)) if i != note]
@@ -113,15 +117,25 @@ def rich_table(rows: Sequence[tuple[str, ...]], width: int) -> Table:
 def print_summary(result: RunResult, console: Console, *, rich: bool) -> None:
     """Print the node table and the total token usage and cost to ``console``."""
     rows = summary_rows(result.node_results)
+    lines = []
     if rows:
         if rich:
             console.print(rich_table(rows, console.width))
         else:
-            console.out(plain_table(rows), highlight=False)
+            # Plain text goes straight to the file: rich's rendering of a long
+            # run's table cost as much as the run's own bookkeeping.
+            lines.append(plain_table(rows))
     total = format_tokens(result.usage)
     cost = format_cost(result.usage)
     if total:
-        console.out(f"tokens: {total}" + (f"; cost: {cost}" if cost else ""), highlight=False)
+        lines.append(f"tokens: {total}" + (f"; cost: {cost}" if cost else ""))
+    if not lines:
+        return
+    if rich:
+        console.out(*lines, sep="\n", highlight=False)
+    else:
+        console.file.write("\n".join(lines) + "\n")
+        console.file.flush()
 
 
 def final_line(result: RunResult, elapsed: float) -> str:

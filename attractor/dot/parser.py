@@ -36,7 +36,7 @@ from attractor.dot.lexer import (
     unescape,
 )
 from attractor.errors import InputFileError, PipelineError, PipelineSyntaxError
-from attractor.fileio import TEXT_LIMIT, read_bounded
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -481,8 +481,8 @@ def _parse(text: str, file: str) -> Graph:
 def read_source(path: str | Path) -> str:
     """The text of a pipeline file; an unreadable file raises PipelineError (exit 2).
 
-    A FIFO, a device or a file over :data:`~attractor.fileio.TEXT_LIMIT` is
-    unreadable too (see :func:`~attractor.fileio.read_bounded`).
+    A FIFO, a device or a file over :data:`~attractor.fileio.reads.TEXT_LIMIT` is
+    unreadable too (see :func:`~attractor.fileio.reads.read_bounded`).
     """
     try:
         return read_bounded(path, TEXT_LIMIT, "pipeline file")

@@ -25,7 +25,8 @@ from pathlib import Path
 from attractor.dot.graph import Graph, Node
 from attractor.dot.prompt_file import PromptFile, PromptFileError
 from attractor.errors import PipelinePathError
-from attractor.fileio import MiB, read_confined_text
+from attractor.fileio.confine import read_confined_text
+from attractor.fileio.reads import MiB
 
 PROMPT_FILE_LIMIT = MiB
 

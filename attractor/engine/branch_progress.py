@@ -22,7 +22,9 @@ from typing import Any
 
 from attractor.engine.state import NodeResult, Walk
 from attractor.errors import InputFileError
-from attractor.fileio import STATE_LIMIT, atomic_write_json, loads_json, read_bounded, run_dir_mode
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import STATE_LIMIT, read_bounded
+from attractor.fileio.writes import atomic_write_json, run_dir_mode
 from attractor.handlers.base import BranchResult
 from attractor.handlers.context import Context
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from attractor.dot.graph import Graph
 from attractor.engine.state import NodeResult
 from attractor.errors import InputFileError
-from attractor.fileio import read_head
+from attractor.fileio.reads import read_head
 from attractor.handlers.preamble import counts_as_stage
 from attractor.store.base import RunStore
 

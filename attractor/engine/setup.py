@@ -16,7 +16,7 @@ from attractor.engine.continuation import Continuation, continued
 from attractor.engine.progress import TrackedContext
 from attractor.engine.state import NodeResult, Walk, sum_usage
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
-from attractor.fileio import TEXT_LIMIT, read_bounded, require_regular
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded, require_regular
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage

@@ -14,7 +14,7 @@ from attractor.engine.eventbus import EventBus
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.step_budget import StepBudget
 from attractor.events import CheckpointSaved, Event
-from attractor.fileio import dumps
+from attractor.fileio.jsonio import dumps
 from attractor.handlers.base import BranchRunner, Services
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
@@ -49,7 +49,7 @@ def _branches_here(run: Run, local: BranchRunner) -> BranchRunner:
     return local
 
 
-@dataclass
+@dataclass(slots=True)  # one a node run, kept for the summary: no __dict__ each
 class NodeResult:
     """One row of the run summary: a node execution and how it ended."""
 

@@ -21,7 +21,8 @@ from attractor.engine.retry import policy_for
 from attractor.engine.state import NodeResult, Run, Walk, record_step
 from attractor.errors import RunError
 from attractor.events import StageCompleted, StageFailed, StageRetrying, StageStarted
-from attractor.fileio import json_lines, write_text
+from attractor.fileio.jsonio import json_lines
+from attractor.fileio.writes import write_text
 from attractor.handlers.base import BranchRunner, StageEnv
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage

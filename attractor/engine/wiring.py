@@ -22,7 +22,7 @@ from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import RunOptions
 from attractor.engine.step_budget import StepBudget
 from attractor.errors import RunError
-from attractor.fileio import confine_path
+from attractor.fileio.confine import confine_path
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import ChildRunner, NoRecord, RunRecord, Services, Steering
 from attractor.handlers.builtin import default_registry

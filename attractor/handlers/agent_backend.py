@@ -26,7 +26,7 @@ from attractor.agent.transcript import Transcript
 from attractor.dot.graph import Graph, Node, normalize_label
 from attractor.errors import LLMError, McpServerError, UsageError
 from attractor.events import AgentWarning, TurnBudgetResolved, TurnLimitReached
-from attractor.fileio import run_dir_mode, write_text
+from attractor.fileio.writes import run_dir_mode, write_text
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.mcp_servers import node_servers, require_sdk
 from attractor.handlers.model_spec import node_model_spec

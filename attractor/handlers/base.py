@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph, Node
 from attractor.events import Event
-from attractor.fileio import confine_path
+from attractor.fileio.confine import confine_path
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from attractor.dot.graph import Graph, Node
 from attractor.errors import AttractorError
-from attractor.fileio import write_text
+from attractor.fileio.writes import write_text
 from attractor.handlers import preamble
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.base import StageEnv

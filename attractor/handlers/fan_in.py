@@ -18,7 +18,8 @@ from attractor.agent.report import trailing_object
 from attractor.dot.graph import Graph, Node
 from attractor.errors import AttractorError, InputFileError
 from attractor.events import AgentWarning
-from attractor.fileio import TEXT_LIMIT, read_head, write_text
+from attractor.fileio.reads import TEXT_LIMIT, read_head
+from attractor.fileio.writes import write_text
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus

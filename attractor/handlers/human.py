@@ -28,7 +28,7 @@ from attractor.events import (
     InterviewStarted,
     InterviewTimeout,
 )
-from attractor.fileio import read_confined_text
+from attractor.fileio.confine import read_confined_text
 from attractor.handlers.base import StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY
@@ -129,7 +129,7 @@ async def review_for(node: Node, graph: Graph, context: Context, env: StageEnv) 
     """What the question shows: ``human.show``'s file, else the previous response.
 
     The file is read in a worker thread, only if it lies inside the places a run
-    may read and is a regular file (see :func:`~attractor.fileio.read_confined_text`).
+    may read and is a regular file (see :func:`~attractor.fileio.confine.read_confined_text`).
 
     Raises:
         PipelinePathError: ``human.show`` is refused; the gate fails with the reason.

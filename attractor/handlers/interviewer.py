@@ -33,7 +33,7 @@ from attractor import redact
 from attractor.dot.accelerators import accelerator_key as accelerator_key
 from attractor.dot.accelerators import strip_accelerator
 from attractor.errors import InputFileError, UsageError
-from attractor.fileio import TEXT_LIMIT, read_bounded
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 
 
 class QuestionType(enum.StrEnum):
@@ -153,7 +153,7 @@ class QueueInterviewer:
         """One answer (key or label) per line; blank lines are ignored.
 
         The file must be a regular file of at most
-        :data:`~attractor.fileio.TEXT_LIMIT` bytes: a FIFO or ``/dev/zero``
+        :data:`~attractor.fileio.reads.TEXT_LIMIT` bytes: a FIFO or ``/dev/zero``
         would block or never end (answers can be piped to stdin instead).
         """
         try:

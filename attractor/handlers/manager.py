@@ -30,7 +30,7 @@ from attractor.events import (
     StageFailed,
     StageStarted,
 )
-from attractor.fileio import confine_path
+from attractor.fileio.confine import confine_path
 from attractor.handlers.base import ChildResult, ChildRun, StageEnv, Steering
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus

@@ -24,14 +24,9 @@ from attractor.events import (
     ParallelCompleted,
     ParallelStarted,
 )
-from attractor.fileio import (
-    STATE_LIMIT,
-    atomic_write_json,
-    atomic_write_text,
-    loads_json,
-    read_bounded,
-    run_dir_mode,
-)
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import STATE_LIMIT, read_bounded
+from attractor.fileio.writes import atomic_write_json, atomic_write_text, run_dir_mode
 from attractor.handlers.base import BranchResult, StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, arrival

@@ -8,6 +8,8 @@ error (the node fails) rather than a silent fallback to codergen.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from attractor.dot.graph import Node
 from attractor.errors import RunError
 from attractor.handlers.base import Handler
@@ -15,28 +17,41 @@ from attractor.linter.base import register_known_type
 
 
 class HandlerRegistry:
-    """Handlers by type name. Registering a type again replaces its handler."""
+    """Handlers by type name. Registering a type again replaces its handler.
+
+    A type may be registered with a factory instead (:meth:`register_lazy`): its
+    handler, and the modules it needs, are built when a node of that type first
+    runs, so a run loads only the handlers its graph uses.
+    """
 
     def __init__(self, default_type: str = "codergen") -> None:
         self._handlers: dict[str, Handler] = {}
+        self._factories: dict[str, Callable[[], Handler]] = {}
         self.default_type = default_type
 
     def register(self, type_name: str, handler: Handler) -> None:
         self._handlers[type_name] = handler
+        self._factories.pop(type_name, None)
         # Lint should not warn about a type that now has a handler.
         register_known_type(type_name)
 
+    def register_lazy(self, type_name: str, factory: Callable[[], Handler]) -> None:
+        """Register ``type_name`` with ``factory``, called once when first resolved."""
+        self._handlers.pop(type_name, None)
+        self._factories[type_name] = factory
+        register_known_type(type_name)
+
     def types(self) -> list[str]:
-        return sorted(self._handlers)
+        return sorted({*self._handlers, *self._factories})
 
     def __contains__(self, type_name: object) -> bool:
-        return type_name in self._handlers
+        return type_name in self._handlers or type_name in self._factories
 
     def resolve_type(self, node: Node) -> str:
         """The type name whose handler runs ``node``."""
         explicit = (node.raw("type") or "").strip()
         if explicit:
-            if explicit in self._handlers:
+            if explicit in self:
                 return explicit
             # Running an unknown type as codergen would silently call a model.
             raise RunError(
@@ -46,7 +61,7 @@ class HandlerRegistry:
         by_shape = node.implied_type  # the start or exit by id, else by shape
         if by_shape is None:
             return self.default_type
-        if by_shape not in self._handlers:
+        if by_shape not in self:
             # A supervisor (shape=house) run as an LLM step would only pretend.
             raise RunError(
                 f"node {node.id}: shape={node.shape} means type {by_shape!r}, "
@@ -56,7 +71,11 @@ class HandlerRegistry:
 
     def resolve(self, node: Node) -> Handler:
         name = self.resolve_type(node)
-        try:
-            return self._handlers[name]
-        except KeyError:
-            raise RunError(f"node {node.id}: no handler for type {name!r}") from None
+        handler = self._handlers.get(name)
+        if handler is not None:
+            return handler
+        factory = self._factories.pop(name, None)
+        if factory is None:
+            raise RunError(f"node {node.id}: no handler for type {name!r}")
+        handler = self._handlers[name] = factory()
+        return handler

@@ -29,7 +29,7 @@ from attractor.dot.graph import Graph, Node
 from attractor.dot.includes import DOT_FILE, written_path
 from attractor.errors import AttractorError, PipelinePathError
 from attractor.events import CHILD_EVENTS, ChildEvent, Event
-from attractor.fileio import confine_path
+from attractor.fileio.confine import confine_path
 from attractor.handlers.base import ChildResult, ChildRun, StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus

@@ -21,13 +21,9 @@ from typing import Any
 
 from attractor.agent import thread as thread_json
 from attractor.errors import AttractorError
-from attractor.fileio import (
-    STATE_LIMIT,
-    atomic_write_json,
-    loads_json,
-    read_bounded,
-    run_dir_mode,
-)
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import STATE_LIMIT, read_bounded
+from attractor.fileio.writes import atomic_write_json, run_dir_mode
 from attractor.handlers.context import Context
 from attractor.handlers.fidelity import THREAD_OF_PREFIX
 from attractor.llm.types import Message

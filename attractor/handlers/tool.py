@@ -88,17 +88,13 @@ def output_sink(node_id: str, env: StageEnv) -> Callable[[Chunk], None]:
     """Emits each chunk a step's command wrote as a ``stage_output`` event."""
 
     def emit(chunk: Chunk) -> None:
-        text = chunk.text
-        if chunk.skipped:
-            name = f"{chunk.stream}.txt"
-            text = f"[... {chunk.skipped} bytes not shown; the whole output is in {name}]\n" + text
         env.emit(
             StageOutput(
                 node=node_id,
                 visit=env.visit,
                 attempt=env.attempt,
                 stream=chunk.stream,
-                text=text,
+                text=chunk.shown(f"{chunk.stream}.txt"),
                 offset=chunk.offset,
                 skipped=chunk.skipped,
             )

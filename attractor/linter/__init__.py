@@ -7,16 +7,31 @@ sorted by position; ``validate_or_raise`` raises ValidationError on errors;
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from attractor.errors import Diagnostic
 from attractor.linter.base import register_known_type
-from attractor.linter.prepare import prepare
-from attractor.linter.registry import (
-    LintRule,
-    builtin_rules,
-    register_rule,
-    validate,
-    validate_or_raise,
-)
+
+if TYPE_CHECKING:
+    from attractor.linter.prepare import prepare
+    from attractor.linter.registry import (
+        LintRule,
+        builtin_rules,
+        register_rule,
+        validate,
+        validate_or_raise,
+    )
+
+#: Names imported with their module on first use: importing a submodule (the
+#: CLI's ``linter.base``) must not load the parser and every rule.
+_LAZY = {
+    "prepare": "attractor.linter.prepare",
+    "LintRule": "attractor.linter.registry",
+    "builtin_rules": "attractor.linter.registry",
+    "register_rule": "attractor.linter.registry",
+    "validate": "attractor.linter.registry",
+    "validate_or_raise": "attractor.linter.registry",
+}
 
 __all__ = [
     "Diagnostic",
@@ -28,3 +43,14 @@ __all__ = [
     "validate",
     "validate_or_raise",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

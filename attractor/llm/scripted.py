@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from attractor.errors import InputFileError, UsageError
-from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.llm.types import Message, ModelRequest, ModelResponse, ToolCall, Usage
 
 Then = Literal["repeat_last", "stop"]

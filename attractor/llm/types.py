@@ -6,7 +6,9 @@ backend) translates them to and from its own wire format.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -31,6 +33,19 @@ class ToolCall:
         """The transcript form: ``{name, arguments}``."""
         return {"name": self.name, "arguments": self.arguments}
 
+    # Each request resends the whole conversation: what is worked out from a call
+    # or a message is worked out once, so a turn's cost does not grow with the
+    # number of turns before it (the fields never change).
+    @cached_property
+    def arguments_json(self) -> str:
+        """``arguments`` as JSON text (``json.dumps`` defaults), encoded once."""
+        return json.dumps(self.arguments)
+
+    @cached_property
+    def size(self) -> int:
+        """Characters of the name and of ``str(arguments)``, counted once."""
+        return len(self.name) + len(str(self.arguments))
+
 
 @dataclass(frozen=True)
 class Message:
@@ -42,6 +57,11 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+
+    @cached_property
+    def size(self) -> int:
+        """Characters of the content and the tool calls, counted once."""
+        return len(self.content) + sum(call.size for call in self.tool_calls)
 
     @classmethod
     def system(cls, text: str) -> Message:

@@ -22,7 +22,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from attractor.events import Event
-from attractor.fileio import append_text
+from attractor.fileio.writes import append_text
 from attractor.notify.deliver import BACKOFF, Delivery, deliver, headers_for
 from attractor.notify.payload import Notice, Notices
 

@@ -1,7 +1,7 @@
 """The mode of the files proc writes into a run directory (output files, the process ledger).
 
 The engine sets it from the ``run_permissions`` setting together with
-:func:`attractor.fileio.set_run_permissions` (proc sits beside fileio and does
+:func:`attractor.fileio.writes.set_run_permissions` (proc sits beside fileio and does
 not import it).
 """
 

@@ -49,6 +49,14 @@ class Chunk:
     text: str
     skipped: int = 0
 
+    def shown(self, file_name: str) -> str:
+        """``text``, after a note of the bytes skipped before it (if any) that names
+        ``file_name``, the file holding the whole output."""
+        if not self.skipped:
+            return self.text
+        note = f"[... {self.skipped} bytes not shown; the whole output is in {file_name}]"
+        return f"{note}\n{self.text}"
+
 
 class _Stream:
     """The read position in one output file."""

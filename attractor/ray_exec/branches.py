@@ -166,7 +166,7 @@ class RayBranches:
         if isinstance(budget, SharedBudget):
             return budget.bank
         if self._bank is None:
-            self._bank = open_bank(budget, self.events.node)
+            self._bank = open_bank(budget, self.events.node, self)
         return self._bank
 
     async def __call__(

@@ -15,10 +15,12 @@ or so each: small next to a model request.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import ray
+from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from attractor.agent.run_budget import BudgetKind, RunLimits, RunTurnBudget
@@ -64,6 +66,10 @@ class _Bank:
     def __init__(self, limits: RunLimits, state: BudgetState) -> None:
         self.budget = _budget(limits, state)
 
+    def reset(self, limits: RunLimits, state: BudgetState) -> None:
+        """Hold another parallel node's budget (a bank kept warm, see :func:`open_bank`)."""
+        self.budget = _budget(limits, state)
+
     def take(self) -> tuple[bool, BudgetState]:
         return self.budget.take(), state_of(self.budget)
 
@@ -90,15 +96,42 @@ class _Bank:
         return state_of(self.budget)
 
 
-def open_bank(budget: RunTurnBudget, node: str) -> Any:
+#: Banks whose parallel node has ended, by Ray job and cluster node, kept warm
+#: for the next parallel node of this driver: a new actor is a new worker
+#: process, over half a second on a small machine; a kept one is reset in one call.
+_IDLE: dict[tuple[str, str], list[Any]] = {}
+#: How many idle banks a driver keeps per cluster node (more end with their node).
+KEEP_WARM = 4
+
+
+def open_bank(budget: RunTurnBudget, node: str, owner: object) -> Any:
     """A bank holding ``budget`` as it is now (for the branches of one parallel node).
 
     It lives on ``node``, the driver's (with the event hub): losing any worker,
     the run's own included, must not lose the budget while tasks still use it.
+    A bank kept from an earlier parallel node is reset and used first; this one
+    is kept in turn once ``owner`` (the node's branch runner) is gone.
     """
-    there = NodeAffinitySchedulingStrategy(node, soft=False) if node else "DEFAULT"
-    bank = _Bank.options(scheduling_strategy=there)  # type: ignore[attr-defined]
-    return bank.remote(budget.limits, state_of(budget))
+    key = (ray.get_runtime_context().get_job_id(), node)
+    idle = _IDLE.setdefault(key, [])
+    bank = None
+    while idle and bank is None:
+        bank = idle.pop()
+        try:  # waited for: every call of the branches comes after it
+            ray.get(bank.reset.remote(budget.limits, state_of(budget)))
+        except RayActorError:  # it went away meanwhile
+            bank = None
+    if bank is None:
+        there = NodeAffinitySchedulingStrategy(node, soft=False) if node else "DEFAULT"
+        actor = _Bank.options(scheduling_strategy=there)  # type: ignore[attr-defined]
+        bank = actor.remote(budget.limits, state_of(budget))
+    weakref.finalize(owner, _keep_warm, idle, bank)
+    return bank
+
+
+def _keep_warm(idle: list[Any], bank: Any) -> None:
+    if len(idle) < KEEP_WARM:
+        idle.append(bank)
 
 
 class SharedBudget(RunTurnBudget):

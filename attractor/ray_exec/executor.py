@@ -38,7 +38,8 @@ from attractor.engine.seam import (
 )
 from attractor.errors import InputFileError, RunError
 from attractor.events import Event, PipelineStarted
-from attractor.fileio import read_bounded, write_text
+from attractor.fileio.reads import read_bounded
+from attractor.fileio.writes import write_text
 from attractor.handlers.base import BranchRunner
 from attractor.handlers.interviewer import ConsoleInterviewer
 from attractor.ray_exec.branches import BackendFactory, RayBranches, worker_options

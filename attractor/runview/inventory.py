@@ -1,10 +1,11 @@
-"""What the run directories under a folder say: the runs, and one run's state.
+"""One run's state read back from its files: every node, the route, the events.
 
-Front ends (``attractor graph --run``, ``attractor serve``, a runs listing)
-read runs only through this module, so that the files of a run directory are
-interpreted in one place. The manifest gives a run's name, status and timings,
-the checkpoint its visits and context, and ``events.jsonl`` what each node is
-doing or did (so a run driven by another process is read the same way).
+Front ends (``attractor graph --run``, ``attractor serve``, ``attractor logs``)
+read a run only through this module and :mod:`attractor.runview.listing` (the
+listing fields, from the manifest), so that the files of a run directory are
+interpreted in one place. The checkpoint gives a run's visits and context, and
+``events.jsonl`` what each node is doing or did (so a run driven by another
+process is read the same way); stage files are read in part.
 
 Node states: ``pending``, ``running``, ``success``, ``partial``, ``fail``,
 ``skipped``, ``retry`` (the last attempt asked for another), and ``stopped``
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fnmatch
-import os
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,31 +24,20 @@ from typing import Any
 
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, InputFileError
-from attractor.fileio import (
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import (
     EVENTS_LIMIT,
-    TEXT_LIMIT,
-    loads_json,
-    read_bounded,
-    read_head,
     read_lines,
     read_tail,
 )
-from attractor.run_status import RunStatus
-from attractor.store.checkpoint import RUNNING, Checkpoint
-from attractor.store.journal import damaged_run_file
+from attractor.runview.listing import RunInfo, load_checkpoint, run_info
+from attractor.store.checkpoint import RUNNING
 from attractor.store.rundir import (
-    CHECKPOINT,
     EVENTS,
-    LOCK,
-    MANIFEST,
-    RESULTS,
     RunDir,
     _safe_name,
-    source_hash,
 )
 
-#: Where runs go under a root (the engine's default, relative to the directory run in).
-RUNS_SUBDIR = Path(".attractor") / "runs"
 #: Final event types: after one of these, a run's event stream has ended.
 FINAL_EVENTS = frozenset(
     {"pipeline_completed", "pipeline_failed", "pipeline_timed_out", "pipeline_interrupted"}
@@ -77,36 +65,6 @@ class NodeState:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-@dataclass
-class RunInfo:
-    """A run as a listing shows it (manifest only)."""
-
-    id: str
-    path: Path
-    name: str
-    goal: str
-    status: str
-    started_at: float | None
-    finished_at: float | None
-    duration: float | None
-    current_node: str | None
-    failure_reason: str
-    #: Node executions finished so far (rows of results.jsonl).
-    nodes_done: int = 0
-    #: Input plus output tokens of the run so far, every attempt counted.
-    tokens: int = 0
-    #: US dollars spent so far, None when no model used had a price.
-    cost: float | None = None
-    #: The manifest's usage object (the checkpoint's while the run goes on): every
-    #: count (input, output, cached...) and the cost; None before anything is recorded.
-    usage: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["path"] = str(self.path)
-        return data
 
 
 @dataclass
@@ -144,164 +102,6 @@ class RunState:
         }
 
 
-def is_run_dir(path: Path) -> bool:
-    return (path / MANIFEST).is_file() or (path / CHECKPOINT).is_file()
-
-
-def list_runs(root: Path) -> list[RunInfo]:
-    """Every run under ``root/.attractor/runs`` (and ``root`` itself), newest first."""
-    found: list[RunInfo] = []
-    for base in (root / RUNS_SUBDIR, root):
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(base):
-                path = Path(entry.path)
-                if entry.is_dir(follow_symlinks=False) and is_run_dir(path):
-                    found.append(run_info(path))
-    found.sort(key=lambda r: (r.started_at or 0.0, r.id), reverse=True)
-    return found
-
-
-#: Every status a listing can show: a run's own, and the reader's words for a run
-#: whose driver died (``stopped``) or whose files cannot be read (``damaged``).
-LISTED_STATUSES = (*(str(s) for s in RunStatus), "stopped", "damaged", "unknown")
-
-
-def select_runs(
-    runs: Iterable[RunInfo], statuses: Iterable[str] = (), pipeline: str | None = None
-) -> list[RunInfo]:
-    """The runs with one of ``statuses`` (all when none) whose pipeline is ``pipeline``
-    (a name, or a shell pattern like ``nightly-*``; all when None)."""
-    wanted = frozenset(statuses)
-    return [
-        run
-        for run in runs
-        if (not wanted or run.status in wanted)
-        and (pipeline is None or fnmatch.fnmatchcase(run.name, pipeline))
-    ]
-
-
-def run_status(path: Path) -> str:
-    """The run's status as :func:`run_info` gives it, reading only the manifest and lock.
-
-    For pollers (an event stream waiting for the next event): no checkpoint is
-    parsed and no results are counted. A damaged manifest reads as ``damaged``.
-    """
-    try:
-        status = str(RunDir(path).read_manifest().get("status") or "unknown")
-    except AttractorError:
-        return "damaged"
-    if status == RUNNING and not driver_alive(path):
-        return "stopped"
-    return status
-
-
-def run_info(path: Path) -> RunInfo:
-    """The manifest of the run in ``path``; a driver that died leaves ``stopped``.
-
-    A manifest or results.jsonl that cannot be read (not a regular file, over
-    its limit, nested too deeply) leaves status ``damaged`` with the reason.
-    """
-    damage = ""
-    try:
-        manifest = RunDir(path).read_manifest()
-    except AttractorError as exc:
-        manifest, damage = {}, str(exc)
-    nodes_done, problem = _line_count(path / RESULTS)
-    damage = damage or problem
-    status = "damaged" if damage else str(manifest.get("status") or "unknown")
-    usage = manifest.get("usage")
-    current = _text_or_none(manifest.get("current_node"))
-    if status == RUNNING:
-        # The manifest is written when a run starts and ends: a run still going,
-        # or one whose driver died, has its node and its spending so far in the
-        # checkpoint (with the journal records after it).
-        checkpoint = load_checkpoint(path)
-        if checkpoint is not None:
-            current = checkpoint.current_node or checkpoint.next_node
-            if checkpoint.run_usage is not None:
-                usage = checkpoint.run_usage
-        if not driver_alive(path):
-            status = "stopped"
-    return RunInfo(
-        id=path.name,
-        path=path,
-        name=str(manifest.get("name") or path.name),
-        goal=str(manifest.get("goal") or ""),
-        status=status,
-        started_at=_number(manifest.get("started_at")),
-        finished_at=_number(manifest.get("finished_at")),
-        duration=_number(manifest.get("duration")),
-        current_node=current,
-        failure_reason=damage or str(manifest.get("failure_reason") or ""),
-        nodes_done=nodes_done,
-        tokens=_tokens(usage),
-        cost=_cost(usage),
-        usage=dict(usage) if isinstance(usage, dict) else None,
-    )
-
-
-def pipeline_digest(path: Path) -> str | None:
-    """The SHA-256 of the pipeline text the run in ``path`` ran: the manifest's
-    ``source_sha256``, else (an older manifest) its copy's; None when neither is there."""
-    try:
-        recorded = RunDir(path).read_manifest().get("source_sha256")
-    except AttractorError:
-        recorded = None
-    if isinstance(recorded, str) and recorded:
-        return recorded
-    try:
-        return source_hash(read_bounded(RunDir(path).pipeline_path, TEXT_LIMIT, "pipeline copy"))
-    except InputFileError:
-        return None
-
-
-def _line_count(path: Path) -> tuple[int, str]:
-    """How many whole lines ``path`` holds, and why it cannot be read ("" when it can)."""
-    count = 0
-    try:
-        for _ in read_lines(path, "results file"):
-            count += 1
-    except InputFileError as exc:
-        return 0, "" if exc.kind == "os" else str(damaged_run_file(exc))
-    return count, ""
-
-
-def _tokens(usage: object) -> int:
-    if not isinstance(usage, dict):
-        return 0
-    counts = (usage.get("input_tokens"), usage.get("output_tokens"))
-    return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
-
-
-def _cost(usage: object) -> float | None:
-    return _number(usage.get("cost")) if isinstance(usage, dict) else None
-
-
-def driver_alive(path: Path) -> bool:
-    """Whether the process that last locked the run directory still exists."""
-    try:
-        pid = int(read_head(path / LOCK, 64, "lock file").strip() or b"0")
-    except (InputFileError, ValueError):
-        return False
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def load_checkpoint(path: Path) -> Checkpoint | None:
-    """The run's checkpoint, None before the first one is written or when damaged."""
-    try:
-        return Checkpoint.load(RunDir(path).checkpoint_path)
-    except AttractorError:
-        return None
-
-
 def read_events(path: Path, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(id, event)`` for each whole line of events.jsonl after event ``after``, streamed."""
     tail = EventTail(path, after)
@@ -332,8 +132,8 @@ class EventTail:
         """The next events appended since the previous call, a chunk's worth at most.
 
         An empty list means there is nothing new (yet). A file that is not a
-        regular file reads as empty; a line over :data:`~attractor.fileio.LINE_LIMIT`,
-        or a file over :data:`~attractor.fileio.EVENTS_LIMIT`, reads as one
+        regular file reads as empty; a line over :data:`~attractor.fileio.reads.LINE_LIMIT`,
+        or a file over :data:`~attractor.fileio.reads.EVENTS_LIMIT`, reads as one
         ``unreadable`` event and nothing after it.
         """
         while lines := self._next_lines():
@@ -586,11 +386,3 @@ def progress(path: list[str], route: Iterable[str]) -> Progress:
     position = {node: i for i, node in enumerate(path, start=1)}
     reached = max((position.get(node, 0) for node in route), default=0)
     return Progress(reached, len(path))
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -15,15 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import AttractorError, InputFileError
-from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.run_status import RESUMABLE
-from attractor.runview.inventory import (
-    load_checkpoint,
-    read_events,
-    run_info,
-    run_status,
-    stage_path,
-)
+from attractor.runview.inventory import read_events, stage_path
+from attractor.runview.listing import load_checkpoint, run_info, run_status
 from attractor.store.attempts import files_of
 from attractor.store.rundir import CHECKPOINT, RunDir
 

@@ -1,7 +1,7 @@
 """What a run spent, as the API and the page show it: per request, node, branch and run.
 
 The run's total is the manifest's ``usage`` (the checkpoint's while the run
-goes on), as :func:`attractor.runview.inventory.run_info` reads it. Each node's
+goes on), as :func:`attractor.runview.listing.run_info` reads it. Each node's
 is the sum of its rows in results.jsonl (every visit, every attempt of a
 visit); a parallel branch's is the sum of the nodes it runs, from its first
 node up to the fan-in. Each request (an agent turn) is read from its
@@ -18,9 +18,11 @@ from typing import Any
 from attractor.dot.graph import Graph
 from attractor.dot.schema import parse_duration
 from attractor.errors import AttractorError
-from attractor.fileio import loads_json, read_lines
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import read_lines
 from attractor.launch import RunDir
-from attractor.runview.inventory import RunState, load_checkpoint, read_events
+from attractor.runview.inventory import RunState, read_events
+from attractor.runview.listing import load_checkpoint
 
 #: The counts a usage object holds, as the manifest names them.
 COUNTS = (

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attractor.runview.inventory import RunInfo, stage_path, tail_text
+from attractor.runview.inventory import stage_path, tail_text
+from attractor.runview.listing import RunInfo
 
 #: How many of the failed node's last output lines the banner shows.
 OUTPUT_LINES = 20

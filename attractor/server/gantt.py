@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attractor.runview.inventory import read_events, run_status
+from attractor.runview.inventory import read_events
+from attractor.runview.listing import run_status
 from attractor.runview.timeline import timeline
 
 

@@ -24,21 +24,11 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from attractor.api import load
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, UsageError, ValidationError
-from attractor.fileio import atomic_write_text
+from attractor.fileio.writes import atomic_write_text
 from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
-from attractor.runview.inventory import (
-    RUNS_SUBDIR,
-    RunReader,
-    RunState,
-    folder_files,
-    is_run_dir,
-    list_runs,
-    load_checkpoint,
-    run_graph,
-    run_info,
-    stage_path,
-)
+from attractor.runview.inventory import RunReader, RunState, folder_files, run_graph, stage_path
+from attractor.runview.listing import RUNS_SUBDIR, is_run_dir, list_runs, load_checkpoint, run_info
 from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attractor.errors import InputFileError
-from attractor.fileio import read_tail
+from attractor.fileio.reads import read_tail
 from attractor.server.body import Problem
 from attractor.server.confine import inside
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from attractor.runview.inventory import driver_alive, is_run_dir, run_status
+from attractor.runview.listing import driver_alive, is_run_dir, run_status
 
 #: The most runs one request may prune.
 MAX_PRUNE = 1000

@@ -25,7 +25,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from attractor.dot.graph import Graph
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
-from attractor.fileio import atomic_write_json
+from attractor.fileio.writes import atomic_write_json
 from attractor.launch import (
     Continuation,
     Hooks,
@@ -38,7 +38,7 @@ from attractor.launch import (
     settings_for,
 )
 from attractor.run_status import RunStatus
-from attractor.runview.inventory import RUNS_SUBDIR
+from attractor.runview.listing import RUNS_SUBDIR
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import RECORDED_SOURCE, Settings

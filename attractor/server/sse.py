@@ -25,7 +25,8 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from attractor.run_status import RunStatus
-from attractor.runview.inventory import FINAL_EVENTS, EventTail, run_status
+from attractor.runview.inventory import FINAL_EVENTS, EventTail
+from attractor.runview.listing import run_status
 from attractor.server.runs import Changes
 
 #: How long a stream waits for a change before it looks at the file again

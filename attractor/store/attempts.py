@@ -17,7 +17,9 @@ import re
 from pathlib import Path
 
 from attractor.errors import InputFileError
-from attractor.fileio import atomic_write_text, loads_json, make_run_dir, read_bounded
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import read_bounded
+from attractor.fileio.writes import atomic_write_text, make_run_dir
 from attractor.store.worker import WORKER_FILE
 
 MARKER = ".attempt"

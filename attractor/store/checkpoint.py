@@ -22,13 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import CheckpointError, InputFileError
-from attractor.fileio import (
-    STATE_LIMIT,
-    atomic_write_text,
-    dumps_compact,
-    loads_json,
-    read_bounded,
-)
+from attractor.fileio.jsonio import dumps_compact, loads_json
+from attractor.fileio.reads import STATE_LIMIT, read_bounded
+from attractor.fileio.writes import atomic_write_text
 from attractor.handlers.outcome import StageStatus
 from attractor.run_status import RunStatus
 from attractor.store.journal import JOURNAL, read_records
@@ -89,8 +85,8 @@ class Checkpoint:
 
         Reads the checkpoint, then applies the records of ``journal.jsonl``
         beside it that came later. The file must be a regular file of at most
-        :data:`~attractor.fileio.STATE_LIMIT` bytes whose JSON nests no deeper
-        than :data:`~attractor.fileio.MAX_JSON_DEPTH`.
+        :data:`~attractor.fileio.reads.STATE_LIMIT` bytes whose JSON nests no deeper
+        than :data:`~attractor.fileio.jsonio.MAX_JSON_DEPTH`.
 
         Raises:
             CheckpointError: what went wrong and what to do.

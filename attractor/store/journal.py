@@ -30,7 +30,9 @@ from typing import Any
 
 from attractor import redact
 from attractor.errors import CheckpointError, InputFileError
-from attractor.fileio import dumps_compact, loads_json, read_lines, run_file_mode
+from attractor.fileio.jsonio import dumps_compact, loads_json
+from attractor.fileio.reads import read_lines
+from attractor.fileio.writes import run_file_mode
 
 JOURNAL = "journal.jsonl"
 
@@ -96,8 +98,8 @@ def read_records(path: Path, offset: int, after_seq: int) -> Iterator[tuple[int,
     in memory at a time. A last line without its newline (a write cut short) is
     ignored; any other line that is not a record makes the journal damaged, and
     so do a journal that is not a regular file, a line over
-    :data:`~attractor.fileio.LINE_LIMIT` and more than
-    :data:`~attractor.fileio.STATE_LIMIT` bytes after ``offset``. An ``offset``
+    :data:`~attractor.fileio.reads.LINE_LIMIT` and more than
+    :data:`~attractor.fileio.reads.STATE_LIMIT` bytes after ``offset``. An ``offset``
     past the end yields nothing.
 
     Raises:

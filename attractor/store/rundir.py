@@ -38,18 +38,19 @@ from attractor.errors import (
     UsageError,
 )
 from attractor.events import Event
-from attractor.fileio import (
+from attractor.fileio.jsonio import dumps, loads_json
+from attractor.fileio.reads import (
     STATE_LIMIT,
     TEXT_LIMIT,
-    AppendFile,
-    atomic_write_json,
-    atomic_write_text,
-    dumps,
-    loads_json,
-    make_run_dir,
     read_bounded,
     read_lines,
     require_regular,
+)
+from attractor.fileio.writes import (
+    AppendFile,
+    atomic_write_json,
+    atomic_write_text,
+    make_run_dir,
     run_dir_mode,
     run_file_mode,
     set_run_permissions,
@@ -307,8 +308,9 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        #: Node id -> its folder, once this process has made sure the folder exists.
-        self._stage_dirs: dict[str, Path] = {}
+        #: Nodes whose folder this process has made sure exists: ids, not paths,
+        #: so that a long run does not hold a path object a node.
+        self._opened: set[str] = set()
         self._lock_fd: int | None = None
         self._encoder: CheckpointEncoder | None = None
 
@@ -401,7 +403,7 @@ class RunDir:
 
         Raises:
             CheckpointError: the file is not a regular file, a row is over
-                :data:`~attractor.fileio.LINE_LIMIT` or nests too deeply.
+                :data:`~attractor.fileio.reads.LINE_LIMIT` or nests too deeply.
         """
         rows: list[dict[str, Any]] = []
         if count <= 0:
@@ -428,14 +430,13 @@ class RunDir:
 
     def stage_path(self, node_id: str) -> Path:
         """Where the folder of node ``node_id`` is (or would be); nothing is created."""
-        return self._stage_dirs.get(node_id) or self.path / _safe_name(node_id)
+        return self.path / _safe_name(node_id)
 
     def open_stage_dir(self, node_id: str) -> tuple[Path, bool]:
         """The folder of node ``node_id``, and whether this call created it (so it is empty)."""
-        path = self._stage_dirs.get(node_id)
-        if path is not None:
-            return path, False
         path = self.path / _safe_name(node_id)
+        if node_id in self._opened:
+            return path, False
         try:
             make_run_dir(path)
             created = True
@@ -444,7 +445,7 @@ class RunDir:
         except FileNotFoundError:  # the run directory itself went away: say where
             path.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
             created = True
-        self._stage_dirs[node_id] = path
+        self._opened.add(node_id)
         return path, created
 
     def copy_source(self, text: str) -> None:
@@ -473,7 +474,7 @@ class RunDir:
 
         Raises:
             CheckpointError: it is not a regular file, is over
-                :data:`~attractor.fileio.STATE_LIMIT` or nests too deeply.
+                :data:`~attractor.fileio.reads.STATE_LIMIT` or nests too deeply.
         """
         try:
             text = read_bounded(self.manifest_path, STATE_LIMIT, "manifest")

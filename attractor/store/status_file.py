@@ -20,7 +20,8 @@ from typing import Any
 
 from attractor.agent.report import parse_report
 from attractor.errors import InputFileError
-from attractor.fileio import loads_json, read_bounded
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import read_bounded
 from attractor.handlers.outcome import Outcome, StageStatus
 
 STATUS = "status.json"

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import InputFileError
-from attractor.fileio import loads_json, read_bounded
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import read_bounded
 
 #: Which cluster node runs a run (in its run directory) or a branch (in the stage
 #: directory of its first node): ``{"node_id": ..., "host": ...}``.

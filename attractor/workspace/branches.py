@@ -47,11 +47,12 @@ async def open_branch(main: Workspace, branch: str) -> Workspace:
     """
     name = branch_name(main, branch)
     path = _branch_path(main, name)
-    if not (path / ".git").is_file():
-        await _admin_git(main).run(
-            "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--force", "-B",
-            branch_of(name), str(path), main.head,
-        )  # fmt: skip
+    async with main.worktrees_lock:
+        if not (path / ".git").is_file():
+            await _admin_git(main).run(
+                "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--force", "-B",
+                branch_of(name), str(path), main.head,
+            )  # fmt: skip
     admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
     env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
     workspace = Workspace(
@@ -78,7 +79,8 @@ async def open_branch(main: Workspace, branch: str) -> Workspace:
 async def close_branch(main: Workspace, branch: str) -> None:
     """Remove a branch's worktree (its git branch stays: the run's history)."""
     path = _branch_path(main, branch_name(main, branch))
-    await _admin_git(main).run("worktree", "remove", "--force", str(path), check=False)
+    async with main.worktrees_lock:
+        await _admin_git(main).run("worktree", "remove", "--force", str(path), check=False)
 
 
 @dataclass

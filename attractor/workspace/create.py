@@ -30,7 +30,7 @@ from typing import Any, BinaryIO
 import anyio
 
 from attractor.errors import WorkspaceError
-from attractor.fileio import run_file_mode
+from attractor.fileio.writes import run_file_mode
 from attractor.workspace.commits import commit_work_tree, exclusions, message, not_ignored
 from attractor.workspace.git import Git, base_environment
 from attractor.workspace.preflight import WorkspacePlan

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import InputFileError, UsageError
-from attractor.fileio import TEXT_LIMIT, loads_json, read_bounded
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.workspace.git import Git
 
 _STATUS_FILES = ("status.engine.json", "status.json")

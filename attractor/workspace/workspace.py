@@ -69,6 +69,10 @@ class Workspace:
     notes: list[str] = field(default_factory=list)
     #: One git operation at a time (parallel branches share the index).
     lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False, compare=False)
+    #: One ``git worktree add/remove`` of this run's branches at a time: git
+    #: writes each new worktree's admin folder in steps, and another worktree
+    #: command reading the folder mid-way fails ("failed to read .../commondir").
+    worktrees_lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False, compare=False)
 
     @property
     def branch(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -12,10 +13,14 @@ import pytest
 from attractor.agent.project_context import (
     INSTRUCTIONS_BUDGET,
     TRUNCATED_MARK,
+    GitState,
     ProjectContext,
     environment_block,
     gather,
+    git_state,
 )
+from attractor.proc.environment import LocalEnvironment
+from attractor.proc.process import ProcessResult
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -106,3 +111,34 @@ def test_a_directory_named_agents_md_is_not_read(tmp_path: Path) -> None:
 def test_environment_block_without_git() -> None:
     block = environment_block(Path("/w"), None, today=datetime.date(2030, 1, 2))
     assert "Today's date: 2030-01-02" in block and "Is git repository: false" in block
+
+
+class _CountingEnvironment(LocalEnvironment):
+    """The local environment, counting the commands it was asked to run."""
+
+    commands: list[str]
+
+    async def run(self, command: str, **kwargs: Any) -> ProcessResult:
+        self.commands.append(command)
+        return await super().run(command, **kwargs)
+
+
+def test_sessions_starting_together_share_one_set_of_git_commands(repo: Path) -> None:
+    env = _CountingEnvironment(repo)
+    env.commands = []
+    states: list[GitState | None] = []
+
+    async def one() -> None:
+        states.append(await git_state(repo, env))
+
+    async def together() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(one)
+
+    anyio.run(together)
+    assert len(states) == 8 and all(s == states[0] for s in states)
+    assert states[0] is not None and states[0].branch == "trunk"
+    assert len(env.commands) == 4  # rev-parse twice, status, log: once for all eight
+    anyio.run(one)  # a session starting later asks git again
+    assert len(env.commands) == 8

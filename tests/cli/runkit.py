@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +157,14 @@ def kill_all(word: str) -> None:
     for pid in pids_with(word):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def sleep_mark(seconds: int) -> Iterator[str]:
+    """A unique number of about ``seconds``, usable as a ``sleep`` argument and found
+    again in /proc; whatever still carries it is killed on the way out."""
+    word = f"{seconds}.{uuid.uuid4().int % 10**9:09d}"
+    try:
+        yield word
+    finally:
+        kill_all(word)

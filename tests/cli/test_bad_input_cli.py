@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from attractor.fileio import MAX_JSON_DEPTH, STATE_LIMIT, TEXT_LIMIT
+from attractor.fileio.jsonio import MAX_JSON_DEPTH
+from attractor.fileio.reads import STATE_LIMIT, TEXT_LIMIT
 from tests.cli.runkit import finish, invoke, only_run_dir, spawn, write
 
 LINEAR = Path(__file__).resolve().parents[2] / "examples" / "linear.dot"

@@ -41,6 +41,13 @@ def disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+@pytest.fixture(autouse=True)
+def no_workspace(tmp_path: Path) -> None:
+    """The runs keep no workspace: its git directory would be written to the small disk
+    too (tests/workspace/test_disk_full.py fills a disk under a workspace)."""
+    write(tmp_path / "attractor.toml", 'workspace = "none"\n')
+
+
 def _fill(disk: Path, leave: int) -> Path:
     """A file that leaves about ``leave`` bytes free on ``disk``."""
     filler = disk / "filler"

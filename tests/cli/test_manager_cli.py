@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,11 +11,11 @@ import pytest
 from tests.cli.runkit import (
     finish,
     invoke,
-    kill_all,
     lines_of,
     only_run_dir,
     pids_with,
     read_json,
+    sleep_mark,
     spawn,
     wait_for,
     write,
@@ -48,9 +47,8 @@ LOGS = ["--logs-dir", "runs/{timestamp}-{graph}"]
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"37.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(37) as word:
+        yield word
 
 
 def _parent(workspace: Path, child: str, *, poll: str = "1s", extra: str = "") -> None:

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import signal
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import finish, kill_all, lines_of, only_run_dir, spawn, wait_for, write
+from tests.cli.runkit import (
+    finish,
+    lines_of,
+    only_run_dir,
+    sleep_mark,
+    spawn,
+    wait_for,
+    write,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -23,9 +30,8 @@ def no_workspace(workspace: Path) -> None:
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"47.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(47) as word:
+        yield word
 
 
 def test_a_finished_branch_is_not_run_again_on_resume(workspace: Path, mark: str) -> None:

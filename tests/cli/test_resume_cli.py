@@ -4,21 +4,19 @@ for resumes after SIGKILL, SIGINT and SIGTERM)."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import Result
 
-from tests.cli.runkit import invoke, kill_all, lines_of, only_run_dir, write
+from tests.cli.runkit import invoke, lines_of, only_run_dir, sleep_mark, write
 
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"29.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(29) as word:
+        yield word
 
 
 def _timed_out_run(workspace: Path, mark: str) -> tuple[Path, Path]:

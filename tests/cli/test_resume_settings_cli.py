@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import json
 import signal
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import finish, kill_all, only_run_dir, read_json, spawn, wait_for, write
+from tests.cli.runkit import (
+    finish,
+    only_run_dir,
+    read_json,
+    sleep_mark,
+    spawn,
+    wait_for,
+    write,
+)
 
 PIPELINE = """\
 digraph resumable {
@@ -24,9 +31,8 @@ digraph resumable {
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"43.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(43) as word:
+        yield word
 
 
 def _interrupted_scripted_run(workspace: Path, mark: str) -> Path:

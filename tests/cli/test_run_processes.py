@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from tests.cli.runkit import (
     only_run_dir,
     pids_with,
     read_json,
+    sleep_mark,
     spawn,
     wait_exit,
     wait_for,
@@ -47,9 +47,8 @@ def no_workspace(workspace: Path) -> None:
 @pytest.fixture
 def mark() -> Iterator[str]:
     """A unique number usable as a ``sleep`` argument and found again in /proc."""
-    word = f"29.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(29) as word:
+        yield word
 
 
 def _resume_target(stderr_line: str, cwd: Path) -> Path:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import finish, invoke, kill_all, spawn, wait_for, write
+from tests.cli.runkit import finish, invoke, sleep_mark, spawn, wait_for, write
 
 PIPELINE = """\
 digraph {name} {{
@@ -24,9 +23,8 @@ digraph {name} {{
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"41.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(41) as word:
+        yield word
 
 
 def _start(workspace: Path, name: str, command: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +11,10 @@ import pytest
 from tests.cli.runkit import (
     finish,
     invoke,
-    kill_all,
     lines_of,
     only_run_dir,
     read_json,
+    sleep_mark,
     spawn,
     started_stages,
     wait_for,
@@ -25,9 +24,8 @@ from tests.cli.runkit import (
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"31.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(31) as word:
+        yield word
 
 
 PARENT = """digraph parent {{
@@ -121,7 +119,8 @@ def test_a_run_stopped_inside_a_sub_pipeline_resumes_inside_it(workspace: Path, 
     assert started_stages(child).count("a") == 1
 
 
-def test_a_run_killed_inside_a_sub_pipeline_resumes_inside_it(workspace: Path, mark: str) -> None:
+def _killed_in_the_child(workspace: Path, mark: str) -> Path:
+    """A run killed while its child's stage b runs, that b would finish now; the child's folder."""
     _files(workspace, wait=f"[ -f go ] || sleep {mark}")
     proc = spawn(["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann"], workspace)
     child = workspace / "runs" / "parent" / "checks" / "child"
@@ -131,6 +130,11 @@ def test_a_run_killed_inside_a_sub_pipeline_resumes_inside_it(workspace: Path, m
         proc.send_signal(signal.SIGKILL)
         finish(proc)
     write(workspace / "go", "")
+    return child
+
+
+def test_a_run_killed_inside_a_sub_pipeline_resumes_inside_it(workspace: Path, mark: str) -> None:
+    child = _killed_in_the_child(workspace, mark)
     resumed = invoke(["resume", str(workspace / "runs" / "parent"), "--quiet"])
     assert resumed.exit_code == 0, resumed.output
     assert lines_of(workspace / "side.txt") == ["before", "a", "after"]
@@ -230,15 +234,7 @@ def test_the_parents_display_and_logs_show_the_childs_stages(workspace: Path) ->
 
 
 def test_a_resumed_parent_counts_the_childs_earlier_steps(workspace: Path, mark: str) -> None:
-    _files(workspace, wait=f"[ -f go ] || sleep {mark}")
-    proc = spawn(["run", "p.dot", "--logs-dir", "runs/{graph}", "--set", "who=ann"], workspace)
-    child = workspace / "runs" / "parent" / "checks" / "child"
-    try:
-        wait_for(lambda: "b" in _started(child), "the child's stage b to start")
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        finish(proc)
-    write(workspace / "go", "")
+    _killed_in_the_child(workspace, mark)
     # As in one run: start, before, checks, then the child's start, who, a (recorded
     # before the kill) make 6; the child's b would be the 7th (uncounted: "before after").
     resumed = invoke(["resume", str(workspace / "runs" / "parent"), "--max-steps", "6"])

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import finish, kill_all, only_run_dir, spawn, wait_for, write
+from tests.cli.runkit import finish, kill_all, only_run_dir, sleep_mark, spawn, wait_for, write
 
 PIPELINE = """\
 digraph threads {
@@ -27,9 +26,8 @@ digraph threads {
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"31.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(31) as word:
+        yield word
 
 
 def _script(path: Path, *responses: dict[str, object]) -> str:

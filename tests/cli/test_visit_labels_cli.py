@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import events, finish, invoke, kill_all, only_run_dir, spawn, write
+from tests.cli.runkit import (
+    events,
+    finish,
+    invoke,
+    only_run_dir,
+    sleep_mark,
+    spawn,
+    write,
+)
 
 
 @pytest.fixture
 def mark() -> Iterator[str]:
-    word = f"61.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(61) as word:
+        yield word
 
 
 def _slow(mark: str) -> str:

@@ -11,16 +11,10 @@ from pathlib import Path
 import pytest
 
 import attractor
-from attractor.fileio import LINE_LIMIT
+from attractor.fileio.reads import LINE_LIMIT
 from attractor.linter.prepare import prepare
-from attractor.runview.inventory import (
-    EventTail,
-    list_runs,
-    main_path,
-    progress,
-    run_graph,
-    run_state,
-)
+from attractor.runview.inventory import EventTail, main_path, progress, run_graph, run_state
+from attractor.runview.listing import list_runs
 
 PIPELINE = """digraph twice {
     start [shape=Mdiamond]

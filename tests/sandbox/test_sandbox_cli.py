@@ -17,9 +17,9 @@ from tests.cli.runkit import (
     events,
     finish,
     invoke,
-    kill_all,
     only_run_dir,
     pids_with,
+    sleep_mark,
     spawn,
     wait_for,
     write,
@@ -37,9 +37,8 @@ TOOL = """digraph p {
 @pytest.fixture
 def mark() -> Iterator[str]:
     """A unique number usable as a ``sleep`` argument and found again in /proc."""
-    word = f"47.{uuid.uuid4().int % 10**9:09d}"
-    yield word
-    kill_all(word)
+    with sleep_mark(47) as word:
+        yield word
 
 
 def _no_bwrap_path(tmp_path: Path) -> str:

@@ -161,3 +161,51 @@ def read_until(events: Iterator[SseEvent], wanted: str, name: str | None = None)
         if event.type == wanted and name in (None, event.data.get("name")):
             return seen
     raise AssertionError(f"stream ended before {wanted}: {[e.type for e in seen]}")
+
+
+#: A price for the scripted model: every request has a known cost.
+PRICES = "[prices.scripted]\ninput = 100.0\noutput = 1000.0\ncache_read = 10.0\n"
+
+#: A pipeline of LLM nodes, two of them in parallel branches, for what runs spend.
+SPENDS = """digraph spends {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    plan  [prompt="Plan the work", max_turns=10]
+    fan   [shape=component]
+    left  [prompt="Left half"]
+    right [prompt="Right half"]
+    join  [shape=tripleoctagon]
+    start -> plan -> fan
+    fan -> left
+    fan -> right
+    left -> join
+    right -> join
+    join -> done
+}
+"""
+
+
+def scripted_answer(text: str, usage: dict[str, int], tool: str | None = None) -> dict[str, Any]:
+    """One response of the scripted model: ``text``, ``usage``, and a shell call of ``tool``."""
+    calls = [{"name": "shell", "arguments": {"command": tool}}] if tool else []
+    return {"text": text, "tool_calls": calls, "usage": usage}
+
+
+#: The scripted model's answers to SPENDS: every request with known tokens.
+SPENDING_SCRIPT = {
+    "responses": [
+        scripted_answer(
+            "", {"input_tokens": 1000, "output_tokens": 100, "cache_read_tokens": 600}, "true"
+        ),
+        scripted_answer("planned", {"input_tokens": 1500, "output_tokens": 200}),
+        scripted_answer("half done", {"input_tokens": 300, "output_tokens": 30}),
+    ],
+    "then": "repeat_last",
+}
+
+
+def write_spending_run(root: Path) -> None:
+    """``spends.dot``, its scripted model ``model.json`` and the prices, in ``root``."""
+    (root / "spends.dot").write_text(SPENDS)
+    (root / "model.json").write_text(json.dumps(SPENDING_SCRIPT))
+    (root / "attractor.toml").write_text(PRICES)

@@ -6,13 +6,13 @@ node that has not run yet reports the one the run's settings plan for it.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.server.browserkit import SKIP_WITHOUT_CHROMIUM, launched_chromium
 from tests.server.serverkit import Server
 
 BOUNDED = """digraph bounded {
@@ -80,29 +80,14 @@ def test_the_run_api_says_where_every_step_runs(server: Server, root: Path) -> N
         assert nodes[node_id]["boundary"] == detail["boundary"]
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 @pytest.fixture
 def page_of(server: Server) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM is not None
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
-        try:
-            yield browser.new_page(viewport={"width": 1366, "height": 800})
-        finally:
-            browser.close()
+    with launched_chromium() as browser:
+        yield browser.new_page(viewport={"width": 1366, "height": 800})
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="the web page's test needs Debian's chromium: apt-get install chromium",
-)
+@SKIP_WITHOUT_CHROMIUM
 def test_the_node_panel_shows_the_boundary_in_one_line(
     server: Server, root: Path, page_of: object
 ) -> None:

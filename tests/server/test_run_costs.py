@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.server.serverkit import Server
-from tests.server.test_web_watch import PRICES, SPENDING_SCRIPT, SPENDS
+from tests.server.serverkit import Server, write_spending_run
 
 
 def _finished(server: Server, run_id: str) -> dict[str, object]:
@@ -20,9 +19,7 @@ def _finished(server: Server, run_id: str) -> dict[str, object]:
 def test_the_api_carries_the_manifests_tokens_and_cost_per_run_and_node(
     server: Server, root: Path
 ) -> None:
-    (root / "spends.dot").write_text(SPENDS)
-    (root / "model.json").write_text(json.dumps(SPENDING_SCRIPT))
-    (root / "attractor.toml").write_text(PRICES)
+    write_spending_run(root)
     with server.client() as client:
         started = client.post(
             "/pipelines",
@@ -72,9 +69,7 @@ def test_the_api_carries_the_manifests_tokens_and_cost_per_run_and_node(
 def test_each_requests_cost_and_cached_tokens_add_up_to_the_nodes_and_the_runs(
     server: Server, root: Path
 ) -> None:
-    (root / "spends.dot").write_text(SPENDS)
-    (root / "model.json").write_text(json.dumps(SPENDING_SCRIPT))
-    (root / "attractor.toml").write_text(PRICES)
+    write_spending_run(root)
     with server.client() as client:
         settings = {"backend": "scripted:model.json"}
         started = client.post("/pipelines", json={"path": "spends.dot", "settings": settings})

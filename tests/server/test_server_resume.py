@@ -35,6 +35,9 @@ def test_a_failed_run_is_retried_and_a_finished_one_goes_back_to_a_node(
     server: Server, root: Path
 ) -> None:
     (root / "flaky.dot").write_text(FLAKY)
+    # The run is steered by a file written in the workdir between sessions, which a
+    # workspace would take back on --from (tests/workspace covers that).
+    (root / "attractor.toml").write_text('workspace = "none"\n')
     with server.client() as client:
         run_id = client.post("/pipelines", json={"path": "flaky.dot"}).json()["id"]
     assert _run_to_end(server, run_id) == "fail"

@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
+from tests.server.browserkit import NEEDS_CHROMIUM, launched_chromium
 from tests.server.serverkit import BREAKS_ITS_RUN, FLAKY, Server
 
 ARTIFACTS = Path(
@@ -25,29 +25,14 @@ ARTIFACTS = Path(
 )
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # CI installs chromium (.ci/run), so there the page is always tested.
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CHROMIUM is None,
-        reason="the web page's test needs Debian's chromium, which is not installed: "
-        "apt-get install chromium (as root; .ci/run installs it)",
-    ),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 @pytest.fixture
 def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_chromium() as launched:
+        yield launched
 
 
 def _node(page: Page, node_id: str) -> object:

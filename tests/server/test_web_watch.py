@@ -19,67 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.server.serverkit import Server
+from tests.server.browserkit import NEEDS_CHROMIUM, launched_chromium
+from tests.server.serverkit import Server, scripted_answer, write_spending_run
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CHROMIUM is None,
-        reason="the web page's test needs Debian's chromium, which is not installed: "
-        "apt-get install chromium (as root; .ci/run installs it)",
-    ),
-]
-
-#: A price for the scripted model: every request has a known cost.
-PRICES = "[prices.scripted]\ninput = 100.0\noutput = 1000.0\ncache_read = 10.0\n"
-
-SPENDS = """digraph spends {
-    start [shape=Mdiamond]
-    done  [shape=Msquare]
-    plan  [prompt="Plan the work", max_turns=10]
-    fan   [shape=component]
-    left  [prompt="Left half"]
-    right [prompt="Right half"]
-    join  [shape=tripleoctagon]
-    start -> plan -> fan
-    fan -> left
-    fan -> right
-    left -> join
-    right -> join
-    join -> done
-}
-"""
-
-
-def _answer(text: str, usage: dict[str, int], tool: str | None = None) -> dict[str, Any]:
-    calls = [{"name": "shell", "arguments": {"command": tool}}] if tool else []
-    return {"text": text, "tool_calls": calls, "usage": usage}
-
-
-SPENDING_SCRIPT = {
-    "responses": [
-        _answer("", {"input_tokens": 1000, "output_tokens": 100, "cache_read_tokens": 600}, "true"),
-        _answer("planned", {"input_tokens": 1500, "output_tokens": 200}),
-        _answer("half done", {"input_tokens": 300, "output_tokens": 30}),
-    ],
-    "then": "repeat_last",
-}
+pytestmark = NEEDS_CHROMIUM
 
 
 @pytest.fixture
 def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_chromium() as launched:
+        yield launched
 
 
 def _open(browser: Browser, server: Server, where: str = "") -> Page:
@@ -125,9 +76,7 @@ def _number(text: str) -> float:
 def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
     server: Server, root: Path, browser: Browser, tmp_path: Path
 ) -> None:
-    (root / "spends.dot").write_text(SPENDS)
-    (root / "model.json").write_text(json.dumps(SPENDING_SCRIPT))
-    (root / "attractor.toml").write_text(PRICES)
+    write_spending_run(root)
     run_id = _start(
         server,
         "spends.dot",
@@ -525,12 +474,12 @@ def test_the_run_picture_draws_clusters_the_route_and_the_current_node(
 
 WAITING_AGENT = {
     "responses": [
-        _answer(
+        scripted_answer(
             "",
             {"input_tokens": 1000, "output_tokens": 100},
             "while [ ! -f go ]; do sleep 0.05; done; echo built",
         ),
-        _answer("The build is fixed.", {"input_tokens": 1200, "output_tokens": 50}),
+        scripted_answer("The build is fixed.", {"input_tokens": 1200, "output_tokens": 50}),
     ],
     "then": "stop",
 }

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from attractor.errors import CheckpointError
-from attractor.fileio import atomic_write_text
+from attractor.fileio.writes import atomic_write_text
 from attractor.store.checkpoint import Checkpoint
 
 

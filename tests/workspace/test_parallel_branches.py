@@ -91,3 +91,32 @@ def test_a_conflict_is_an_outcome_to_route_on_never_a_half_merged_tree(tmp_path:
     contexts = [json.loads(line).get("context", {}) for line in journal]
     assert any(c.get("workspace.conflicts") == ["shared.txt"] for c in contexts)
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_many_branches_starting_at_once_each_get_their_worktree(tmp_path: Path) -> None:
+    # git writes a new worktree's admin folder in steps: worktree commands of
+    # branches starting together used to read each other's half-made folders
+    # ("failed to read .../commondir") and fail the fan-out.
+    count = 48
+    nodes = "\n".join(
+        f'b{i} [shape=parallelogram, tool_command="echo {i} > f{i}.txt"]; '
+        f"split -> b{i}; b{i} -> join"
+        for i in range(count)
+    )
+    pipeline = f"""digraph many {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      split [shape=component, max_parallel={count}]
+      join  [shape=tripleoctagon]
+      start -> split
+      {nodes}
+      join -> done
+    }}
+    """
+    repo, run_dir, result = _run(tmp_path, pipeline)
+
+    assert result.exit_code == 0, result.output + result.stderr
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert sorted(p.name for p in work_tree.glob("f*.txt")) == sorted(
+        f"f{i}.txt" for i in range(count)
+    )
+    assert "--b" not in git(repo, "worktree", "list")  # each branch's worktree removed

@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from attractor.agent.transcript import Transcript
+from attractor.config_file import AcpAgent
 from attractor.events import AgentWarning, TurnBudgetResolved
 from attractor.handlers.acp.session import Session
 from attractor.handlers.agent_backend import judge_session, session_outcome
@@ -27,7 +28,6 @@ from attractor.handlers.backend import StageRequest
 from attractor.handlers.external.tracker import Tracker
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
-from attractor.settings import AcpAgent
 
 
 class AcpBackend:

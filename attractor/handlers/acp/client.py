@@ -44,7 +44,7 @@ from attractor.events import (
     InterviewCompleted,
     InterviewStarted,
 )
-from attractor.fileio import confine_path, read_confined_text
+from attractor.fileio.confine import confine_path, read_confined_text
 from attractor.handlers.acp.permissions import Policy
 from attractor.handlers.acp.terminals import Terminals
 from attractor.handlers.acp.updates import UpdateReader

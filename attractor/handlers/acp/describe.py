@@ -11,22 +11,18 @@ import shlex
 import shutil
 from typing import TYPE_CHECKING
 
+from attractor.config_file import AcpAgent
 from attractor.dot.graph import Node
 from attractor.dot.schema import ACP_PREFIX
 from attractor.errors import UsageError
 from attractor.handlers.acp.permissions import Policy
-from attractor.settings import AcpAgent, Settings
+from attractor.handlers.acp.written import where_backend
+from attractor.settings import Settings
 
 if TYPE_CHECKING:
     from attractor.handlers.backend import CodergenBackend
 
 INSTALL_HINT = "pip install 'attractor[acp]'"
-
-
-def where_backend(node: Node) -> str:
-    """``p.dot:12:5: node work`` : where the node's ``backend`` was written."""
-    pos = node.pos_of("backend") or node.graph.pos_of("backend")
-    return f"{pos}: node {node.id}" if pos is not None else f"node {node.id}"
 
 
 def acp_agent_for(name: str, node: Node, settings: Settings) -> AcpAgent:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from attractor.dot.graph import Node
 from attractor.errors import UsageError
-from attractor.handlers.acp.describe import where_backend
+from attractor.handlers.acp.written import where_backend
 from attractor.handlers.mcp_servers import node_servers
 from attractor.mcp_config import McpServerConfig
 from attractor.settings import Settings

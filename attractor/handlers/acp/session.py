@@ -31,6 +31,7 @@ from acp.schema import (
 from anyio.abc import Process
 from pydantic import ValidationError
 
+from attractor.config_file import AcpAgent
 from attractor.handlers.acp.client import AttractorClient
 from attractor.handlers.acp.permissions import Policy
 from attractor.handlers.acp.process import (
@@ -52,7 +53,6 @@ from attractor.proc.environment import (
 )
 from attractor.proc.process import process_env
 from attractor.redact import scrub_files
-from attractor.settings import AcpAgent
 from attractor.version import __version__
 
 #: Longest wait for ``initialize`` and ``session/new`` (a cold ``npx`` start is slow).

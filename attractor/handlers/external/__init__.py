@@ -8,6 +8,21 @@ outcome, :mod:`.preflight` checks installation and login before a run, and
 :mod:`.router` picks each node's backend.
 """
 
-from attractor.handlers.external.router import backend_name, route_backends
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attractor.handlers.external.router import backend_name, route_backends
 
 __all__ = ["backend_name", "route_backends"]
+
+
+def __getattr__(name: str) -> Any:
+    """The router's names, imported when first read: importing a submodule
+    (say :mod:`.runner` for its file names) must not load every backend."""
+    if name in __all__:
+        from attractor.handlers.external import router
+
+        return getattr(router, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from typing import Any
 
 from attractor.agent.transcript import Transcript
 from attractor.events import TurnBudgetResolved
-from attractor.fileio import write_text
+from attractor.fileio.writes import write_text
 from attractor.handlers.agent_backend import judge_session, session_outcome
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.external.bounds import own_env

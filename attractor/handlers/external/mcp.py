@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.errors import UsageError
-from attractor.fileio import write_text
+from attractor.fileio.writes import write_text
 from attractor.mcp_config import McpServerConfig
 
 Patterns = tuple[tuple[str, str], ...]

@@ -11,19 +11,14 @@ run has one).
 from __future__ import annotations
 
 from attractor.dot.graph import Graph, Node
-from attractor.dot.schema import is_acp_backend
+from attractor.dot.schema import AGENT_BACKENDS, is_acp_backend
 from attractor.errors import UsageError
-from attractor.handlers.acp.describe import acp_backend
-from attractor.handlers.agent_backend import AgentBackend, FactoryModels, build_backend
 from attractor.handlers.backend import CodergenBackend, StageRequest
-from attractor.handlers.external.agents import AGENTS
-from attractor.handlers.external.backend import ExternalAgentBackend
-from attractor.handlers.external.preflight import check_cli
 from attractor.handlers.outcome import Outcome
-from attractor.handlers.simulate import SimulateBackend
-from attractor.llm.factory import check_ready
-from attractor.proc.environment import SANDBOX_REQUIRED
 from attractor.settings import Settings
+
+# The backends themselves (agent loop, LLM clients, agent CLIs, ACP) are imported
+# by ``_build`` only when a run uses them: a simulate run loads none of them.
 
 
 def backend_name(node: Node, settings: Settings) -> str:
@@ -76,7 +71,7 @@ def route_backends(settings: Settings, graph: Graph) -> CodergenBackend | None:
     for node in _codergen_nodes(graph):
         chosen.setdefault(backend_name(node, settings), []).append(node)
     run = settings.backend
-    if set(chosen) <= {run} and run not in AGENTS and not is_acp_backend(run):
+    if set(chosen) <= {run} and run not in AGENT_BACKENDS and not is_acp_backend(run):
         return None
     backends = {name: _build(name, nodes, settings, graph) for name, nodes in chosen.items()}
     return BackendRouter(settings, backends)
@@ -84,9 +79,35 @@ def route_backends(settings: Settings, graph: Graph) -> CodergenBackend | None:
 
 def _build(name: str, nodes: list[Node], settings: Settings, graph: Graph) -> CodergenBackend:
     if name == "simulate":
+        from attractor.handlers.simulate import SimulateBackend
+
         return SimulateBackend()
     if is_acp_backend(name):
+        from attractor.handlers.acp.describe import acp_backend
+
         return acp_backend(name, nodes[0], settings)
+    if name in AGENT_BACKENDS:
+        return _agent_cli(name, nodes, settings)
+    from attractor.handlers.agent_backend import AgentBackend, FactoryModels, build_backend
+
+    if name.startswith("scripted:"):
+        return build_backend(settings, graph)
+    if name == "llm":
+        from attractor.llm.factory import check_ready
+
+        models = FactoryModels(settings)
+        for node in nodes:
+            check_ready(models.spec_for(node))
+        return AgentBackend(models)
+    raise UsageError(f"node {nodes[0].id}: unknown backend {name!r}")
+
+
+def _agent_cli(name: str, nodes: list[Node], settings: Settings) -> CodergenBackend:
+    from attractor.handlers.external.agents import AGENTS
+    from attractor.handlers.external.backend import ExternalAgentBackend
+    from attractor.handlers.external.preflight import check_cli
+    from attractor.proc.environment import SANDBOX_REQUIRED
+
     cli = AGENTS.get(name)
     if cli is not None:
         if settings.sandbox == SANDBOX_REQUIRED and not cli.command_sandbox:
@@ -108,11 +129,4 @@ def _build(name: str, nodes: list[Node], settings: Settings, graph: Graph) -> Co
         path = check_cli(cli, nodes[0].id)
         run_model = settings.model if settings.backend == name else None
         return ExternalAgentBackend(cli, path, run_model)
-    if name.startswith("scripted:"):
-        return build_backend(settings, graph)
-    if name == "llm":
-        models = FactoryModels(settings)
-        for node in nodes:
-            check_ready(models.spec_for(node))
-        return AgentBackend(models)
     raise UsageError(f"node {nodes[0].id}: unknown backend {name!r}")

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.handlers.external.agentkit import one_node_graph
+
 AGENT = Path(__file__).with_name("scripted_agent.py")
 
 
@@ -46,10 +48,4 @@ def seen(log: Path, key: str) -> list[dict[str, Any]]:
 
 def graph(prompt: str = "Fix the bug.", **attrs: str) -> str:
     """start -> work -> done, where ``work`` runs the scripted ACP agent."""
-    extra = "".join(f', {key}="{value}"' for key, value in attrs.items())
-    return f"""digraph acp {{
-        start [shape=Mdiamond]
-        done  [shape=Msquare]
-        work  [shape=box, backend="acp:scripted", prompt="{prompt}"{extra}]
-        start -> work -> done
-    }}"""
+    return one_node_graph("acp:scripted", prompt, graph_name="acp", **attrs)

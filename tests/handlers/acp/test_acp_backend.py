@@ -11,12 +11,13 @@ import anyio
 import pytest
 
 from attractor.agent.run_budget import RunLimits, RunTurnBudget
+from attractor.config_file import AcpAgent
 from attractor.events import AgentWarning
 from attractor.handlers.acp.backend import AcpBackend
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import StageStatus
-from attractor.settings import AcpAgent, Settings
+from attractor.settings import Settings
 from tests.agent._helpers import Recorder
 from tests.handlers._graphs import graph_with_node
 from tests.handlers.acp.acpkit import AGENT, seen

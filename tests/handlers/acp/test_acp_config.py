@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from attractor.config_file import AcpAgent
 from attractor.errors import UsageError
-from attractor.settings import AcpAgent, resolve_settings
+from attractor.settings import resolve_settings
 from tests.cli.runkit import write
 
 

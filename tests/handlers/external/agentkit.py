@@ -77,10 +77,10 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] != "Z"
 
 
-def one_node_graph(backend: str, prompt: str, **attrs: str) -> str:
+def one_node_graph(backend: str, prompt: str, *, graph_name: str = "agent", **attrs: str) -> str:
     """start -> work -> done, where ``work`` runs ``backend`` with ``prompt``."""
     extra = "".join(f', {key}="{value}"' for key, value in attrs.items())
-    return f"""digraph agent {{
+    return f"""digraph {graph_name} {{
         start [shape=Mdiamond]
         done  [shape=Msquare]
         work  [shape=box, backend="{backend}", prompt="{prompt}"{extra}]

@@ -1,4 +1,5 @@
-"""Fixtures of the agent-CLI tests: a clean current directory and the fake CLIs."""
+"""Fixtures of the agent-CLI tests: the fake CLIs (the clean current directory is
+tests/handlers/conftest.py's)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,6 @@ from pathlib import Path
 import pytest
 
 from tests.handlers.external.agentkit import install_fakes
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty current directory, so no attractor.toml or run directory leaks in or out."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fixtures of the ACP backend tests: a clean current directory."""
+"""Fixtures of the handler tests: a clean current directory."""
 
 from __future__ import annotations
 

@@ -1,0 +1,91 @@
+"""What a run imports: nothing it does not use.
+
+Start-up is most of a short run's time, so a simulate run and a run of tool
+nodes must not load the agent loop, the LLM clients, the agent CLIs, MCP, ACP
+or Ray: each check runs the real CLI in a fresh interpreter and lists the
+heavy modules it found loaded.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+#: Modules (and their submodules) a simulate or tool-only run must not load.
+HEAVY = (
+    "attractor.agent.session",
+    "attractor.agent.tools",
+    "attractor.agent.mcp",
+    "attractor.agent.profiles",
+    "attractor.llm.factory",
+    "attractor.llm.sdk_model",
+    "attractor.llm.openai_model",
+    "attractor.llm.anthropic_model",
+    "attractor.llm.gemini_model",
+    "attractor.llm.scripted",
+    "attractor.handlers.agent_backend",
+    "attractor.handlers.acp",
+    "attractor.handlers.external.agents",
+    "attractor.handlers.external.backend",
+    "attractor.handlers.external.preflight",
+    "attractor.handlers.external.claude",
+    "attractor.handlers.external.codex",
+    "attractor.handlers.external.gemini",
+    "attractor.ray_exec",
+    "openai",
+    "anthropic",
+    "httpx",
+    "mcp",
+    "acp",
+    "ray",
+)
+
+PROBE = """
+import sys
+from attractor.cli.main import cli
+heavy = {heavy!r}
+under = tuple(h + '.' for h in heavy)
+try:
+    cli.main(sys.argv[1:])
+except SystemExit as exit:
+    loaded = sorted(m for m in sys.modules if m in heavy or m.startswith(under))
+    print('HEAVY', loaded, file=sys.stderr)
+    raise
+"""
+
+
+def _loaded(tmp_path: Path, source: str, *args: str) -> tuple[int, str, str]:
+    path = tmp_path / "pipeline.dot"
+    path.write_text(source, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), "run", "-q", *args, str(path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def _linear(body: str) -> str:
+    nodes = "\n".join(f"  n{i} [{body}]" for i in range(10))
+    edges = " -> ".join(["start", *(f"n{i}" for i in range(10)), "done"])
+    return (
+        f"digraph p {{\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n{nodes}\n  {edges}\n}}\n"
+    )
+
+
+def test_a_simulate_run_loads_no_agent_llm_or_agent_cli_module(tmp_path: Path) -> None:
+    code, out, err = _loaded(tmp_path, _linear('prompt="do it"'), "--backend", "simulate")
+    assert code == 0, err
+    assert "pipeline succeeded" in out
+    assert "HEAVY []" in err
+
+
+def test_a_tool_only_run_loads_no_agent_llm_or_agent_cli_module(tmp_path: Path) -> None:
+    code, out, err = _loaded(tmp_path, _linear('shape=parallelogram, tool_command="true"'))
+    assert code == 0, err
+    assert "pipeline succeeded" in out
+    assert "HEAVY []" in err
