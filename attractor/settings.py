@@ -41,6 +41,7 @@ from attractor.dot.schema import (
     is_acp_backend,
     parse_duration,
     parse_network,
+    parse_webhook_url,
 )
 from attractor.errors import SettingError, UsageError
 from attractor.fileio.writes import RUN_PERMISSIONS
@@ -229,17 +230,7 @@ NOTIFY_FORMATS = ("json", "slack")
 
 
 def _url(raw: Any) -> str:
-    text = str(raw).strip()
-    scheme, sep, rest = text.partition("://")
-    host = rest.split("/", 1)[0].rpartition("@")[2]
-    if (
-        not sep
-        or scheme.lower() not in ("http", "https")
-        or not host
-        or any(c.isspace() for c in text)
-    ):
-        raise ValueError("expected an http:// or https:// URL, like https://hooks.example.com/x")
-    return text
+    return parse_webhook_url(str(raw))
 
 
 def _notify_events(raw: Any) -> tuple[str, ...]:

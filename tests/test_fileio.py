@@ -277,3 +277,9 @@ def test_read_confined_text_cuts_or_refuses_a_large_file(tmp_path: Path) -> None
         read_confined_text(path, [tmp_path], 10, **where)
     assert caught.value.kind == "too_large"
     assert "point human.show at a smaller file" in str(caught.value)
+
+
+def test_a_byte_order_mark_at_the_start_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbfdigraph \xef\xbb\xbf")
+    assert read_bounded(path, 100, "pipeline file") == "digraph \ufeff"

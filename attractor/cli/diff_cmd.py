@@ -23,7 +23,7 @@ Exit status: 0, 2 when the run kept no checkpoints or NODE has none.
 
 @click.command(epilog=_EPILOG)
 @click.argument("run_dir", metavar="RUN_DIR")
-@click.argument("node", metavar="NODE", required=False)
+@click.argument("node", metavar="[NODE]", required=False)
 @click.option("--stat", is_flag=True, help="The summary (files and lines changed), not the diff.")
 def diff(run_dir: str, node: str | None, stat: bool) -> NoReturn:
     """Print what the run in RUN_DIR changed, or what its stage NODE changed, as a diff."""

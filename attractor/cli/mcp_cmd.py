@@ -39,7 +39,7 @@ too, and docs/agent.md describes the tools.
     help="Where runs execute: local (default) or ray (ATTRACTOR_EXECUTOR).",
 )
 def mcp(root: str, executor: str | None) -> None:
-    """Serve attractor's tools (lint, run, follow, answer, cancel, resume) over MCP."""
+    """Serve attractor's tools (lint, run, status, answer, cancel, resume, ...) over MCP."""
     try:
         import anyio
 

@@ -311,7 +311,7 @@ def _run_planned(plan: Plan, options: CommonOptions) -> int:
     finally:
         stop_signals.reinstall()  # asyncio put the defaults back when the run ended
     try:
-        _report(result, screen.console, mode=screen.mode, elapsed=time.monotonic() - screen.started)
+        _report(result, screen.console, mode=screen.mode, elapsed=screen.elapsed)
     except BrokenPipeError:
         silence_broken_pipe(sys.stdout)
     return result.exit_code
@@ -326,6 +326,13 @@ class _Screen:
             self.console, json_mode=options.json, quiet=options.quiet
         )
         self.started = time.monotonic()
+        #: When the run's final event came: the time after it (the last webhook
+        #: deliveries) is not the run's.
+        self.ended: float | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
 
     @contextmanager
     def watch(self, plan: Plan) -> Iterator[Callable[[Event], None]]:
@@ -337,7 +344,19 @@ class _Screen:
         self.started = time.monotonic()
         redactor = redactor_for(plan.settings)
         with make_display(self.mode, self.console, main_path(plan.graph), redactor) as display:
-            yield display
+
+            def observe(event: Event) -> None:
+                if event.type in _FINAL_EVENTS:
+                    self.ended = time.monotonic()
+                display(event)
+
+            yield observe
+
+
+#: The events that end a run (or a session of it).
+_FINAL_EVENTS = frozenset(
+    {"pipeline_completed", "pipeline_failed", "pipeline_timed_out", "pipeline_interrupted"}
+)
 
 
 def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -> None:

@@ -95,6 +95,14 @@ def runs(
         click.echo(f"error: --root {root}: no such directory", err=True)
         sys.exit(2)
     if prune:
+        if statuses or pipeline or as_json:
+            click.echo(
+                "error: --prune takes no --status, --pipeline or --json: it removes the "
+                "worktrees and branches of every run whose run directory is gone (delete the "
+                "run directories you no longer want first)",
+                err=True,
+            )
+            sys.exit(2)
         _prune(base)
     wanted = _statuses(statuses)
     found = select_runs(list_runs(base), wanted, pipeline)

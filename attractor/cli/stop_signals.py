@@ -127,23 +127,29 @@ def settle(stop: StopSignal) -> int:
     return code if isinstance(code, int) else 1
 
 
-def found_in(error: BaseException) -> StopSignal | None:
+def found_in(error: BaseException, seen: set[int] | None = None) -> StopSignal | None:
     """The StopSignal ``error`` is or holds.
 
     A task group wraps what its tasks raise; Python wraps an exception raised
     while a class is created (``__set_name__``) in a RuntimeError caused by it,
-    and a signal can land there while a module loads.
+    and a signal can land there while a module loads. An exception's context
+    may lead back to itself (an error raised while a task group handles it):
+    each is looked at once.
     """
+    seen = set() if seen is None else seen
+    if id(error) in seen:
+        return None
+    seen.add(id(error))
     if isinstance(error, StopSignal):
         return error
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
-            found = found_in(inner)
+            found = found_in(inner, seen)
             if found is not None:
                 return found
     for earlier in (error.__cause__, error.__context__):
         if earlier is not None:
-            found = found_in(earlier)
+            found = found_in(earlier, seen)
             if found is not None:
                 return found
     return None

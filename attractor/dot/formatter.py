@@ -65,9 +65,34 @@ def tokens(text: str) -> list[Tok]:
 
 def format_source(text: str) -> str:
     """``text`` in canonical form (see the module docstring)."""
-    toks = _canonical(tokens(text.replace("\r\n", "\n")))
+    toks = _canonical(_joined(tokens(text.replace("\r\n", "\n"))))
     out = _layout(toks)
     return out if out.endswith("\n") else out + "\n"
+
+
+def _joined(toks: list[Tok]) -> list[Tok]:
+    """A concatenation of strings (``"a" + "b"``) as one value token, kept as written."""
+    out: list[Tok] = []
+    i = 0
+    while i < len(toks):
+        tok, i = toks[i], i + 1
+        while tok.kind in ("string", "concat"):
+            plus = _skip_blank(toks, i)
+            if plus >= len(toks) or toks[plus].text != "+":
+                break
+            second = _skip_blank(toks, plus + 1)
+            if second >= len(toks) or toks[second].kind != "string":
+                break
+            tok = Tok("concat", "".join(t.text for t in [tok, *toks[i : second + 1]]))
+            i = second + 1
+        out.append(tok)
+    return out
+
+
+def _skip_blank(toks: list[Tok], i: int) -> int:
+    while i < len(toks) and toks[i].kind in ("space", "newline"):
+        i += 1
+    return i
 
 
 # -- canonical names -------------------------------------------------------------
@@ -107,7 +132,7 @@ def _canonical(toks: list[Tok]) -> list[Tok]:
         if tok.kind in ("word", "string") and _next_is_equals(toks, i):
             key = _plain(tok)
             j = _after_equals(toks, i)
-            if key is not None and j < len(toks) and toks[j].kind in ("word", "string"):
+            if key is not None and j < len(toks) and toks[j].kind in ("word", "string", "concat"):
                 new_key, value = _graph_attribute(key, toks[j])
                 out += [Tok("word", new_key) if new_key != key else tok, *toks[i + 1 : j], value]
                 stmt = []
@@ -219,7 +244,7 @@ def _parts(inner: list[Tok]) -> Iterator[_Item | Tok]:
                 k = j + 1
                 while k < len(inner) and inner[k].kind in ("space", "newline"):
                     k += 1
-                if k < len(inner) and inner[k].kind in ("word", "string"):
+                if k < len(inner) and inner[k].kind in ("word", "string", "concat"):
                     yield _Item(tok, inner[i + 1 : k], inner[k])
                     i = k + 1
                     continue
@@ -318,15 +343,15 @@ class _Printer:
 
     def token(self, kind: str, text: str) -> None:
         line = self.lines[-1]
-        if self.brackets and kind == "punct" or kind == "close":
+        if self.brackets and kind == "punct" or kind == "close" and text == "]":
             while line and line[-1] == " ":
-                line.pop()  # no blank before '=', ',' or a closer
+                line.pop()  # no blank before '=', ',' or ']' ('a }' keeps its blank)
         if kind == "comment" and not line:
             text = text.lstrip()
         if not line and kind == "close":
             self.closes[-1] = True
         self._nest(kind, text)
-        if self.brackets and kind in ("word", "string"):
+        if self.brackets and kind in ("word", "string", "concat"):
             if self.after_equals:
                 self.after_equals = False
                 line.append(text)

@@ -9,7 +9,8 @@ docs/corpus.md describes, one dialect needs it: kilroy's (the engine of the
 pipelines). The conversion:
 
 - ``timeout=300``: a bare number of seconds there; a duration with a unit here
-  (``timeout=300s``), which is what lint asks for. Converted.
+  (``timeout=300s``, ``timeout=1.5`` -> ``1500ms``), which is what lint asks
+  for. Converted; ``timeout=0`` has no duration here and is listed.
 - ``condition="outcome=needs_dod"``: a stage status of the author's choosing,
   which the stage writes to kilroy's status file. Here a stage ends with one of
   our statuses, and a stage's own choice of route is its preferred label. Not
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from attractor.dot.conditions import OUTCOME_VALUES
@@ -75,12 +77,20 @@ def migrate_file(path: str | Path, dialect: str) -> Migration:
         raise PipelineError(f"unknown dialect {dialect!r}; migrate converts: {', '.join(DIALECTS)}")
     text = read_source(path)
     graph = AliasResolution().apply(parse_dot(text, file=str(path)))
-    toks, seconds = _timeouts(tokens(text.replace("\r\n", "\n")))
+    toks, seconds, zeros = _timeouts(tokens(text.replace("\r\n", "\n")), str(path))
     migration = Migration(format_source("".join(t.text for t in toks)))
     if seconds:
         migration.converted.append(
             f"{seconds} timeout(s) in bare seconds written with a unit (timeout=300 -> 300s)"
         )
+    migration.unconverted += [
+        Unconverted(
+            pos,
+            "timeout=0 has no duration here (a timeout is longer than zero)",
+            "remove it for no timeout, or write the longest the stage may take (timeout=15m)",
+        )
+        for pos in zeros
+    ]
     migration.unconverted += _custom_outcomes(graph)
     migration.unconverted += _status_variables(graph)
     migration.unconverted += _implicit_joins(graph)
@@ -88,13 +98,15 @@ def migrate_file(path: str | Path, dialect: str) -> Migration:
     return migration
 
 
-_SECONDS = re.compile(r"\d+")
+_SECONDS = re.compile(r"\d+(\.\d*)?|\.\d+")
 
 
-def _timeouts(toks: list[Tok]) -> tuple[list[Tok], int]:
-    """``timeout=300`` -> ``timeout=300s``, however it is quoted."""
+def _timeouts(toks: list[Tok], file: str) -> tuple[list[Tok], int, list[SourcePos]]:
+    """``timeout=300`` -> ``timeout=300s`` (``1.5`` -> ``1500ms``), however it is quoted;
+    and where a timeout of zero seconds is, which no duration here writes."""
     out = list(toks)
     count = 0
+    zeros: list[SourcePos] = []
     for i, tok in enumerate(out):
         if tok.kind not in ("word", "string") or tok.text.strip('"') != "timeout":
             continue
@@ -105,11 +117,31 @@ def _timeouts(toks: list[Tok]) -> tuple[list[Tok], int]:
         if k is None or out[k].kind not in ("word", "string"):
             continue
         bare = out[k].text.strip('"')
-        if _SECONDS.fullmatch(bare):
-            quote = '"' if out[k].kind == "string" else ""
-            out[k] = Tok(out[k].kind, f"{quote}{bare}s{quote}")
-            count += 1
-    return out, count
+        if not _SECONDS.fullmatch(bare):
+            continue
+        duration = _duration(bare)
+        if duration is None:
+            zeros.append(_position(out, i, file))
+            continue
+        quote = '"' if out[k].kind == "string" else ""
+        out[k] = Tok(out[k].kind, f"{quote}{duration}{quote}")
+        count += 1
+    return out, count, zeros
+
+
+def _duration(seconds: str) -> str | None:
+    """A number of seconds as a duration (``300s``, ``1500ms``); None for zero."""
+    number = Decimal(seconds)
+    if number == 0:
+        return None
+    if number == number.to_integral_value():
+        return f"{int(number)}s"
+    return f"{(number * 1000).quantize(Decimal(1), ROUND_HALF_UP) or 1}ms"
+
+
+def _position(toks: list[Tok], k: int, file: str) -> SourcePos:
+    before = "".join(t.text for t in toks[:k])
+    return SourcePos(file, before.count("\n") + 1, len(before) - before.rfind("\n"))
 
 
 def _next(toks: list[Tok], i: int) -> int | None:

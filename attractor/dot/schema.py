@@ -10,6 +10,7 @@ graph with lint errors.
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -176,6 +177,29 @@ def parse_max_turns(text: str) -> int | str:
         raise ValueError(f"expected an integer from 1 to {MAX_TURNS_LIMIT}, or auto") from None
 
 
+def parse_webhook_url(text: str) -> str:
+    """``notify``: an http:// or https:// URL with a host (and a valid port)."""
+    text = text.strip()
+    scheme, sep, _ = text.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or any(c.isspace() for c in text):
+        raise ValueError("expected an http:// or https:// URL, like https://hooks.example.com/x")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        usable = bool(parts.hostname) and (parts.port is None or parts.port > 0)
+    except ValueError:  # a port that is not a number from 0 to 65535
+        usable = False
+    if not usable:
+        raise ValueError(
+            "expected a host and, after ':', a port from 1 to 65535, like "
+            "https://hooks.example.com:8443/x"
+        )
+    return text
+
+
+def _webhook(text: str) -> str:
+    return parse_webhook_url(text) if text.strip() else text
+
+
 def _string(text: str) -> str:
     return text
 
@@ -271,7 +295,7 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("stack.child_workdir", _GN, _string, "", "working directory of the child"),
     AttrSpec("secrets", _G, _string, "", "more variables whose values are redacted"),
     AttrSpec("rankdir", _G, _choice_parser(("TB", "LR", "BT", "RL")), "TB", "layout direction"),
-    AttrSpec("notify", _G, _string, "", "webhook URL the run notifies (--notify)"),
+    AttrSpec("notify", _G, _webhook, "", "webhook URL the run notifies (--notify)"),
     AttrSpec("notify_on", _G, _string, "", "events to notify, e.g. gate_waiting,run_failed"),
     AttrSpec("notify_format", _G, _choice_parser(("json", "slack")), "json", "json or slack"),
     # graph and node

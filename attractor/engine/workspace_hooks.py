@@ -107,6 +107,10 @@ async def _reopen(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | No
             )
             if not setup.continuation:
                 target = hand  # the run goes on with them
+    if not setup.continuation and hand is None and _resumes_inside_composite(setup):
+        # The stage goes on inside (a child run resumes after its completed steps),
+        # and those steps checkpointed on this branch after the run's last checkpoint.
+        target = workspace.head
     why = setup.continuation or "resume"
     kept = await workspace.restore(target, why)
     marker.unlink(missing_ok=True)
@@ -119,6 +123,13 @@ async def _reopen(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | No
         await _reapply(workspace, hand, setup)
     context.set(COMMIT_KEY, workspace.head)
     return workspace
+
+
+def _resumes_inside_composite(setup: RunSetup) -> bool:
+    """The run stopped inside a stage made of stages that checkpoint themselves (a
+    sub-pipeline or a manager's child run, in this workspace)."""
+    node = setup.graph.node(setup.start) if setup.graph.has_node(setup.start) else None
+    return node is not None and node.handler_type in COMPOSITE - {"parallel"}
 
 
 async def _reapply(workspace: Workspace, hand: str, setup: RunSetup) -> None:

@@ -50,7 +50,8 @@ _KINDS = (
 def read_bounded(path: str | Path, limit: int, what: str) -> str:
     """The UTF-8 text of regular file ``path``, at most ``limit`` bytes.
 
-    Newlines are translated as :meth:`Path.read_text` does. ``what`` names the
+    Newlines are translated as :meth:`Path.read_text` does, and a byte-order mark
+    at its start (some Windows editors write one) is dropped. ``what`` names the
     file in messages (``"pipeline file"``). The file is opened with O_NONBLOCK,
     so a FIFO does not block the open, and refused unless fstat says it is a
     regular file; the size is checked before and while reading (``/proc`` files
@@ -62,7 +63,7 @@ def read_bounded(path: str | Path, limit: int, what: str) -> str:
     shown = str(path)
     data = _read_regular(shown, limit, what)
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputFileError(
             shown, "cannot read: not UTF-8 text", f"save the {what} as UTF-8", kind="not_utf8"

@@ -9,6 +9,7 @@ step: each attempt of a node starts its own and stops them when it ends.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -92,8 +93,22 @@ def check_servers(nodes: Iterable[Node], settings: Settings, *, sdk: bool = True
         used = True
         for server in found.servers:
             server.expanded()
+            _check_command(node, server)
     if used and sdk:
         require_sdk()
+
+
+def _check_command(node: Node, server: McpServerConfig) -> None:
+    """A stdio server's program, named without a folder, is on PATH (as an ACP agent's)."""
+    command = server.command
+    if command is None or "/" in command or shutil.which(command) is not None:
+        return
+    pos = node.pos_of("mcp") or node.graph.pos_of("mcp") or node.pos
+    where = f"{pos.file}:{pos.line}: " if pos.file else ""
+    raise UsageError(
+        f"{where}node {node.id}: MCP server {server.name!r} runs {command!r}, which is not "
+        f"on PATH; install it or fix command in {server.source or 'the config file'}"
+    )
 
 
 def require_sdk() -> None:

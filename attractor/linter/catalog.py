@@ -279,7 +279,8 @@ def dialects_markdown() -> str:
         "",
         "| kilroy writes | What it means there | migrate |",
         "|---|---|---|",
-        "| `timeout=300` | 300 seconds | converted to `timeout=300s` |",
+        "| `timeout=300` | 300 seconds | converted to `timeout=300s` (`1.5` to `1500ms`; "
+        "`timeout=0` is listed) |",
         '| `condition="outcome=needs_dod"` | a status of the author\'s choosing, written by '
         "the stage to kilroy's status file | listed: ask the stage for the preferred label "
         "`needs_dod` and route on `preferred_label=needs_dod` |",

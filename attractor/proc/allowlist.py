@@ -78,10 +78,16 @@ class AllowList:
         return "network only to " + ", ".join(self.hosts) + " (through a proxy)"
 
 
-def proxy_env() -> dict[str, str]:
-    """The variables that send a command's HTTP(S) through the bridge."""
+def proxy_env(hosts: Sequence[str] = ()) -> dict[str, str]:
+    """The variables that send a command's HTTP(S) through the bridge.
+
+    ``NO_PROXY`` keeps the sandbox's own loopback direct (servers the command
+    starts itself), except a loopback name the allow-list names: that entry
+    means the host's server, which only the proxy reaches.
+    """
     url = f"http://127.0.0.1:{INSIDE_PORT}"
-    local = "localhost,127.0.0.1,::1"
+    listed = {split_host_port(entry, None)[0].rstrip(".") for entry in hosts}
+    local = ",".join(name for name in ("localhost", "127.0.0.1", "::1") if name not in listed)
     return {
         "HTTP_PROXY": url,
         "HTTPS_PROXY": url,

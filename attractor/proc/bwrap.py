@@ -180,7 +180,7 @@ def wrap_argv(fence: Fence) -> list[str]:
     argv += ["--chdir", str(fence.workdir.resolve())]
     if fence.hosts and not fence.network and fence.proxy_dir is not None:
         argv += ["--ro-bind", str(fence.proxy_dir), INSIDE_DIR]
-        for key, value in proxy_env().items():
+        for key, value in proxy_env(fence.hosts).items():
             argv += ["--setenv", key, value]
         argv += ["--", *bridge_argv(shutil.which("socat") or "socat")]
         return argv

@@ -189,7 +189,8 @@ def describe_container(box: Container, policy: str) -> str:
     """``docker container (image alpine:3), network off, writable: workdir, env=core``."""
     net = "network on" if box.network else "network off"
     extra = "".join(f", {p}" for p in box.writable)
-    return f"{box.engine} container (image {box.image}), {net}, writable: workdir{extra}, {policy}"
+    image = f"image {box.image}" if box.image else "no image: the run is refused; set image="
+    return f"{box.engine} container ({image}), {net}, writable: workdir{extra}, {policy}"
 
 
 async def _remove(engine: str, name: str) -> None:

@@ -33,9 +33,11 @@ from pathlib import Path
 
 import anyio
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -79,6 +81,21 @@ class McpEndpoint:
             return
         message = "attractor's MCP endpoint needs the mcp extra: pip install 'attractor[mcp]'"
         await JSONResponse({"error": message}, status_code=501)(scope, receive, send)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such path, a method the path does not take) as
+    the API's other errors are: ``{"error": "..."}``."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        message = f"no endpoint {request.url.path}; docs/server.md lists the endpoints"
+    elif exc.status_code == 405:
+        allow = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow", "")
+        allowed = ", ".join(sorted(m.strip() for m in allow.split(",") if m.strip()))
+        message = f"{request.method} is not allowed on {request.url.path}; use {allowed}"
+    else:
+        message = str(exc.detail)
+    return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
 
 def create_app(
@@ -131,6 +148,11 @@ def create_app(
     else:  # loopback only: a page from elsewhere cannot reach it by renaming a host
         allowed = [*LOOPBACK_NAMES, host.strip("[]"), f"[{host.strip('[]')}]"]
         middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed)]
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
     app.state.manager = manager
     return app

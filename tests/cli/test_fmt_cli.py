@@ -58,3 +58,12 @@ def test_a_file_that_does_not_parse_is_refused_in_one_line(workspace: Path) -> N
     assert path.read_text() == broken
     missing = invoke(["fmt", "--check", "nothing.dot"])
     assert missing.exit_code == 2 and missing.stderr.startswith("attractor fmt: nothing.dot")
+
+
+def test_a_pipeline_saved_with_a_byte_order_mark_lints_runs_and_formats(workspace: Path) -> None:
+    path = workspace / "bom.dot"
+    path.write_bytes(b"\xef\xbb\xbf" + WRITTEN.replace("\n", "\r\n").encode())
+    assert invoke(["lint", "bom.dot"]).exit_code == 0
+    assert invoke(["run", "bom.dot", "--backend", "simulate", "-q"]).exit_code == 0
+    assert invoke(["fmt", "bom.dot"]).exit_code == 0
+    assert path.read_text(encoding="utf-8") == CANONICAL

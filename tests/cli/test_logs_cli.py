@@ -117,7 +117,11 @@ def test_not_a_run_directory_or_no_such_node_is_one_line_and_exit_2(workspace: P
     run_dir = _run(workspace, 't [shape=parallelogram, tool_command="true"]\nstart -> t -> done')
     code, _, err = _logs(str(run_dir), "nope")
     assert code == 2
-    assert err == f"error: {run_dir}: the run's pipeline has no node 'nope'\n"
+    assert err == (
+        f"error: {run_dir}: the run's pipeline has no node 'nope'; its nodes: start, done, t\n"
+    )
+    code, _, err = _logs(str(run_dir), "tt")
+    assert code == 2 and "has no node 'tt'; did you mean 't'? its nodes: " in err
 
 
 def test_a_secret_a_step_prints_is_redacted_in_its_events_and_logs(workspace: Path) -> None:

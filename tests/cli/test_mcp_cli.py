@@ -182,6 +182,19 @@ def test_a_server_name_the_config_does_not_define_stops_the_run_with_file_and_li
     assert not (workspace / "logs").exists()
 
 
+def test_a_server_program_not_on_path_stops_the_run_before_it_starts(workspace: Path) -> None:
+    write(workspace / "attractor.toml", '[mcp_servers.tracker]\ncommand = "no-such-mcp-server"\n')
+    write(workspace / "p.dot", PIPELINE)
+    answer = script(workspace)
+    result = invoke(["run", "p.dot", "--backend", f"scripted:{answer}", "--logs-dir", "logs"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().endswith(
+        "p.dot:4: node work: MCP server 'tracker' runs 'no-such-mcp-server', which is not on "
+        "PATH; install it or fix command in attractor.toml: mcp_servers.tracker"
+    )
+    assert not (workspace / "logs").exists()
+
+
 def test_lint_checks_server_names_against_the_config_and_the_allow_list(
     workspace: Path,
 ) -> None:
@@ -228,3 +241,13 @@ def test_a_bad_server_table_is_a_one_line_error(workspace: Path) -> None:
     result = invoke(["run", "p.dot", "--dry-run"])
     assert result.exit_code == 2
     assert "attractor.toml: mcp_servers.tracker: give either command" in result.stderr
+
+
+def test_the_help_of_attractor_mcp_names_the_tools_it_serves() -> None:
+    from attractor.server.mcp_server import TOOLS
+
+    text = " ".join(invoke(["mcp", "--help"]).stdout.split())
+    said = text.split("Tools: ")[1].split(".")[0]
+    assert said.split(", ") == list(TOOLS)
+    summary = text.split("Serve attractor's tools (")[1].split(")")[0]
+    assert all(name in TOOLS for name in summary.removesuffix(", ...").split(", "))

@@ -62,3 +62,30 @@ def test_migrate_write_rewrites_the_file_and_bad_input_is_one_line(workspace: Pa
     assert len(broken.stderr.splitlines()) == 1
     unknown = invoke(["migrate", "k.dot", "--from", "elsewhere"])
     assert unknown.exit_code == 2
+
+
+def test_fractional_seconds_become_milliseconds_and_a_zero_timeout_is_listed(
+    workspace: Path,
+) -> None:
+    write(
+        workspace / "k.dot",
+        """digraph k {
+  start [shape=Mdiamond]
+  exit [shape=Msquare]
+  a [prompt="a" timeout=1.5]
+  b [prompt="b" timeout="0"]
+  start -> a -> b -> exit
+}
+""",
+    )
+    result = invoke(["migrate", "k.dot", "--from", "kilroy"])
+    assert result.exit_code == 1
+    assert 'a [prompt="a", timeout=1500ms]' in result.stdout
+    assert result.stderr.splitlines()[1] == (
+        "k.dot:5:17: timeout=0 has no duration here (a timeout is longer than zero); remove "
+        "it for no timeout, or write the longest the stage may take (timeout=15m)"
+    )
+    write(workspace / "m.dot", result.stdout)
+    lint = invoke(["lint", "m.dot"]).stdout
+    assert 'timeout="1.5"' not in lint and 'timeout="1500ms"' not in lint
+    assert 'timeout="0"' in lint  # left as written, for the author to decide

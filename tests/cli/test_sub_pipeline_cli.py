@@ -226,6 +226,11 @@ def test_the_parents_display_and_logs_show_the_childs_stages(workspace: Path) ->
     refused = invoke(["logs", str(run_dir), "before/c"])
     assert refused.exit_code == 2
     assert "before is not a sub-pipeline" in refused.stderr
+    typo = invoke(["logs", str(run_dir), "checks/cc"])
+    assert typo.exit_code == 2 and typo.stdout == ""
+    assert typo.stderr.startswith(
+        f"error: {run_dir}: the sub-pipeline of checks has no node 'cc'; did you mean 'c'? "
+    )
 
 
 def test_a_resumed_parent_counts_the_childs_earlier_steps(workspace: Path, mark: str) -> None:

@@ -101,3 +101,28 @@ def test_an_alias_beside_its_canonical_attribute_is_left_for_lint() -> None:
 def test_prompt_file_becomes_a_prompt_file_reference() -> None:
     text = 'digraph d {\n    w [prompt_file="p.md"]\n}\n'
     assert format_source(text) == 'digraph d {\n    w [prompt="@p.md"]\n}\n'
+
+
+def test_a_closing_brace_on_a_statement_line_keeps_its_blank() -> None:
+    one_line = "digraph d { start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }\n"
+    assert format_source(one_line) == one_line
+    last = "digraph d {\n    start [ shape=Mdiamond ]\n    start -> exit }\n"
+    assert format_source(last) == "digraph d {\n    start [shape=Mdiamond]\n    start -> exit }\n"
+
+
+def test_a_concatenated_string_stays_one_value() -> None:
+    written = (
+        "digraph d {\n"
+        '    x [prompt="a" + "b" max_turns=3 shape=box]\n'
+        '    y [prompt="a" +\n        "b" label="z"]\n'
+        "}\n"
+    )
+    once = format_source(written)
+    assert once == (
+        "digraph d {\n"
+        '    x [shape=box, prompt="a" + "b", max_turns=3]\n'
+        '    y [prompt="a" +\n        "b", label="z"]\n'
+        "}\n"
+    )
+    assert format_source(once) == once
+    assert _findings(once, "d.dot") == _findings(written, "d.dot")

@@ -161,6 +161,13 @@ def test_bad_notify_settings_are_one_line_and_exit_2(workspace: Path) -> None:
         'error: --notify="ftp://example.com/x": expected an http:// or https:// URL, '
         "like https://hooks.example.com/x\n"
     )
+    for url in ("http://127.0.0.1:99999/x", "http://:80/x", "https://hooks.example.com:x/"):
+        code, err = _run(workspace, QUICK % "", "--notify", url)
+        assert code == 2
+        assert err == (
+            f"error: --notify=\"{url}\": expected a host and, after ':', a port from 1 to "
+            "65535, like https://hooks.example.com:8443/x\n"
+        )
     code, err = _run(workspace, QUICK % "", "--notify-on", "gate_waiting,coffee")
     assert code == 2 and "expected events among run_started, gate_waiting" in err
     code, err = _run(
@@ -216,3 +223,31 @@ def test_resume_notifies_when_given_the_flag_again(workspace: Path) -> None:
     )
     # The webhook is not recorded with the run: a later resume without it notifies no one.
     assert hook.url not in (run_dir / "manifest.json").read_text()
+
+
+def test_the_final_line_times_the_run_not_the_last_deliveries(workspace: Path) -> None:
+    write(workspace / "p.dot", QUICK % "")
+    started = time.monotonic()
+    with Hook(statuses=(503,) * 4).running() as hook:
+        args = ["run", "p.dot", "--logs-dir", "runs/r", "--notify", hook.url]
+        result = invoke([*args, "--notify-on", "run_finished"])
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 0, result.stderr
+    assert "not delivered after 4 attempts: HTTP 503" in result.stderr
+    # The deliveries after the run paused 0.5s, 1s and 2s between attempts ...
+    assert elapsed > 3.5
+    # ... which the final line does not count as the run's time.
+    said = result.stdout.strip().splitlines()[-1]
+    seconds = float(said.split("pipeline succeeded in ")[1].split("s;")[0])
+    assert seconds < elapsed - 3.0, said
+
+
+def test_lint_checks_the_graph_attribute_notify_at_its_line(workspace: Path) -> None:
+    write(workspace / "p.dot", QUICK % 'graph [notify="http://127.0.0.1:99999/x"]')
+    result = invoke(["lint", "p.dot"])
+    assert result.exit_code == 1
+    assert result.stdout.startswith(
+        'p.dot:2:10: error attribute_value: notify="http://127.0.0.1:99999/x": expected a host'
+    )
+    write(workspace / "p.dot", QUICK % 'graph [notify=""]')
+    assert invoke(["lint", "p.dot"]).exit_code == 0

@@ -66,6 +66,8 @@ def test_a_container_without_an_image_or_with_hosts_is_one_line(workspace: Path)
         "node t: sandbox=docker needs an image: set image= on the node or the graph "
         '(e.g. image="python:3.12-slim")'
     )
+    plan = invoke(["run", "p.dot", "--dry-run"])
+    assert "boundary: docker container (no image: the run is refused; set image=)" in plan.output
     write(workspace / "p.dot", TOOL % ', sandbox=docker, image="a:1", network="pypi.org"')
     result = invoke(["run", "p.dot"])
     assert result.exit_code == 2

@@ -99,6 +99,20 @@ async def test_an_unlisted_host_is_refused_with_a_clear_message(
 
 @needs_bwrap
 @needs_socat
+async def test_a_listed_loopback_address_is_reached_by_a_client_that_honours_no_proxy(
+    tmp_path: Path, servers: tuple[int, int]
+) -> None:
+    listed, _ = servers
+    box = _box(tmp_path, f"127.0.0.1:{listed}")
+    fetch = f"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{listed}/x').read())"
+    result = await box.run(f'python3 -c "{fetch}"')
+    assert (result.returncode, result.stdout) == (0, f"b'hello from {listed}/x'\n"), result.stderr
+    own = await box.run("printenv NO_PROXY")
+    assert own.stdout.split(",") == ["localhost", "::1\n"]
+
+
+@needs_bwrap
+@needs_socat
 async def test_a_direct_connection_fails(tmp_path: Path, servers: tuple[int, int]) -> None:
     listed, _ = servers
     box = _box(tmp_path, f"localhost:{listed}", "127.0.0.1")

@@ -85,3 +85,16 @@ def test_malformed_requests_get_a_4xx_with_one_line_each(server: Server) -> None
             assert "\n" not in error and len(error) < 300, (what, error)
     stderr = server.stop()
     assert "Traceback" not in stderr and "Exception" not in stderr, stderr
+
+
+def test_an_unknown_path_or_method_is_a_json_error_too(server: Server) -> None:
+    with server.client() as client:
+        missing = client.get("/pipelines/x/nodes/a/files/b/c")
+        assert missing.status_code == 404
+        assert missing.json()["error"] == (
+            "no endpoint /pipelines/x/nodes/a/files/b/c; docs/server.md lists the endpoints"
+        )
+        wrong = client.delete("/pipelines/x")
+        assert wrong.status_code == 405
+        assert wrong.json()["error"].startswith("DELETE is not allowed on /pipelines/x; use GET")
+        assert "GET" in wrong.headers["allow"]

@@ -99,3 +99,8 @@ def test_status_shows_the_files_each_stage_changed(tmp_path: Path) -> None:
     assert "2 files" in rows["b"] and "1 file" in rows["a"]
     lines = (run_dir / "results.jsonl").read_text().splitlines()
     assert json.loads(lines[2])["files"] == 2
+
+
+def test_the_usage_line_of_diff_shows_node_is_optional() -> None:
+    usage = invoke(["diff", "--help"]).stdout.splitlines()[0]
+    assert usage.endswith(" diff [OPTIONS] RUN_DIR [NODE]")

@@ -55,3 +55,12 @@ def test_prune_removes_only_what_deleted_runs_left(
         invoke(["runs", "--prune"]).output.strip()
         == "pruned 0 run(s); 1 kept (run directory exists)"
     )
+
+
+def test_prune_refuses_the_listing_filters_it_would_not_honour(tmp_path: Path) -> None:
+    make_repo(tmp_path / "repo")
+    for extra in (["--status", "fail"], ["--pipeline", "fan"], ["--json"]):
+        result = invoke(["runs", "--root", str(tmp_path / "repo"), "--prune", *extra])
+        assert result.exit_code == 2, extra
+        assert result.stderr.startswith("error: --prune takes no --status, --pipeline or --json")
+        assert result.stdout == ""

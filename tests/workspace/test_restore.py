@@ -180,3 +180,44 @@ def test_from_node_restores_the_files_as_they_were_at_its_first_entry(tmp_path: 
     # The checkpoints the rewind dropped from the branch are kept.
     assert git(repo, "show", f"attractor/{run_dir.name}/lost/1:log.txt") == "a\nb\nc\n"
     assert git(repo, "rev-parse", f"attractor/{run_dir.name}/lost/1").strip() == before
+
+
+def test_resume_inside_a_sub_pipeline_keeps_the_files_of_its_completed_steps(
+    tmp_path: Path, mark: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    wait = f"touch {flags}/waiting; while [ ! -f {flags}/go ]; do sleep {mark}; done"
+    write(
+        tmp_path / "child.dot",
+        f"""digraph c {{
+  start [shape=Mdiamond]; done [shape=Msquare]
+  a [shape=parallelogram, tool_command="echo child > c.txt"]
+  s [shape=parallelogram, tool_command="{wait}"]
+  start -> a -> s -> done
+}}""",
+    )
+    dot = write(
+        tmp_path / "p.dot",
+        """digraph p {
+  start [shape=Mdiamond]; done [shape=Msquare]
+  checks [shape=folder, dot_file="child.dot"]
+  after [shape=parallelogram, tool_command="cat c.txt > after.txt"]
+  start -> checks -> after -> done
+}""",
+    )
+    args = ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(tmp_path / "r")]
+    proc = spawn([*args, *NO_SANDBOX], tmp_path)
+    wait_for(lambda: (flags / "waiting").exists(), what="the child's step s to start")
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    kill_all(mark)
+    assert code == 130, err
+    (flags / "go").touch()
+
+    result = invoke(["resume", str(tmp_path / "r")])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    work_tree = Path(read_json(tmp_path / "r" / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "after.txt").read_text() == "child\n"  # a's file survived the stop
