@@ -21,6 +21,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -58,6 +59,7 @@ from attractor.fileio.writes import (
 from attractor.proc.files import set_file_mode
 from attractor.store.checkpoint import Checkpoint, CheckpointEncoder
 from attractor.store.journal import JOURNAL, Journal, damaged_run_file
+from attractor.workspace.create import SETUP_LOG, SNAPSHOT_GIT_DIR
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
@@ -68,9 +70,21 @@ LOCK = ".lock"
 #: Every process group the run started, with its leader's start time (see proc/ledger.py).
 PROCESSES = "processes.jsonl"
 #: What a run directory holds before its first checkpoint: a run stopped then
-#: (killed, disk full) never started, and its directory may be reused.
+#: (killed, disk full) never started, and its directory may be reused. The
+#: workspace is made before the first checkpoint too (a snapshot's git directory,
+#: the set-up command's log).
 SETUP_FILES = frozenset(
-    (LOCK, PIPELINE_COPY, MANIFEST, EVENTS, RESULTS, PROCESSES, "journal.jsonl")
+    (
+        LOCK,
+        PIPELINE_COPY,
+        MANIFEST,
+        EVENTS,
+        RESULTS,
+        PROCESSES,
+        "journal.jsonl",
+        SNAPSHOT_GIT_DIR,
+        SETUP_LOG,
+    )
 )
 #: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
 DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
@@ -217,7 +231,10 @@ def discard_unstarted(path: Path, *, remove_dir: bool = True) -> None:
         return
     for name in os.listdir(path):
         with contextlib.suppress(OSError):
-            os.unlink(path / name)
+            if name == SNAPSHOT_GIT_DIR:  # the only directory a run makes before it starts
+                shutil.rmtree(path / name)
+            else:
+                os.unlink(path / name)
     if remove_dir:
         with contextlib.suppress(OSError):
             os.rmdir(path)

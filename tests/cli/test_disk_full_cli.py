@@ -144,3 +144,21 @@ def test_a_run_directory_killed_while_being_created_is_used_again(tmp_path: Path
     code, _, err = finish(spawn(["run", "p.dot", "--logs-dir", "mine"], tmp_path))
     assert code == 2 and "is not empty and holds no run" in err
     assert (mine / "pipeline.dot").read_text() == "digraph mine {}"
+
+
+def test_a_run_killed_while_its_snapshot_workspace_was_made_is_used_again(
+    tmp_path: Path,
+) -> None:
+    """A kill (or a stop signal) while the snapshot workspace is being made leaves its
+    git directory and set-up log beside what setup wrote: still a run that never started."""
+    write(tmp_path / "p.dot", _TOOL.replace("cat payload.txt", "echo hi"))
+    run_dir = tmp_path / "out"
+    for name in (".lock", "pipeline.dot", "manifest.json", "workspace-setup.log"):
+        write(run_dir / name, "")
+    write(run_dir / "workspace.git" / "objects" / "ab" / "cdef", "half a commit")
+    code, _, err = finish(spawn(["resume", "out"], tmp_path))
+    assert code == 2 and "this run never started" in err, err
+    code, _, err = finish(spawn(["run", "p.dot", "--logs-dir", "out", "-q"], tmp_path))
+    assert code == 0, err
+    assert not (run_dir / "workspace.git" / "objects" / "ab" / "cdef").exists()
+    assert (run_dir / "t" / "stdout.txt").read_text() == "hi\n"
