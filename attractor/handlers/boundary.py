@@ -158,7 +158,8 @@ def describe_boundary(node: Node | None, settings: Settings, base: Path) -> str:
     if kind == "none":
         return f"local, no sandbox, {policy}"
     if kind in CONTAINER_ENGINES:
-        return describe_container(_container(boundary, kind, base), policy)
+        box = _container(boundary, kind, base)
+        return describe_container(box, policy, container_problem(kind) if box.image else None)
     net = describe_network(boundary.network, boundary.hosts)
     extra = "".join(f", {p}" for p in boundary.writable)
     return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"
