@@ -32,7 +32,7 @@ import anyio
 from anyio.abc import SocketStream
 
 from attractor.proc.allowlist import INSIDE_DIR, AllowList, describe_network
-from attractor.proc.bwrap import Fence, probe, refusal_note, wrap_argv
+from attractor.proc.bwrap import PROXY_REFUSAL, Fence, probe, refusal_note, wrap_argv
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.netproxy import serve_client
 from attractor.proc.process import ProcessResult, process_env, run_process
@@ -269,9 +269,18 @@ class BwrapEnvironment(LocalEnvironment):
         return f"bwrap sandbox, {net}, writable: workdir{extra}, {self.policy.describe()}"
 
     def note(self, result: ProcessResult) -> str:
-        if result.returncode in (0, None):
+        """Why the sandbox stopped the command, for the model ('' when nothing says it did).
+
+        A failed command is looked at whole (a hidden path it named, a process or
+        server outside the sandbox, an errno text of a wall); a command that exited
+        0 only for the allow-list proxy's refusal, which a plain HTTP client prints
+        as the body of a 403 and does not fail on.
+        """
+        if result.returncode is None:
             return ""
-        return refusal_note(result.stderr)
+        if result.returncode == 0:
+            return refusal_note("", None, result.stdout) if PROXY_REFUSAL in result.stdout else ""
+        return refusal_note(result.stderr, self._fence(), result.stdout)
 
 
 def sandbox_problem() -> str | None:
