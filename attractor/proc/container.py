@@ -20,6 +20,11 @@ Each command is one ``docker run`` (``podman run`` takes the same flags):
 
 Where no engine answers (no daemon, no client), :func:`container_problem` says
 so in one line and the run is refused before it starts.
+
+The file operations of the seam (the agent's file tools) are answered on the host,
+inherited from :class:`~attractor.proc.environment.LocalEnvironment`: the workdir is
+mounted at its own path, so they reach the same files a command in the container
+does; an engine on another machine (``DOCKER_HOST``) would override them.
 """
 
 from __future__ import annotations
