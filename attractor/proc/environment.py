@@ -260,16 +260,17 @@ class BwrapEnvironment(LocalEnvironment):
     ) -> ProcessResult:
         await self.setup()
         fence = self._fence()
-        if fence.proxy_dir is None:
-            return await super().run(
+        if fence.proxy_dir is None:  # no proxy: straight to the process (setup is done)
+            return await run_process(
                 command,
-                cwd=cwd,
+                cwd=cwd or self.workdir,
                 timeout=timeout,
                 kill_grace=kill_grace,
-                extra_env=extra_env,
+                env=self.env(extra_env),
                 stdout_path=stdout_path,
                 stderr_path=stderr_path,
                 stdin_path=stdin_path,
+                wrap=self.wrap(cwd),
             )
         # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
         name = f"{next(_sockets)}.sock"
