@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -301,13 +301,19 @@ async def workspace_plan(plan: Plan) -> WorkspacePlan:
         if settings.workspace == "none":
             return WorkspacePlan("none", source, workdir)
         return WorkspacePlan("recorded", "recorded with the run", workdir)
-    return await preflight(
+    planned = await preflight(
         settings.workspace,
         source,
         workdir,
         setup=settings.workspace_setup,
         links=settings.workspace_link,
     )
+    if not planned.setup:
+        return planned
+    from attractor.handlers.boundary import describe_boundary
+
+    where = describe_boundary(None, settings, workdir)  # the run's own boundary, no node's
+    return replace(planned, setup_boundary=where)
 
 
 async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> CodergenBackend:

@@ -20,9 +20,9 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from attractor.agent.tools.beneath import Beneath
-from attractor.agent.tools.fdio import read_all, regular
 from attractor.proc.environment import ExecutionEnvironment as Runner
+from attractor.proc.hostfs.beneath import Beneath
+from attractor.proc.hostfs.fdio import read_all, regular
 from attractor.proc.process import run_process
 
 INSTRUCTIONS_BUDGET = 32 * 1024

@@ -21,11 +21,11 @@ from attractor.agent.run_budget import RunTurnBudget
 from attractor.agent.session_config import SessionConfig
 from attractor.agent.tools import ToolRegistry
 from attractor.agent.tools.base import Tool, ToolContext, schema
-from attractor.agent.tools.beneath import Beneath
 from attractor.agent.transcript import Transcript
 from attractor.errors import ToolError
 from attractor.events import Event
 from attractor.llm.types import Model, ToolDefinition, Usage
+from attractor.proc.hostfs.beneath import Beneath
 
 TOOL_NAME = "spawn_agent"
 

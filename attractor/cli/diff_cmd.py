@@ -10,12 +10,16 @@ import anyio
 import click
 
 from attractor.errors import AttractorError
+from attractor.settings import environment_redactor
 from attractor.workspace.diff import run_diff
 
 _EPILOG = """\b
 Examples:
   attractor diff .attractor/runs/20261122T040646Z-feature
   attractor diff runs/nightly work --stat
+
+Secrets (the values of this shell's secret variables, strings shaped like API
+keys) are shown as [redacted:NAME], as on the web page and in the API.
 
 Exit status: 0, 2 when the run kept no checkpoints or NODE has none.
 """
@@ -26,11 +30,15 @@ Exit status: 0, 2 when the run kept no checkpoints or NODE has none.
 @click.argument("node", metavar="[NODE]", required=False)
 @click.option("--stat", is_flag=True, help="The summary (files and lines changed), not the diff.")
 def diff(run_dir: str, node: str | None, stat: bool) -> NoReturn:
-    """Print what the run in RUN_DIR changed, or what its stage NODE changed, as a diff."""
+    """Print what the run in RUN_DIR changed, or what its stage NODE changed, as a diff.
+
+    A file a stage wrote may hold a secret (``printenv > leak.txt``): what is
+    printed is redacted like the API's diff.
+    """
     try:
         text = anyio.run(lambda: run_diff(Path(run_dir), node, stat=stat))
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)
-    click.echo(text, nl=False)
+    click.echo(environment_redactor().text(text), nl=False)
     sys.exit(0)

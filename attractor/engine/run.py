@@ -140,7 +140,7 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
     with _redacting(settings):
         setup = set_up()
         with _tidy_if_stopped(setup):
-            workspace = await open_workspace(options.workspace, setup)
+            workspace = await open_workspace(options.workspace, setup, settings)
             options = with_workspace(options, workspace)
             wide = _run_wide(setup, options)
             if workspace is not None:

@@ -26,7 +26,7 @@ from attractor.handlers.base import BranchResult
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.workspace.branches import close_branch, merge_branches, open_branch
 from attractor.workspace.commits import changed_paths
-from attractor.workspace.create import create, fork
+from attractor.workspace.create import SetupBoundary, create, fork
 from attractor.workspace.preflight import WorkspacePlan
 from attractor.workspace.workspace import TRAILER, Workspace, reopen
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from attractor.engine.executor import RunOptions
     from attractor.engine.setup import RunSetup
     from attractor.engine.state import Run, Walk
+    from attractor.proc.environment import LocalEnvironment
     from attractor.settings import Settings
 
 #: The commit the next stage starts from (the last checkpoint), and the one the
@@ -49,11 +50,17 @@ MARKER = "workspace-stage.json"
 COMPOSITE = frozenset({"parallel", "stack.manager_loop", "subgraph"})
 
 
-async def open_workspace(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | None:
-    """The run's workspace, ready for its next stage (None: ``--workspace none``)."""
+async def open_workspace(
+    plan: WorkspacePlan | None, setup: RunSetup, settings: Settings | None = None
+) -> Workspace | None:
+    """The run's workspace, ready for its next stage (None: ``--workspace none``).
+
+    ``settings``: the run's, whose boundary its ``workspace_setup`` runs in.
+    """
     context = setup.main.context
+    boundary = None if settings is None else setup_boundary(settings)
     if setup.resumed:
-        return await _reopen(plan, setup)
+        return await _reopen(plan, setup, boundary)
     if plan is None or plan.mode == "none":
         setup.manifest["workspace"] = {"mode": "none"}
         return None
@@ -61,13 +68,29 @@ async def open_workspace(plan: WorkspacePlan | None, setup: RunSetup) -> Workspa
         setup.manifest["workspace"] = {**plan.shared.record(), "shared": True}
         context.set(COMMIT_KEY, plan.shared.head)
         return plan.shared
-    workspace = await create(plan, setup.run_dir.path, setup.run_dir.path.name)
+    workspace = await create(plan, setup.run_dir.path, setup.run_dir.path.name, boundary)
     setup.manifest["workspace"] = workspace.record()
     context.set(COMMIT_KEY, workspace.head)
     return workspace
 
 
-async def _reopen(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | None:
+def setup_boundary(settings: Settings) -> SetupBoundary:
+    """Where ``workspace_setup`` runs: the run's own boundary (its sandbox, network, env and
+    writable settings; no node's), with the worktree, its git directory and the linked
+    environments writable, as a stage's command in it would have them."""
+    from attractor.handlers.boundary import environment_for
+
+    def environment(workdir: Path, writable: tuple[Path, ...], run_dir: Path) -> LocalEnvironment:
+        extra = (*settings.writable, *(str(p) for p in writable))
+        own = dataclasses.replace(settings, writable=extra)
+        return environment_for(None, own, workdir, base=workdir, run_dir=run_dir)
+
+    return environment
+
+
+async def _reopen(
+    plan: WorkspacePlan | None, setup: RunSetup, boundary: SetupBoundary | None = None
+) -> Workspace | None:
     if plan is not None and plan.shared is not None:  # a child run resumed by its parent
         setup.main.context.set(COMMIT_KEY, plan.shared.head)
         return plan.shared
@@ -82,7 +105,7 @@ async def _reopen(plan: WorkspacePlan | None, setup: RunSetup) -> Workspace | No
     context = setup.main.context
     if record.get("forked_from"):  # attractor fork: a branch (and worktree) of its own
         at = context.get_string(COMMIT_KEY) or str(record.get("base"))
-        record = await fork(record, setup.run_dir.path.name, at, setup.run_dir.path)
+        record = await fork(record, setup.run_dir.path.name, at, setup.run_dir.path, boundary)
         setup.manifest["workspace"] = record
         setup.warnings.append(f"the fork works on branch {record['branch']}, from {at[:12]}")
     workspace = reopen(record, plan.max_file_bytes if plan else None)

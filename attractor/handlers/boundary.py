@@ -59,13 +59,16 @@ class Boundary:
     image: str = ""
 
 
-def _own(node: Node, key: str) -> str | None:
+def _own(node: Node | None, key: str) -> str | None:
+    if node is None:  # the run's own commands (workspace_setup): the run's settings alone
+        return None
     raw = node.raw(key)
     return raw.strip() if raw is not None and raw.strip() else None
 
 
-def boundary_of(node: Node, settings: Settings, base: Path) -> Boundary:
-    """The step's boundary before checking that the sandbox works here."""
+def boundary_of(node: Node | None, settings: Settings, base: Path) -> Boundary:
+    """The step's boundary before checking that the sandbox works here (``node`` None:
+    the run's own, from the settings alone)."""
     mode = _own(node, "env") or settings.env
     allow = settings.env_allow + parse_patterns(_own(node, "env_allow") or "")
     deny = settings.env_deny + parse_patterns(_own(node, "env_deny") or "")
@@ -93,7 +96,7 @@ def resolved_sandbox(boundary: Boundary) -> str:
 
 
 def environment_for(
-    node: Node,
+    node: Node | None,
     settings: Settings,
     workdir: Path,
     *,
@@ -101,7 +104,9 @@ def environment_for(
     run_dir: Path | None = None,
     stage_dir: Path | None = None,
 ) -> LocalEnvironment:
-    """The execution environment of one step of ``node``."""
+    """The execution environment of one step of ``node`` (None: the run's own command,
+    ``workspace_setup``, in the run's boundary: the graph's or the run's sandbox, network,
+    env and writable settings)."""
     boundary = boundary_of(node, settings, base)
     kind = resolved_sandbox(boundary)
     if kind == "none":
@@ -145,7 +150,7 @@ def _container(
     )
 
 
-def describe_boundary(node: Node, settings: Settings, base: Path) -> str:
+def describe_boundary(node: Node | None, settings: Settings, base: Path) -> str:
     """One line for ``--dry-run``: where the node's commands would run."""
     boundary = boundary_of(node, settings, base)
     policy = boundary.policy.describe()
@@ -153,7 +158,8 @@ def describe_boundary(node: Node, settings: Settings, base: Path) -> str:
     if kind == "none":
         return f"local, no sandbox, {policy}"
     if kind in CONTAINER_ENGINES:
-        return describe_container(_container(boundary, kind, base), policy)
+        box = _container(boundary, kind, base)
+        return describe_container(box, policy, container_problem(kind) if box.image else None)
     net = describe_network(boundary.network, boundary.hosts)
     extra = "".join(f", {p}" for p in boundary.writable)
     return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"

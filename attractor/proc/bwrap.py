@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -226,7 +227,15 @@ def _hidden(home: Path | None) -> list[str]:
     return argv
 
 
-#: errno texts that say a command hit the sandbox's walls.
+#: What a command's own error says when it hit the sandbox's walls, and what to tell
+#: the model about them. Each is checked only where it cannot be an ordinary failure:
+#: a hidden place named in the message, a process id of the host, a connection
+#: refused while the step has no network.
+WRITES = (
+    "only the working directory and $TMPDIR are writable (and the paths the node lists "
+    "in writable=)"
+)
+#: errno texts that say a command hit the sandbox's walls, whatever it did.
 REFUSALS = (
     "Read-only file system",
     "Permission denied",
@@ -236,16 +245,80 @@ REFUSALS = (
     "Could not resolve host",
     "CONNECT tunnel failed, response 403",
 )
+#: Said by the proxy of an allow-list (attractor.proc.netproxy): a plain HTTP
+#: request it refused exits 0 with this on stdout, so it is looked for there too.
+PROXY_REFUSAL = "not in this step's network allow-list"
+#: A connection to a server that is not there: the sandbox's if the step has no network.
+_NO_SERVER = (
+    "Connection refused",
+    "Couldn't connect to server",
+    "Could not connect to server",
+    "Failed to connect to",
+)
+#: A process the sandbox cannot see: ``kill PID`` and ``/proc/PID/...`` of the host.
+_NO_PROCESS = re.compile(r"No such process|/proc/[0-9]+(?:/|\b)")
 
 
-def refusal_note(stderr: str) -> str:
-    """A short note for the model when ``stderr`` looks like a sandbox refusal, else ''."""
+def hidden_paths(home: Path | None) -> list[str]:
+    """The places hidden from every sandboxed command (under ``home`` and the system's)."""
+    found = [] if home is None else [str(home / name) for name in HIDDEN_IN_HOME]
+    return found + [p for pattern in HIDDEN_SYSTEM for p in sorted(glob.glob(pattern))]
+
+
+def refusal_note(stderr: str, fence: Fence | None = None, stdout: str = "") -> str:
+    """A short note for the model when a command's output says the sandbox stopped it, else ''.
+
+    ``fence``: the step's (which places are hidden, whether it has the network);
+    without it only the errno texts of :data:`REFUSALS` count.
+    """
+    why = _refusal(stderr, fence, stdout)
+    return "" if why is None else f"[sandbox: {why}]"
+
+
+def _refusal(stderr: str, fence: Fence | None, stdout: str) -> str | None:
+    if PROXY_REFUSAL in stdout or PROXY_REFUSAL in stderr:
+        return (
+            f"'{PROXY_REFUSAL}' — this step reaches only the hosts its node lists in "
+            "network=, through the proxy in HTTP_PROXY; other hosts are refused"
+        )
+    if fence is not None:
+        home = _home(fence)
+        hidden = next((p for p in hidden_paths(home) if _names(stderr, p)), None)
+        if hidden is not None:
+            return (
+                f"{hidden} is hidden — this command runs in a sandbox where the user's secret "
+                "files and folders (~/.ssh, ~/.aws, ~/.netrc, keyrings, ...) are not visible; "
+                "the step cannot read them"
+            )
+        if _NO_PROCESS.search(stderr):
+            return (
+                "the process is outside the sandbox — this command runs in its own process "
+                "namespace: it sees and signals only its own processes, never the engine's or "
+                "the host's (nor their /proc/PID files)"
+            )
+        if not fence.network and any(text in stderr for text in _NO_SERVER):
+            allowed = "only the hosts in network=, through HTTP_PROXY" if fence.hosts else "off"
+            return (
+                f"the network is {allowed} — this command runs in a sandbox with its own "
+                "network: 127.0.0.1 is the sandbox's own loopback, so no server of the host "
+                "(nor any other host) can be reached; the node needs network=on for that"
+            )
     for text in REFUSALS:
         if text in stderr:
             return (
-                f"[sandbox: '{text}' — this command runs in a sandbox: only the working "
-                "directory and $TMPDIR are writable, the network is off unless the node sets "
-                "network=on (or names hosts in network=, reached through HTTP_PROXY), and "
-                "secret files are hidden]"
+                f"'{text}' — this command runs in a sandbox: {WRITES}, the network is off "
+                "unless the node sets network=on (or names hosts in network=, reached through "
+                "HTTP_PROXY), and secret files are hidden"
             )
-    return ""
+    return None
+
+
+def _names(text: str, path: str) -> bool:
+    """Whether ``text`` names ``path`` or something inside it (not ``path`` + more letters)."""
+    start = text.find(path)
+    while start >= 0:
+        end = start + len(path)
+        if end == len(text) or not (text[end].isalnum() or text[end] in "._-"):
+            return True
+        start = text.find(path, end)
+    return False

@@ -20,6 +20,11 @@ Each command is one ``docker run`` (``podman run`` takes the same flags):
 
 Where no engine answers (no daemon, no client), :func:`container_problem` says
 so in one line and the run is refused before it starts.
+
+The file operations of the seam (the agent's file tools) are answered on the host,
+inherited from :class:`~attractor.proc.environment.LocalEnvironment`: the workdir is
+mounted at its own path, so they reach the same files a command in the container
+does; an engine on another machine (``DOCKER_HOST``) would override them.
 """
 
 from __future__ import annotations
@@ -60,6 +65,19 @@ _REMOVE_TIMEOUT = 30.0
 _names = itertools.count(1)
 
 
+#: The question each engine's client is asked to learn whether its engine answers: a
+#: field of its own ``info`` (a Go template). Docker documents ``.ServerVersion``; podman's
+#: info has no such field (its placeholders are ``.Host``, ``.Plugins``, ``.Registries``,
+#: ``.Store`` and ``.Version``), so podman is asked for ``.Version.Version``. Both clients
+#: exit non-zero when their engine (docker's daemon, podman's service or storage) fails.
+INFO_FORMATS = {"docker": "{{.ServerVersion}}", "podman": "{{.Version.Version}}"}
+
+
+def info_argv(engine: str, program: str | None = None) -> list[str]:
+    """``docker info --format {{.ServerVersion}}``, or podman's own (:data:`INFO_FORMATS`)."""
+    return [program or engine, "info", "--format", INFO_FORMATS[engine]]
+
+
 @cache
 def container_problem(engine: str) -> str | None:
     """None when ``engine`` (docker or podman) answers here, else one line saying why not."""
@@ -68,7 +86,7 @@ def container_problem(engine: str) -> str | None:
         return f"{engine} is not installed"
     try:
         done = subprocess.run(
-            [program, "info", "--format", "{{.ServerVersion}}"],
+            info_argv(engine, program),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=_INFO_TIMEOUT,
@@ -78,10 +96,17 @@ def container_problem(engine: str) -> str | None:
         return f"no {engine} engine answered `{engine} info` within {_INFO_TIMEOUT:.0f}s"
     except OSError as error:
         return f"{engine} cannot start: {error}"
-    if done.returncode != 0:
-        lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
-        detail = lines[-1] if lines else f"exit code {done.returncode}"
+    return info_problem(engine, done.returncode, done.stdout, done.stderr)
+
+
+def info_problem(engine: str, code: int, out: bytes, err: bytes) -> str | None:
+    """What ``ENGINE info``'s answer says: None when it named the engine's version."""
+    if code != 0:
+        lines = (err or out).decode(errors="replace").strip().splitlines()
+        detail = lines[-1] if lines else f"exit code {code}"
         return f"no {engine} engine runs here ({engine} info: {detail})"
+    if not out.strip():  # an old client that prints no server and exits 0
+        return f"no {engine} engine runs here ({engine} info named no engine version)"
     return None
 
 
@@ -185,12 +210,14 @@ class ContainerEnvironment(LocalEnvironment):
         return describe_container(self._box(), self.policy.describe())
 
 
-def describe_container(box: Container, policy: str) -> str:
-    """``docker container (image alpine:3), network off, writable: workdir, env=core``."""
+def describe_container(box: Container, policy: str, problem: str | None = None) -> str:
+    """``docker container (image alpine:3), network off, writable: workdir, env=core``,
+    then why the run is refused here when ``problem`` says no engine answers."""
     net = "network on" if box.network else "network off"
     extra = "".join(f", {p}" for p in box.writable)
     image = f"image {box.image}" if box.image else "no image: the run is refused; set image="
-    return f"{box.engine} container ({image}), {net}, writable: workdir{extra}, {policy}"
+    text = f"{box.engine} container ({image}), {net}, writable: workdir{extra}, {policy}"
+    return text if problem is None else f"{text}; the run is refused here: {problem}"
 
 
 async def _remove(engine: str, name: str) -> None:

@@ -143,6 +143,9 @@ class EnvPolicy:
     _compiled: tuple[re.Pattern[str] | None, ...] = field(
         default=(), init=False, repr=False, compare=False
     )
+    #: Each name's answer once worked out: a step runs its commands with the same
+    #: variables, and four pattern matches per variable were most of :meth:`apply`.
+    _answers: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.mode not in ENV_POLICIES:
@@ -157,6 +160,12 @@ class EnvPolicy:
 
     def keeps(self, name: str) -> bool:
         """Whether the variable ``name`` reaches the command."""
+        answer = self._answers.get(name)
+        if answer is None:
+            answer = self._answers[name] = self._decide(name)
+        return answer
+
+    def _decide(self, name: str) -> bool:
         core, secret, allow, deny = self._compiled
         upper = name.upper()
         if deny is not None and deny.match(upper):

@@ -10,10 +10,19 @@ Every command a step runs (the agent's ``shell`` tool, a tool node's
   scratch, secret files hidden, network off unless asked for.
 
 Both share the process machinery of :mod:`attractor.proc.process` (process-group
-kill on timeout and cancellation, the run's ledger for the crash guard). The
-file operations act on the host, confined beneath the workdir: the sandbox
-guards what commands do, and the agent's file tools already refuse paths
-outside the workdir.
+kill on timeout and cancellation, the run's ledger for the crash guard).
+
+The file operations (read, write, edit, list, glob, grep, apply a patch) are part
+of the seam too: the agent's file tools call them on the step's environment, never
+on the host directly, so an environment that keeps its files elsewhere (a remote
+machine, a container without the workdir mounted) answers them itself. The ones
+here answer them on the host, by descriptor, confined beneath the workdir
+(:class:`~attractor.proc.hostfs.ops.HostFiles`). For the sandbox that is the same
+as doing them inside it: the workdir is bound into the sandbox at its own path
+and writable there, and nothing outside it is reached (the walk refuses a path
+or symlink that climbs out), so a file operation sees and changes exactly the
+files a sandboxed command could; doing it on the host saves starting a sandbox
+per read.
 """
 
 from __future__ import annotations
@@ -32,8 +41,9 @@ import anyio
 from anyio.abc import SocketStream
 
 from attractor.proc.allowlist import INSIDE_DIR, AllowList, describe_network
-from attractor.proc.bwrap import Fence, probe, refusal_note, wrap_argv
+from attractor.proc.bwrap import PROXY_REFUSAL, Fence, probe, refusal_note, wrap_argv
 from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.hostfs.ops import HostFiles
 from attractor.proc.netproxy import serve_client
 from attractor.proc.process import ProcessResult, process_env, run_process
 
@@ -77,11 +87,51 @@ class ExecutionEnvironment(Protocol):
         """Run ``command`` through ``/bin/sh -c`` in its own process group."""
         ...
 
-    def read_file(self, path: str | Path) -> bytes: ...
+    def within(self, workdir: Path) -> ExecutionEnvironment:
+        """The same environment with its file operations confined to ``workdir`` (a
+        folder of its own workdir, e.g. a subagent's)."""
+        ...
 
-    def write_file(self, path: str | Path, data: bytes) -> None: ...
+    def read_file(self, path: str | Path) -> bytes:
+        """The bytes of a file beneath the workdir."""
+        ...
 
-    def glob(self, pattern: str) -> list[Path]: ...
+    def write_file(self, path: str | Path, data: bytes) -> None:
+        """Write a file beneath the workdir (parent folders made)."""
+        ...
+
+    # The file operations of the agent's tools: each answers the text the model reads,
+    # and raises ToolError (or OSError) for a path it cannot use.
+
+    def read_lines(self, path: str, offset: int = 1, limit: int = 2000) -> str:
+        """Lines ``offset`` (1-based) to ``offset + limit - 1`` of a text file, numbered."""
+        ...
+
+    def write_text(self, path: str, content: str) -> str:
+        """Replace (or create) a file with ``content``."""
+        ...
+
+    def edit_text(self, path: str, old: str, new: str, *, replace_all: bool = False) -> str:
+        """Replace ``old`` in a text file (once, unless ``replace_all``)."""
+        ...
+
+    def list_dir(self, path: str = ".") -> str:
+        """The entries of a directory."""
+        ...
+
+    def glob(self, pattern: str, path: str = ".") -> str:
+        """The paths under ``path`` matching ``pattern`` (``**/*.py``)."""
+        ...
+
+    def grep(
+        self, pattern: str, path: str = ".", *, regex: bool = False, ignore_case: bool = False
+    ) -> str:
+        """The lines under ``path`` holding ``pattern`` (a regex when ``regex``)."""
+        ...
+
+    def apply_patch(self, patch: str) -> str:
+        """Apply a v4a patch, all or nothing as far as the files allow."""
+        ...
 
     def describe(self) -> str:
         """One line for ``--dry-run``: the boundary of the step."""
@@ -93,8 +143,8 @@ class ExecutionEnvironment(Protocol):
 
 
 @dataclass
-class LocalEnvironment:
-    """Commands on this machine with a filtered environment."""
+class LocalEnvironment(HostFiles):
+    """Commands on this machine with a filtered environment; files on it, beneath the workdir."""
 
     workdir: Path
     policy: EnvPolicy = field(default_factory=EnvPolicy)
@@ -160,9 +210,8 @@ class LocalEnvironment:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
 
-    def glob(self, pattern: str) -> list[Path]:
-        root = self.workdir.resolve()
-        return sorted(p for p in root.glob(pattern) if p.resolve().is_relative_to(root))
+    def within(self, workdir: Path) -> LocalEnvironment:
+        return self if workdir == self.workdir else replace(self, workdir=workdir)
 
     def describe(self) -> str:
         return f"local, no sandbox, {self.policy.describe()}"
@@ -211,16 +260,17 @@ class BwrapEnvironment(LocalEnvironment):
     ) -> ProcessResult:
         await self.setup()
         fence = self._fence()
-        if fence.proxy_dir is None:
-            return await super().run(
+        if fence.proxy_dir is None:  # no proxy: straight to the process (setup is done)
+            return await run_process(
                 command,
-                cwd=cwd,
+                cwd=cwd or self.workdir,
                 timeout=timeout,
                 kill_grace=kill_grace,
-                extra_env=extra_env,
+                env=self.env(extra_env),
                 stdout_path=stdout_path,
                 stderr_path=stderr_path,
                 stdin_path=stdin_path,
+                wrap=self.wrap(cwd),
             )
         # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
         name = f"{next(_sockets)}.sock"
@@ -269,9 +319,18 @@ class BwrapEnvironment(LocalEnvironment):
         return f"bwrap sandbox, {net}, writable: workdir{extra}, {self.policy.describe()}"
 
     def note(self, result: ProcessResult) -> str:
-        if result.returncode in (0, None):
+        """Why the sandbox stopped the command, for the model ('' when nothing says it did).
+
+        A failed command is looked at whole (a hidden path it named, a process or
+        server outside the sandbox, an errno text of a wall); a command that exited
+        0 only for the allow-list proxy's refusal, which a plain HTTP client prints
+        as the body of a 403 and does not fail on.
+        """
+        if result.returncode is None:
             return ""
-        return refusal_note(result.stderr)
+        if result.returncode == 0:
+            return refusal_note("", None, result.stdout) if PROXY_REFUSAL in result.stdout else ""
+        return refusal_note(result.stderr, self._fence(), result.stdout)
 
 
 def sandbox_problem() -> str | None:

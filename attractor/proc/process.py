@@ -87,7 +87,8 @@ async def run_process(
         kill_grace: seconds between SIGTERM and SIGKILL.
         env: full environment for the command (None: inherit).
         stdout_path: write stdout to this file instead of capturing it.
-        stderr_path: write stderr to this file instead of capturing it.
+        stderr_path: write stderr to this file instead of capturing it (the same
+            path as ``stdout_path``: both streams go to that one file, in order).
         stdin_path: the command reads this file as stdin (default: /dev/null).
         wrap: a program and its arguments that run ``/bin/sh -c command``
             (a sandbox); its process group is the one killed.
@@ -98,7 +99,9 @@ async def run_process(
     opened: list[int] = []  # plain descriptors: file objects cost more than the command
     try:
         out = _target(opened, stdout_path)
-        err = _target(opened, stderr_path)
+        # One file for both streams (a log): one descriptor, so neither overwrites the other.
+        same = stderr_path is not None and stderr_path == stdout_path
+        err = out if same else _target(opened, stderr_path)
         inp = _source(opened, stdin_path)
         before = boot_clock()
         process, direct = await _start(command, (inp, out, err), cwd, env, wrap)

@@ -13,7 +13,10 @@ install; they are never committed. A link is shared with the checkout: what a
 stage installs into it lands in the checkout's environment, which is why only
 environments are linked by default. ``workspace_setup`` names a command run
 once in each new worktree instead (``uv sync``, ``npm ci``) for a run that must
-not share them.
+not share them. It runs inside the run's boundary like any step's command (the
+execution environment the engine passes as a :data:`SetupBoundary`: filtered
+variables, the sandbox with the worktree writable, the run's network setting),
+and its log is redacted.
 
 ``snapshot``: the stages work in the workdir itself; the checkpoints go to a
 git directory in the run directory (``RUN_DIR/workspace.git``), so the workdir
@@ -24,15 +27,18 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 
+from attractor import redact
 from attractor.errors import WorkspaceError
 from attractor.fileio.writes import run_file_mode
+from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 from attractor.workspace.commits import commit_work_tree, exclusions, message, not_ignored
-from attractor.workspace.git import Git, base_environment
+from attractor.workspace.git import Git
 from attractor.workspace.preflight import WorkspacePlan
 from attractor.workspace.prune import register
 from attractor.workspace.workspace import TRAILER, Workspace, branch_of
@@ -43,6 +49,10 @@ SNAPSHOT_GIT_DIR = "workspace.git"
 SETUP_LOG = "workspace-setup.log"
 #: attractor's own folder in a project (run directories): never part of a checkpoint.
 OWN_FOLDER = ".attractor"
+#: The environment ``workspace_setup`` runs in, from its workdir, the other paths it
+#: may write (the repository's git directory, the linked environments) and the run
+#: directory. Without one it runs here with the default filtered environment.
+SetupBoundary = Callable[[Path, tuple[Path, ...], Path], ExecutionEnvironment]
 
 
 def safe_id(run_id: str) -> str:
@@ -66,11 +76,14 @@ def run_exclusions(root: Path, run_dir: Path) -> list[str]:
     return excluded
 
 
-async def create(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Workspace:
-    """The new workspace of the run in ``run_dir`` (worktree or snapshot, as planned)."""
+async def create(
+    plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary | None = None
+) -> Workspace:
+    """The new workspace of the run in ``run_dir`` (worktree or snapshot, as planned);
+    ``boundary``: where its ``workspace_setup`` runs."""
     run_dir = _absolute(run_dir)
     if plan.mode == "worktree":
-        return await _create_worktree(plan, run_dir, safe_id(run_id))
+        return await _create_worktree(plan, run_dir, safe_id(run_id), boundary)
     return await _create_snapshot(plan, run_dir, safe_id(run_id))
 
 
@@ -113,7 +126,9 @@ def _copy_index(real: Path, copy: Path) -> bool:
     return True
 
 
-async def _create_worktree(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Workspace:
+async def _create_worktree(
+    plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary | None
+) -> Workspace:
     assert plan.repo is not None and plan.common_dir is not None and plan.git_dir is not None
     base = await checkout_commit(plan, run_dir, run_id)
     path = plan.common_dir / "attractor" / "worktrees" / run_id
@@ -145,7 +160,8 @@ async def _create_worktree(plan: WorkspacePlan, run_dir: Path, run_id: str) -> W
         workspace.workdir.mkdir(parents=True, exist_ok=True)
         register(plan.common_dir, run_id, run_dir)
         if plan.setup:
-            await _run_setup(plan.setup, workspace.workdir, run_dir)
+            extra = (plan.common_dir, *(plan.repo / name for name in workspace.linked))
+            await _run_setup(plan.setup, workspace.workdir, extra, run_dir, boundary)
         return workspace
     except BaseException:
         with anyio.CancelScope(shield=True):
@@ -171,27 +187,27 @@ def _make_links(repo: Path, worktree: Path, names: tuple[str, ...]) -> list[str]
     return linked
 
 
-async def _run_setup(command: str, workdir: Path, run_dir: Path) -> None:
-    """Run ``workspace_setup`` once in the new worktree; its output goes to the run directory."""
+async def _run_setup(
+    command: str,
+    workdir: Path,
+    writable: tuple[Path, ...],
+    run_dir: Path,
+    boundary: SetupBoundary | None,
+) -> None:
+    """Run ``workspace_setup`` once in the new worktree, inside the run's boundary; its
+    output (both streams, secrets redacted) goes to the run directory."""
     log = run_dir / SETUP_LOG
-    with _open_log(log) as out:
-        done = await anyio.run_process(
-            ["/bin/sh", "-c", command],
-            cwd=workdir,
-            stdout=out,
-            stderr=out,
-            check=False,
-            env=base_environment(),
-        )
+    env = LocalEnvironment(workdir) if boundary is None else boundary(workdir, writable, run_dir)
+    try:
+        done = await env.run(command, cwd=workdir, stdout_path=log, stderr_path=log)
+    finally:
+        redact.scrub_files([log])  # no await: nothing can cancel it
     if done.returncode != 0:
+        note = env.note(done)
         raise WorkspaceError(
             f"workspace_setup {command!r} failed (exit {done.returncode}) in {workdir}; "
-            f"its output is in {log}"
+            f"its output is in {log}" + (f" {note}" if note else "")
         )
-
-
-def _open_log(path: Path) -> BinaryIO:
-    return open(path, "wb")  # noqa: SIM115 - closed by the caller's with
 
 
 async def remove_worktree(user: Git, path: Path, branch: str) -> None:
@@ -242,7 +258,13 @@ async def _create_snapshot(plan: WorkspacePlan, run_dir: Path, run_id: str) -> W
     return workspace
 
 
-async def fork(record: dict[str, Any], run_id: str, commit: str, run_dir: Path) -> dict[str, Any]:
+async def fork(
+    record: dict[str, Any],
+    run_id: str,
+    commit: str,
+    run_dir: Path,
+    boundary: SetupBoundary | None = None,
+) -> dict[str, Any]:
     """The workspace record of a fork: a branch of its own at ``commit`` (and a worktree).
 
     ``record`` is the forked run's (its git directory, for a snapshot, was copied
@@ -275,7 +297,8 @@ async def fork(record: dict[str, Any], run_id: str, commit: str, run_dir: Path) 
         work_tree=str(path), workdir=str(path / sub), git_dir=admin, admin=admin, linked=linked
     )
     if record.get("setup"):
-        await _run_setup(str(record["setup"]), path / sub, run_dir)
+        extra = (common, *(repo / name for name in linked))
+        await _run_setup(str(record["setup"]), path / sub, extra, _absolute(run_dir), boundary)
     return fresh
 
 

@@ -47,6 +47,8 @@ class WorkspacePlan:
     common_dir: Path | None = None
     #: A command run once in each new worktree, and ignored paths linked into it.
     setup: str | None = None
+    #: Where ``setup`` runs, in one line (the run's boundary; '' when not worked out).
+    setup_boundary: str = ""
     links: tuple[str, ...] = ()
     max_file_bytes: int = MAX_FILE_BYTES
     #: A resumed run's workspace, as its manifest recorded it.
@@ -68,7 +70,8 @@ class WorkspacePlan:
             )
         extra = [f"links {', '.join(self.links)}" if self.links else "links nothing"]
         if self.setup:
-            extra.append(f"runs {self.setup!r} once in it")
+            where = f" (boundary: {self.setup_boundary})" if self.setup_boundary else ""
+            extra.append(f"runs {self.setup!r} once in it{where}")
         return (
             f"workspace: worktree ({self.source}): the run works in a worktree of {self.repo} "
             "on branch attractor/RUN_ID, started from HEAD plus uncommitted changes; "

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from attractor.agent.tools.beneath import Beneath
 from attractor.errors import PathEscapeError, ToolError
+from attractor.proc.hostfs.beneath import Beneath
 
 
 @pytest.fixture

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from attractor.proc.container import Container, container_problem, remove_argv, run_argv
+from attractor.proc.container import (
+    Container,
+    container_problem,
+    info_argv,
+    info_problem,
+    remove_argv,
+    run_argv,
+)
 from tests.cli.runkit import finish, invoke, spawn, write
 
 TOOL = """digraph p {
@@ -47,6 +54,39 @@ def test_no_docker_engine_is_refused_before_the_run_in_one_line(workspace: Path)
     assert "no docker engine runs here (docker info: " in line or "docker is not installed" in line
     assert not (workspace / "ran.txt").exists()
     assert "-> t" not in out
+
+
+def test_each_engine_is_asked_a_question_its_own_info_documents() -> None:
+    # docker info has .ServerVersion; podman info has .Host, .Store, .Version... and no
+    # ServerVersion, so it is asked for its own version.
+    assert info_argv("docker") == ["docker", "info", "--format", "{{.ServerVersion}}"]
+    assert info_argv("podman", "/usr/bin/podman") == [
+        "/usr/bin/podman", "info", "--format", "{{.Version.Version}}",
+    ]  # fmt: skip
+    assert info_problem("podman", 0, b"5.4.2\n", b"") is None
+    assert info_problem("docker", 0, b"\n", b"") == (
+        "no docker engine runs here (docker info named no engine version)"
+    )
+    refused = info_problem("podman", 125, b"", b"Error: unable to connect to Podman socket\n")
+    assert refused == (
+        "no podman engine runs here (podman info: Error: unable to connect to Podman socket)"
+    )
+
+
+@pytest.mark.skipif(
+    container_problem("docker") is None, reason="a Docker engine runs here: nothing to refuse"
+)
+def test_dry_run_says_a_container_node_would_be_refused(workspace: Path) -> None:
+    write(workspace / "p.dot", TOOL % ', sandbox=docker, image="python:3.12-slim"')
+    result = invoke(["run", "p.dot", "--dry-run"])
+    assert result.exit_code == 0, result.stderr
+    line = next(x for x in result.output.splitlines() if "boundary:" in x)
+    problem = container_problem("docker")
+    assert line.strip() == (
+        "boundary: docker container (image python:3.12-slim), network off, writable: workdir, "
+        f"env=core; the run is refused here: {problem}"
+    )
+    assert not (workspace / "ran.txt").exists()
 
 
 def test_a_missing_client_is_named(workspace: Path, tmp_path: Path) -> None:

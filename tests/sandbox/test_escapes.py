@@ -89,6 +89,12 @@ def _blocked(result: ProcessResult) -> None:
     assert result.returncode not in (0, None), (result.stdout, result.stderr)
 
 
+def _told(box: Box, result: ProcessResult, why: str) -> None:
+    """The agent's tool result would carry a note that the sandbox blocked it, saying ``why``."""
+    note = box.env.note(result)
+    assert note.startswith("[sandbox: ") and why in note, (note, result.stderr)
+
+
 #: The interpreter itself, not the virtual environment's link to it: a checkout
 #: (and its .venv) under /tmp is hidden inside the sandbox, whose /tmp is its own.
 PYTHON = os.path.realpath(sys.executable)
@@ -146,6 +152,7 @@ async def test_07_read_ssh_private_key(box: Box) -> None:
     result = await box.run(f"cat {box.home}/.ssh/id_rsa")
     assert PLANTED_KEY not in result.stdout
     _blocked(result)
+    _told(box, result, f"{box.home}/.ssh is hidden")
 
 
 async def test_08_list_ssh_dir(box: Box) -> None:
@@ -223,6 +230,7 @@ async def test_19_write_another_stage(box: Box) -> None:
 async def test_20_the_engine_is_not_in_the_sandbox_proc(box: Box) -> None:
     result = await box.run(f"cat /proc/{os.getpid()}/environ")
     assert ENGINE_SECRET not in result.stdout
+    _told(box, result, "the process is outside the sandbox")
 
 
 async def test_21_proc_1_environ(box: Box) -> None:
@@ -261,7 +269,10 @@ async def test_26_remount_the_root_writable(box: Box) -> None:
 
 
 async def test_27_kill_the_engine(box: Box) -> None:
-    _blocked(await box.run(f"kill -TERM {os.getpid()}"))
+    for kill in ("kill", "/bin/kill"):  # the shell's builtin and the program say it apart
+        result = await box.run(f"{kill} -TERM {os.getpid()}")
+        _blocked(result)
+        _told(box, result, "the process is outside the sandbox")
 
 
 async def test_28_kill_the_parent(box: Box) -> None:
@@ -306,6 +317,10 @@ async def test_29_connect_to_a_server_on_loopback(box: Box, listener: int) -> No
     result = await box.run(CONNECT.format(python=PYTHON, port=listener))
     assert "hello from the host" not in result.stdout
     _python_blocked(result)
+    _told(box, result, "the network is off")
+    curl = await box.run(f"curl -sS http://127.0.0.1:{listener}/")
+    _blocked(curl)
+    _told(box, curl, "the network is off")
 
 
 async def test_30_network_on_reaches_it(tmp_path: Path, box: Box, listener: int) -> None:
@@ -345,6 +360,25 @@ async def test_32_abstract_unix_socket_of_the_host(box: Box) -> None:
 
 
 # -- what the step may do ------------------------------------------------------------
+
+
+async def test_an_ordinary_failure_gets_no_sandbox_note(box: Box) -> None:
+    # A file genuinely missing in the workspace, a missing program, a failing test:
+    # nothing the sandbox did, so no note claims it.
+    for command in ("cat missing.txt", "no-such-program-here", "exit 3", "ls ./nothing/"):
+        result = await box.run(command)
+        _blocked(result)
+        assert box.env.note(result) == "", (command, result.stderr)
+    # With network=on, a refused connection is the server's answer, not the sandbox's.
+    fence = Fence(box.work, network=True, home=box.home)
+    online = BwrapEnvironment(box.work, EnvPolicy("core"), fence=fence)
+    listener_gone = socket.create_server(("127.0.0.1", 0))
+    port = listener_gone.getsockname()[1]
+    listener_gone.close()
+    refused = await online.run(CONNECT.format(python=PYTHON, port=port), timeout=30)
+    _blocked(refused)
+    assert "Connection refused" in refused.stderr
+    assert online.note(refused) == ""
 
 
 async def test_the_workspace_stage_and_scratch_stay_writable(box: Box) -> None:

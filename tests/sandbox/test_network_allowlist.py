@@ -85,6 +85,9 @@ async def test_an_unlisted_host_is_refused_with_a_clear_message(
     )
     plain = await box.run(f"{CURL} http://127.0.0.1:{unlisted}/")
     assert plain.stdout == f"attractor sandbox: {why}\n"
+    # curl exits 0 on the proxy's 403 for plain HTTP: the model is told all the same.
+    assert plain.returncode == 0
+    assert box.note(plain).startswith("[sandbox: 'not in this step's network allow-list' — ")
     script = (
         "import http.client, os; c = http.client.HTTPConnection('127.0.0.1', 3128); "
         f"c.set_tunnel('127.0.0.1', {unlisted}); c.request('GET', '/')"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 
 from tests.cli.runkit import invoke, only_run_dir, read_json, write
@@ -78,6 +79,31 @@ def test_diff_prints_what_one_stage_or_the_whole_run_changed(tmp_path: Path) -> 
     assert "+a" in whole.output and "+c" in whole.output
     assert "b.txt" in stat.output and "2 files changed" in stat.output
     assert nothing.exit_code == 0 and nothing.output == ""
+
+
+def test_diff_never_shows_a_secret_a_stage_wrote_to_a_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    leak = """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      w [shape=parallelogram, env=inherit, tool_command="printenv OPENAI_API_KEY > leak.txt"]
+      start -> w -> done
+    }"""
+    dot = write(tmp_path / "p.dot", leak)
+    key = {"OPENAI_API_KEY": "sk-test-" + secrets.token_hex(16)}
+    logs = tmp_path / "logs"
+    ran = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")], key)
+    assert ran.exit_code == 0, ran.stderr
+    run_dir = only_run_dir(logs)
+    # The file itself holds the key (the stage wrote it; the run's own files do not).
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "leak.txt").read_text().strip() == key["OPENAI_API_KEY"]
+
+    for args in ([], ["w"]):
+        shown = invoke(["diff", str(run_dir), *args], key)
+        assert shown.exit_code == 0, shown.stderr
+        assert "+++ b/leak.txt" in shown.output
+        assert "+[redacted:OPENAI_API_KEY]" in shown.output
+        assert key["OPENAI_API_KEY"] not in shown.output
 
 
 def test_diff_of_a_run_without_workspace_says_why(tmp_path: Path) -> None:

@@ -35,6 +35,11 @@ class ToolContext:
             return self.environment
         return LocalEnvironment(self.workdir)
 
+    def files(self) -> ExecutionEnvironment:
+        """The environment the file tools work through, confined to this context's workdir
+        (a subagent's may be a folder of the step's)."""
+        return self.commands().within(self.workdir)
+
 
 ToolFunction = Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
 

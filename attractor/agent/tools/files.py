@@ -1,207 +1,75 @@
-"""File tools: read_file, write_file, edit_file, list_dir and glob."""
+"""File tools: read_file, write_file, edit_file, list_dir and glob.
+
+Each goes through the step's execution environment (``ToolContext.files``): the
+host's confined file operations (:mod:`attractor.proc.hostfs`) for the local,
+sandbox and container environments, whatever another environment provides.
+"""
 
 from __future__ import annotations
 
-import os
-import stat
 from typing import Any
 
 from attractor.agent.tools.base import Tool, ToolContext, schema, threaded
-from attractor.agent.tools.beneath import Beneath, Found
-from attractor.agent.tools.fdio import (
-    Line,
-    LineReader,
-    is_binary,
-    not_regular,
-    read_all,
-    refuse_hard_link,
-    regular,
-    replace_file,
-)
-from attractor.agent.tools.globbing import LISTING_LIMIT, glob_files
 from attractor.agent.tools.paths import reports_os_errors
-from attractor.errors import ToolError
 from attractor.llm.types import ToolDefinition
+from attractor.proc.hostfs.textfiles import (
+    DEFAULT_READ_LIMIT,
+    MAX_EDIT_BYTES,
+    MAX_LINE_BYTES,
+    MAX_READ_BYTES,
+)
 
-DEFAULT_READ_LIMIT = 2000
-MAX_READ_BYTES = 256 * 1024  # of line text in one read_file answer
-MAX_LINE_BYTES = 16 * 1024  # of one line shown; the rest is cut with a note
-MAX_LINE_SCAN = 16 * 1024 * 1024  # read past the end of a line shown, then stop
-COUNT_AHEAD = 1024 * 1024  # read on this far to say how many lines the file has
-MAX_EDIT_BYTES = 32 * 1024 * 1024
-_MIB = 1024 * 1024
+__all__ = [
+    "DEFAULT_READ_LIMIT",
+    "MAX_EDIT_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_READ_BYTES",
+    "edit_file",
+    "file_tools",
+    "glob_files",
+    "list_dir",
+    "read_file",
+    "write_file",
+]
+
 _PATH = {"type": "string", "description": "path relative to the working directory"}
-
-
-def _open_text(found: Found[int], raw: str) -> os.stat_result:
-    info = regular(found.value, raw)
-    if is_binary(found.value):
-        raise ToolError(f"{raw} looks like a binary file; it cannot be shown as text")
-    return info
-
-
-def _show_line(number: int, width: int, line: Line) -> str:
-    text = line.text.decode("utf-8", errors="replace")
-    if line.left_out:
-        over = "" if line.ended else "over "
-        text += f" [line cut: {over}{line.left_out} more bytes not shown]"
-    return f"{number:>{width}} | {text}"
-
-
-def _skip(reader: LineReader, lines: int, raw: str) -> int:
-    """Read past ``lines`` lines; how many there were (fewer at the end of the file)."""
-    for number in range(1, lines + 1):
-        line = reader.next_line()
-        if line is None:
-            return number - 1
-        if not line.ended:
-            raise ToolError(
-                f"line {number} of {raw} is longer than {MAX_LINE_SCAN // _MIB} MiB; "
-                "reading stops inside it, so later lines cannot be shown"
-            )
-    return lines
-
-
-def _numbered(reader: LineReader, raw: str, offset: int, limit: int) -> str:
-    before = _skip(reader, offset - 1, raw)
-    shown: list[Line] = []
-    size = 0
-    while len(shown) < limit and size < MAX_READ_BYTES:
-        line = reader.next_line()
-        if line is None:
-            break
-        shown.append(line)
-        size += len(line.text)
-        if not line.ended:
-            break
-    if not shown:
-        if before == 0:
-            return f"{raw} is empty"
-        raise ToolError(f"offset {offset} is past the end: the file has {before} lines")
-    last = offset + len(shown) - 1
-    width = len(str(last))
-    body = "\n".join(_show_line(n, width, line) for n, line in enumerate(shown, start=offset))
-    if not shown[-1].ended:
-        return body + f"\n[line {last} is longer than {MAX_LINE_SCAN // _MIB} MiB; reading stopped]"
-    return body + _trailer(reader, offset, last)
-
-
-def _trailer(reader: LineReader, offset: int, last: int) -> str:
-    """Where to read on: the line count is known only if the rest is short."""
-    rest = reader.count_rest(COUNT_AHEAD)
-    if rest == 0:
-        return ""
-    if rest is None:
-        return f"\n[lines {offset}-{last} shown; more follow: use offset={last + 1} to read on]"
-    return f"\n[lines {offset}-{last} of {last + rest}; use offset={last + 1} to read on]"
 
 
 @reports_os_errors
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Line-numbered text of a file, from ``offset`` (1-based) for ``limit`` lines.
-
-    Only what is asked for is read: lines stream from the file, one line shows at
-    most :data:`MAX_LINE_BYTES` and one answer at most :data:`MAX_READ_BYTES`.
-    Reading a hard-linked file is allowed (package caches hard-link into virtual
-    environments); writing one is not.
-    """
+    """Line-numbered text of a file, from ``offset`` (1-based) for ``limit`` lines."""
     offset = int(args.get("offset", 1))
     limit = int(args.get("limit", DEFAULT_READ_LIMIT))
-    if offset < 1 or limit < 1:
-        raise ToolError("offset and limit must be at least 1")
-    raw = args["path"]
-    with Beneath(ctx.workdir) as beneath, beneath.open(raw) as found:
-        _open_text(found, raw)
-        return _numbered(LineReader(found.value, MAX_LINE_BYTES, MAX_LINE_SCAN), raw, offset, limit)
+    return ctx.files().read_lines(args["path"], offset, limit)
 
 
 @reports_os_errors
 def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Write ``content`` to a file, creating parent directories.
-
-    The new content goes to a temporary file beside it that then replaces the old
-    name; a file with other (hard-linked) names is refused.
-    """
-    raw = args["path"]
-    data = str(args["content"]).encode("utf-8")
-    with Beneath(ctx.workdir) as beneath, beneath.place(raw, create=True) as found:
-        info = found.value
-        if info is not None:
-            if stat.S_ISDIR(info.st_mode):
-                raise ToolError(f"{raw} is a directory")
-            if not stat.S_ISREG(info.st_mode):
-                raise not_regular(raw)  # and it stays: no rename over a FIFO
-            refuse_hard_link(info, raw)
-        replace_file(found.dir_fd, found.name, data, None if info is None else info.st_mode)
-    return f"wrote {len(data)} bytes to {found.shown}"
+    """Write ``content`` to a file, creating parent directories."""
+    return ctx.files().write_text(args["path"], str(args["content"]))
 
 
 @reports_os_errors
 def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Replace an exact string; it must occur once unless ``replace_all`` is true.
-
-    The file is read through the descriptor the walk checked and replaced like
-    write_file does, unless another name took its place meanwhile.
-    """
-    raw = args["path"]
-    old, new = str(args["old_string"]).encode(), str(args["new_string"]).encode()
-    if not old:
-        raise ToolError("old_string must not be empty; use write_file to create a file")
-    with Beneath(ctx.workdir) as beneath, beneath.open(raw) as found:
-        info = _open_text(found, raw)
-        refuse_hard_link(info, raw)
-        data = read_all(found.value, MAX_EDIT_BYTES)
-        if data is None:
-            raise ToolError(
-                f"{raw} is larger than {MAX_EDIT_BYTES // _MIB} MiB; edit it with the shell"
-            )
-        count = data.count(old)
-        if count == 0:
-            raise ToolError(
-                f"old_string not found in {raw}; read the file and copy the text exactly"
-            )
-        if count > 1 and not args.get("replace_all", False):
-            raise ToolError(
-                f"old_string occurs {count} times in {raw}; include more surrounding "
-                "text to make it unique, or set replace_all to true"
-            )
-        _unchanged(found, info, raw)
-        replace_file(found.dir_fd, found.name, data.replace(old, new), info.st_mode)
-    return f"replaced {count} occurrence(s) in {found.shown}"
-
-
-def _unchanged(found: Found[int], info: os.stat_result, raw: str) -> None:
-    """Refuse to replace the name if it no longer names the file that was read."""
-    try:
-        now = os.stat(found.name, dir_fd=found.dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        now = None
-    if now is None or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
-        raise ToolError(f"{raw} was replaced while it was being edited; read it again")
+    """Replace an exact string; it must occur once unless ``replace_all`` is true."""
+    return ctx.files().edit_text(
+        args["path"],
+        str(args["old_string"]),
+        str(args["new_string"]),
+        replace_all=bool(args.get("replace_all", False)),
+    )
 
 
 @reports_os_errors
 def list_dir(ctx: ToolContext, args: dict[str, Any]) -> str:
     """The entries of a directory, directories marked with a trailing slash."""
-    raw = args.get("path", ".")
-    with Beneath(ctx.workdir) as beneath, beneath.open(raw) as found:
-        if not stat.S_ISDIR(os.fstat(found.value).st_mode):
-            raise ToolError(f"{raw} is not a directory")
-        with os.scandir(found.value) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
-        # Inside the block: the entries stat through the directory's descriptor.
-        names = [entry.name + ("/" if _is_dir(entry) else "") for entry in entries[:LISTING_LIMIT]]
-    if not names:
-        return f"{raw} is empty"
-    more = len(entries) - len(names)
-    return "\n".join(names) + (f"\n[{more} more entries not shown]" if more > 0 else "")
+    return ctx.files().list_dir(args.get("path", "."))
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()  # follows a symlink, as the listing always has
-    except OSError:  # a symlink loop, or no permission to look
-        return False
+@reports_os_errors
+def glob_files(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """Paths under ``path`` matching a glob pattern such as ``**/*.py``."""
+    return ctx.files().glob(str(args["pattern"]), args.get("path", "."))
 
 
 def file_tools() -> list[Tool]:

@@ -1,6 +1,6 @@
 """Keeping every tool path inside the working directory: names and error messages.
 
-The tools themselves open through :class:`~attractor.agent.tools.beneath.Beneath`,
+The operations themselves open through :class:`~attractor.proc.hostfs.beneath.Beneath`,
 which walks a path by descriptor.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from attractor.agent.tools.base import ToolContext
 from attractor.errors import ToolError
+from attractor.proc.hostfs.reasons import reason
 
 
 def display(path: Path, workdir: Path) -> str:
@@ -24,23 +25,6 @@ def display(path: Path, workdir: Path) -> str:
     except ValueError:
         return str(path)
     return str(relative) if str(relative) != "." else "."
-
-
-_OS_ERRORS = {
-    errno.ENOENT: "no such file or directory",
-    errno.ENOTDIR: "a part of the path is not a directory",
-    errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.EISDIR: "is a directory",
-    errno.ENAMETOOLONG: "file name too long",
-    errno.ENOSPC: "no space left on the device",
-}
-
-
-def reason(error: OSError) -> str:
-    """A short lower-case phrase for ``error``."""
-    return _OS_ERRORS.get(error.errno or 0, (error.strerror or str(error)).lower())
 
 
 BlockingTool = Callable[[ToolContext, dict[str, Any]], str]

@@ -2,7 +2,7 @@
 
 Matching follows pathlib's rules: ``*``, ``?`` and ``[...]`` within one
 component, ``**`` for any number of directories, case-sensitive, dotfiles
-included. The walk goes by descriptor (:mod:`attractor.agent.tools.tree`) and does
+included. The walk goes by descriptor (:mod:`attractor.proc.hostfs.tree`) and does
 not enter symlinked directories, except one named literally at the start of the
 pattern or in ``path``.
 """
@@ -13,14 +13,11 @@ import fnmatch
 import functools
 import os
 import stat
-from pathlib import PurePosixPath
-from typing import Any
+from pathlib import Path, PurePosixPath
 
-from attractor.agent.tools.base import ToolContext
-from attractor.agent.tools.beneath import Beneath, show
-from attractor.agent.tools.paths import reports_os_errors
-from attractor.agent.tools.tree import Skipped, is_symlink, walk
 from attractor.errors import PathEscapeError, ToolError
+from attractor.proc.hostfs.beneath import Beneath, show
+from attractor.proc.hostfs.tree import Skipped, is_symlink, walk
 
 LISTING_LIMIT = 1000
 _MAGIC = frozenset("*?[")
@@ -54,15 +51,13 @@ def _split(pattern: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return parts[:literal], parts[literal:]
 
 
-@reports_os_errors
-def glob_files(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """Paths under ``path`` matching a glob pattern such as ``**/*.py``."""
-    raw = args.get("path", ".")
-    pattern = str(args["pattern"])
+def glob_files(workdir: Path, pattern: str, raw: str = ".") -> str:
+    """Paths under ``raw`` (relative to ``workdir``) matching a glob pattern such as
+    ``**/*.py``, one a line, as the model reads them."""
     prefix, rest = _split(pattern)
     skipped = Skipped()
     found: list[tuple[str, ...]] = []
-    with Beneath(ctx.workdir) as beneath:
+    with Beneath(workdir) as beneath:
         try:
             with beneath.open(raw, parts=beneath.parts(raw) + prefix) as top:
                 if stat.S_ISDIR(os.fstat(top.value).st_mode):

@@ -1,6 +1,6 @@
 """Reading and writing files through descriptors, in bounded memory.
 
-The tools get their descriptors from :class:`~attractor.agent.tools.beneath.Beneath`;
+The tools get their descriptors from :class:`~attractor.proc.hostfs.beneath.Beneath`;
 nothing here takes a path. Reads stream in chunks so a huge (or sparse) file costs
 only what is asked of it; writes go to a new file in the same directory that then
 replaces the old name in one rename.

@@ -2,7 +2,7 @@
 
 The walk never follows a symlink into a directory, so no link can make it loop or
 leave the working directory. A symlink entry is resolved on its own, through
-:class:`~attractor.agent.tools.beneath.Beneath`: one that leads outside is left out
+:class:`~attractor.proc.hostfs.beneath.Beneath`: one that leads outside is left out
 silently, as if it were not there; one that loops, or a path that cannot be read,
 is left out with a note (:class:`Skipped`) so the model knows the answer is partial.
 """
@@ -16,9 +16,9 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from attractor.agent.tools.beneath import READ_FLAGS, Beneath, show
-from attractor.agent.tools.paths import reason
 from attractor.errors import PathEscapeError
+from attractor.proc.hostfs.beneath import READ_FLAGS, Beneath, show
+from attractor.proc.hostfs.reasons import reason
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOTED = 5  # skipped paths named in the note; the rest are counted

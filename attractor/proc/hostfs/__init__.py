@@ -1,0 +1,7 @@
+"""File operations on this machine, confined beneath a working directory, by descriptor.
+
+The execution environments that see the host's files (local, the bubblewrap
+sandbox, a container with the workdir mounted at its own path) answer their file
+operations here (:class:`~attractor.proc.hostfs.ops.HostFiles`); the agent's file
+tools reach them only through the environment (:mod:`attractor.proc.environment`).
+"""

@@ -1,0 +1,60 @@
+"""The file operations of an execution environment that sees the host's files.
+
+:class:`HostFiles` is what :class:`~attractor.proc.environment.LocalEnvironment`
+(and so the bubblewrap sandbox and the container environment, which inherit it)
+answers the file operations of the seam with: each one walks its paths by
+descriptor beneath the environment's ``workdir`` (:mod:`attractor.proc.hostfs.beneath`),
+so it reads and writes exactly what a command of the step may, the workdir, and
+nothing above it. The answers are the text the agent's tools hand the model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attractor.proc.hostfs.globbing import glob_files
+from attractor.proc.hostfs.patch import apply_patch
+from attractor.proc.hostfs.search import grep
+from attractor.proc.hostfs.textfiles import (
+    DEFAULT_READ_LIMIT,
+    edit_text,
+    list_dir,
+    read_lines,
+    write_text,
+)
+
+
+class HostFiles:
+    """File operations beneath ``self.workdir`` on this machine (a mixin of the environments)."""
+
+    workdir: Path
+
+    def read_lines(self, path: str, offset: int = 1, limit: int = DEFAULT_READ_LIMIT) -> str:
+        """Lines ``offset`` (1-based) to ``offset + limit - 1`` of a text file, numbered."""
+        return read_lines(self.workdir, path, offset, limit)
+
+    def write_text(self, path: str, content: str) -> str:
+        """Replace (or create) a file with ``content`` in one rename; a line saying so."""
+        return write_text(self.workdir, path, content)
+
+    def edit_text(self, path: str, old: str, new: str, *, replace_all: bool = False) -> str:
+        """Replace ``old`` (once, unless ``replace_all``) in a text file; a line saying so."""
+        return edit_text(self.workdir, path, old, new, replace_all)
+
+    def list_dir(self, path: str = ".") -> str:
+        """The entries of a directory, one a line, folders ending in ``/``."""
+        return list_dir(self.workdir, path)
+
+    def glob(self, pattern: str, path: str = ".") -> str:
+        """The paths under ``path`` matching ``pattern`` (``**/*.py``), one a line."""
+        return glob_files(self.workdir, pattern, path)
+
+    def grep(
+        self, pattern: str, path: str = ".", *, regex: bool = False, ignore_case: bool = False
+    ) -> str:
+        """The lines under ``path`` holding ``pattern``, as ``path:line: text``."""
+        return grep(self.workdir, pattern, path, regex=regex, ignore_case=ignore_case)
+
+    def apply_patch(self, patch: str) -> str:
+        """Apply a v4a patch, all or nothing as far as the files allow; a line per file."""
+        return apply_patch(self.workdir, patch)
