@@ -315,7 +315,16 @@ class Handlers:
         # The web page and the MCP tools say so; any other client is the API.
         who = body.get("answered_by") if body.get("answered_by") in ("page", "mcp") else "api"
         answer = run.interviewer.answer(qid, text, str(comment), answered_by=str(who))
-        return {"id": qid, "answer": answer.value, "label": answer.text}
+        # The choice's label, apart from the comment (the event log has both too).
+        picked = answer.selected_option
+        label = picked.label if picked is not None else text.strip()
+        return {
+            "id": qid,
+            "answer": answer.value,
+            "label": label,
+            "comment": str(comment).strip(),
+            "answered_by": str(who),
+        }
 
     @_answers
     async def checkpoint(self, request: Request) -> Response:
