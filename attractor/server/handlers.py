@@ -37,6 +37,7 @@ from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
 from attractor.server.output import stage_file
 from attractor.server.prune import MAX_PRUNE, prune_run
+from attractor.server.questions import MAX_DIFF, read_changes
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
@@ -51,8 +52,6 @@ MAX_RUN_ID = 255
 SUBMITTED = Path(".attractor") / "submitted"
 #: The largest pipeline a request may start (DOT text, or a file under the root).
 MAX_DOT = 1024 * 1024
-#: The longest stage diff the node panel gets (characters); a longer one is cut.
-MAX_DIFF = 512 * 1024
 #: Parsing and drawing take a worker thread each; this many at once at most.
 WORKERS = 4
 
@@ -194,7 +193,14 @@ class Handlers:
         """The run's state: its listing fields, every node, its questions."""
         graph, state = await self.read_run(path)
         data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
+        await self._read_changes(path)
         return self._with_activity(data)
+
+    async def _read_changes(self, path: Path) -> None:
+        """The diff of the stage before each waiting gate of the run, read once a question."""
+        run = self.manager.active.get(path.name)
+        for pending in list(run.interviewer.pending.values()) if run else []:
+            await read_changes(path, pending)
 
     @_answers
     async def events(self, request: Request) -> Response:
@@ -288,6 +294,7 @@ class Handlers:
     @_answers
     async def questions(self, request: Request) -> Response:
         path = self.run_path(request)
+        await self._read_changes(path)
         run = self.manager.active.get(path.name)
         pending = list(run.interviewer.pending.values()) if run else []
         return JSONResponse({"questions": self.redactor.value([p.to_json() for p in pending])})

@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.server.browserkit import NEEDS_CHROMIUM, launched_chromium
 from tests.server.serverkit import Server, scripted_answer, write_spending_run
+from tests.workspace.gitkit import git, make_repo
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -329,7 +330,7 @@ def test_a_gate_shows_what_it_asks_about_its_default_and_deadline_and_the_answer
     expect(hold).to_be_checked()  # the default is picked to begin with
     expect(page.locator("#question-options")).to_contain_text("[H] Hold (default)")
     expect(page.locator("#question-deadline")).to_contain_text("after that the gate takes [H] Hold")
-    expect(page.locator("#question-diff")).to_be_attached()  # where a workspace's diff goes
+    expect(page.locator("#question-diff")).to_be_hidden()  # the LLM stage changed no file
     _shot(page.locator("#question"), tmp_path, "gate")
     page.get_by_label("[P] Publish").check()
     page.get_by_label("Comment (optional)").fill("ship it")
@@ -343,6 +344,51 @@ def test_a_gate_shows_what_it_asks_about_its_default_and_deadline_and_the_answer
     expect(page.locator("#run-status")).to_have_text("success")
     answered = page.locator("#event-log li", has_text="interview_completed")
     expect(answered.first).to_contain_text("Publish the notes? → P")
+
+
+_EDIT = "printf 'first line\\nsecond line\\n' > notes.txt; echo edited"
+EDITS = f"""digraph edits {{
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    edit   [shape=parallelogram, tool_command="{_EDIT}"]
+    review [shape=hexagon, label="Keep the notes?"]
+    look   [shape=parallelogram, tool_command="cat notes.txt"]
+    start -> edit -> review
+    review -> look [label="[K] Keep"]
+    look -> done
+}}
+"""
+
+
+def test_a_gate_shows_the_diff_of_the_stage_before_it_and_the_node_panel_each_stages_diff(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    make_repo(root, {"README.md": "hello\n", ".gitignore": ".attractor/\n"})
+    (root / "edits.dot").write_text(EDITS)
+    run_id = _start(server, "edits.dot")
+    page = _open(browser, server, f"#/run/{run_id}")
+    expect(page.locator("#question-text")).to_have_text("review: Keep the notes?")
+    # What the tool stage changed in the run's worktree, as git has it.
+    changes = page.locator("#question-diff")
+    expect(changes).to_be_visible()
+    expect(changes.locator("summary")).to_have_text(
+        "Changes of edit (1 file changed, 2 insertions(+))"
+    )
+    expect(changes.locator("pre.diff")).to_contain_text("+++ b/notes.txt")
+    expect(changes.locator("pre.diff .d-add", has_text="+second line")).to_have_count(1)
+    _shot(page.locator("#question"), tmp_path, "gate-diff")
+    page.get_by_role("button", name="Send answer").click()
+    expect(page.locator("#run-status")).to_have_text("success")
+    # The node panel shows the diff of a stage that changed files, and none for one that did not.
+    page.locator('#node-list button[data-node="edit"]').click()
+    shown = page.locator("#node-diff")
+    expect(shown).to_be_visible()
+    expect(shown.locator("pre.diff")).to_contain_text("+first line\n+second line")
+    _shot(page.locator("#node-panel"), tmp_path, "node-diff")
+    page.locator('#node-list button[data-node="look"]').click()
+    expect(page.locator("#node-files")).to_contain_text("second line")  # its stdout
+    expect(page.locator("#node-diff")).to_be_hidden()
+    assert "notes.txt" not in git(root, "status", "--porcelain")  # the checkout is untouched
 
 
 def test_the_event_log_says_who_answered_a_gate_and_their_comment(
