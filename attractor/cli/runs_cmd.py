@@ -23,6 +23,7 @@ Examples:
   attractor runs
   attractor runs --root runs --json
   attractor runs --prune
+  attractor runs --prune --older-than 30d --status success
   attractor runs --status fail,stopped --pipeline feature
 """
 
@@ -82,10 +83,23 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 @click.option(
     "--prune",
     is_flag=True,
-    help="Remove the worktrees and branches of runs whose run directory was deleted.",
+    help="Remove the worktrees and branches of runs whose run directory was deleted "
+    "(with --older-than: delete those runs first).",
+)
+@click.option(
+    "--older-than",
+    "older_than",
+    metavar="DURATION",
+    help="With --prune: delete the runs that ended more than DURATION ago (7d, 12h), "
+    "their run directories and workspaces; runs still going are kept.",
 )
 def runs(
-    root: str, statuses: tuple[str, ...], pipeline: str | None, as_json: bool, prune: bool
+    root: str,
+    statuses: tuple[str, ...],
+    pipeline: str | None,
+    as_json: bool,
+    prune: bool,
+    older_than: str | None,
 ) -> NoReturn:
     """List the runs under DIR, newest first, with what each spent."""
     from attractor.runview.listing import list_runs, select_runs
@@ -94,15 +108,24 @@ def runs(
     if not base.is_dir():
         click.echo(f"error: --root {root}: no such directory", err=True)
         sys.exit(2)
+    if older_than is not None and not prune:
+        click.echo(
+            "error: --older-than goes with --prune: attractor runs --prune --older-than 7d",
+            err=True,
+        )
+        sys.exit(2)
     if prune:
-        if statuses or pipeline or as_json:
+        if as_json or (older_than is None and (statuses or pipeline)):
             click.echo(
-                "error: --prune takes no --status, --pipeline or --json: it removes the "
-                "worktrees and branches of every run whose run directory is gone (delete the "
-                "run directories you no longer want first)",
+                "error: --prune takes no --status, --pipeline or --json (--status and "
+                "--pipeline only with --older-than): alone it removes the worktrees and branches "
+                "of every run whose run directory is gone (delete the run directories you no "
+                "longer want first, or add --older-than DURATION)",
                 err=True,
             )
             sys.exit(2)
+        if older_than is not None:
+            _prune_older(base, older_than, _statuses(statuses), pipeline)
         _prune(base)
     wanted = _statuses(statuses)
     found = select_runs(list_runs(base), wanted, pipeline)
@@ -127,6 +150,38 @@ def runs(
         for r in found
     ]
     click.echo(_table(header, rows))
+    sys.exit(0)
+
+
+def _prune_older(base: Path, older_than: str, wanted: list[str], pipeline: str | None) -> NoReturn:
+    """``--prune --older-than``: delete the runs that ended before then, and their workspaces."""
+    import anyio
+
+    from attractor.dot.schema import DURATION_FORM, parse_duration
+    from attractor.runview.listing import list_runs, select_runs
+    from attractor.runview.prune import delete_run, ended_at, forget_workspaces, workspace_repo
+    from attractor.runview.prune import older_than as aged
+
+    try:
+        seconds = parse_duration(older_than)
+    except ValueError:
+        click.echo(f"error: --older-than {older_than}: expected {DURATION_FORM}", err=True)
+        sys.exit(2)
+    found = aged(select_runs(list_runs(base), wanted, pipeline), seconds)
+    deleted, kept, repos = 0, 0, [base]
+    for run in found:
+        repo = workspace_repo(run.path)
+        why = delete_run(run.path)
+        if why:
+            click.echo(f"kept run {run.id}: {why}")
+            kept += 1
+            continue
+        click.echo(f"deleted run {run.id} ({run.name}, {run.status}, ended {iso(ended_at(run))})")
+        deleted += 1
+        repos += [repo] if repo is not None else []
+    for run_id in anyio.run(forget_workspaces, repos):
+        click.echo(f"removed the worktree and branches of {run_id}")
+    click.echo(f"deleted {deleted} run(s) that ended more than {older_than} ago; {kept} kept")
     sys.exit(0)
 
 

@@ -29,6 +29,7 @@ from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
 from attractor.runview.inventory import RunReader, RunState, folder_files, run_graph, stage_path
 from attractor.runview.listing import RUNS_SUBDIR, is_run_dir, list_runs, load_checkpoint, run_info
+from attractor.runview.prune import delete_run, forget_workspaces, workspace_repo
 from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
@@ -36,7 +37,7 @@ from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
 from attractor.server.output import stage_file
-from attractor.server.prune import MAX_PRUNE, prune_run
+from attractor.server.prune import prune_ids
 from attractor.server.questions import MAX_DIFF, read_changes
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
@@ -223,29 +224,30 @@ class Handlers:
     @_answers
     async def prune(self, request: Request) -> Response:
         body = await json_body(request)
-        ids = body.get("ids")
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise Problem(400, 'name the runs to delete: {"ids": ["RUN_ID", ...]}')
-        if len(ids) > MAX_PRUNE:
-            raise Problem(400, f"at most {MAX_PRUNE} runs at a time; {len(ids)} were named")
+        ids = await anyio.to_thread.run_sync(prune_ids, body, self.manager.root)
         deleted: list[str] = []
         kept: dict[str, str] = {}
-        for run_id in dict.fromkeys(ids):
+        repos: list[Path] = []
+        for run_id in ids:
             try:
                 path = self.path_of(run_id)
             except Problem as problem:
                 kept[run_id] = str(problem)
                 continue
+            repo = workspace_repo(path)  # read before the manifest goes
             why = await anyio.to_thread.run_sync(
-                prune_run, path, run_id in self.manager.active, limiter=self._workers
+                delete_run, path, run_id in self.manager.active, limiter=self._workers
             )
             if why:
                 kept[run_id] = why
-            else:
-                deleted.append(run_id)
-                self._graphs.pop(path, None)
-                self._readers.pop(path, None)
-        return JSONResponse({"deleted": deleted, "kept": kept})
+                continue
+            deleted.append(run_id)
+            repos += [repo] if repo is not None else []
+            self._graphs.pop(path, None)
+            self._readers.pop(path, None)
+        # The worktrees and branches of the deleted runs go with them.
+        workspaces = await forget_workspaces(repos)
+        return JSONResponse({"deleted": deleted, "kept": kept, "workspaces": workspaces})
 
     @_answers
     async def cancel(self, request: Request) -> Response:

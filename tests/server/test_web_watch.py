@@ -208,6 +208,36 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     assert not (root / ".attractor" / "runs" / failed).exists()
     assert (root / ".attractor" / "runs" / gated).is_dir()
     expect(live).to_be_visible()
+    # Old runs go by age: one that ended ten days ago, not the one still waiting.
+    old = _start(server, "breaks.dot")
+    old_row = page.locator(f'#runs-body tr[data-run="{old}"]')
+    expect(old_row).to_have_attribute("data-status", "fail")
+    _age(root, old, days=10)
+    _age(root, gated, days=10)
+    page.get_by_label("Ended more than").select_option("7d")
+    page.once("dialog", answer)
+    page.get_by_role("button", name="Delete old runs").click()
+    expect(page.locator("#runs-note")).to_have_text("Deleted 1 run.")
+    expect(old_row).to_have_count(0)
+    expect(page.locator("#runs-error")).to_have_text(
+        f"{gated}: the run is still going; cancel it first"
+    )
+    assert asked[-1] == (
+        "Delete every run that ended more than 7 days ago, with its files and workspace? "
+        "This cannot be undone."
+    )
+    assert not (root / ".attractor" / "runs" / old).exists()
+    expect(live).to_be_visible()
+
+
+def _age(root: Path, run_id: str, days: float) -> None:
+    """Date the run's manifest back ``days``, as a run left long ago reads."""
+    manifest = root / ".attractor" / "runs" / run_id / "manifest.json"
+    data = json.loads(manifest.read_text())
+    for key in ("started_at", "finished_at"):
+        if data.get(key) is not None:
+            data[key] -= days * 86400
+    manifest.write_text(json.dumps(data))
 
 
 _FIRST_TRY_FAILS = (
