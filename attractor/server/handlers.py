@@ -27,13 +27,13 @@ from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.fileio.writes import atomic_write_text
 from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
+from attractor.runview.costs import branches, budgets, node_usage, requests
 from attractor.runview.inventory import RunReader, RunState, folder_files, run_graph, stage_path
 from attractor.runview.listing import RUNS_SUBDIR, is_run_dir, list_runs, load_checkpoint, run_info
 from attractor.runview.prune import delete_run, forget_workspaces, workspace_repo
 from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
-from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
 from attractor.server.output import stage_file
@@ -493,7 +493,7 @@ def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str
             if node_id in data["nodes"]:
                 data["nodes"][node_id]["boundary"] = boundary
     data["branches"] = branches(graph, spent)
-    data["budgets"] = budgets(path, state)
+    data["budgets"] = budgets(path, state.info)
     data["failure"] = failure_of(path, state.info)
     return data
 

@@ -84,6 +84,7 @@ def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
         backend="scripted:model.json",
         max_cost="5",
         max_total_turns="40",
+        max_total_tokens="20000",
         timeout="10m",
     )
     page = _open(browser, server, f"#/run/{run_id}")
@@ -112,6 +113,16 @@ def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
     cost_bar = page.locator('#budgets li[data-budget="cost"] [role="meter"]')
     assert float(cost_bar.get_attribute("aria-valuenow") or "0") == pytest.approx(manifest["cost"])
     expect(page.locator('#budgets li[data-budget="turns"]')).to_contain_text("4 of 40")
+    # The tokens budget (--max-total-tokens): input plus output, as the manifest has them.
+    tokens = manifest["input_tokens"] + manifest["output_tokens"]
+    token_bar = page.locator('#budgets li[data-budget="tokens"] [role="meter"]')
+    expect(token_bar).to_have_attribute("aria-valuenow", str(tokens))
+    expect(token_bar).to_have_attribute("aria-valuemax", "20000")
+    expect(page.locator('#budgets li[data-budget="tokens"]')).to_contain_text(
+        f"{tokens:,} of 20,000"
+    )
+    fill = token_bar.locator(".fill")
+    expect(fill).to_have_attribute("style", f"width: {tokens / 20000 * 100:.1f}%")
     expect(page.locator('#budgets li[data-budget="time"]')).to_be_visible()
     # Each request of a node, in its panel.
     page.locator('#node-list button[data-node="plan"]').click()
