@@ -466,40 +466,55 @@ def test_the_event_log_says_who_answered_a_gate_and_their_comment(
     )
 
 
-def _emit(root: Path, run_id: str, **event: Any) -> None:
-    """Append an event to the run's events.jsonl, as the engine writes them."""
-    events = root / ".attractor" / "runs" / run_id / "events.jsonl"
-    with events.open("a") as log:
-        log.write(json.dumps({"type": "stage_output", "ts": time.time(), **event}) + "\n")
+#: A build step that prints as a real one does (colours, a progress bar redrawn in
+#: place, a warning on stderr), then waits for the file "more", prints 700 lines,
+#: and waits for "go".
+BUILD_SCRIPT = r"""printf '\033[1;32mok\033[0m compiled 3 files\n'
+printf '\033[2K\rbuilding 10%%\rbuilding 100%%\n'
+echo 'warning: slow disk' >&2
+while [ ! -f more ]; do sleep 0.05; done
+i=1; while [ $i -le 700 ]; do echo "line $i"; i=$((i+1)); done
+while [ ! -f go ]; do sleep 0.05; done
+echo built
+"""
+BUILDS = """digraph builds {
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    work   [shape=parallelogram, tool_command="sh build.sh"]
+    review [shape=hexagon, label="Ship it?"]
+    start -> work -> review
+    review -> done [label="[A] Approve"]
+}
+"""
 
 
 def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the_whole_file(
     server: Server, root: Path, browser: Browser, tmp_path: Path
 ) -> None:
-    run_id = _start(server, "gate.dot")  # its tool step waits for the file "go"
+    (root / "build.sh").write_text(BUILD_SCRIPT)
+    (root / "builds.dot").write_text(BUILDS)
+    run_id = _start(server, "builds.dot")
     page = _open(browser, server, f"#/run/{run_id}")
     work = page.locator('#node-list button[data-node="work"]')
     expect(work).to_have_attribute("data-state", "running")
     work.click()
     expect(page.locator("#node-facts")).to_contain_text("running")
-    # Lines as the step writes them: colours, a progress bar redrawn in place.
-    coloured = "\x1b[1;32mok\x1b[0m compiled 3 files\n\x1b[2K\rbuilding 10%\rbuilding 100%\n"
-    _emit(root, run_id, node="work", visit=1, stream="stdout", text=coloured, offset=0)
-    _emit(
-        root, run_id, node="work", visit=1, stream="stderr", text="warning: slow disk\n", offset=0
-    )
+    # The lines the step printed so far show while it still runs (it waits for "more").
     terminal = page.locator("#node-output pre.terminal")
     expect(terminal).to_contain_text("ok compiled 3 files\nbuilding 100%\nwarning: slow disk")
+    assert not (root / "more").exists()
+    expect(work).to_have_attribute("data-state", "running")
     assert "\x1b" not in terminal.inner_text() and "[32m" not in terminal.inner_text()
     green = terminal.locator("span.ansi", has_text="ok")
     expect(green).to_have_css("color", "rgb(13, 188, 121)")
     expect(green).to_have_css("font-weight", "700")
     expect(terminal.locator("span.line.stderr")).to_have_text("warning: slow disk")
+    expect(page.locator("#node-facts")).to_contain_text("boundary")
     _shot(page.locator("#node-panel"), tmp_path, "live-output")
     # Many lines: the view keeps the last ones and links to the whole files.
-    many = "".join(f"line {i}\n" for i in range(1, 701))
-    _emit(root, run_id, node="work", visit=1, stream="stdout", text=many, offset=60)
+    (root / "more").touch()
     expect(terminal).to_contain_text("line 700")
+    assert not (root / "go").exists()
     expect(page.locator("#node-output-cut")).to_contain_text("earlier lines not shown")
     expect(terminal.locator("span.line")).to_have_count(500)
     link = page.locator("#node-output-cut a", has_text="stdout.txt")
@@ -517,7 +532,8 @@ def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the
     expect(page.locator("#question")).to_be_visible()
     # The link opens the whole file (the page's cookie carries the token).
     whole = page.evaluate("(url) => fetch(url).then((r) => r.text())", link.get_attribute("href"))
-    assert whole == "built\n"
+    written = root / ".attractor" / "runs" / run_id / "work" / "stdout.txt"
+    assert whole == written.read_bytes().decode() and whole.endswith("line 700\nbuilt\n")
     with server.client() as client:
         assert client.get(f"/pipelines/{run_id}/nodes/work/files/pipeline.dot").status_code == 404
         client.post(f"/pipelines/{run_id}/cancel", json={})
