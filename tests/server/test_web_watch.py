@@ -1,8 +1,9 @@
 """Watching and steering a run in the web page (Debian's chromium driven by Playwright).
 
 Each test drives one thing a person watching a run relies on: what it spent,
-why it failed, the runs list, the timeline, a gate's material, a step's live
-log. Screenshots go to the test's tmp folder, and, when
+why it failed, the runs list (and pruning it), the timeline, a gate's material
+(its diff too), a step's live log, a webhook told of a gate and of the answer
+given on the page. Screenshots go to the test's tmp folder, and, when
 ``ATTRACTOR_SCREENSHOTS`` names a folder (docs/screenshots/ holds the ones
 kept for review), there too.
 """
@@ -21,6 +22,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from tests.cli.runkit import wait_for
+from tests.notify.hookserver import Hook
 from tests.server.browserkit import NEEDS_CHROMIUM, launched_chromium
 from tests.server.serverkit import Server, scripted_answer, write_spending_run
 from tests.workspace.gitkit import git, make_repo
@@ -430,6 +433,51 @@ def test_a_gate_shows_the_diff_of_the_stage_before_it_and_the_node_panel_each_st
     expect(page.locator("#node-files")).to_contain_text("second line")  # its stdout
     expect(page.locator("#node-diff")).to_be_hidden()
     assert "notes.txt" not in git(root, "status", "--porcelain")  # the checkout is untouched
+
+
+HOOKED = """digraph hooked {{
+    graph [notify="{url}", notify_on="gate_waiting,gate_answered"]
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    work   [shape=parallelogram, tool_command="echo built"]
+    review [shape=hexagon, label="Ship it?"]
+    start -> work -> review
+    review -> done [label="[A] Approve"]
+    review -> work [label="[R] Redo"]
+}}
+"""
+
+
+def test_a_waiting_gate_and_its_answer_on_the_page_reach_the_webhook(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    with Hook().running() as hook:
+        (root / "hooked.dot").write_text(HOOKED.format(url=hook.url))
+        run_id = _start(server, "hooked.dot")
+        page = _open(browser, server, f"#/run/{run_id}")
+        expect(page.locator("#question-text")).to_have_text("review: Ship it?")
+        wait_for(lambda: hook.events() == ["gate_waiting"], "the gate_waiting notification")
+        page.get_by_label("[A] Approve").check()
+        page.get_by_label("Comment (optional)").fill("the build log is clean")
+        page.get_by_role("button", name="Send answer").click()
+        expect(page.locator("#run-status")).to_have_text("success")
+        wait_for(lambda: len(hook.requests) == 2, "the gate_answered notification")
+    waiting, answered = (r.json() for r in hook.requests)
+    link = f"{server.url}/#/run/{run_id}"
+    assert (waiting["event"], waiting["run_id"], waiting["url"]) == ("gate_waiting", run_id, link)
+    assert waiting["node"] == "review" and waiting["details"]["question"] == "Ship it?"
+    assert (answered["event"], answered["url"]) == ("gate_answered", link)
+    assert answered["details"] == {
+        "question": "Ship it?",
+        "answer": "A",
+        "label": "[A] Approve",
+        "answered_by": "page",
+        "comment": "the build log is clean",
+    }
+    # The page's event log says the same: who answered, and the comment.
+    logged = page.locator("#event-log li", has_text="interview_completed")
+    expect(logged).to_contain_text('Ship it? → A ([A] Approve) by page: "the build log is clean"')
+    _shot(page.locator("#event-log"), tmp_path, "event-log-answer")
 
 
 def test_the_event_log_says_who_answered_a_gate_and_their_comment(
