@@ -199,6 +199,14 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     expect(live.locator("input[type=checkbox]")).to_be_disabled()
     (root / "go").touch()
     expect(live).to_contain_text("waiting for you")
+    # A run that spent: the scripted model's tokens at the configured prices.
+    write_spending_run(root)
+    spent = _start(server, "spends.dot", backend="scripted:model.json")
+    spent_row = page.locator(f'#runs-body tr[data-run="{spent}"]')
+    expect(spent_row).to_have_attribute("data-status", "success")
+    cost = _manifest(root, spent)["usage"]["cost"]
+    assert cost > 0
+    expect(spent_row.locator("td.cost")).to_contain_text(f"${cost:.4f}")
     _shot(page.locator("#runs-view"), tmp_path, "runs-list")
     page.get_by_label("Status").select_option("waiting for you")
     expect(page.locator("#runs-body tr")).to_have_count(1)
@@ -428,7 +436,7 @@ def test_a_gate_shows_the_diff_of_the_stage_before_it_and_the_node_panel_each_st
     shown = page.locator("#node-diff")
     expect(shown).to_be_visible()
     expect(shown.locator("pre.diff")).to_contain_text("+first line\n+second line")
-    _shot(page.locator("#node-panel"), tmp_path, "node-diff")
+    _shot(shown, tmp_path, "node-diff")
     page.locator('#node-list button[data-node="look"]').click()
     expect(page.locator("#node-files")).to_contain_text("second line")  # its stdout
     expect(page.locator("#node-diff")).to_be_hidden()

@@ -471,7 +471,7 @@ async function showNodeDiff(id, box) {
     return;
   }
   if (view.selected !== id || !data.diff) return;
-  box.replaceChildren(diffBlock(data, "Changes"));
+  box.replaceChildren(diffBlock(data, `Changes of ${id}`));
   box.hidden = false;
 }
 
