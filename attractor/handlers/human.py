@@ -4,9 +4,11 @@ The question shows what is being reviewed: the file named by ``human.show``
 (relative to the working directory), else the last response of the stage before
 the gate, at most :data:`REVIEW_CHARS` characters. The file must lie inside the
 working directory or the pipeline's folder and be a regular file; otherwise the
-gate fails with the reason (a file not written yet is shown as such). An answer may carry a comment
-after the choice (``R: the tests are too weak``); it goes into the context
-(``human.gate.comment``) and into the prompt of the next LLM stage. An answer
+gate fails with the reason (a file not written yet is shown as such). The question
+also names the stage before the gate (``previous_stage``): a front end shows its
+diff. An answer may carry a comment after the choice (``R: the tests are too
+weak``); it goes into the context (``human.gate.comment``) and into the prompt
+of the next LLM stage. An answer
 that matches no choice is rejected and the question asked again (up to
 :data:`MAX_ASKS` times); it does not use up one of the node's retries.
 """
