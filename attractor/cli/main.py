@@ -32,7 +32,7 @@ _COMMANDS = {
     "mcp": "attractor.cli.mcp_cmd:mcp",
     "run": "attractor.cli.run_cmd:run",
     "runs": "attractor.cli.runs_cmd:runs",
-    "status": "attractor.cli.runs_cmd:status",
+    "status": "attractor.cli.status_cmd:status",
     "resume": "attractor.cli.run_cmd:resume",
     "serve": "attractor.cli.serve_cmd:serve",
 }

@@ -4,9 +4,11 @@ The question shows what is being reviewed: the file named by ``human.show``
 (relative to the working directory), else the last response of the stage before
 the gate, at most :data:`REVIEW_CHARS` characters. The file must lie inside the
 working directory or the pipeline's folder and be a regular file; otherwise the
-gate fails with the reason (a file not written yet is shown as such). An answer may carry a comment
-after the choice (``R: the tests are too weak``); it goes into the context
-(``human.gate.comment``) and into the prompt of the next LLM stage. An answer
+gate fails with the reason (a file not written yet is shown as such). The question
+also names the stage before the gate (``previous_stage``): a front end shows its
+diff. An answer may carry a comment after the choice (``R: the tests are too
+weak``); it goes into the context (``human.gate.comment``) and into the prompt
+of the next LLM stage. An answer
 that matches no choice is rejected and the question asked again (up to
 :data:`MAX_ASKS` times); it does not use up one of the node's retries.
 """
@@ -71,7 +73,8 @@ class WaitForHumanHandler:
         choices = choices_for(node)
         if not choices:
             return Outcome.fail(f"human gate {node.id} has no outgoing edges to choose from")
-        question = _question(node, choices, await review_for(node, graph, context, env))
+        review = await review_for(node, graph, context, env)
+        question = _question(node, choices, review, previous_stage(context))
         env.emit(InterviewStarted(question=question.text, stage=node.id, review=question.review))
         for _ in range(MAX_ASKS):
             started = time.monotonic()
@@ -138,10 +141,15 @@ async def review_for(node: Node, graph: Graph, context: Context, env: StageEnv) 
     if shown:
         path = env.workdir(node, graph) / shown
         return f"{shown}:\n{await _head(path, env.read_roots(), node.id)}"
-    came = context.get(ARRIVAL_KEY)
-    previous = came.get("from", "") if isinstance(came, dict) else ""
-    text = env.services.record.response(str(previous), REVIEW_CHARS) if previous else ""
+    previous = previous_stage(context)
+    text = env.services.record.response(previous, REVIEW_CHARS) if previous else ""
     return f"response of {previous}:\n{text}" if text.strip() else ""
+
+
+def previous_stage(context: Context) -> str:
+    """The stage the run came from to reach the gate ("" when unknown)."""
+    came = context.get(ARRIVAL_KEY)
+    return str(came.get("from", "") or "") if isinstance(came, dict) else ""
 
 
 async def _head(path: Path, roots: tuple[Path, ...], node: str) -> str:
@@ -168,7 +176,7 @@ def default_choice(node: Node) -> str:
     return own or str(node.graph.get("human.default_choice") or "")
 
 
-def _question(node: Node, choices: list[Choice], review: str) -> Question:
+def _question(node: Node, choices: list[Choice], review: str, previous: str = "") -> Question:
     options = tuple(Option(c.key, c.label) for c in choices)
     default_text = default_choice(node)
     default = None
@@ -184,6 +192,7 @@ def _question(node: Node, choices: list[Choice], review: str) -> Question:
         timeout_seconds=question_timeout(node),
         stage=node.id,
         review=review,
+        previous_stage=previous,
     )
 
 
@@ -199,6 +208,7 @@ def _again(question: Question, said: str, choices: list[Choice]) -> Question:
         stage=question.stage,
         metadata={**question.metadata, "text": base},
         review="",
+        previous_stage=question.previous_stage,
     )
 
 

@@ -90,6 +90,9 @@ class Question:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: What the person is asked to review (a response, a file), shown before the question.
     review: str = ""
+    #: The stage the run came from to the gate ("" when none): its changes are what
+    #: the person approves (a front end shows that stage's diff).
+    previous_stage: str = ""
 
 
 class Interviewer(Protocol):

@@ -27,16 +27,18 @@ from attractor.errors import AttractorError, UsageError, ValidationError
 from attractor.fileio.writes import atomic_write_text
 from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
+from attractor.runview.costs import branches, budgets, node_usage, requests
 from attractor.runview.inventory import RunReader, RunState, folder_files, run_graph, stage_path
 from attractor.runview.listing import RUNS_SUBDIR, is_run_dir, list_runs, load_checkpoint, run_info
+from attractor.runview.prune import delete_run, forget_workspaces, workspace_repo
 from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
-from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
 from attractor.server.output import stage_file
-from attractor.server.prune import MAX_PRUNE, prune_run
+from attractor.server.prune import prune_ids
+from attractor.server.questions import MAX_DIFF, read_changes
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
@@ -51,8 +53,6 @@ MAX_RUN_ID = 255
 SUBMITTED = Path(".attractor") / "submitted"
 #: The largest pipeline a request may start (DOT text, or a file under the root).
 MAX_DOT = 1024 * 1024
-#: The longest stage diff the node panel gets (characters); a longer one is cut.
-MAX_DIFF = 512 * 1024
 #: Parsing and drawing take a worker thread each; this many at once at most.
 WORKERS = 4
 
@@ -194,7 +194,14 @@ class Handlers:
         """The run's state: its listing fields, every node, its questions."""
         graph, state = await self.read_run(path)
         data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
+        await self._read_changes(path)
         return self._with_activity(data)
+
+    async def _read_changes(self, path: Path) -> None:
+        """The diff of the stage before each waiting gate of the run, read once a question."""
+        run = self.manager.active.get(path.name)
+        for pending in list(run.interviewer.pending.values()) if run else []:
+            await read_changes(path, pending)
 
     @_answers
     async def events(self, request: Request) -> Response:
@@ -217,29 +224,30 @@ class Handlers:
     @_answers
     async def prune(self, request: Request) -> Response:
         body = await json_body(request)
-        ids = body.get("ids")
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise Problem(400, 'name the runs to delete: {"ids": ["RUN_ID", ...]}')
-        if len(ids) > MAX_PRUNE:
-            raise Problem(400, f"at most {MAX_PRUNE} runs at a time; {len(ids)} were named")
+        ids = await anyio.to_thread.run_sync(prune_ids, body, self.manager.root)
         deleted: list[str] = []
         kept: dict[str, str] = {}
-        for run_id in dict.fromkeys(ids):
+        repos: list[Path] = []
+        for run_id in ids:
             try:
                 path = self.path_of(run_id)
             except Problem as problem:
                 kept[run_id] = str(problem)
                 continue
+            repo = workspace_repo(path)  # read before the manifest goes
             why = await anyio.to_thread.run_sync(
-                prune_run, path, run_id in self.manager.active, limiter=self._workers
+                delete_run, path, run_id in self.manager.active, limiter=self._workers
             )
             if why:
                 kept[run_id] = why
-            else:
-                deleted.append(run_id)
-                self._graphs.pop(path, None)
-                self._readers.pop(path, None)
-        return JSONResponse({"deleted": deleted, "kept": kept})
+                continue
+            deleted.append(run_id)
+            repos += [repo] if repo is not None else []
+            self._graphs.pop(path, None)
+            self._readers.pop(path, None)
+        # The worktrees and branches of the deleted runs go with them.
+        workspaces = await forget_workspaces(repos)
+        return JSONResponse({"deleted": deleted, "kept": kept, "workspaces": workspaces})
 
     @_answers
     async def cancel(self, request: Request) -> Response:
@@ -288,6 +296,7 @@ class Handlers:
     @_answers
     async def questions(self, request: Request) -> Response:
         path = self.run_path(request)
+        await self._read_changes(path)
         run = self.manager.active.get(path.name)
         pending = list(run.interviewer.pending.values()) if run else []
         return JSONResponse({"questions": self.redactor.value([p.to_json() for p in pending])})
@@ -315,7 +324,16 @@ class Handlers:
         # The web page and the MCP tools say so; any other client is the API.
         who = body.get("answered_by") if body.get("answered_by") in ("page", "mcp") else "api"
         answer = run.interviewer.answer(qid, text, str(comment), answered_by=str(who))
-        return {"id": qid, "answer": answer.value, "label": answer.text}
+        # The choice's label, apart from the comment (the event log has both too).
+        picked = answer.selected_option
+        label = picked.label if picked is not None else text.strip()
+        return {
+            "id": qid,
+            "answer": answer.value,
+            "label": label,
+            "comment": str(comment).strip(),
+            "answered_by": str(who),
+        }
 
     @_answers
     async def checkpoint(self, request: Request) -> Response:
@@ -475,7 +493,7 @@ def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str
             if node_id in data["nodes"]:
                 data["nodes"][node_id]["boundary"] = boundary
     data["branches"] = branches(graph, spent)
-    data["budgets"] = budgets(path, state)
+    data["budgets"] = budgets(path, state.info)
     data["failure"] = failure_of(path, state.info)
     return data
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from attractor.dot.accelerators import strip_accelerator
-from attractor.errors import UsageError
+from attractor.errors import AttractorError, UsageError
 from attractor.launch import (
     Answer,
     AnswerValue,
@@ -18,8 +19,11 @@ from attractor.launch import (
     QuestionType,
     match_option,
 )
+from attractor.workspace.diff import run_diff
 
 _YES = ("y", "yes", "true", "1")
+#: The longest stage diff the page gets (characters); a longer one is cut.
+MAX_DIFF = 512 * 1024
 
 
 @dataclass
@@ -32,6 +36,10 @@ class Pending:
     answered: anyio.Event = field(default_factory=anyio.Event)
     answer: Answer | None = None
     comment: str = ""
+    #: The changes of the stage before the gate (:func:`read_changes`); None until read
+    #: or when that stage changed nothing (or the run keeps no checkpoints).
+    changes: dict[str, Any] | None = None
+    changes_read: bool = False
 
     def to_json(self) -> dict[str, Any]:
         q = self.question
@@ -50,7 +58,32 @@ class Pending:
             # What the person is asked to decide on: the previous stage's response
             # or the file named by human.show.
             "review": q.review,
+            # The stage before the gate and its diff: {"node", "diff", "stat", "truncated"}.
+            "diff": self.changes,
         }
+
+
+async def stage_changes(run_dir: Path, node: str) -> dict[str, Any] | None:
+    """What stage ``node`` of the run in ``run_dir`` changed: its diff (cut at
+    :data:`MAX_DIFF`) and ``--stat``; None when it changed nothing or has no checkpoint."""
+    try:
+        diff = await run_diff(run_dir, node)
+        stat = await run_diff(run_dir, node, stat=True)
+    except (AttractorError, OSError):
+        return None  # no workspace, no checkpoint of it, or git cannot read it
+    if not diff.strip():
+        return None
+    return {"node": node, "diff": diff[:MAX_DIFF], "stat": stat, "truncated": len(diff) > MAX_DIFF}
+
+
+async def read_changes(run_dir: Path, pending: Pending) -> None:
+    """Fill ``pending.changes`` with the diff of the stage before the gate, once per question
+    (the stage is over: its checkpoint no longer moves)."""
+    if pending.changes_read:
+        return
+    previous = pending.question.previous_stage
+    pending.changes = await stage_changes(run_dir, previous) if previous else None
+    pending.changes_read = True
 
 
 class WebInterviewer:

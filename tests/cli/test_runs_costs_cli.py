@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 
-from tests.cli.runkit import finish, invoke, only_run_dir, read_json, spawn, wait_for, write
+from tests.cli.runkit import (
+    events,
+    finish,
+    invoke,
+    only_run_dir,
+    read_json,
+    spawn,
+    wait_for,
+    write,
+)
+from tests.server.serverkit import SPENDING_SCRIPT, SPENDS
 
 #: Dollars per million tokens: input, output, cached input (cheaper).
 PRICES = "[prices.scripted]\ninput = 100.0\noutput = 1000.0\ncache_read = 10.0\n"
@@ -139,3 +149,48 @@ def test_runs_are_filtered_by_status_and_pipeline(workspace: Path) -> None:
     assert wrong.exit_code == 2
     assert wrong.stderr.startswith("error: --status failed: no run has that status; use one of ")
     assert wrong.stderr.count("\n") == 1
+
+
+def test_status_shows_each_branch_each_request_and_the_budgets_the_run_was_given(
+    workspace: Path,
+) -> None:
+    write(workspace / "attractor.toml", PRICES)
+    write(workspace / "spends.dot", SPENDS)
+    write(workspace / "model.json", json.dumps(SPENDING_SCRIPT))
+    args = ["run", "spends.dot", "--logs-dir", "runs/one", "--backend", "scripted:model.json"]
+    budget = ["--max-total-tokens", "20000", "--max-cost", "5", "--max-total-turns", "40"]
+    assert invoke([*args, *budget, "--timeout", "10m"]).exit_code == 0
+    run_dir = workspace / "runs" / "one"
+    usage = read_json(run_dir / "manifest.json")["usage"]
+    turns = [e for e in events(run_dir) if e["type"] == "agent_turn_completed"]
+
+    text = invoke(["status", str(run_dir)]).stdout
+
+    branches = text.split("spent by branch (its nodes up to the fan-in):\n")[1].split("\n\n")[0]
+    assert _row(branches, "fan")[:3] == ["fan", "left", "left"]
+    assert _row(branches, "fan")[3:6] == ["300", "30", "0"]
+    assert len(branches.splitlines()) == 3  # the header, left, right
+    per_request = text.split("spent by request (each model request of an agent node):\n")[1]
+    rows = per_request.split("\n\n")[0].splitlines()[1:]
+    assert len(rows) == len(turns) == 4  # plan's two turns, left's and right's
+    assert rows[0].split()[:6] == ["plan", "1", "1", "work", "1,000", "100"]
+    assert sum(int(r.split()[-4].replace(",", "")) for r in rows) == usage["input_tokens"]
+    budgets = text.split("budgets:\n")[1].split("\n\n")[0]
+    tokens = usage["input_tokens"] + usage["output_tokens"]
+    assert _row(budgets, "tokens") == [
+        "tokens", f"{tokens:,}", "20,000", f"{tokens / 20000:.0%}"
+    ]  # fmt: skip
+    assert _row(budgets, "turns")[1:] == ["4", "40", "10%"]
+    assert _row(budgets, "cost")[1:3] == [f"${usage['cost']:,.4f}", "$5.0000"]
+    assert _row(budgets, "time")[2] == "10m00s"
+
+    data = json.loads(invoke(["status", str(run_dir), "--json"]).stdout)
+    assert {"timeline", "stages", "next", "usage", "status"} <= data.keys()  # as before
+    assert [(b["branch"], b["nodes"]) for b in data["branches"]] == [
+        ("left", ["left"]), ("right", ["right"])
+    ]  # fmt: skip
+    assert sorted(r["node"] for r in data["requests"]) == ["left", "plan", "plan", "right"]
+    limits = {b["name"]: (b["used"], b["limit"]) for b in data["budgets"]}
+    assert limits["tokens"] == (tokens, 20000) and limits["turns"] == (4, 40)
+    plain = invoke(["status", str(run_dir / ".." / "two")])  # not a run: unchanged, exit 2
+    assert plain.exit_code == 2

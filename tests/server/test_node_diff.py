@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.server.serverkit import Server
+from tests.server.test_web_watch import EDITS
+from tests.workspace.gitkit import make_repo
 
 WRITES = """digraph writes {
     start [shape=Mdiamond]
@@ -50,3 +53,22 @@ def test_a_run_without_workspace_has_no_diff_and_says_why(server: Server, root: 
         response = client.get(f"/pipelines/{run_id}/nodes/edit/diff")
     assert response.status_code == 404
     assert "--workspace none" in response.json()["error"]
+
+
+def test_a_gate_question_carries_the_diff_of_the_stage_before_it(
+    server: Server, root: Path
+) -> None:
+    make_repo(root, {"README.md": "hello\n", ".gitignore": ".attractor/\n"})
+    (root / "edits.dot").write_text(EDITS)
+    with server.client() as client:
+        run_id = client.post("/pipelines", json={"path": "edits.dot"}).json()["id"]
+        deadline = time.monotonic() + 60
+        while not (asked := client.get(f"/pipelines/{run_id}/questions").json()["questions"]):
+            assert time.monotonic() < deadline, "the gate never asked"
+            time.sleep(0.05)
+        status = client.get(f"/pipelines/{run_id}").json()
+        client.post(f"/pipelines/{run_id}/cancel", json={})
+    diff = asked[0]["diff"]
+    assert (diff["node"], diff["truncated"]) == ("edit", False)
+    assert "+first line\n+second line" in diff["diff"] and "notes.txt" in diff["stat"]
+    assert status["questions"][0]["diff"] == diff  # the run's status carries it too

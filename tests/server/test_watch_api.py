@@ -9,6 +9,7 @@ from typing import Any
 
 from tests.server.serverkit import Server
 from tests.server.test_web_watch import BREAKS, LOOPS
+from tests.workspace.gitkit import git, make_repo
 
 
 def finished(server: Server, run_id: str) -> dict[str, Any]:
@@ -127,3 +128,83 @@ def test_a_stage_file_is_served_whole_redacted_and_never_from_outside_the_run(
         assert client.get(f"{base}/build/files/manifest.json").status_code == 404
         assert client.get(f"{base}/build/files/..%2Fmanifest.json").status_code == 404
         assert client.get(f"{base}/nobody/files/stdout.txt").status_code == 404
+
+
+WRITES = """digraph writes {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    edit  [shape=parallelogram, tool_command="echo edited > notes.txt"]
+    start -> edit -> done
+}
+"""
+
+
+def _refs(repo: Path) -> set[str]:
+    return set(git(repo, "for-each-ref", "--format=%(refname)").splitlines())
+
+
+def _age(root: Path, run_id: str, days: float) -> None:
+    """Date the run's manifest back ``days`` (what a run left long ago looks like)."""
+    manifest = root / ".attractor" / "runs" / run_id / "manifest.json"
+    data = json.loads(manifest.read_text())
+    for key in ("started_at", "finished_at"):
+        if data.get(key) is not None:
+            data[key] -= days * 86400
+    manifest.write_text(json.dumps(data))
+
+
+def test_pruning_a_run_removes_its_worktree_and_branches_from_the_repository(
+    server: Server, root: Path
+) -> None:
+    make_repo(root, {"README.md": "hello\n", ".gitignore": ".attractor/\n"})
+    (root / "writes.dot").write_text(WRITES)
+    pruned, other = start(server, "writes.dot"), start(server, "writes.dot")
+    for run_id in (pruned, other):
+        finished(server, run_id)
+    runs = root / ".attractor" / "runs"
+    tree = Path(json.loads((runs / pruned / "manifest.json").read_text())["workspace"]["work_tree"])
+    assert tree.is_dir() and f"refs/heads/attractor/{pruned}" in _refs(root)
+    with server.client() as client:
+        answer = client.post("/pipelines/prune", json={"ids": [pruned]}).json()
+    assert answer == {"deleted": [pruned], "kept": {}, "workspaces": [pruned]}
+    refs = _refs(root)
+    assert f"refs/heads/attractor/{pruned}" not in refs
+    assert not any(r.startswith(f"refs/attractor/{pruned}/") for r in refs)
+    assert f"refs/heads/attractor/{other}" in refs
+    trees = [line.split()[0] for line in git(root, "worktree", "list").splitlines()]
+    assert not tree.exists() and str(tree) not in trees and len(trees) == 2  # the checkout, other
+    assert (root / "notes.txt").exists() is False  # the checkout itself is untouched
+
+
+def test_pruning_by_age_deletes_old_ended_runs_and_their_workspaces_and_keeps_running_ones(
+    server: Server, root: Path
+) -> None:
+    make_repo(root, {"README.md": "hello\n", ".gitignore": ".attractor/\n"})
+    (root / "writes.dot").write_text(WRITES)
+    old, recent = start(server, "writes.dot"), start(server, "writes.dot")
+    for run_id in (old, recent):
+        finished(server, run_id)
+    going = start(server, "gate.dot")  # waits for the file "go"
+    with server.client() as client:
+        deadline = time.monotonic() + 60
+        while client.get(f"/pipelines/{going}").json()["current_node"] != "work":
+            assert time.monotonic() < deadline, "the run never reached its tool step"
+            time.sleep(0.05)
+        _age(root, old, 10)
+        _age(root, going, 10)
+        answer = client.post("/pipelines/prune", json={"older_than": "7d"}).json()
+        refused = client.post("/pipelines/prune", json={"older_than": "soon"})
+        both = client.post("/pipelines/prune", json={"older_than": "7d", "ids": [recent]})
+    assert answer == {
+        "deleted": [old],
+        "kept": {going: "the run is still going; cancel it first"},
+        "workspaces": [old],
+    }
+    runs = root / ".attractor" / "runs"
+    assert not (runs / old).exists() and (runs / recent).is_dir() and (runs / going).is_dir()
+    refs = _refs(root)
+    assert f"refs/heads/attractor/{old}" not in refs and f"refs/heads/attractor/{recent}" in refs
+    assert refused.status_code == 400 and "is not a duration" in refused.json()["error"]
+    assert both.status_code == 400
+    with server.client() as client:
+        client.post(f"/pipelines/{going}/cancel", json={})

@@ -1,8 +1,9 @@
 """Watching and steering a run in the web page (Debian's chromium driven by Playwright).
 
 Each test drives one thing a person watching a run relies on: what it spent,
-why it failed, the runs list, the timeline, a gate's material, a step's live
-log. Screenshots go to the test's tmp folder, and, when
+why it failed, the runs list (and pruning it), the timeline, a gate's material
+(its diff too), a step's live log, a webhook told of a gate and of the answer
+given on the page. Screenshots go to the test's tmp folder, and, when
 ``ATTRACTOR_SCREENSHOTS`` names a folder (docs/screenshots/ holds the ones
 kept for review), there too.
 """
@@ -21,8 +22,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from tests.cli.runkit import wait_for
+from tests.notify.hookserver import Hook
 from tests.server.browserkit import NEEDS_CHROMIUM, launched_chromium
 from tests.server.serverkit import Server, scripted_answer, write_spending_run
+from tests.workspace.gitkit import git, make_repo
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -83,6 +87,7 @@ def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
         backend="scripted:model.json",
         max_cost="5",
         max_total_turns="40",
+        max_total_tokens="20000",
         timeout="10m",
     )
     page = _open(browser, server, f"#/run/{run_id}")
@@ -111,6 +116,16 @@ def test_costs_show_per_node_branch_and_run_and_add_up_to_the_manifest(
     cost_bar = page.locator('#budgets li[data-budget="cost"] [role="meter"]')
     assert float(cost_bar.get_attribute("aria-valuenow") or "0") == pytest.approx(manifest["cost"])
     expect(page.locator('#budgets li[data-budget="turns"]')).to_contain_text("4 of 40")
+    # The tokens budget (--max-total-tokens): input plus output, as the manifest has them.
+    tokens = manifest["input_tokens"] + manifest["output_tokens"]
+    token_bar = page.locator('#budgets li[data-budget="tokens"] [role="meter"]')
+    expect(token_bar).to_have_attribute("aria-valuenow", str(tokens))
+    expect(token_bar).to_have_attribute("aria-valuemax", "20000")
+    expect(page.locator('#budgets li[data-budget="tokens"]')).to_contain_text(
+        f"{tokens:,} of 20,000"
+    )
+    fill = token_bar.locator(".fill")
+    expect(fill).to_have_attribute("style", f"width: {tokens / 20000 * 100:.1f}%")
     expect(page.locator('#budgets li[data-budget="time"]')).to_be_visible()
     # Each request of a node, in its panel.
     page.locator('#node-list button[data-node="plan"]').click()
@@ -184,6 +199,14 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     expect(live.locator("input[type=checkbox]")).to_be_disabled()
     (root / "go").touch()
     expect(live).to_contain_text("waiting for you")
+    # A run that spent: the scripted model's tokens at the configured prices.
+    write_spending_run(root)
+    spent = _start(server, "spends.dot", backend="scripted:model.json")
+    spent_row = page.locator(f'#runs-body tr[data-run="{spent}"]')
+    expect(spent_row).to_have_attribute("data-status", "success")
+    cost = _manifest(root, spent)["usage"]["cost"]
+    assert cost > 0
+    expect(spent_row.locator("td.cost")).to_contain_text(f"${cost:.4f}")
     _shot(page.locator("#runs-view"), tmp_path, "runs-list")
     page.get_by_label("Status").select_option("waiting for you")
     expect(page.locator("#runs-body tr")).to_have_count(1)
@@ -207,6 +230,36 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     assert not (root / ".attractor" / "runs" / failed).exists()
     assert (root / ".attractor" / "runs" / gated).is_dir()
     expect(live).to_be_visible()
+    # Old runs go by age: one that ended ten days ago, not the one still waiting.
+    old = _start(server, "breaks.dot")
+    old_row = page.locator(f'#runs-body tr[data-run="{old}"]')
+    expect(old_row).to_have_attribute("data-status", "fail")
+    _age(root, old, days=10)
+    _age(root, gated, days=10)
+    page.get_by_label("Ended more than").select_option("7d")
+    page.once("dialog", answer)
+    page.get_by_role("button", name="Delete old runs").click()
+    expect(page.locator("#runs-note")).to_have_text("Deleted 1 run.")
+    expect(old_row).to_have_count(0)
+    expect(page.locator("#runs-error")).to_have_text(
+        f"{gated}: the run is still going; cancel it first"
+    )
+    assert asked[-1] == (
+        "Delete every run that ended more than 7 days ago, with its files and workspace? "
+        "This cannot be undone."
+    )
+    assert not (root / ".attractor" / "runs" / old).exists()
+    expect(live).to_be_visible()
+
+
+def _age(root: Path, run_id: str, days: float) -> None:
+    """Date the run's manifest back ``days``, as a run left long ago reads."""
+    manifest = root / ".attractor" / "runs" / run_id / "manifest.json"
+    data = json.loads(manifest.read_text())
+    for key in ("started_at", "finished_at"):
+        if data.get(key) is not None:
+            data[key] -= days * 86400
+    manifest.write_text(json.dumps(data))
 
 
 _FIRST_TRY_FAILS = (
@@ -329,7 +382,7 @@ def test_a_gate_shows_what_it_asks_about_its_default_and_deadline_and_the_answer
     expect(hold).to_be_checked()  # the default is picked to begin with
     expect(page.locator("#question-options")).to_contain_text("[H] Hold (default)")
     expect(page.locator("#question-deadline")).to_contain_text("after that the gate takes [H] Hold")
-    expect(page.locator("#question-diff")).to_be_attached()  # where a workspace's diff goes
+    expect(page.locator("#question-diff")).to_be_hidden()  # the LLM stage changed no file
     _shot(page.locator("#question"), tmp_path, "gate")
     page.get_by_label("[P] Publish").check()
     page.get_by_label("Comment (optional)").fill("ship it")
@@ -343,6 +396,96 @@ def test_a_gate_shows_what_it_asks_about_its_default_and_deadline_and_the_answer
     expect(page.locator("#run-status")).to_have_text("success")
     answered = page.locator("#event-log li", has_text="interview_completed")
     expect(answered.first).to_contain_text("Publish the notes? → P")
+
+
+_EDIT = "printf 'first line\\nsecond line\\n' > notes.txt; echo edited"
+EDITS = f"""digraph edits {{
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    edit   [shape=parallelogram, tool_command="{_EDIT}"]
+    review [shape=hexagon, label="Keep the notes?"]
+    look   [shape=parallelogram, tool_command="cat notes.txt"]
+    start -> edit -> review
+    review -> look [label="[K] Keep"]
+    look -> done
+}}
+"""
+
+
+def test_a_gate_shows_the_diff_of_the_stage_before_it_and_the_node_panel_each_stages_diff(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    make_repo(root, {"README.md": "hello\n", ".gitignore": ".attractor/\n"})
+    (root / "edits.dot").write_text(EDITS)
+    run_id = _start(server, "edits.dot")
+    page = _open(browser, server, f"#/run/{run_id}")
+    expect(page.locator("#question-text")).to_have_text("review: Keep the notes?")
+    # What the tool stage changed in the run's worktree, as git has it.
+    changes = page.locator("#question-diff")
+    expect(changes).to_be_visible()
+    expect(changes.locator("summary")).to_have_text(
+        "Changes of edit (1 file changed, 2 insertions(+))"
+    )
+    expect(changes.locator("pre.diff")).to_contain_text("+++ b/notes.txt")
+    expect(changes.locator("pre.diff .d-add", has_text="+second line")).to_have_count(1)
+    _shot(page.locator("#question"), tmp_path, "gate-diff")
+    page.get_by_role("button", name="Send answer").click()
+    expect(page.locator("#run-status")).to_have_text("success")
+    # The node panel shows the diff of a stage that changed files, and none for one that did not.
+    page.locator('#node-list button[data-node="edit"]').click()
+    shown = page.locator("#node-diff")
+    expect(shown).to_be_visible()
+    expect(shown.locator("pre.diff")).to_contain_text("+first line\n+second line")
+    _shot(shown, tmp_path, "node-diff")
+    page.locator('#node-list button[data-node="look"]').click()
+    expect(page.locator("#node-files")).to_contain_text("second line")  # its stdout
+    expect(page.locator("#node-diff")).to_be_hidden()
+    assert "notes.txt" not in git(root, "status", "--porcelain")  # the checkout is untouched
+
+
+HOOKED = """digraph hooked {{
+    graph [notify="{url}", notify_on="gate_waiting,gate_answered"]
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    work   [shape=parallelogram, tool_command="echo built"]
+    review [shape=hexagon, label="Ship it?"]
+    start -> work -> review
+    review -> done [label="[A] Approve"]
+    review -> work [label="[R] Redo"]
+}}
+"""
+
+
+def test_a_waiting_gate_and_its_answer_on_the_page_reach_the_webhook(
+    server: Server, root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    with Hook().running() as hook:
+        (root / "hooked.dot").write_text(HOOKED.format(url=hook.url))
+        run_id = _start(server, "hooked.dot")
+        page = _open(browser, server, f"#/run/{run_id}")
+        expect(page.locator("#question-text")).to_have_text("review: Ship it?")
+        wait_for(lambda: hook.events() == ["gate_waiting"], "the gate_waiting notification")
+        page.get_by_label("[A] Approve").check()
+        page.get_by_label("Comment (optional)").fill("the build log is clean")
+        page.get_by_role("button", name="Send answer").click()
+        expect(page.locator("#run-status")).to_have_text("success")
+        wait_for(lambda: len(hook.requests) == 2, "the gate_answered notification")
+    waiting, answered = (r.json() for r in hook.requests)
+    link = f"{server.url}/#/run/{run_id}"
+    assert (waiting["event"], waiting["run_id"], waiting["url"]) == ("gate_waiting", run_id, link)
+    assert waiting["node"] == "review" and waiting["details"]["question"] == "Ship it?"
+    assert (answered["event"], answered["url"]) == ("gate_answered", link)
+    assert answered["details"] == {
+        "question": "Ship it?",
+        "answer": "A",
+        "label": "[A] Approve",
+        "answered_by": "page",
+        "comment": "the build log is clean",
+    }
+    # The page's event log says the same: who answered, and the comment.
+    logged = page.locator("#event-log li", has_text="interview_completed")
+    expect(logged).to_contain_text('Ship it? → A ([A] Approve) by page: "the build log is clean"')
+    _shot(page.locator("#event-log"), tmp_path, "event-log-answer")
 
 
 def test_the_event_log_says_who_answered_a_gate_and_their_comment(
@@ -379,40 +522,55 @@ def test_the_event_log_says_who_answered_a_gate_and_their_comment(
     )
 
 
-def _emit(root: Path, run_id: str, **event: Any) -> None:
-    """Append an event to the run's events.jsonl, as the engine writes them."""
-    events = root / ".attractor" / "runs" / run_id / "events.jsonl"
-    with events.open("a") as log:
-        log.write(json.dumps({"type": "stage_output", "ts": time.time(), **event}) + "\n")
+#: A build step that prints as a real one does (colours, a progress bar redrawn in
+#: place, a warning on stderr), then waits for the file "more", prints 700 lines,
+#: and waits for "go".
+BUILD_SCRIPT = r"""printf '\033[1;32mok\033[0m compiled 3 files\n'
+printf '\033[2K\rbuilding 10%%\rbuilding 100%%\n'
+echo 'warning: slow disk' >&2
+while [ ! -f more ]; do sleep 0.05; done
+i=1; while [ $i -le 700 ]; do echo "line $i"; i=$((i+1)); done
+while [ ! -f go ]; do sleep 0.05; done
+echo built
+"""
+BUILDS = """digraph builds {
+    start  [shape=Mdiamond]
+    done   [shape=Msquare]
+    work   [shape=parallelogram, tool_command="sh build.sh"]
+    review [shape=hexagon, label="Ship it?"]
+    start -> work -> review
+    review -> done [label="[A] Approve"]
+}
+"""
 
 
 def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the_whole_file(
     server: Server, root: Path, browser: Browser, tmp_path: Path
 ) -> None:
-    run_id = _start(server, "gate.dot")  # its tool step waits for the file "go"
+    (root / "build.sh").write_text(BUILD_SCRIPT)
+    (root / "builds.dot").write_text(BUILDS)
+    run_id = _start(server, "builds.dot")
     page = _open(browser, server, f"#/run/{run_id}")
     work = page.locator('#node-list button[data-node="work"]')
     expect(work).to_have_attribute("data-state", "running")
     work.click()
     expect(page.locator("#node-facts")).to_contain_text("running")
-    # Lines as the step writes them: colours, a progress bar redrawn in place.
-    coloured = "\x1b[1;32mok\x1b[0m compiled 3 files\n\x1b[2K\rbuilding 10%\rbuilding 100%\n"
-    _emit(root, run_id, node="work", visit=1, stream="stdout", text=coloured, offset=0)
-    _emit(
-        root, run_id, node="work", visit=1, stream="stderr", text="warning: slow disk\n", offset=0
-    )
+    # The lines the step printed so far show while it still runs (it waits for "more").
     terminal = page.locator("#node-output pre.terminal")
     expect(terminal).to_contain_text("ok compiled 3 files\nbuilding 100%\nwarning: slow disk")
+    assert not (root / "more").exists()
+    expect(work).to_have_attribute("data-state", "running")
     assert "\x1b" not in terminal.inner_text() and "[32m" not in terminal.inner_text()
     green = terminal.locator("span.ansi", has_text="ok")
     expect(green).to_have_css("color", "rgb(13, 188, 121)")
     expect(green).to_have_css("font-weight", "700")
     expect(terminal.locator("span.line.stderr")).to_have_text("warning: slow disk")
+    expect(page.locator("#node-facts")).to_contain_text("boundary")
     _shot(page.locator("#node-panel"), tmp_path, "live-output")
     # Many lines: the view keeps the last ones and links to the whole files.
-    many = "".join(f"line {i}\n" for i in range(1, 701))
-    _emit(root, run_id, node="work", visit=1, stream="stdout", text=many, offset=60)
+    (root / "more").touch()
     expect(terminal).to_contain_text("line 700")
+    assert not (root / "go").exists()
     expect(page.locator("#node-output-cut")).to_contain_text("earlier lines not shown")
     expect(terminal.locator("span.line")).to_have_count(500)
     link = page.locator("#node-output-cut a", has_text="stdout.txt")
@@ -430,7 +588,8 @@ def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the
     expect(page.locator("#question")).to_be_visible()
     # The link opens the whole file (the page's cookie carries the token).
     whole = page.evaluate("(url) => fetch(url).then((r) => r.text())", link.get_attribute("href"))
-    assert whole == "built\n"
+    written = root / ".attractor" / "runs" / run_id / "work" / "stdout.txt"
+    assert whole == written.read_bytes().decode() and whole.endswith("line 700\nbuilt\n")
     with server.client() as client:
         assert client.get(f"/pipelines/{run_id}/nodes/work/files/pipeline.dot").status_code == 404
         client.post(f"/pipelines/{run_id}/cancel", json={})

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import invoke, read_json, write
+from attractor.dot.schema import DURATION_FORM
+from tests.cli.runkit import finish, invoke, read_json, spawn, started_stages, wait_for, write
 from tests.workspace.gitkit import git, make_repo
 
 FAN = """digraph fan {
@@ -64,3 +66,71 @@ def test_prune_refuses_the_listing_filters_it_would_not_honour(tmp_path: Path) -
         assert result.exit_code == 2, extra
         assert result.stderr.startswith("error: --prune takes no --status, --pipeline or --json")
         assert result.stdout == ""
+
+
+WRITES = """digraph writes {
+  start [shape=Mdiamond]; done [shape=Msquare]
+  edit [shape=parallelogram, tool_command="echo edited > notes.txt"]
+  start -> edit -> done
+}
+"""
+WAITS = """digraph waits {
+  start [shape=Mdiamond]; done [shape=Msquare]
+  work [shape=parallelogram, tool_command="while [ ! -f go ]; do sleep 0.05; done"]
+  start -> work -> done
+}
+"""
+
+
+def _age(run_dir: Path, days: float) -> None:
+    """Date the run's manifest back ``days``, as a run left long ago reads."""
+    manifest = run_dir / "manifest.json"
+    data = json.loads(manifest.read_text())
+    for key in ("started_at", "finished_at"):
+        if data.get(key) is not None:
+            data[key] -= days * 86400
+    manifest.write_text(json.dumps(data))
+
+
+def test_prune_older_than_deletes_old_ended_runs_with_their_workspaces_and_keeps_running_ones(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", ".gitignore": ".attractor/\n"})
+    runs = repo / ".attractor" / "runs"
+    writes, waits = write(tmp_path / "w.dot", WRITES), write(tmp_path / "k.dot", WAITS)
+    for name in ("old", "recent"):
+        args = ["run", str(writes), "--workdir", str(repo), "--logs-dir", str(runs / name)]
+        assert invoke(args).exit_code == 0
+    going = spawn(["run", str(waits), "--workdir", str(repo), "--logs-dir", str(runs / "going")],
+                  cwd=repo)  # fmt: skip
+    try:
+        log = runs / "going" / "events.jsonl"
+        wait_for(lambda: log.exists() and "work" in started_stages(runs / "going"), "the step")
+        _age(runs / "old", 10)
+        _age(runs / "going", 10)
+
+        result = invoke(["runs", "--root", str(repo), "--prune", "--older-than", "7d"])
+
+        assert result.exit_code == 0, result.stderr
+        assert "deleted run old (writes, success, ended " in result.output
+        assert "kept run going: the run is still going; cancel it first" in result.output
+        assert "removed the worktree and branches of old" in result.output
+        assert "deleted 1 run(s) that ended more than 7d ago; 1 kept" in result.output
+        assert not (runs / "old").exists() and (runs / "recent").is_dir()
+        refs = set(git(repo, "for-each-ref", "--format=%(refname)").splitlines())
+        assert "refs/heads/attractor/old" not in refs and "refs/heads/attractor/recent" in refs
+        assert "worktrees/old" not in git(repo, "worktree", "list")
+    finally:  # the step waits in the run's worktree
+        tree = read_json(runs / "going" / "manifest.json")["workspace"]["work_tree"]
+        (Path(tree) / "go").touch()
+        assert finish(going)[0] == 0
+    assert (runs / "going").is_dir()
+
+
+def test_older_than_needs_prune_and_a_duration(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    alone = invoke(["runs", "--root", str(repo), "--older-than", "7d"])
+    wrong = invoke(["runs", "--root", str(repo), "--prune", "--older-than", "soon"])
+    assert alone.exit_code == 2 and "--older-than goes with --prune" in alone.stderr
+    assert wrong.exit_code == 2
+    assert wrong.stderr.strip() == "error: --older-than soon: expected " + DURATION_FORM

@@ -374,7 +374,7 @@ async function selectNode(id, attempt = view.selected === id ? view.attempt : nu
 // The node panel, section by section: each takes the node's data (GET
 // /pipelines/{id}/nodes/{node}) and returns its elements, or nothing to leave
 // itself out. A new section is one more function in this list.
-const PANEL_SECTIONS = [panelFacts, panelRequests, panelAttempts, panelOutput, panelFiles];
+const PANEL_SECTIONS = [panelFacts, panelRequests, panelAttempts, panelOutput, panelDiff, panelFiles];
 
 function panelFacts(data) {
   const n = data.node;
@@ -453,11 +453,17 @@ function panelFiles(data) {
          el("a", { href: fileUrl(data.node.id, name, data.files_of), target: "_blank", text: `whole ${name}` }))
          : "",
        el("pre", { text }))));
-  showNodeDiff(id);
+}
+
+// The stage's diff, read after the panel is drawn (a git command each time).
+function panelDiff(data) {
+  const box = el("div", { id: "node-diff", hidden: "" });
+  showNodeDiff(data.node.id, box);
+  return box;
 }
 
 // The files the stage changed (its workspace checkpoint); nothing when the run keeps none.
-async function showNodeDiff(id) {
+async function showNodeDiff(id, box) {
   let data;
   try {
     data = await api(`/pipelines/${encodeURIComponent(view.id)}/nodes/${encodeURIComponent(id)}/diff`);
@@ -465,9 +471,8 @@ async function showNodeDiff(id) {
     return;
   }
   if (view.selected !== id || !data.diff) return;
-  $("node-files").append(el("details", { open: "" },
-    el("summary", { text: `changes (${data.stat.trim().split("\n").pop()})` }),
-    el("pre", { class: "diff", text: data.diff })));
+  box.replaceChildren(diffBlock(data, `Changes of ${id}`));
+  box.hidden = false;
 }
 
 // The address of a stage file served whole (of the attempt shown, if one was picked).
@@ -494,7 +499,7 @@ function showQuestions(questions) {
   if (box.dataset.qid === q.id) return;
   box.dataset.qid = q.id;
   $("question-text").textContent = `${q.stage}: ${q.text}`;
-  showMaterial(q.review || "");
+  showMaterial(q.review || "", q.diff);
   const options = q.options.length ? q.options
     : q.type === "freeform" ? [] : [{ key: "yes", label: "Yes" }, { key: "no", label: "No" }];
   view.question = q;
@@ -517,14 +522,34 @@ function showQuestions(questions) {
 }
 
 // The material of the gate: "response of NODE:\n..." or "FILE:\n..." as the engine
-// gives it (the first line says what it is).
-function showMaterial(review) {
+// gives it (the first line says what it is), and what the stage before the gate
+// changed in the run's workspace (its diff), when it changed files.
+function showMaterial(review, diff) {
   const box = $("question-material");
   box.hidden = !review.trim();
   const newline = review.indexOf("\n");
   const head = newline > 0 ? review.slice(0, newline).replace(/:$/, "") : "";
   $("question-material-title").textContent = head ? `To review: ${head}` : "To review";
   $("question-review").textContent = newline > 0 ? review.slice(newline + 1) : review;
+  const slot = $("question-diff");
+  slot.hidden = !(diff && diff.diff);
+  slot.replaceChildren(...(slot.hidden ? [] : [diffBlock(diff, `Changes of ${diff.node}`)]));
+}
+
+// A stage's diff as an open block: "TITLE (2 files changed, ...)" over the patch.
+function diffBlock(data, title) {
+  const summary = data.stat.trim().split("\n").pop();
+  const cut = data.truncated ? el("p", { class: "cut", text: "The diff is cut here: attractor diff shows it whole." }) : "";
+  return el("details", { class: "changes", open: "" },
+    el("summary", { text: summary ? `${title} (${summary.trim()})` : title }),
+    el("pre", { class: "diff" }, ...data.diff.split("\n").map(diffLine)), cut);
+}
+
+// One line of a unified diff, coloured by what it is (added, removed, a hunk, a file).
+function diffLine(line) {
+  const kind = /^(\+\+\+|---|diff |index )/.test(line) ? "file" : line.startsWith("+") ? "add"
+    : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "same";
+  return el("span", { class: `d-${kind}`, text: `${line}\n` });
 }
 
 // When a gate with a timeout takes its default (or times out), counted down.

@@ -100,9 +100,25 @@ $("prune-btn").addEventListener("click", async () => {
   if (!ids.length) return;
   const what = ids.length === 1 ? `run ${ids[0]}` : `${ids.length} runs`;
   if (!confirm(`Delete ${what} and every file of it? This cannot be undone.`)) return;
+  await prune({ ids });
+});
+
+// Every run that ended before the age picked (runs still going are kept).
+$("prune-old-btn").addEventListener("click", async () => {
+  const age = $("prune-age");
+  const when = age.options[age.selectedIndex].text;
+  if (!confirm(`Delete every run that ended more than ${when}, with its files and workspace? `
+               + "This cannot be undone.")) return;
+  await prune({ older_than: age.value });
+});
+
+// POST /pipelines/prune: what was deleted, and why any run was kept.
+async function prune(body) {
   $("runs-error").textContent = "";
+  $("runs-note").textContent = "";
   try {
-    const { kept } = await api("/pipelines/prune", { method: "POST", body: JSON.stringify({ ids }) });
+    const { deleted, kept } = await api("/pipelines/prune", { method: "POST", body: JSON.stringify(body) });
+    $("runs-note").textContent = `Deleted ${deleted.length} run${deleted.length === 1 ? "" : "s"}.`;
     const refused = Object.entries(kept);
     if (refused.length) $("runs-error").textContent = refused.map(([id, why]) => `${id}: ${why}`).join("; ");
   } catch (error) {
@@ -111,5 +127,5 @@ $("prune-btn").addEventListener("click", async () => {
   for (const box of document.querySelectorAll("#runs-body input:checked")) box.checked = false;
   runsView.last = "";
   await loadRuns();
-});
+}
 

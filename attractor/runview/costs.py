@@ -1,4 +1,5 @@
-"""What a run spent, as the API and the page show it: per request, node, branch and run.
+"""What a run spent, as ``attractor status``, the API and the page show it: per request,
+node, branch and run, and the budgets it was given.
 
 The run's total is the manifest's ``usage`` (the checkpoint's while the run
 goes on), as :func:`attractor.runview.listing.run_info` reads it. Each node's
@@ -20,9 +21,9 @@ from attractor.dot.schema import parse_duration
 from attractor.errors import AttractorError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import read_lines
-from attractor.launch import RunDir
-from attractor.runview.inventory import RunState, read_events
-from attractor.runview.listing import load_checkpoint
+from attractor.runview.inventory import read_events
+from attractor.runview.listing import RunInfo, load_checkpoint
+from attractor.store.rundir import RunDir
 
 #: The counts a usage object holds, as the manifest names them.
 COUNTS = (
@@ -115,19 +116,23 @@ def _branch_nodes(graph: Graph, first: str) -> list[str]:
     return seen
 
 
-def requests(path: Path, node_id: str) -> list[dict[str, Any]]:
-    """Each model request (agent turn) of ``node_id``: visit, turn, tokens and cost."""
+def requests(path: Path, node_id: str | None = None) -> list[dict[str, Any]]:
+    """Each model request (agent turn) of ``node_id`` (of every node when None): its node,
+    visit, turn, tokens and cost, in the order they were made."""
     found: list[dict[str, Any]] = []
-    visit = 0
+    visits: dict[str, int] = {}
     for _, event in read_events(path):
         kind = event.get("type")
-        if kind == "stage_started" and event.get("name") == node_id:
+        if kind == "stage_started" and isinstance(event.get("name"), str):
+            name = str(event["name"])
             numbered = event.get("visit")
-            visit = numbered if isinstance(numbered, int) else visit + 1
-        elif kind == "agent_turn_completed" and event.get("node") == node_id:
+            visits[name] = numbered if isinstance(numbered, int) else visits.get(name, 0) + 1
+        elif kind == "agent_turn_completed" and node_id in (None, event.get("node")):
+            node = str(event.get("node", ""))
             found.append(
                 {
-                    "visit": visit,
+                    "node": node,
+                    "visit": visits.get(node, 0),
                     "turn": _int(event.get("turn")),
                     "kind": str(event.get("kind", "")),
                     "input_tokens": _int(event.get("input_tokens")),
@@ -141,7 +146,7 @@ def requests(path: Path, node_id: str) -> list[dict[str, Any]]:
     return found
 
 
-def budgets(path: Path, state: RunState) -> list[dict[str, Any]]:
+def budgets(path: Path, info: RunInfo) -> list[dict[str, Any]]:
     """The run's budgets (turns, tokens, cost, time): each one's limit and what is used.
 
     ``limit`` is None when the run has none of that kind.
@@ -152,10 +157,9 @@ def budgets(path: Path, state: RunState) -> list[dict[str, Any]]:
         manifest = {}
     recorded = manifest.get("settings")
     settings: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
-    usage = state.info.usage or {}
+    usage = info.usage or {}
     checkpoint = load_checkpoint(path)
     turns = checkpoint.run_turns_used if checkpoint is not None else 0
-    info = state.info
     since = _number(manifest.get("resumed_at")) or info.started_at
     if info.status == "running" and since is not None:
         elapsed: float | None = max(0.0, time.time() - since)
