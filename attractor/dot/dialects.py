@@ -46,7 +46,11 @@ ATTRIBUTE_ALIASES: dict[tuple[Scope, str], str] = {
     ("node", "graph"): "dot_file",
     ("node", "graph_ref"): "dot_file",
     ("node", "sub_pipeline"): "dot_file",
+    ("node", "question"): "label",
     ("graph", "context_fidelity_default"): "default_fidelity",
+    ("graph", "model"): "llm_model",
+    ("graph", "provider"): "llm_provider",
+    ("graph", "max_node_visits"): "default_max_visits",
 }
 
 #: Aliases that apply only to these values: ``node_type="conditional"`` is
@@ -121,6 +125,25 @@ FOREIGN_ATTRIBUTES: dict[tuple[Scope, str], Foreign] = {
     ("node", "retry_max"): Foreign(
         "the number of retries of the stage",
         "write max_retries=N (extra attempts after the first)",
+    ),
+    ("node", "agent"): Foreign(
+        "runs the stage as a named agent (its own model, instructions and tools)",
+        "remove it: pick the model with llm_model (or the model_stylesheet) and put the "
+        "agent's instructions in prompt",
+    ),
+    ("node", "ask"): Foreign(
+        "makes the node a human gate that asks this question",
+        'write shape=hexagon and the question as its label: label="QUESTION"',
+    ),
+    ("node", "child_graph"): Foreign(
+        "names a child pipeline that this node runs and supervises",
+        "to run it inline write type=subgraph, dot_file=FILE; to supervise it write "
+        "shape=house, stack.child_dotfile=FILE (a hexagon is a human gate here)",
+    ),
+    ("node", "check_cmd"): Foreign(
+        "runs this shell command after the stage and retries the stage while it fails",
+        "add a tool node after the stage (shape=parallelogram, tool_command=COMMAND) "
+        'with an edge back to the stage on condition="outcome=fail"',
     ),
     ("node", "workflow"): Foreign(
         "runs a named workflow inline at this node",

@@ -341,8 +341,8 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("goal_gate", _N, parse_bool, False, "must succeed before the pipeline exits"),
     AttrSpec("class", _N, _string, "", "comma-separated stylesheet classes"),
     AttrSpec("timeout", _N, parse_duration, None, "time limit of one node attempt"),
-    AttrSpec("llm_model", _N, _string, "", "model id"),
-    AttrSpec("llm_provider", _N, _string, "", "provider key"),
+    AttrSpec("llm_model", _GN, _string, "", "model id (on the graph: every node's default)"),
+    AttrSpec("llm_provider", _GN, _string, "", "provider key (on the graph: the default)"),
     AttrSpec("reasoning_effort", _N, _choice_parser(("low", "medium", "high")), "high", ""),
     AttrSpec(
         "tool_profile",

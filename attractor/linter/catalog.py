@@ -204,6 +204,10 @@ def dialects_markdown() -> str:
         + "); any other value (one project's editor",
         'writes `node_type="stack.observe"` on LLM stages) stays an unknown attribute.',
         '`prompt_file="FILE"` is read as `prompt="@FILE"`, a prompt file.',
+        "On the graph, `model` and `provider` are read as the graph's `llm_model` and",
+        "`llm_provider`: every node's default, below the node's own attribute and the",
+        "`model_stylesheet` (the spec's order); `--model` overrides it as it overrides a",
+        "node's own.",
         "",
         "Some keys only say what attractor does anyway and are silent then: "
         + "; ".join(
