@@ -72,7 +72,19 @@ AGREEING: dict[str, tuple[str, frozenset[str]]] = {
 VALUE_PREFIXES: dict[tuple[Scope, str], str] = {("node", "prompt_file"): "@"}
 
 #: Other names of a handler type in ``type=`` -> our type.
-TYPE_ALIASES: dict[str, str] = {"sub_pipeline": "subgraph", "include": "subgraph"}
+TYPE_ALIASES: dict[str, str] = {
+    "sub_pipeline": "subgraph",
+    "include": "subgraph",
+    "fan_out": "parallel",
+    "fan_in": "parallel.fan_in",
+}
+
+#: What each handler type a ``type=`` alias names is, for the alias note.
+TYPE_MEANINGS: dict[str, str] = {
+    "subgraph": "a sub-pipeline",
+    "parallel": "a parallel fan-out",
+    "parallel.fan_in": "a fan-in",
+}
 
 #: Stylesheet property alias -> our property.
 PROPERTY_ALIASES: dict[str, str] = {"model": "llm_model", "provider": "llm_provider"}

@@ -185,3 +185,22 @@ def test_a_gate_question_is_its_label() -> None:
     graph, found = prepare(text, file="t.dot")
     assert graph is not None and graph.node("r").label == "Approve?"
     assert [d.fix for d in by_rule(found, "alias")] == ["rename question to label"]
+
+
+def test_fan_out_and_fan_in_types_are_the_parallel_handlers() -> None:
+    text = HEAD + (
+        "    f [type=fan_out]\n    a [prompt=a]\n    b [prompt=b]\n    j [type=fan_in]\n"
+        "    start -> f\n    f -> a -> j\n    f -> b -> j\n    j -> exit\n}\n"
+    )
+    graph, found = prepare(text, file="t.dot")
+    assert graph is not None
+    assert (graph.node("f").handler_type, graph.node("j").handler_type) == (
+        "parallel",
+        "parallel.fan_in",
+    )
+    notes = {d.message for d in by_rule(found, "alias")}
+    assert notes == {
+        "'type=fan_out' is read as type=parallel (a parallel fan-out)",
+        "'type=fan_in' is read as type=parallel.fan_in (a fan-in)",
+    }
+    assert not by_rule(found, "type_known")
