@@ -265,18 +265,22 @@ def _node_kind(items: list[_Item]) -> str:
 
 def _rename(item: _Item, scope: Scope, keys: set[str | None], kind: str) -> None:
     key = _plain(item.key)
-    value = _plain(item.value) if item.value is not None else None
-    if key is None or item.value is None or value is None:
+    if key is None or item.value is None:
         return
-    canonical = canonical_attribute(scope, key, value)
+    # None when the value holds an escape or is a concatenation: the key is
+    # renamed all the same (only ``node_type`` depends on its value).
+    value = _plain(item.value)
+    canonical = canonical_attribute(scope, key, value or "")
     if canonical is None and scope == "node" and key == "path" and kind == "subgraph":
         canonical = "dot_file"
     if canonical is not None and canonical not in keys:
         item.key = Tok("word", canonical)
         prefix = VALUE_PREFIXES.get((scope, key), "")
-        if prefix and not value.startswith(prefix):
-            item.value = _like(Tok("string", ""), prefix + value)
+        if prefix:
+            item.value = _prefixed(item.value, value, prefix)
         key = canonical
+    if value is None:
+        return
     if key == "type" and value in TYPE_ALIASES:
         item.value = _like(item.value, TYPE_ALIASES[value])
     elif key == "condition" and item.value.kind == "string":
@@ -285,6 +289,17 @@ def _rename(item: _Item, scope: Scope, keys: set[str | None], kind: str) -> None
             item.value = Tok("string", '"' + new + '"')
     elif key == "model_stylesheet" and item.value.kind == "string":
         item.value = Tok("string", _stylesheet(item.value.text))
+
+
+def _prefixed(tok: Tok, value: str | None, prefix: str) -> Tok:
+    """``tok``'s value with ``prefix`` in front (once), its escapes kept as written."""
+    if value is not None:
+        return tok if value.startswith(prefix) else _like(Tok("string", ""), prefix + value)
+    # A quoted string (or the first of a concatenation): the prefix goes after
+    # its opening quote, which leaves every escape as the author wrote it.
+    if tok.text[1:].startswith(prefix):
+        return tok
+    return Tok(tok.kind, tok.text[0] + prefix + tok.text[1:])
 
 
 def _rank(key: str | None) -> int:
