@@ -163,6 +163,13 @@ def test_a_condition_on_a_status_of_the_authors_choosing_suggests_a_label(
         assert "attractor migrate FILE --from kilroy" in error.fix
 
 
+@pytest.mark.parametrize(("weight", "ok"), [("2.0", True), ("-0.5", True), ("2x", False)])
+def test_a_weight_is_any_number(weight: str, ok: bool) -> None:
+    body = f'w [prompt=p]\nstart -> w\nw -> exit [weight="{weight}"]'
+    errors = by_rule(lint_body(body), "attribute_value")
+    assert not errors if ok else "expected a number, like 2 or 1.5" in errors[0].message
+
+
 def test_a_bare_number_timeout_says_it_is_no_duration_here() -> None:
     (error,) = by_rule(
         lint_body('w [prompt=p, timeout="300"]\nstart -> w -> exit'), "attribute_value"
