@@ -47,6 +47,7 @@ ATTRIBUTE_ALIASES: dict[tuple[Scope, str], str] = {
     ("node", "graph_ref"): "dot_file",
     ("node", "sub_pipeline"): "dot_file",
     ("node", "question"): "label",
+    ("node", "thread-id"): "thread_id",
     ("graph", "context_fidelity_default"): "default_fidelity",
     ("graph", "model"): "llm_model",
     ("graph", "provider"): "llm_provider",
@@ -163,6 +164,47 @@ FOREIGN_ATTRIBUTES: dict[tuple[Scope, str], Foreign] = {
         "dot_file=FILE (a sub-pipeline, run inline)",
     ),
 }
+
+
+#: stencila's workflows keep some texts in their WORKFLOW.md, named by a ``-ref``
+#: key (``prompt-ref="#plan"``): key -> (scope, what to write here).
+_MARKDOWN_REFS: dict[str, tuple[Scope, str]] = {
+    "prompt-ref": (
+        "node",
+        'write the prompt itself: prompt="..." or a prompt file, prompt="@FILE"',
+    ),
+    "interview-ref": ("node", 'make the node a human gate: shape=hexagon, label="QUESTION"'),
+    "ask-ref": ("node", 'make the node a human gate: shape=hexagon, label="QUESTION"'),
+    "shell-ref": (
+        "node",
+        'write the command itself: tool_command="..." on a shape=parallelogram node',
+    ),
+    "goal-ref": ("graph", 'write the goal itself: goal="..."'),
+}
+FOREIGN_ATTRIBUTES.update(
+    {
+        (scope, key): Foreign(
+            "takes its text from a section of the workflow's Markdown file (stencila's "
+            "WORKFLOW.md)",
+            write,
+        )
+        for key, (scope, write) in _MARKDOWN_REFS.items()
+    }
+)
+_FAN_OUT = Foreign(
+    "fans out over a list in the context: one branch per item",
+    "write one branch per item after a shape=component node (a list is not expanded here)",
+)
+FOREIGN_ATTRIBUTES.update(
+    {
+        ("node", "max-session-turns"): Foreign(
+            "caps the turns of the stage's agent session",
+            "write max_turns=N (on the node, or default_max_turns=N on the graph)",
+        ),
+        ("node", "fan-out"): _FAN_OUT,
+        ("node", "fan_out"): _FAN_OUT,
+    }
+)
 
 
 def canonical_attribute(scope: Scope, key: str, value: str = "") -> str | None:

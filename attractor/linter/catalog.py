@@ -55,7 +55,8 @@ _FILE_RULES = (
         "`subgraph` blocks. As in Graphviz, `,` (the documented style), `;` or plain "
         "spaces and newlines separate the items of an attribute list "
         '(`start [shape=Mdiamond label="Start"]`), a key may be quoted '
-        '(`"context.slot"="1"`), and a line whose first non-blank character is `#` '
+        '(`"context.slot"="1"`; a key with `-`, `"prompt-ref"="x"`, only quoted, as '
+        "Graphviz reads it), and a line whose first non-blank character is `#` "
         "is a comment (after code, use `//`). Node ids are bare identifiers; "
         "`--` (undirected edges), "
         "`strict` and HTML labels are not supported. The fix line says what to write "

@@ -204,3 +204,21 @@ def test_fan_out_and_fan_in_types_are_the_parallel_handlers() -> None:
         "'type=fan_in' is read as type=parallel.fan_in (a fan-in)",
     }
     assert not by_rule(found, "type_known")
+
+
+def test_a_hyphenated_key_must_be_quoted_and_then_says_what_it_meant() -> None:
+    (error,) = lint(HEAD + '    a [prompt-ref="#plan"]\n    start -> a -> exit\n}\n')
+    assert (error.rule, error.line) == ("syntax", 4)
+    assert "a name with '-' must be quoted (Graphviz refuses it unquoted too)" in error.message
+    assert error.fix == 'quote it: "prompt-ref"=...'
+    text = (
+        HEAD
+        + '    a ["prompt-ref"="#plan", "max-session-turns"=5]\n'
+        + '    b [prompt="p", "thread-id"="t1"]\n    start -> a -> b -> exit\n}\n'
+    )
+    graph, found = prepare(text, file="t.dot")
+    assert graph is not None and graph.node("b").attrs["thread_id"] == "t1"
+    errors = {d.message.split("'")[1]: d.fix for d in by_rule(found, "dialect_attribute")}
+    assert set(errors) == {"prompt-ref", "max-session-turns"}
+    assert 'prompt="@FILE"' in str(errors["prompt-ref"])
+    assert "max_turns=N" in str(errors["max-session-turns"])
