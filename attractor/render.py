@@ -126,15 +126,18 @@ def _add_clusters(graph: Graph, picture: Any) -> None:
     """The pipeline's clusters and labelled subgraphs, drawn as boxes around their nodes.
 
     The graph model keeps no subgraphs (only the classes their labels give
-    nodes), so they are read from the pipeline's DOT text; a text Graphviz
-    cannot read draws no boxes.
+    nodes), so they are read from the pipeline's DOT text, its keywords in
+    attribute values quoted (``type=subgraph`` is ours, not Graphviz's); a
+    text Graphviz cannot read draws no boxes.
     """
     import pygraphviz
+
+    from attractor.dot.formatter import graphviz_text
 
     if not graph.source:
         return
     try:
-        source = pygraphviz.AGraph(string=graph.source)
+        source = pygraphviz.AGraph(string=graphviz_text(graph.source))
     except (pygraphviz.DotError, ValueError, TypeError):
         return
     counter = iter(range(1, 1 << 30))

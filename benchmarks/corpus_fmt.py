@@ -10,8 +10,11 @@ style notes aside: the aliases fmt rewrites are what they report), and that the
 graph a run would read (every attribute of the graph, its nodes and edges, once
 aliases are resolved and the stylesheet applied) is the same. Each file is
 linted from its project's folder (the first folder under FOLDER), with the
-file's own folder for the paths it names, as ``corpus_lint.py`` does. Prints
-the counts and every file that breaks a check.
+file's own folder for the paths it names, as ``corpus_lint.py`` does. Also
+counts the alias notes left in the formatted text (``aliases_left``: fmt writes
+every alias in its canonical form, except one beside the attribute it shadows,
+which lint reports as a warning). Prints the counts and every file that breaks
+a check.
 """
 
 from __future__ import annotations
@@ -44,12 +47,25 @@ def findings(text: str, path: Path) -> tuple[list[Finding], Any]:
     return shown, (attrs, nodes, edges)
 
 
+def aliases_left(text: str, path: Path) -> list[tuple[int, str]]:
+    """The alias notes (style) lint still gives on ``text``: fmt should leave none."""
+    found = prepare(text, file=str(path), folder=path.parent)[1]
+    return [(d.line, d.message) for d in found if d.rule == "alias" and d.severity == "style"]
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1 or not Path(argv[0]).is_dir():
         print("usage: corpus_fmt.py FOLDER", file=sys.stderr)
         return 2
     root = Path(argv[0]).resolve()
-    counts = {"files": 0, "parse": 0, "changed": 0, "idempotent": 0, "same_lint": 0}
+    counts = {
+        "files": 0,
+        "parse": 0,
+        "changed": 0,
+        "idempotent": 0,
+        "same_lint": 0,
+        "aliases_left": 0,
+    }
     broken: list[str] = []
     here = Path.cwd()
     try:
@@ -75,6 +91,9 @@ def main(argv: list[str]) -> int:
                     same, error_text = False, str(error)
                     broken.append(f"{path.relative_to(root)}: {error_text}")
             counts["same_lint"] += same
+            left = aliases_left(once, path)
+            counts["aliases_left"] += len(left)
+            broken += [f"{path.relative_to(root)}:{line}: alias left: {m}" for line, m in left]
             if not same:
                 broken.append(f"{path.relative_to(root)}: lint results differ")
     finally:

@@ -1,7 +1,7 @@
 """Lint and dry-run every pipeline of a folder, and count what fails and why.
 
 Usage: ``python benchmarks/corpus_lint.py FOLDER [--json] [--by-project] [--show RULE] [--list]
-[--from-empty]``
+[--from-empty] [--simulate]``
 
 Every ``*.dot`` file under FOLDER (recursively) is linted as ``attractor lint``
 lints it, then dry-run as ``attractor run FILE --dry-run`` runs it (the real
@@ -20,6 +20,15 @@ of one rule (file:line:col and message), to read before judging a rule.
 breaks (``clean`` when none), to compare two versions of attractor with
 ``diff``. ``--json`` prints the figures as one JSON document.
 
+``--simulate`` also runs every file that lints clean, as
+``attractor run FILE --backend simulate --auto-approve --timeout 60s
+--sandbox required --workspace none`` (a subprocess each), from a copy of its
+project's folder in a temporary directory under ``benchmarks/out/`` (not the
+system's temporary folder, which the sandbox hides from commands): tool
+commands really run, in the sandbox, with the network off, and can write only
+in that copy. It prints how
+many runs succeed, and each that does not with its exit code and last line.
+
 Nothing is written into FOLDER.
 """
 
@@ -28,6 +37,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -209,6 +220,61 @@ def list_files(results: list[FileResult], folder: Path) -> None:
         print(f"{result.path.relative_to(root)}\t{' '.join(rules) or 'clean'}")
 
 
+#: Where simulated runs work: the sandbox hides the system's temporary folder.
+SCRATCH = Path(__file__).resolve().parent / "out"
+SIMULATE = [
+    "--backend",
+    "simulate",
+    "--auto-approve",
+    "--timeout",
+    "60s",
+    "--sandbox",
+    "required",
+    "--workspace",
+    "none",
+]
+
+
+def simulate(results: list[FileResult], folder: Path) -> list[tuple[Path, int, str]]:
+    """Run every file that lints clean; (file, exit code, last output line) of each."""
+    root = folder.resolve()
+    clean = [r.path for r in results if not r.has_errors]
+    by_project: defaultdict[Path, list[Path]] = defaultdict(list)
+    for path in clean:
+        by_project[_project_root(root, path)].append(path)
+    outcomes = []
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    for project, paths in sorted(by_project.items()):
+        with tempfile.TemporaryDirectory(dir=SCRATCH) as scratch:
+            copy = Path(scratch) / "project"
+            shutil.copytree(project, copy, symlinks=True)
+            for number, path in enumerate(paths):
+                here = copy / path.relative_to(project)
+                logs = Path(scratch) / "runs" / str(number)
+                done = subprocess.run(
+                    [sys.executable, "-m", "attractor", "run", str(here), *SIMULATE]
+                    + ["--logs-dir", str(logs)],
+                    cwd=copy,
+                    capture_output=True,
+                    text=True,
+                    timeout=180,
+                    check=False,
+                )
+                said = (done.stdout + done.stderr).strip().splitlines()
+                ending = [line for line in said if line.startswith("pipeline ")] or said
+                outcomes.append((path, done.returncode, ending[-1] if ending else ""))
+    return outcomes
+
+
+def print_simulated(outcomes: list[tuple[Path, int, str]], folder: Path) -> None:
+    root = folder.resolve()
+    ok = sum(code == 0 for _, code, _ in outcomes)
+    print(f"simulated runs of clean files: {len(outcomes)}, succeeded: {ok}")
+    for path, code, last in outcomes:
+        if code != 0:
+            print(f"  exit {code}  {path.relative_to(root)}: {last[:200]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("folder", type=Path)
@@ -216,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--by-project", action="store_true", help="add a line per project")
     parser.add_argument("--show", metavar="RULE", help="list every diagnostic of RULE")
     parser.add_argument("--list", action="store_true", help="one line per file: its error rules")
+    parser.add_argument(
+        "--simulate", action="store_true", help="also run each clean file, simulated"
+    )
     parser.add_argument(
         "--from-empty",
         action="store_true",
@@ -237,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(figures, indent=2))
     else:
         print_text(figures, args.by_project)
+    if args.simulate:
+        print_simulated(simulate(results, args.folder), args.folder)
     return 0
 
 

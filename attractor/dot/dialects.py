@@ -46,7 +46,12 @@ ATTRIBUTE_ALIASES: dict[tuple[Scope, str], str] = {
     ("node", "graph"): "dot_file",
     ("node", "graph_ref"): "dot_file",
     ("node", "sub_pipeline"): "dot_file",
+    ("node", "question"): "label",
+    ("node", "thread-id"): "thread_id",
     ("graph", "context_fidelity_default"): "default_fidelity",
+    ("graph", "model"): "llm_model",
+    ("graph", "provider"): "llm_provider",
+    ("graph", "max_node_visits"): "default_max_visits",
 }
 
 #: Aliases that apply only to these values: ``node_type="conditional"`` is
@@ -68,7 +73,19 @@ AGREEING: dict[str, tuple[str, frozenset[str]]] = {
 VALUE_PREFIXES: dict[tuple[Scope, str], str] = {("node", "prompt_file"): "@"}
 
 #: Other names of a handler type in ``type=`` -> our type.
-TYPE_ALIASES: dict[str, str] = {"sub_pipeline": "subgraph", "include": "subgraph"}
+TYPE_ALIASES: dict[str, str] = {
+    "sub_pipeline": "subgraph",
+    "include": "subgraph",
+    "fan_out": "parallel",
+    "fan_in": "parallel.fan_in",
+}
+
+#: What each handler type a ``type=`` alias names is, for the alias note.
+TYPE_MEANINGS: dict[str, str] = {
+    "subgraph": "a sub-pipeline",
+    "parallel": "a parallel fan-out",
+    "parallel.fan_in": "a fan-in",
+}
 
 #: Stylesheet property alias -> our property.
 PROPERTY_ALIASES: dict[str, str] = {"model": "llm_model", "provider": "llm_provider"}
@@ -122,12 +139,72 @@ FOREIGN_ATTRIBUTES: dict[tuple[Scope, str], Foreign] = {
         "the number of retries of the stage",
         "write max_retries=N (extra attempts after the first)",
     ),
+    ("node", "agent"): Foreign(
+        "runs the stage as a named agent (its own model, instructions and tools)",
+        "remove it: pick the model with llm_model (or the model_stylesheet) and put the "
+        "agent's instructions in prompt",
+    ),
+    ("node", "ask"): Foreign(
+        "makes the node a human gate that asks this question",
+        'write shape=hexagon and the question as its label: label="QUESTION"',
+    ),
+    ("node", "child_graph"): Foreign(
+        "names a child pipeline that this node runs and supervises",
+        "to run it inline write type=subgraph, dot_file=FILE; to supervise it write "
+        "shape=house, stack.child_dotfile=FILE (a hexagon is a human gate here)",
+    ),
+    ("node", "check_cmd"): Foreign(
+        "runs this shell command after the stage and retries the stage while it fails",
+        "add a tool node after the stage (shape=parallelogram, tool_command=COMMAND) "
+        'with an edge back to the stage on condition="outcome=fail"',
+    ),
     ("node", "workflow"): Foreign(
         "runs a named workflow inline at this node",
         "write the workflow as a pipeline file and name it: type=subgraph, "
         "dot_file=FILE (a sub-pipeline, run inline)",
     ),
 }
+
+
+#: stencila's workflows keep some texts in their WORKFLOW.md, named by a ``-ref``
+#: key (``prompt-ref="#plan"``): key -> (scope, what to write here).
+_MARKDOWN_REFS: dict[str, tuple[Scope, str]] = {
+    "prompt-ref": (
+        "node",
+        'write the prompt itself: prompt="..." or a prompt file, prompt="@FILE"',
+    ),
+    "interview-ref": ("node", 'make the node a human gate: shape=hexagon, label="QUESTION"'),
+    "ask-ref": ("node", 'make the node a human gate: shape=hexagon, label="QUESTION"'),
+    "shell-ref": (
+        "node",
+        'write the command itself: tool_command="..." on a shape=parallelogram node',
+    ),
+    "goal-ref": ("graph", 'write the goal itself: goal="..."'),
+}
+FOREIGN_ATTRIBUTES.update(
+    {
+        (scope, key): Foreign(
+            "takes its text from a section of the workflow's Markdown file (stencila's "
+            "WORKFLOW.md)",
+            write,
+        )
+        for key, (scope, write) in _MARKDOWN_REFS.items()
+    }
+)
+_FAN_OUT = Foreign(
+    "fans out over a list in the context: one branch per item",
+    "write one branch per item after a shape=component node (a list is not expanded here)",
+)
+FOREIGN_ATTRIBUTES.update(
+    {
+        ("node", "max-session-turns"): Foreign(
+            "caps the turns of the stage's agent session",
+            "write max_turns=N (on the node, or default_max_turns=N on the graph)",
+        ),
+        ("node", "fan-out"): _FAN_OUT,
+        ("node", "fan_out"): _FAN_OUT,
+    }
+)
 
 
 def canonical_attribute(scope: Scope, key: str, value: str = "") -> str | None:

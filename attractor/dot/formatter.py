@@ -15,7 +15,9 @@ every string byte for byte (prompts above all). What it changes:
   stylesheet properties (``model:`` -> ``llm_model:``). An alias next to the
   canonical attribute it shadows is left for lint to report;
 - order: in an attribute list on one line with no comment, ``shape`` and then
-  ``type`` come first (what the node is), the others keep their order.
+  ``type`` come first (what the node is), the others keep their order;
+- a Graphviz keyword written as a key or value (``type=subgraph``) is quoted
+  (``type="subgraph"``): attractor reads it either way, Graphviz only quoted.
 
 The result is a fixed point: formatting it again changes nothing.
 """
@@ -65,9 +67,45 @@ def tokens(text: str) -> list[Tok]:
 
 def format_source(text: str) -> str:
     """``text`` in canonical form (see the module docstring)."""
-    toks = _canonical(_joined(tokens(text.replace("\r\n", "\n"))))
+    toks = _quoted_keywords(_canonical(_joined(tokens(text.replace("\r\n", "\n")))))
     out = _layout(toks)
     return out if out.endswith("\n") else out + "\n"
+
+
+#: Graphviz's keywords (any letter case): never a bare ID there, so
+#: ``type=subgraph`` is a syntax error for Graphviz, though not for attractor.
+GRAPHVIZ_KEYWORDS = frozenset({"node", "edge", "graph", "digraph", "subgraph", "strict"})
+
+
+def graphviz_text(text: str) -> str:
+    """``text`` as Graphviz reads it: a keyword written as an attribute's key or
+    value (``type=subgraph``) quoted, everything else as written."""
+    return "".join(t.text for t in _quoted_keywords(tokens(text)))
+
+
+def _quoted_keywords(toks: list[Tok]) -> list[Tok]:
+    """Keywords in an attribute list, or beside an ``=``, as quoted strings."""
+    out = list(toks)
+    brackets = 0
+    for i, tok in enumerate(out):
+        if tok.kind == "open" and tok.text == "[":
+            brackets += 1
+        elif tok.kind == "close" and tok.text == "]":
+            brackets = max(0, brackets - 1)
+        elif (
+            tok.kind == "word"
+            and tok.text.lower() in GRAPHVIZ_KEYWORDS
+            and (brackets or _beside_equals(out, i))
+        ):
+            out[i] = Tok("string", f'"{tok.text}"')
+    return out
+
+
+def _beside_equals(toks: list[Tok], i: int) -> bool:
+    before = i - 1
+    while before >= 0 and toks[before].kind in ("space", "newline"):
+        before -= 1
+    return (before >= 0 and toks[before].text == "=") or _next_is_equals(toks, i)
 
 
 def _joined(toks: list[Tok]) -> list[Tok]:
@@ -110,7 +148,7 @@ def _plain(tok: Tok) -> str | None:
 def _like(tok: Tok, value: str) -> Tok:
     """``value`` written as ``tok`` was: quoted when it was, or when it must be."""
     bare = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", value) is not None
-    if tok.kind == "word" and bare:
+    if tok.kind == "word" and bare and value.lower() not in GRAPHVIZ_KEYWORDS:
         return Tok("word", value)
     return Tok("string", '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
 
@@ -265,18 +303,22 @@ def _node_kind(items: list[_Item]) -> str:
 
 def _rename(item: _Item, scope: Scope, keys: set[str | None], kind: str) -> None:
     key = _plain(item.key)
-    value = _plain(item.value) if item.value is not None else None
-    if key is None or item.value is None or value is None:
+    if key is None or item.value is None:
         return
-    canonical = canonical_attribute(scope, key, value)
+    # None when the value holds an escape or is a concatenation: the key is
+    # renamed all the same (only ``node_type`` depends on its value).
+    value = _plain(item.value)
+    canonical = canonical_attribute(scope, key, value or "")
     if canonical is None and scope == "node" and key == "path" and kind == "subgraph":
         canonical = "dot_file"
     if canonical is not None and canonical not in keys:
         item.key = Tok("word", canonical)
         prefix = VALUE_PREFIXES.get((scope, key), "")
-        if prefix and not value.startswith(prefix):
-            item.value = _like(Tok("string", ""), prefix + value)
+        if prefix:
+            item.value = _prefixed(item.value, value, prefix)
         key = canonical
+    if value is None:
+        return
     if key == "type" and value in TYPE_ALIASES:
         item.value = _like(item.value, TYPE_ALIASES[value])
     elif key == "condition" and item.value.kind == "string":
@@ -285,6 +327,17 @@ def _rename(item: _Item, scope: Scope, keys: set[str | None], kind: str) -> None
             item.value = Tok("string", '"' + new + '"')
     elif key == "model_stylesheet" and item.value.kind == "string":
         item.value = Tok("string", _stylesheet(item.value.text))
+
+
+def _prefixed(tok: Tok, value: str | None, prefix: str) -> Tok:
+    """``tok``'s value with ``prefix`` in front (once), its escapes kept as written."""
+    if value is not None:
+        return tok if value.startswith(prefix) else _like(Tok("string", ""), prefix + value)
+    # A quoted string (or the first of a concatenation): the prefix goes after
+    # its opening quote, which leaves every escape as the author wrote it.
+    if tok.text[1:].startswith(prefix):
+        return tok
+    return Tok(tok.kind, tok.text[0] + prefix + tok.text[1:])
 
 
 def _rank(key: str | None) -> int:

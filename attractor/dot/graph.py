@@ -192,8 +192,9 @@ class Edge(_View):
         return self._item.attrs.get("condition", "").strip()
 
     @property
-    def weight(self) -> int:
-        return int(self.get("weight"))
+    def weight(self) -> int | float:
+        value: int | float = self.get("weight")
+        return value
 
     def set(self, key: str, value: str, pos: SourcePos | None = None) -> None:
         """Set one attribute of this edge only.

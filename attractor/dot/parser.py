@@ -40,6 +40,8 @@ from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 
 _NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+#: A key with hyphens (``max-session-turns``): read when quoted, as Graphviz does.
+_HYPHENATED_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*")
 _CLASS_DROP = re.compile(r"[^a-z0-9-]")
 _LOW = (1 << 32) - 1  # see span_bounds
 _KEYWORDS = frozenset({"graph", "node", "edge", "subgraph", "digraph", "strict"})
@@ -432,11 +434,19 @@ class _Parser:
 
     def check_key(self, i: int) -> str:
         value = self.values[i]
-        if not _KEY.fullmatch(value):
+        if _KEY.fullmatch(value):
+            return value
+        if _HYPHENATED_KEY.fullmatch(value):
+            if self.kinds[i] == STRING:
+                return value  # Graphviz takes any quoted key; one engine writes prompt-ref
             raise self.fail(
-                i, f"invalid attribute name {self.found(i)}: use letters, digits, _ and dots"
+                i,
+                f"invalid attribute name {self.found(i)}: a name with '-' must be quoted "
+                f'(Graphviz refuses it unquoted too); quote it: "{value}"=...',
             )
-        return value
+        raise self.fail(
+            i, f"invalid attribute name {self.found(i)}: use letters, digits, _ and dots"
+        )
 
 
 def _add_class(attrs: dict[str, str], cls: str) -> None:

@@ -1,7 +1,11 @@
 """Prompt files: ``prompt="@prompts/plan.md"`` reads the prompt from a file.
 
-The path is relative to the pipeline's file and must stay inside its folder
-(symbolic links are followed, then checked); the file must be a regular file
+The path is relative to the pipeline's file (else to the working directory,
+where engines that write paths from the project's root find them: the same
+places as a sub-pipeline's ``dot_file``), and must stay inside the pipeline's
+folder or the working directory (symbolic links are followed, then checked);
+``@../shared/plan.md`` is fine when that file is in the project the run works
+in. The file must be a regular file
 of at most :data:`PROMPT_FILE_LIMIT` bytes. It is read once, when the pipeline
 is loaded, by :class:`PromptFiles` (a transform that runs before ``$goal``
 expansion, so ``$goal`` and the rest of the usual expansion apply to the
@@ -10,7 +14,8 @@ that cannot be read is a ``prompt_file`` lint error at the ``prompt``
 attribute, so the run never starts with the literal ``@path`` as its prompt.
 
 A run keeps a copy of every prompt file beside its copy of the pipeline (at the
-same relative path), so a resume reads the prompts the run started with.
+same relative path, each leading ``..`` written ``_up``: see
+:func:`snapshot_path`), so a resume reads the prompts the run started with.
 
 ``tool_command`` does not read files this way: a tool command is a shell
 command, and ``tool_command="sh scripts/check.sh"`` already runs a script (lint
@@ -71,9 +76,10 @@ class PromptFiles:
                 )
             )
             return
+        where, roots = _locate(graph, path, folder)
         try:
             text = read_confined_text(
-                folder / path, (folder,), PROMPT_FILE_LIMIT, attribute="prompt", node=node.id
+                where, roots, PROMPT_FILE_LIMIT, attribute="prompt", node=node.id
             )
         except PipelinePathError as error:
             graph.prompt_errors.append(
@@ -84,19 +90,49 @@ class PromptFiles:
         graph.prompt_files[node.id] = PromptFile(path, text)
 
 
+def _locate(graph: Graph, path: str, folder: Path) -> tuple[Path, tuple[Path, ...]]:
+    """The file ``path`` names and the folders it must stay in.
+
+    A run's copy of a pipeline (``include_folder`` says where the original
+    was) reads the copies the run made, inside the run directory. Otherwise
+    the path starts beside the pipeline, else in the working directory (as a
+    sub-pipeline's does); either may hold it.
+    """
+    if graph.include_folder is not None:
+        copy = snapshot_path(path)
+        return folder / (copy if copy is not None else path), (folder,)
+    cwd = Path.cwd()
+    beside = folder / path
+    if beside.exists() or not (cwd / path).exists():
+        return beside, (folder, cwd)
+    return cwd / path, (folder, cwd)
+
+
 def _fix(error: PipelinePathError) -> str:
     kind = error.kind
     if kind == "outside":
-        return "keep prompt files inside the pipeline's folder"
+        return "keep prompt files inside the pipeline's folder or the working directory"
     if kind == "too_large":
         return f"keep a prompt file under {PROMPT_FILE_LIMIT // MiB} MiB"
-    return "check the path: it starts at the pipeline file's folder"
+    return "check the path: it starts at the pipeline file's folder (else the working directory)"
+
+
+#: How a leading ``..`` of a prompt path is written in a run's copy.
+UP = "_up"
 
 
 def snapshot_path(path: str) -> str | None:
     """Where a run keeps its copy of prompt file ``path``, relative to the run
-    directory; None when the path leaves the folder it starts in."""
+    directory: the path itself, each leading ``..`` written ``_up`` (so that
+    ``../shared/plan.md`` is kept at ``_up/shared/plan.md``, inside the run
+    directory); None for an absolute path."""
     norm = os.path.normpath(path)
-    if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep):
+    if os.path.isabs(norm):
         return None
-    return norm
+    parts = norm.split(os.sep)
+    ups = 0
+    while ups < len(parts) and parts[ups] == "..":
+        ups += 1
+    if ups == len(parts):
+        return None  # ``..`` alone names a folder
+    return os.path.join(*([UP] * ups), *parts[ups:])

@@ -9,6 +9,7 @@ graph with lint errors.
 
 from __future__ import annotations
 
+import math
 import re
 import urllib.parse
 from collections.abc import Callable
@@ -165,6 +166,25 @@ def _choice_parser(choices: tuple[str, ...]) -> Callable[[str], str]:
         return s
 
     return parse
+
+
+_DECIMAL = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
+
+
+def parse_weight(text: str) -> int | float:
+    """``weight``: a number, as Graphviz takes it (``2``, ``2.0``, ``-0.5``).
+
+    An integral value is an int (``2.0`` is 2), so a plan prints it as written.
+    """
+    s = text.strip()
+    if not _DECIMAL.fullmatch(s):
+        raise ValueError("expected a number, like 2 or 1.5")
+    if "." not in s:
+        return int(s)
+    value = float(s)
+    if not math.isfinite(value):
+        raise ValueError("expected a number, like 2 or 1.5")
+    return int(value) if value.is_integer() else value
 
 
 def parse_max_turns(text: str) -> int | str:
@@ -341,8 +361,8 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("goal_gate", _N, parse_bool, False, "must succeed before the pipeline exits"),
     AttrSpec("class", _N, _string, "", "comma-separated stylesheet classes"),
     AttrSpec("timeout", _N, parse_duration, None, "time limit of one node attempt"),
-    AttrSpec("llm_model", _N, _string, "", "model id"),
-    AttrSpec("llm_provider", _N, _string, "", "provider key"),
+    AttrSpec("llm_model", _GN, _string, "", "model id (on the graph: every node's default)"),
+    AttrSpec("llm_provider", _GN, _string, "", "provider key (on the graph: the default)"),
     AttrSpec("reasoning_effort", _N, _choice_parser(("low", "medium", "high")), "high", ""),
     AttrSpec(
         "tool_profile",
@@ -415,7 +435,7 @@ _SPECS: list[AttrSpec] = [
     AttrSpec("thread_id", _ALL, _string, "", "conversation shared under full fidelity"),
     # edge
     AttrSpec("condition", _E, _string, "", "guard expression"),
-    AttrSpec("weight", _E, _int_parser(None, None), 0, "priority among eligible edges"),
+    AttrSpec("weight", _E, parse_weight, 0, "priority among eligible edges (a number)"),
     AttrSpec("loop_restart", _E, parse_bool, False, "restart the run from the target"),
     # everywhere
     AttrSpec("label", _ALL, _string, "", "display name / routing key"),

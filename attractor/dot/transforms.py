@@ -107,17 +107,28 @@ class GoalExpansion:
 
 
 class StylesheetApplication:
-    """Fill llm_model/llm_provider/reasoning_effort from ``model_stylesheet``.
+    """Fill llm_model/llm_provider/reasoning_effort from ``model_stylesheet``,
+    then llm_model/llm_provider from the graph's own (its default for every node).
 
     Attributes the node already has (written on it or inherited from a
-    ``node [...]`` default) always win. An invalid stylesheet is left for the
-    ``stylesheet_syntax`` lint rule to report; this transform then does nothing.
+    ``node [...]`` default) always win, then the stylesheet's rules, then the
+    graph attribute (the spec's order). An invalid stylesheet is left for the
+    ``stylesheet_syntax`` lint rule to report; its rules then apply nowhere.
     """
 
     def apply(self, graph: Graph) -> Graph:
         text = graph.attrs.get("model_stylesheet", "")
-        if not text.strip():
-            return graph
+        if text.strip():
+            self._stylesheet(graph, text)
+        defaults = {k: graph.attrs[k] for k in GRAPH_MODEL_DEFAULTS if graph.attrs.get(k)}
+        if defaults:
+            for node in graph.nodes():
+                for prop, value in defaults.items():
+                    node.attrs.setdefault(prop, value)
+        return graph
+
+    @staticmethod
+    def _stylesheet(graph: Graph, text: str) -> None:
         # Imported here: most pipelines have no stylesheet, and a cold
         # `attractor lint` compiles every module it imports.
         from attractor.dot.stylesheet import PROPERTIES, parse_stylesheet
@@ -125,12 +136,15 @@ class StylesheetApplication:
         try:
             sheet = parse_stylesheet(text)
         except StylesheetError:
-            return graph
+            return
         for node in graph.nodes():
             for prop, value in sheet.resolve(node).items():
                 if prop in PROPERTIES and prop not in node.attrs:
                     node.attrs[prop] = value
-        return graph
+
+
+#: Graph attributes that are every node's default, below the stylesheet.
+GRAPH_MODEL_DEFAULTS = ("llm_model", "llm_provider")
 
 
 BUILTIN_TRANSFORMS: tuple[Transform, ...] = (

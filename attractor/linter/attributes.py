@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from attractor.dot.conditions import parse_condition, special_key_typo
@@ -12,6 +13,7 @@ from attractor.dot.schema import (
     PRESENTATION_ATTRIBUTES,
     SPECS,
     known_names,
+    parse_duration,
     spec_for,
 )
 from attractor.errors import ConditionError, Diagnostic, Severity, StylesheetError
@@ -67,17 +69,26 @@ def attribute_value(graph: Graph) -> list[Diagnostic]:
                 spec.coerce(raw)
             except ValueError as error:
                 if _once(seen, key, item):
-                    found.append(
-                        at(
-                            "attribute_value",
-                            "error",
-                            item,
-                            f'{key}="{raw}": {error}',
-                            key=key,
-                            fix=f"write {key} as {str(error).removeprefix('expected ')}",
-                        )
-                    )
+                    message, fix = _value_message(key, raw, spec.parse, str(error))
+                    found.append(at("attribute_value", "error", item, message, key=key, fix=fix))
     return found
+
+
+_BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _value_message(key: str, raw: str, parse: object, error: str) -> tuple[str, str]:
+    """The message and fix of a value that does not parse for its type."""
+    if parse is parse_duration and _BARE_NUMBER.fullmatch(raw.strip()):
+        # kilroy (and fabro's copies of its pipelines) write timeouts in bare seconds.
+        number = raw.strip()
+        return (
+            f'{key}="{raw}": a bare number is not a duration here (it needs a unit; '
+            "kilroy reads it as seconds)",
+            f'write {key}="{number}s" if seconds were meant; attractor migrate FILE '
+            "--from kilroy converts every bare timeout of a kilroy pipeline",
+        )
+    return f'{key}="{raw}": {error}', f"write {key} as {error.removeprefix('expected ')}"
 
 
 def _unknown_message(key: str, scope: str) -> tuple[str, str]:
@@ -274,10 +285,29 @@ def condition_syntax(graph: Graph) -> list[Diagnostic]:
                     f'condition="{text}": {error.message}',
                     key="condition",
                     offset=error.column,
-                    fix="join clauses like outcome=success, tests_passed=true or ready with &&",
+                    fix=_condition_fix(error),
                 )
             )
     return found
+
+
+_CUSTOM_OUTCOME = re.compile(r"outcome is never '([^']*)': (did you mean (\w+)\?)?")
+
+
+def _condition_fix(error: ConditionError) -> str:
+    custom = _CUSTOM_OUTCOME.match(error.message)
+    if custom is None:
+        return "join clauses like outcome=success, tests_passed=true or ready with &&"
+    if custom.group(3):
+        return f"write outcome={custom.group(3)}"
+    # A status of the author's choosing: some engines let a stage write any word.
+    value = custom.group(1)
+    return (
+        f"a stage's outcome is one of our statuses; to route on a word of its choosing, "
+        f'have its prompt ask for the label {value} and write condition="preferred_label='
+        f'{value}" (attractor migrate FILE --from kilroy lists each such condition of a '
+        "kilroy pipeline)"
+    )
 
 
 @rule("condition_key", "warning", after=("condition_syntax", "gate_choice_condition"))

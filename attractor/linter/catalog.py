@@ -55,7 +55,8 @@ _FILE_RULES = (
         "`subgraph` blocks. As in Graphviz, `,` (the documented style), `;` or plain "
         "spaces and newlines separate the items of an attribute list "
         '(`start [shape=Mdiamond label="Start"]`), a key may be quoted '
-        '(`"context.slot"="1"`), and a line whose first non-blank character is `#` '
+        '(`"context.slot"="1"`; a key with `-`, `"prompt-ref"="x"`, only quoted, as '
+        "Graphviz reads it), and a line whose first non-blank character is `#` "
         "is a comment (after code, use `//`). Node ids are bare identifiers; "
         "`--` (undirected edges), "
         "`strict` and HTML labels are not supported. The fix line says what to write "
@@ -204,6 +205,10 @@ def dialects_markdown() -> str:
         + "); any other value (one project's editor",
         'writes `node_type="stack.observe"` on LLM stages) stays an unknown attribute.',
         '`prompt_file="FILE"` is read as `prompt="@FILE"`, a prompt file.',
+        "On the graph, `model` and `provider` are read as the graph's `llm_model` and",
+        "`llm_provider`: every node's default, below the node's own attribute and the",
+        "`model_stylesheet` (the spec's order); `--model` overrides it as it overrides a",
+        "node's own.",
         "",
         "Some keys only say what attractor does anyway and are silent then: "
         + "; ".join(

@@ -8,6 +8,7 @@ from attractor.dot.dialects import (
     METADATA_PREFIXES,
     OUTCOME_ALIASES,
     PROPERTY_ALIASES,
+    TYPE_MEANINGS,
     AliasUse,
     foreign,
 )
@@ -40,7 +41,10 @@ def _alias_diagnostic(use: AliasUse) -> Diagnostic:
             f"remove {use.written}",
         )
     elif use.kind == "type":
-        message = f"'{use.written}' is read as {use.canonical} (a sub-pipeline)"
+        meaning = TYPE_MEANINGS.get(use.canonical.removeprefix("type="), "")
+        message = f"'{use.written}' is read as {use.canonical}" + (
+            f" ({meaning})" if meaning else ""
+        )
         fix = f"write {use.canonical}"
     elif use.written == "prompt_file":
         message = "'prompt_file' is read as prompt=\"@FILE\" (a prompt file)"

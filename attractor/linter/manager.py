@@ -26,15 +26,7 @@ def manager_child(graph: Graph) -> list[Diagnostic]:
     for node in _managers(graph):
         raw = str(node.get("stack.child_dotfile") or graph.get("stack.child_dotfile") or "")
         if not raw.strip():
-            found.append(
-                at(
-                    "manager_child",
-                    "error",
-                    node,
-                    f"manager {node.id} has no child pipeline to supervise",
-                    fix=f'set stack.child_dotfile="child.dot" on {node.id} or on the graph',
-                )
-            )
+            found.append(_no_child(graph, node))
             continue
         path = Path(raw.strip())
         base = Path(graph.file).parent if graph.file else Path.cwd()
@@ -52,6 +44,30 @@ def manager_child(graph: Graph) -> list[Diagnostic]:
                 )
             )
     return found
+
+
+def _looks_like_a_gate(graph: Graph, node: Node) -> bool:
+    """Two or more outgoing edges, each a labelled choice without a condition."""
+    edges = graph.outgoing(node.id)
+    return len(edges) > 1 and all(
+        e.attrs.get("label", "").strip() and not e.attrs.get("condition", "").strip() for e in edges
+    )
+
+
+def _no_child(graph: Graph, node: Node) -> Diagnostic:
+    message = f"manager {node.id} has no child pipeline to supervise"
+    fix = (
+        f'set stack.child_dotfile="child.dot" on {node.id} or on the graph '
+        f"(or, if {node.id} is meant as a human gate, write shape=hexagon)"
+    )
+    if _looks_like_a_gate(graph, node):
+        # Some engines draw their human gate as a house; here it is the manager loop.
+        message += (
+            "; its outgoing edges are labelled choices, as a human gate's are, but "
+            "shape=house is the manager loop here"
+        )
+        fix = f"for a human gate write shape=hexagon on {node.id}"
+    return at("manager_child", "error", node, message, fix=fix)
 
 
 @rule("manager_settings")

@@ -14,11 +14,12 @@ def prompt_file(graph: Graph) -> list[Diagnostic]:
     """``prompt="@path"`` names a readable file; ``tool_command`` does not take ``@``.
 
     A prompt that starts with ``@`` is read from that file, relative to the
-    pipeline's file and inside its folder: a regular file of at most
-    1 MiB. ``$goal`` is expanded in its text as in an inline prompt, and a run
-    keeps a copy of it beside its copy of the pipeline, so a resume reads the
-    same text. A file that cannot be read is an error here, so the run never
-    sends the literal ``@path`` to the model.
+    pipeline's file (else to the working directory, as a sub-pipeline's
+    ``dot_file``) and inside the pipeline's folder or the working directory:
+    a regular file of at most 1 MiB. ``$goal`` is expanded in its text as in
+    an inline prompt, and a run keeps a copy of it beside its copy of the
+    pipeline, so a resume reads the same text. A file that cannot be read is
+    an error here, so the run never sends the literal ``@path`` to the model.
 
     ``tool_command`` is a shell command and reads no file: for a script, write
     ``tool_command="sh scripts/check.sh"`` (it runs in the working directory).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from attractor.dot.accelerators import accelerator_key, strip_accelerator
@@ -88,10 +89,18 @@ def accelerator_unique(graph: Graph) -> list[Diagnostic]:
     """No two choices of one human gate share an accelerator key.
 
     An answer of that key always picks the first of them, so the other can
-    only be chosen by typing its full label.
+    only be chosen by typing its full label. Choices written as expressions on
+    a typed answer (``review_response == 'ok'``, as some engines route a
+    free-text answer) are refused by name: a gate's answer picks a label here.
     """
     found: list[Diagnostic] = []
     for gate in _gates(graph):
+        expression = next(
+            (e for e in graph.outgoing(gate.id) if _EXPRESSION.search(_choice_label(e))), None
+        )
+        if expression is not None:
+            found.append(_free_text_routing(gate, expression))
+            continue
         first: dict[str, Edge] = {}
         for edge in graph.outgoing(gate.id):
             key = accelerator_key(_choice_label(edge))
@@ -114,6 +123,25 @@ def accelerator_unique(graph: Graph) -> list[Diagnostic]:
                 )
             )
     return found
+
+
+#: A choice label written as an expression on the answer (``answer == 'ok'``).
+_EXPRESSION = re.compile(r"==|!=|&&|\|\||<=|>=")
+
+
+def _free_text_routing(gate: Node, edge: Edge) -> Diagnostic:
+    """Some engines take a free-text answer and route on expressions over it."""
+    return at(
+        "accelerator_unique",
+        "error",
+        edge,
+        f"the choices of gate '{gate.id}' are expressions on a typed answer "
+        f"('{_choice_label(edge)}'): routing a free-text answer by expression is not "
+        "supported here; a person answers a gate by picking one of its edge labels",
+        key="label",
+        fix='label each choice with the answer a person picks, like label="[A] Accept" '
+        'and label="[C] Changes needed"',
+    )
 
 
 def _key_fix(label: str, free: str | None) -> str:

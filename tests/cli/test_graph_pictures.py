@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -114,3 +116,34 @@ def test_the_run_picture_marks_the_current_node_and_fades_the_edges_not_taken(
     taken = next(e for e in edges["edge-lint-review"].iter() if e.tag == f"{SVG}path")
     assert faded.attrib["stroke"] == "#a1a1aa"
     assert taken.attrib["stroke"] == "#1d4ed8"
+
+
+def test_a_bare_graphviz_keyword_as_a_value_still_draws_the_clusters(workspace: Path) -> None:
+    # type=subgraph is ours, and a syntax error for Graphviz unless quoted: the
+    # picture's clusters come from the text, so the keyword is quoted on the way.
+    write(
+        workspace / "child.dot",
+        "digraph c { start [shape=Mdiamond]; e [shape=Msquare]; start -> e }",
+    )
+    write(
+        workspace / "p.dot",
+        "digraph p {\n    start [shape=Mdiamond]\n    done [shape=Msquare]\n"
+        '    subgraph cluster_inner {\n        label = "Inner"\n'
+        '        run_child [type=subgraph, dot_file="child.dot"]\n    }\n'
+        "    start -> run_child -> done\n}\n",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "attractor", "graph", "p.dot"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # Nothing on stderr but what a machine's font set-up may say.
+    said = [line for line in result.stderr.splitlines() if not line.startswith("Fontconfig")]
+    assert result.returncode == 0 and said == [], result.stderr
+    clusters = {_title(g): _box(g) for g in _groups(result.stdout, "cluster")}
+    assert "Inner" in clusters
+    nodes = {g.attrib["id"].removeprefix("node-"): _box(g) for g in _groups(result.stdout, "node")}
+    assert _inside(nodes["run_child"], clusters["Inner"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from attractor.engine.run import origin_folder
 from attractor.linter.prepare import prepare
 from tests.cli.runkit import invoke, only_run_dir, write
 from tests.linter.test_lint_prompt_files import PIPELINE
@@ -34,3 +35,19 @@ def test_a_missing_prompt_file_stops_the_run_before_it_starts(workspace: Path) -
     assert result.exit_code != 0
     assert "p.dot:5:11: error prompt_file" in result.output
     assert not (workspace / "runs").exists()
+
+
+def test_a_run_keeps_a_prompt_file_from_outside_the_pipeline_folder(workspace: Path) -> None:
+    text = PIPELINE.replace("@prompts/plan.md", "@../shared/plan.md")
+    write(workspace / "pipes" / "p.dot", text)
+    write(workspace / "shared" / "plan.md", "Shared plan: $goal\n")
+    result = invoke(["run", "pipes/p.dot", "--backend", "simulate", "--logs-dir", "runs/r"])
+    assert result.exit_code == 0, result.output
+    run_dir = only_run_dir(workspace / "runs")
+    assert (run_dir / "_up" / "shared" / "plan.md").is_file()
+    # A resume loads the run's copy: it reads the copy kept in the run directory.
+    shutil.rmtree(workspace / "shared")
+    copy = run_dir / "pipeline.dot"
+    graph, found = prepare(copy, include_folder=origin_folder(copy))
+    assert graph is not None and not [d for d in found if d.is_error]
+    assert graph.node("plan").prompt == "Shared plan: build a kite\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pygraphviz
 import pytest
 
 from attractor.dot.formatter import format_source
@@ -126,3 +127,33 @@ def test_a_concatenated_string_stays_one_value() -> None:
     )
     assert format_source(once) == once
     assert _findings(once, "d.dot") == _findings(written, "d.dot")
+
+
+@pytest.mark.parametrize(
+    ("written", "canonical"),
+    [
+        ('a [llm_prompt="hi\\nthere"]', 'a [prompt="hi\\nthere"]'),
+        ('a [command="echo \\"x\\""]', 'a [tool_command="echo \\"x\\""]'),
+        ('a [llm_prompt="one " + "two"]', 'a [prompt="one " + "two"]'),
+        ('a [prompt_file="dir\\\\" + "p.md"]', 'a [prompt="@dir\\\\" + "p.md"]'),
+        ('a [node_type="to\\"ol"]', 'a [node_type="to\\"ol"]'),  # not a handler type
+    ],
+)
+def test_an_alias_is_renamed_whatever_its_value_holds(written: str, canonical: str) -> None:
+    text = "digraph G {\n    " + written + "\n}\n"
+    out = format_source(text)
+    assert out == "digraph G {\n    " + canonical + "\n}\n"
+    before, after = prepare(text, file="t.dot")[0], prepare(out, file="t.dot")[0]
+    assert before is not None and after is not None
+    assert before.node("a").attrs == after.node("a").attrs
+
+
+def test_a_graphviz_keyword_as_a_value_is_written_quoted() -> None:
+    text = 'digraph G {\n    a [type=subgraph, dot_file="c.dot"]\n    b [type=sub_pipeline]\n}\n'
+    out = format_source(text)
+    assert out == (
+        'digraph G {\n    a [type="subgraph", dot_file="c.dot"]\n    b [type="subgraph"]\n}\n'
+    )
+    # Graphviz itself reads the result (its keywords are IDs only when quoted).
+    drawn = pygraphviz.AGraph(string=out)
+    assert dict(drawn.get_node("a").attr)["type"] == "subgraph"

@@ -53,6 +53,18 @@ def test_weight_breaks_ties_between_unconditional_edges() -> None:
     assert edge is not None and edge.target == "b"
 
 
+def test_a_fractional_weight_ranks_as_graphviz_reads_it() -> None:
+    graph = graph_of(
+        'n -> a [weight="1.5"]\n n -> b [weight=1]\n n -> c [weight="2.0"]\n start -> n'
+    )
+    assert [e.weight for e in graph.outgoing("n")] == [1.5, 1, 2]
+    edge = select_edge(graph.node("n"), OK, Context())
+    assert edge is not None and edge.target == "c"
+    graph = graph_of('n -> a [weight="0.5"]\n n -> b\n start -> n')
+    edge = select_edge(graph.node("n"), OK, Context())
+    assert edge is not None and edge.target == "a"
+
+
 def test_lexical_order_is_the_final_tiebreak() -> None:
     graph = graph_of("n -> zeta\n n -> alpha\n start -> n")
     edge = select_edge(graph.node("n"), OK, Context())

@@ -140,6 +140,46 @@ def test_condition_syntax_still_rejects_malformed_clauses(
     assert error.column == 22 + column
 
 
+@pytest.mark.parametrize(
+    ("condition", "fix"),
+    [
+        ("outcome=sucess", "write outcome=success"),
+        ("outcome=needs_dod", 'write condition="preferred_label=needs_dod"'),
+        ("ready", None),
+    ],
+)
+def test_a_condition_on_a_status_of_the_authors_choosing_suggests_a_label(
+    condition: str, fix: str | None
+) -> None:
+    body = f'w [prompt=p]\nstart -> w\nw -> exit [condition="{condition} &&"]\nw -> exit'
+    if fix is None:  # a plain syntax error keeps the fix about clauses
+        (error,) = by_rule(lint_body(body), "condition_syntax")
+        assert error.fix == "join clauses like outcome=success, tests_passed=true or ready with &&"
+        return
+    body = body.replace(" &&", "")
+    (error,) = by_rule(lint_body(body), "condition_syntax")
+    assert error.fix is not None and fix in error.fix and "&&" not in error.fix
+    if "needs_dod" in condition:
+        assert "attractor migrate FILE --from kilroy" in error.fix
+
+
+@pytest.mark.parametrize(("weight", "ok"), [("2.0", True), ("-0.5", True), ("2x", False)])
+def test_a_weight_is_any_number(weight: str, ok: bool) -> None:
+    body = f'w [prompt=p]\nstart -> w\nw -> exit [weight="{weight}"]'
+    errors = by_rule(lint_body(body), "attribute_value")
+    assert not errors if ok else "expected a number, like 2 or 1.5" in errors[0].message
+
+
+def test_a_bare_number_timeout_says_it_is_no_duration_here() -> None:
+    (error,) = by_rule(
+        lint_body('w [prompt=p, timeout="300"]\nstart -> w -> exit'), "attribute_value"
+    )
+    assert "a bare number is not a duration here" in error.message
+    assert "kilroy reads it as seconds" in error.message
+    assert error.fix is not None and error.fix.startswith('write timeout="300s"')
+    assert "attractor migrate FILE --from kilroy" in error.fix
+
+
 def test_condition_key_warns_about_a_misspelt_special_key() -> None:
     body = (
         "w [prompt=p]\nstart -> w\n"

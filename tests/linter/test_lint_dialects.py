@@ -135,3 +135,90 @@ def test_a_command_on_a_node_that_is_no_tool_node_says_it_never_runs() -> None:
     (unused,) = by_rule(found, "tool_command_unused")
     assert unused.node == "w" and unused.severity == "warning"
     assert unused.message == "tool_command on w never runs: its type is codergen, not tool"
+
+
+def test_a_graph_model_is_every_nodes_default_below_the_stylesheet() -> None:
+    text = HEAD + (
+        '    model="m-graph"\n    provider="anthropic"\n    max_node_visits=4\n'
+        '    model_stylesheet=".big { llm_model: m-big; }"\n'
+        '    a [prompt="a"]\n    b [prompt="b", class="big"]\n'
+        '    c [prompt="c", llm_model="m-own"]\n'
+        "    start -> a -> b -> c -> exit\n}\n"
+    )
+    graph, found = prepare(text, file="t.dot")
+    assert graph is not None
+    models = {n: graph.node(n).get("llm_model") for n in "abc"}
+    assert models == {"a": "m-graph", "b": "m-big", "c": "m-own"}
+    assert graph.node("a").get("llm_provider") == "anthropic"
+    assert graph.get("default_max_visits") == 4
+    assert {d.fix for d in by_rule(found, "alias")} == {
+        "rename model to llm_model",
+        "rename provider to llm_provider",
+        "rename max_node_visits to default_max_visits",
+    }
+    assert not by_rule(found, "unknown_attribute")
+
+
+def test_keys_that_change_the_run_elsewhere_are_errors_naming_the_fix() -> None:
+    found = lint(
+        HEAD
+        + '    g [agent="general", prompt="p"]\n'
+        + '    h [ask="Deploy?"]\n'
+        + '    s [shape=hexagon, child_graph="child.dot"]\n'
+        + '    k [prompt="p", check_cmd="make test"]\n'
+        + "    start -> g -> h -> s -> k -> exit\n}\n"
+    )
+    errors = {d.message.split("'")[1]: d for d in by_rule(found, "dialect_attribute")}
+    assert set(errors) == {"agent", "ask", "child_graph", "check_cmd"}
+    assert "shape=hexagon" in str(errors["ask"].fix)
+    assert "stack.child_dotfile=FILE" in str(errors["child_graph"].fix)
+    assert "type=subgraph, dot_file=FILE" in str(errors["child_graph"].fix)
+    assert "tool_command" in str(errors["check_cmd"].fix)
+    assert errors["child_graph"].line == 6
+
+
+def test_a_gate_question_is_its_label() -> None:
+    text = HEAD + (
+        '    r [shape=hexagon, question="Approve?"]\n'
+        '    start -> r\n    r -> exit [label="Yes"]\n    r -> start [label="No"]\n}\n'
+    )
+    graph, found = prepare(text, file="t.dot")
+    assert graph is not None and graph.node("r").label == "Approve?"
+    assert [d.fix for d in by_rule(found, "alias")] == ["rename question to label"]
+
+
+def test_fan_out_and_fan_in_types_are_the_parallel_handlers() -> None:
+    text = HEAD + (
+        "    f [type=fan_out]\n    a [prompt=a]\n    b [prompt=b]\n    j [type=fan_in]\n"
+        "    start -> f\n    f -> a -> j\n    f -> b -> j\n    j -> exit\n}\n"
+    )
+    graph, found = prepare(text, file="t.dot")
+    assert graph is not None
+    assert (graph.node("f").handler_type, graph.node("j").handler_type) == (
+        "parallel",
+        "parallel.fan_in",
+    )
+    notes = {d.message for d in by_rule(found, "alias")}
+    assert notes == {
+        "'type=fan_out' is read as type=parallel (a parallel fan-out)",
+        "'type=fan_in' is read as type=parallel.fan_in (a fan-in)",
+    }
+    assert not by_rule(found, "type_known")
+
+
+def test_a_hyphenated_key_must_be_quoted_and_then_says_what_it_meant() -> None:
+    (error,) = lint(HEAD + '    a [prompt-ref="#plan"]\n    start -> a -> exit\n}\n')
+    assert (error.rule, error.line) == ("syntax", 4)
+    assert "a name with '-' must be quoted (Graphviz refuses it unquoted too)" in error.message
+    assert error.fix == 'quote it: "prompt-ref"=...'
+    text = (
+        HEAD
+        + '    a ["prompt-ref"="#plan", "max-session-turns"=5]\n'
+        + '    b [prompt="p", "thread-id"="t1"]\n    start -> a -> b -> exit\n}\n'
+    )
+    graph, found = prepare(text, file="t.dot")
+    assert graph is not None and graph.node("b").attrs["thread_id"] == "t1"
+    errors = {d.message.split("'")[1]: d.fix for d in by_rule(found, "dialect_attribute")}
+    assert set(errors) == {"prompt-ref", "max-session-turns"}
+    assert 'prompt="@FILE"' in str(errors["prompt-ref"])
+    assert "max_turns=N" in str(errors["max-session-turns"])

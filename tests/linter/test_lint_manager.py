@@ -16,6 +16,24 @@ def test_a_manager_without_a_child_is_an_error() -> None:
     assert error.fix and "stack.child_dotfile" in error.fix
 
 
+def test_a_house_whose_edges_are_labelled_choices_is_told_to_be_a_hexagon() -> None:
+    body = (
+        'm [shape=house, prompt="Safe to apply?"]\nstart -> m\n'
+        'm -> exit [label="approved"]\nm -> start [label="denied"]'
+    )
+    (error,) = by_rule(lint_body(body), "manager_child")
+    assert error.severity == "error"
+    assert "labelled choices" in error.message
+    assert error.fix == "for a human gate write shape=hexagon on m"
+
+
+def test_a_house_routed_by_conditions_keeps_the_child_fix() -> None:
+    body = 'm [shape=house]\nstart -> m\nm -> exit [label="ok", condition="outcome=success"]'
+    body += '\nm -> start [label="again", condition="outcome=fail"]'
+    (error,) = by_rule(lint_body(body), "manager_child")
+    assert error.fix and "stack.child_dotfile" in error.fix
+
+
 def test_a_child_file_that_is_missing_is_a_warning_found_beside_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from attractor.dot.prompts import snapshot_path
 from attractor.linter.prepare import prepare
 from tests.linter.lintkit import by_rule
 
@@ -16,6 +19,16 @@ PIPELINE = """digraph P {
     start -> plan -> done
 }
 """
+
+
+def write_file(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _pipeline_in(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return _pipeline(folder, text)
 
 
 def _pipeline(folder: Path, text: str = PIPELINE) -> Path:
@@ -51,7 +64,46 @@ def test_a_prompt_file_outside_the_pipeline_folder_is_refused(tmp_path: Path) ->
     _, found = prepare(_pipeline(folder))
     (error,) = by_rule(found, "prompt_file")
     assert "outside" in error.message
-    assert error.fix == "keep prompt files inside the pipeline's folder"
+    assert error.fix == "keep prompt files inside the pipeline's folder or the working directory"
+
+
+def test_a_prompt_file_elsewhere_in_the_project_is_read_as_a_sub_pipeline_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    write_file(project / "other" / "prompts" / "x.md", "Shared: $goal")
+    write_file(project / "prompts" / "root.md", "From the root")
+    text = PIPELINE.replace("@prompts/plan.md", "@../other/prompts/x.md").replace(
+        "start -> plan", 'r [prompt="@prompts/root.md"]\n    start -> r -> plan'
+    )
+    path = _pipeline_in(project / "pipelines", text)
+    monkeypatch.chdir(project)  # the project's root, where its users run it
+    graph, found = prepare(path)
+    assert graph is not None and not [d for d in found if d.is_error]
+    assert graph.node("plan").prompt == "Shared: build a kite"
+    assert graph.node("r").prompt == "From the root"  # a path from the project's root
+
+
+def test_a_prompt_file_above_both_roots_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    write_file(tmp_path / "secret.md", "not a prompt")
+    path = _pipeline_in(
+        project / "pipelines", PIPELINE.replace("prompts/plan.md", "../../secret.md")
+    )
+    monkeypatch.chdir(project)
+    _, found = prepare(path)
+    (error,) = by_rule(found, "prompt_file")
+    assert "outside the places a run may read" in error.message
+
+
+def test_snapshot_path_keeps_every_copy_inside_the_run_directory() -> None:
+    assert snapshot_path("prompts/plan.md") == "prompts/plan.md"
+    assert snapshot_path("../other/x.md") == os.path.join("_up", "other", "x.md")
+    assert snapshot_path("a/../../x.md") == os.path.join("_up", "x.md")
+    assert snapshot_path("/etc/passwd") is None
+    assert snapshot_path("..") is None
 
 
 def test_a_directory_is_no_prompt_file(tmp_path: Path) -> None:

@@ -178,3 +178,14 @@ def test_no_default_edge_warns_for_the_outcome_no_condition_covers() -> None:
     )
     # An edge without a condition is the way out.
     assert by_rule(lint_body(llm + "\nw -> w"), "no_default_edge") == []
+
+
+def test_gate_choices_written_as_expressions_on_a_free_text_answer_are_named() -> None:
+    body = (
+        "g [shape=hexagon]\nstart -> g\n"
+        "g -> exit [label=\"answer == 'ok'\"]\ng -> start [label=\"answer != 'ok'\"]"
+    )
+    (error,) = by_rule(lint_body(body), "accelerator_unique")
+    assert "routing a free-text answer by expression is not supported here" in error.message
+    assert error.fix is not None and 'label="[A] Accept"' in error.fix
+    assert error.line == 6
