@@ -74,10 +74,16 @@ def attribute_value(graph: Graph) -> list[Diagnostic]:
                             item,
                             f'{key}="{raw}": {error}',
                             key=key,
-                            fix=f"write {key} as {str(error).removeprefix('expected ')}",
+                            fix=_value_fix(key, str(error)),
                         )
                     )
     return found
+
+
+def _value_fix(key: str, error: str) -> str:
+    """``write KEY as ...`` from the part of a parse error after ``expected``."""
+    _, said, wanted = error.rpartition("expected ")
+    return f"write {key} as {wanted}" if said else f"correct the value of {key}"
 
 
 def _unknown_message(key: str, scope: str) -> tuple[str, str]:
