@@ -7,6 +7,7 @@ question, 409 the run is not in a state for that.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -21,9 +22,9 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from attractor.api import load
+from attractor.api import check_pipeline, load
 from attractor.dot.graph import Graph
-from attractor.errors import AttractorError, UsageError, ValidationError
+from attractor.errors import AttractorError, Diagnostic, UsageError, ValidationError
 from attractor.fileio.writes import atomic_write_text
 from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
@@ -151,6 +152,12 @@ class Handlers:
 
         return await anyio.to_thread.run_sync(read)
 
+    def check(self, source: Path) -> tuple[Graph | None, list[Diagnostic]]:
+        """The pipeline file ``source`` checked as ``attractor lint`` run in the root
+        checks it (its config file too); the diagnostics name files relative to the root."""
+        graph, found = check_pipeline(source, cwd=self.manager.root)
+        return graph, [_relative(d, self.manager.root) for d in found]
+
     # -- endpoints ----------------------------------------------------------
 
     async def index(self, request: Request) -> Response:
@@ -181,7 +188,10 @@ class Handlers:
 
         def prepare() -> tuple[Path, Graph]:  # parsing a large pipeline takes a while
             source = self._source(body)
-            return source, load(source)
+            graph, found = self.check(source)
+            if graph is None or any(d.is_error for d in found):
+                raise ValidationError(found)
+            return source, graph
 
         source, graph = await anyio.to_thread.run_sync(prepare, limiter=self._workers)
         return await self.manager.start(graph, source, settings, seed)
@@ -193,7 +203,7 @@ class Handlers:
     async def status_of(self, path: Path) -> dict[str, Any]:
         """The run's state: its listing fields, every node, its questions."""
         graph, state = await self.read_run(path)
-        data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
+        data = await anyio.to_thread.run_sync(_with_spending, path, graph, state, self.manager.root)
         return self._with_activity(data)
 
     @_answers
@@ -348,7 +358,7 @@ class Handlers:
         )
         if graph is not None:
             boundary = await anyio.to_thread.run_sync(
-                node_boundary, path, graph, node_id, limiter=self._workers
+                node_boundary, path, graph, node_id, self.manager.root, limiter=self._workers
             )
             if boundary is not None:
                 data["boundary"] = boundary
@@ -458,20 +468,30 @@ def _attempt_folder(
     return path / asked
 
 
+def _relative(diagnostic: Diagnostic, root: Path) -> Diagnostic:
+    """``diagnostic`` naming its file relative to ``root`` (a file under it)."""
+    file = Path(diagnostic.file)
+    top = root.resolve()
+    if file.is_absolute() and file.is_relative_to(top):
+        return dataclasses.replace(diagnostic, file=file.relative_to(top).as_posix())
+    return diagnostic
+
+
 def _shown(name: str) -> str:
     """A name from the URL for a message: quoted, and cut when long."""
     return repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
 
 
-def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str, Any]:
-    """A run's state with what each node and branch spent and the run's budgets."""
+def _with_spending(path: Path, graph: Graph | None, state: RunState, root: Path) -> dict[str, Any]:
+    """A run's state with what each node and branch spent and the run's budgets
+    (the steps' boundaries planned with the config file of the server's ``root``)."""
     data = _with_worker(state.to_json())
     spent = node_usage(path)
     for node_id, node in data["nodes"].items():
         node["usage"] = spent.get(node_id)
     if graph is not None:
         ran = [node_id for node_id, node in data["nodes"].items() if node.get("visits")]
-        for node_id, boundary in _boundaries(path, graph, ran).items():
+        for node_id, boundary in _boundaries(path, graph, ran, root).items():
             if node_id in data["nodes"]:
                 data["nodes"][node_id]["boundary"] = boundary
     data["branches"] = branches(graph, spent)
@@ -486,7 +506,7 @@ _BOUNDARIES: dict[Path, tuple[tuple[Any, ...], dict[str, str | None]]] = {}
 _BOUNDARIES_KEPT = 64
 
 
-def _boundaries(path: Path, graph: Graph, ran: list[str]) -> dict[str, str | None]:
+def _boundaries(path: Path, graph: Graph, ran: list[str], root: Path) -> dict[str, str | None]:
     """Every node's boundary (:func:`node_boundaries`), computed again only once the
     run's results.jsonl or manifest changed, or another node ran."""
     run = RunDir(path)
@@ -494,7 +514,7 @@ def _boundaries(path: Path, graph: Graph, ran: list[str]) -> dict[str, str | Non
     kept = _BOUNDARIES.get(path)
     if kept is not None and kept[0] == key:
         return kept[1]
-    found = node_boundaries(path, graph, ran)
+    found = node_boundaries(path, graph, ran, root)
     if len(_BOUNDARIES) >= _BOUNDARIES_KEPT:
         _BOUNDARIES.clear()
     _BOUNDARIES[path] = (key, found)

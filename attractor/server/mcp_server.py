@@ -155,11 +155,9 @@ class McpTools:
     # -- the tools -------------------------------------------------------------
 
     async def tool_lint(self, args: Json) -> Json:
-        from attractor.linter.prepare import prepare
-
         path = self._pipeline(args)
-        relative = str(path.relative_to(self.root.resolve()))
-        _, found = await anyio.to_thread.run_sync(lambda: prepare(path, file=relative))
+        relative = path.relative_to(self.root.resolve()).as_posix()
+        _, found = await anyio.to_thread.run_sync(self.handlers.check, path)
         diagnostics = [d.to_json() for d in found]
         errors = sum(d.is_error for d in found)
         return {

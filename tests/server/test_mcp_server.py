@@ -66,9 +66,13 @@ def _env() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_session(root: Path) -> AsyncIterator[ClientSession]:
+async def stdio_session(root: Path, cwd: Path | None = None) -> AsyncIterator[ClientSession]:
+    """A session with ``attractor mcp --root ROOT``, started in ``cwd`` (default: here)."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "attractor", "mcp", "--root", str(root)], env=_env()
+        command=sys.executable,
+        args=["-m", "attractor", "mcp", "--root", str(root)],
+        env=_env(),
+        cwd=cwd,
     )
     async with stdio_client(params) as streams, ClientSession(*streams) as session:
         with anyio.fail_after(30):
@@ -185,6 +189,77 @@ async def test_bad_requests_are_structured_errors(root: Path) -> None:
         assert error and "unknown run setting(s) sandbox" in bad["error"]
         # The session still works after every refusal.
         assert (await call(session, "list_runs"))[1] == {"runs": []}
+
+
+TOOLS_SERVER = Path(__file__).parents[1] / "agent" / "mcp_servers" / "tools_server.py"
+USES_MCP = """digraph uses_mcp {
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    work  [prompt="look it up", mcp="tracker", max_turns=4]
+    start -> work -> exit
+}
+"""
+
+
+@pytest.mark.anyio
+async def test_a_server_started_elsewhere_runs_with_the_roots_config(
+    root: Path, tmp_path: Path
+) -> None:
+    """Claude Code or Codex start ``attractor mcp`` in their own folder: the root's
+    attractor.toml (its MCP servers, its settings) is the one a run reads."""
+    (root / "attractor.toml").write_text(
+        f"max_turns = 3\n[mcp_servers.tracker]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(TOOLS_SERVER))}, "stdio"]\n'
+    )
+    (root / "uses_mcp.dot").write_text(USES_MCP.replace(", max_turns=4", ""))
+    call_echo = {"name": "mcp__tracker__echo", "arguments": {"text": "from the root"}}
+    script = {"responses": [{"text": "", "tool_calls": [call_echo]}, {"text": "done"}]}
+    (root / "script.json").write_text(json.dumps(script))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    async with stdio_session(root, cwd=elsewhere) as session:
+        assert (await call(session, "lint", path="uses_mcp.dot"))[1]["ok"] is True
+        settings = {"backend": "scripted:script.json"}
+        error, started = await call(session, "run", path="uses_mcp.dot", settings=settings)
+        assert not error, started
+        done = await wait_for(session, started["run_id"], lambda s: s["status"] != "running")
+        assert done["status"] == "success", done
+        _, stage = await call(session, "read_stage", run_id=started["run_id"], node="work")
+    status = json.loads(stage["files"]["status.json"])
+    assert status["turns_used"] == 2
+    tools_log = next((root / ".attractor" / "runs").glob("*/work/tools.log")).read_text()
+    assert "echo: from the root" in tools_log
+    manifest = json.loads(next((root / ".attractor" / "runs").glob("*/manifest.json")).read_text())
+    assert manifest["settings"]["max_turns"] == "3"  # the root's config, not the cwd's
+
+
+def _ordered(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(found, key=lambda d: (d["file"], d["line"], d["column"], d["rule"]))
+
+
+@pytest.mark.anyio
+async def test_lint_and_run_refuse_what_attractor_lint_refuses(root: Path) -> None:
+    (root / "attractor.toml").write_text('[mcp_servers.docs]\nurl = "ftp://x"\n')
+    (root / "sub").mkdir()
+    (root / "sub" / "p.dot").write_text(
+        USES_MCP.replace('mcp="tracker"', 'mcp="docs,ghost", backend="acp:ghost"')
+    )
+    cli = await anyio.run_process(
+        [sys.executable, "-m", "attractor", "lint", "--format", "json", "sub/p.dot"],
+        cwd=root, env=_env(), check=False,
+    )  # fmt: skip
+    expected = _ordered(json.loads(cli.stdout.decode()))
+    assert cli.returncode == 1 and len(expected) == 3, expected
+    async with stdio_session(root) as session:
+        error, lint = await call(session, "lint", path="sub/p.dot")
+        assert not error and lint["ok"] is False and lint["errors"] == 3
+        assert _ordered(lint["diagnostics"]) == expected
+        error, refused = await call(session, "run", path="sub/p.dot")
+        assert error and refused["code"] == 400
+        assert _ordered(refused["diagnostics"]) == expected
+        assert (await call(session, "list_runs"))[1] == {"runs": []}
+    where = {(d["file"], d["line"]) for d in expected}
+    assert ("attractor.toml", 2) in where and ("sub/p.dot", 4) in where
 
 
 @pytest.mark.anyio
