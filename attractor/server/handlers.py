@@ -36,7 +36,7 @@ from attractor.server.confine import inside
 from attractor.server.costs import branches, budgets, node_usage, requests
 from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
-from attractor.server.output import stage_file
+from attractor.server.output import TERMINALS, stage_file, stage_listing, stage_slice
 from attractor.server.prune import MAX_PRUNE, prune_run
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
@@ -366,20 +366,51 @@ class Handlers:
 
     @_answers
     async def node_file(self, request: Request) -> Response:
+        return await self._node_file(request, str(request.path_params["name"]))
+
+    @_answers
+    async def terminal_file(self, request: Request) -> Response:
+        """An ACP terminal's output (``files/acp_terminals/term-N.log``)."""
+        return await self._node_file(request, f"{TERMINALS}/{request.path_params['name']}")
+
+    async def _node_file(self, request: Request, name: str) -> Response:
         path = self.run_path(request)
         node_id = str(request.path_params["node"])
         _, state = await self.read_run(path)
         if node_id not in state.nodes:
             raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
         asked = request.query_params.get("attempt")
-        name = str(request.path_params["name"])
 
         def read() -> bytes:
-            attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
-            return stage_file(path, _attempt_folder(path, node_id, asked, attempts), name)
+            return stage_file(path, _folder_of(path, node_id, asked), name)
 
         data = await anyio.to_thread.run_sync(read, limiter=self._workers)
         return Response(self.redactor.data(data), media_type="text/plain; charset=utf-8")
+
+    async def node_file_slice(
+        self, path: Path, node_id: str, asked: str | None, name: str, offset: int, limit: int
+    ) -> dict[str, Any]:
+        """``limit`` bytes of stage file ``name`` of a node (of attempt ``asked``) from
+        byte ``offset``, as text: ``text``, ``size``, ``next_offset`` (None at the end)."""
+        _, state = await self.read_run(path)
+        if node_id not in state.nodes:
+            raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
+
+        def read() -> tuple[str, bytes, int, int]:
+            folder = _folder_of(path, node_id, asked)
+            data, size, after = stage_slice(path, folder, name, offset, limit)
+            return folder.relative_to(path).as_posix(), data, size, after
+
+        files_of, data, size, after = await anyio.to_thread.run_sync(read, limiter=self._workers)
+        return {
+            "node": node_id,
+            "files_of": files_of,
+            "file": name,
+            "offset": offset,
+            "size": size,
+            "next_offset": after if after < size else None,
+            "text": self.redactor.text(data.decode("utf-8", errors="replace")),
+        }
 
     @_answers
     async def run_timeline(self, request: Request) -> Response:
@@ -448,9 +479,16 @@ def _node_details(path: Path, node_id: str, asked: str | None) -> dict[str, Any]
         "attempts": attempts,
         "files_of": folder.relative_to(path).as_posix(),
         "files": folder_files(folder),
+        "listing": stage_listing(path, folder),
         "usage": node_usage(path).get(node_id),
         "requests": requests(path, node_id),
     }
+
+
+def _folder_of(path: Path, node_id: str, asked: str | None) -> Path:
+    """:func:`_attempt_folder` of the node's attempts as the run's timeline tells them."""
+    attempts = [a.to_json() for a in timeline(path) if a.node == node_id] if asked else []
+    return _attempt_folder(path, node_id, asked, attempts)
 
 
 def _attempt_folder(

@@ -152,6 +152,45 @@ async def test_lint_run_follow_answer_and_read_a_stage(root: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_read_stage_reaches_every_visit_of_a_node(root: Path) -> None:
+    (root / "gate.dot").write_text(GATE.replace("echo built > out.txt", "echo built; date +%N"))
+    async with stdio_session(root) as session:
+        _, started = await call(session, "run", path="gate.dot")
+        run_id = started["run_id"]
+        for answer in ("N", "Y"):  # No: work runs a second time
+            waiting = await wait_for(session, run_id, lambda s: bool(s["questions"]))
+            question = waiting["questions"][0]["id"]
+            await call(session, "answer", run_id=run_id, question_id=question, answer=answer)
+            await wait_for(session, run_id, lambda s, q=question: all(
+                x["id"] != q for x in s["questions"]
+            ))  # fmt: skip
+        await wait_for(session, run_id, lambda s: s["status"] == "success")
+        _, stage = await call(session, "read_stage", run_id=run_id, node="work")
+        folders = [attempt["files"] for attempt in stage["attempts"]]
+        assert len(folders) == 2, stage["attempts"]
+        outputs = []
+        for folder in folders:
+            error, seen = await call(
+                session, "read_stage", run_id=run_id, node="work", attempt=folder
+            )
+            assert not error and seen["files_of"] == folder
+            assert "stdout.txt" in [entry["name"] for entry in seen["listing"]]
+            error, out = await call(
+                session, "read_stage", run_id=run_id, node="work", attempt=folder,
+                file="stdout.txt",
+            )  # fmt: skip
+            assert not error and out["text"].startswith("built\n") and out["next_offset"] is None
+            outputs.append(out["text"])
+        assert outputs[0] != outputs[1]  # two visits, two folders
+        error, refused = await call(
+            session, "read_stage", run_id=run_id, node="work", attempt="exit/v1-a1"
+        )
+        assert error and refused["code"] == 404
+        error, refused = await call(session, "read_stage", run_id=run_id, node="work", limit=5)
+        assert error and refused["code"] == 400 and "file" in refused["error"]
+
+
+@pytest.mark.anyio
 async def test_cancel_then_resume_a_run(root: Path) -> None:
     async with stdio_session(root) as session:
         _, started = await call(session, "run", path="slow.dot")
@@ -212,7 +251,7 @@ async def test_a_server_started_elsewhere_runs_with_the_roots_config(
         f'args = [{json.dumps(str(TOOLS_SERVER))}, "stdio"]\n'
     )
     (root / "uses_mcp.dot").write_text(USES_MCP.replace(", max_turns=4", ""))
-    call_echo = {"name": "mcp__tracker__echo", "arguments": {"text": "from the root"}}
+    call_echo = {"name": "mcp__tracker__echo", "arguments": {"text": "from the root ✓ é"}}
     script = {"responses": [{"text": "", "tool_calls": [call_echo]}, {"text": "done"}]}
     (root / "script.json").write_text(json.dumps(script))
     elsewhere = tmp_path / "elsewhere"
@@ -224,11 +263,30 @@ async def test_a_server_started_elsewhere_runs_with_the_roots_config(
         assert not error, started
         done = await wait_for(session, started["run_id"], lambda s: s["status"] != "running")
         assert done["status"] == "success", done
-        _, stage = await call(session, "read_stage", run_id=started["run_id"], node="work")
+        run_id = started["run_id"]
+        _, stage = await call(session, "read_stage", run_id=run_id, node="work")
+        listed = {entry["name"]: entry["size"] for entry in stage["listing"]}
+        pieces, offset = [], 0
+        while offset is not None:  # tools.log, 7 bytes at a time
+            error, piece = await call(
+                session, "read_stage", run_id=run_id, node="work", file="tools.log",
+                offset=offset, limit=7,
+            )  # fmt: skip
+            assert not error and piece["size"] == listed["tools.log"], piece
+            pieces.append(piece["text"])
+            offset = piece["next_offset"]
+        error, stderr_log = await call(
+            session, "read_stage", run_id=run_id, node="work", file="mcp-tracker.stderr.log"
+        )
+        assert not error and stderr_log["size"] == listed["mcp-tracker.stderr.log"]
+        for bad in ("../manifest.json", "pipeline.dot", "/etc/passwd"):
+            error, refused = await call(session, "read_stage", run_id=run_id, node="work", file=bad)
+            assert error and refused["code"] == 404, refused
     status = json.loads(stage["files"]["status.json"])
     assert status["turns_used"] == 2
     tools_log = next((root / ".attractor" / "runs").glob("*/work/tools.log")).read_text()
-    assert "echo: from the root" in tools_log
+    assert "echo: from the root ✓ é" in tools_log
+    assert "".join(pieces) == tools_log  # every slice ends on a whole character
     manifest = json.loads(next((root / ".attractor" / "runs").glob("*/manifest.json")).read_text())
     assert manifest["settings"]["max_turns"] == "3"  # the root's config, not the cwd's
 
