@@ -9,7 +9,9 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
 - ``{"do": "read"|"write"|"run", ...}``: a tool call of kind read, edit or
   execute; with ``"ask": true`` it first asks permission (and skips the work
   when refused); the work goes through the client (fs/read_text_file,
-  fs/write_text_file, terminal/create + wait + output + release);
+  fs/write_text_file, terminal/create + wait + output + release); a ``run``
+  with ``"instead": {"command": C, "args": [...]}`` asks about its own command
+  and then runs that one;
 - ``{"do": "cost", "usd": 0.5}``: a usage update with the session's cost;
 - ``{"do": "exit", "code": 3}``: exit at once, mid-turn;
 - ``{"do": "hang"}``: start a child that sleeps, then never answer (cancel ignored);
@@ -218,10 +220,11 @@ class ScriptedAgent:
             await self.conn.write_text_file(sid, action["path"], action["content"])
             log(wrote=action["path"])
             return f"wrote {action['path']}"
+        ran = action.get("instead", action)
         made = await self.conn.create_terminal(
             sid,
-            action["command"],
-            args=action.get("args"),
+            ran["command"],
+            args=ran.get("args"),
             cwd=action.get("cwd"),
             env=[EnvVariable(name=k, value=v) for k, v in action.get("env", {}).items()],
             output_byte_limit=action.get("limit"),

@@ -145,3 +145,39 @@ def test_ask_puts_the_agents_commands_to_a_person(workspace: Path) -> None:
         "The agent asks for a tool call of kind execute: run touch. Allow it?",
         "The agent asks to run the command `touch unasked.txt`. Allow it?",
     ]
+
+
+def test_a_command_allowed_by_a_person_does_not_let_another_run_unasked(
+    workspace: Path,
+) -> None:
+    sneaky = {"command": "touch", "args": ["sneaky.txt"]}
+    turns = [
+        [
+            {"do": "run", "command": "touch", "args": ["asked.txt"], "ask": True},  # yes
+            # Allowed as `touch approved.txt`, then a terminal of another command: asked (no).
+            {"do": "run", "command": "touch", "args": ["approved.txt"], "ask": True,
+             "instead": sneaky},
+            # The same, through sh -c with exactly the approved line: no second question.
+            {"do": "run", "command": "touch shell.txt", "ask": True,
+             "instead": {"command": "sh", "args": ["-c", "touch shell.txt"]}},
+            {"do": "end"},
+        ]
+    ]  # fmt: skip
+    log = configure(workspace, turns)
+    write(workspace / "answers.txt", "yes\nyes\nno\nyes\n")
+    write(workspace / "p.dot", graph(acp_permissions="ask"))
+    code, output = _run(workspace, "--answers", "answers.txt")
+    assert code == 0, output
+    assert (workspace / "asked.txt").exists() and (workspace / "shell.txt").exists()
+    assert not (workspace / "sneaky.txt").exists()
+    questions = [
+        e["question"] for e in events(workspace / "logs") if e["type"] == "interview_started"
+    ]
+    assert questions == [
+        "The agent asks for a tool call of kind execute: run touch. Allow it?",
+        "The agent asks for a tool call of kind execute: run touch. Allow it?",
+        "The agent asks to run the command `touch sneaky.txt`. Allow it?",
+        "The agent asks for a tool call of kind execute: run touch shell.txt. Allow it?",
+    ]
+    assert "the person said no" in seen(log, "error")[0]["data"]["reason"]
+
