@@ -73,6 +73,7 @@ class ExecutionEnvironment(Protocol):
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
+        stdout_limit: int | None = None,
     ) -> ProcessResult:
         """Run ``command`` through ``/bin/sh -c`` in its own process group."""
         ...
@@ -132,6 +133,7 @@ class LocalEnvironment:
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
+        stdout_limit: int | None = None,
     ) -> ProcessResult:
         await self.setup()
         return await run_process(
@@ -144,6 +146,7 @@ class LocalEnvironment:
             stderr_path=stderr_path,
             stdin_path=stdin_path,
             wrap=self.wrap(cwd),
+            stdout_limit=stdout_limit,
         )
 
     def _inside(self, path: str | Path) -> Path:
@@ -208,6 +211,7 @@ class BwrapEnvironment(LocalEnvironment):
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
+        stdout_limit: int | None = None,
     ) -> ProcessResult:
         await self.setup()
         fence = self._fence()
@@ -221,6 +225,7 @@ class BwrapEnvironment(LocalEnvironment):
                 stdout_path=stdout_path,
                 stderr_path=stderr_path,
                 stdin_path=stdin_path,
+                stdout_limit=stdout_limit,
             )
         # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
         name = f"{next(_sockets)}.sock"
@@ -245,6 +250,7 @@ class BwrapEnvironment(LocalEnvironment):
                     stderr_path=stderr_path,
                     stdin_path=stdin_path,
                     wrap=[*self.wrap(cwd), f"{INSIDE_DIR}/{name}"],
+                    stdout_limit=stdout_limit,
                 )
                 tg.cancel_scope.cancel()
         finally:

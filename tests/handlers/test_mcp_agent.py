@@ -181,6 +181,25 @@ async def test_a_50_mb_result_reaches_the_model_truncated_and_tools_log_8_mb_of_
 
 
 @pytest.mark.anyio
+async def test_a_servers_stderr_is_capped_on_disk_with_a_note(tmp_path: Path) -> None:
+    from attractor.proc.capped import LOG_LIMIT
+
+    outcome, _, model, stage = await run_node(
+        tmp_path,
+        [stdio("tracker")],
+        [calls(("mcp__tracker__spew", {"megabytes": 20})), ScriptedResponse("done")],
+    )
+    assert outcome.status == StageStatus.SUCCESS, outcome.failure_reason
+    (answer,) = [m for m in model.requests[1].messages if m.role == "tool"]
+    assert "spewed" in answer.content  # the server was never held up by its stderr
+    log = stage / "mcp-tracker.stderr.log"
+    assert LOG_LIMIT < log.stat().st_size < LOG_LIMIT + 200
+    end = log.read_bytes()[-150:].decode()
+    assert f"[attractor: this log was cut at {LOG_LIMIT} bytes; " in end
+    assert end.endswith(" more bytes were left out]\n")
+
+
+@pytest.mark.anyio
 async def test_a_tools_own_error_goes_back_to_the_model(tmp_path: Path) -> None:
     outcome, _, model, _ = await run_node(
         tmp_path,

@@ -19,6 +19,7 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
 - ``{"do": "garbage"}``: write a line that is not JSON-RPC to stdout;
 - ``{"do": "touch", "path": P}``: the agent writes P itself (not through the client);
 - ``{"do": "env", "names": [...]}``: log those variables of its environment;
+- ``{"do": "spew", "megabytes": N}``: write N MB to its stderr;
 - ``{"do": "start", "command": C, "args": [...]}``: a terminal it never waits for
   (once its first line of output is in);
 - ``{"do": "end", "stop": "end_turn", "tokens": [in, out]}``: how the turn ends.
@@ -174,6 +175,10 @@ class ScriptedAgent:
                     await anyio.sleep(0.05)
                     output = (await self.conn.terminal_output(sid, made.terminal_id)).output
             log(started=made.terminal_id, first_line=output.strip())
+        elif what == "spew":
+            line = b"agent noise " * 80 + b"\n"
+            for _ in range(action["megabytes"] * 1024 * 1024 // len(line) + 1):
+                os.write(2, line)
         elif what == "env":
             log(env={name: os.environ.get(name) for name in action["names"]})
         elif what == "garbage":

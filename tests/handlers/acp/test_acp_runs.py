@@ -181,3 +181,32 @@ def test_a_command_allowed_by_a_person_does_not_let_another_run_unasked(
     ]
     assert "the person said no" in seen(log, "error")[0]["data"]["reason"]
 
+
+def test_the_agents_stderr_and_its_terminals_output_are_capped_on_disk(workspace: Path) -> None:
+    from attractor.proc.capped import LOG_LIMIT
+
+    flood = "head -c 20000000 /dev/zero | tr '\\0' x; echo; echo the end"
+    turns = [
+        [
+            {"do": "spew", "megabytes": 20},
+            {"do": "run", "command": "sh", "args": ["-c", flood], "limit": 100},
+            {"do": "say", "text": "done"},
+            {"do": "end"},
+        ]
+    ]
+    log = configure(workspace, turns)
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    code, output = _run(workspace)
+    assert code == 0, output
+    stage = workspace / "logs" / "work"
+    for path in (stage / "agent_stderr.txt", stage / "acp_terminals" / "term-1.log"):
+        size = path.stat().st_size
+        assert LOG_LIMIT < size < LOG_LIMIT + 200, (path, size)
+        with path.open("rb") as fh:
+            fh.seek(-150, 2)
+            end = fh.read().decode()
+        assert f"[attractor: this log was cut at {LOG_LIMIT} bytes; " in end
+        assert end.endswith(" more bytes were left out]\n")
+    # The agent still got the end of its command's output, and its exit status.
+    (ran,) = seen(log, "ran")
+    assert ran["exit_code"] == 0 and ran["truncated"] is True
