@@ -320,6 +320,32 @@ async def test_lint_and_run_refuse_what_attractor_lint_refuses(root: Path) -> No
     assert ("attractor.toml", 2) in where and ("sub/p.dot", 4) in where
 
 
+def test_serve_started_elsewhere_runs_and_refuses_with_the_roots_config(
+    root: Path, tmp_path: Path
+) -> None:
+    (root / "attractor.toml").write_text(
+        'max_turns = 3\n[mcp_servers.docs]\nurl = "http://127.0.0.1:9/mcp"\n'
+    )
+    (root / "uses_mcp.dot").write_text(USES_MCP.replace('mcp="tracker"', 'mcp="ghost"'))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server = start_server(root, cwd=elsewhere)
+    try:
+        with server.client() as client:
+            refused = client.post("/pipelines", json={"path": "uses_mcp.dot"})
+            started = client.post("/pipelines", json={"path": "slow.dot"})
+            assert started.status_code == 201, started.text
+            client.post(f"/pipelines/{started.json()['id']}/cancel")
+    finally:
+        server.stop()
+    assert refused.status_code == 400
+    [problem] = refused.json()["diagnostics"]
+    assert (problem["file"], problem["line"]) == ("uses_mcp.dot", 4)
+    assert problem["message"].endswith("is not defined in attractor.toml (defined: docs)")
+    manifest = json.loads(next((root / ".attractor" / "runs").glob("*/manifest.json")).read_text())
+    assert manifest["settings"]["max_turns"] == "3"
+
+
 @pytest.mark.anyio
 async def test_streamable_http_under_serve_with_its_token(root: Path) -> None:
     server = start_server(root)
