@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from attractor.dot.conditions import parse_condition, special_key_typo
@@ -80,10 +81,13 @@ def attribute_value(graph: Graph) -> list[Diagnostic]:
     return found
 
 
+_EXPECTED = re.compile(r"(?<![A-Za-z])expected ")
+
+
 def _value_fix(key: str, error: str) -> str:
     """``write KEY as ...`` from the part of a parse error after ``expected``."""
-    _, said, wanted = error.rpartition("expected ")
-    return f"write {key} as {wanted}" if said else f"correct the value of {key}"
+    found = list(_EXPECTED.finditer(error))
+    return f"write {key} as {error[found[-1].end() :]}" if found else f"correct the value of {key}"
 
 
 def _unknown_message(key: str, scope: str) -> tuple[str, str]:
