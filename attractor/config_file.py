@@ -64,6 +64,45 @@ def read_config(
     return label, table
 
 
+def config_file_path(cwd: Path, explicit: str | None = None) -> Path | None:
+    """The file :func:`read_config` reads from ``cwd`` (None: there is none)."""
+    if explicit is not None:
+        return Path(explicit)
+    for name in ("attractor.toml", "pyproject.toml"):
+        if os.path.exists(cwd / name):
+            return cwd / name
+    return None
+
+
+def line_of(path: Path, table: str, key: str | None = None) -> int:
+    """The line of ``[table]`` in the config file (of ``key`` in it, when found there);
+    0 when the file cannot be read or the table is not written as a header.
+
+    ``table`` is dotted (``mcp_servers.docs``); in a ``pyproject.toml`` it sits
+    under ``tool.attractor``.
+    """
+    try:
+        lines = read_bounded(path, TEXT_LIMIT, "config file").splitlines()
+    except InputFileError:
+        return 0
+    parts = table.split(".")
+    if path.name == "pyproject.toml":
+        parts = ["tool", "attractor", *parts]
+    name = r"\s*\.\s*".join(rf'"?{re.escape(part)}"?' for part in parts)
+    header = re.compile(rf"\s*\[\s*{name}\s*\]")
+    start = next((i for i, line in enumerate(lines) if header.match(line)), None)
+    if start is None:
+        return 0
+    if key is not None:
+        assigned = re.compile(rf'\s*"?{re.escape(key)}"?\s*=')
+        for i in range(start + 1, len(lines)):
+            if lines[i].lstrip().startswith("["):
+                break
+            if assigned.match(lines[i]):
+                return i + 1
+    return start + 1
+
+
 def _check_keys(label: str, table: dict[str, Any], settings: Sequence[str]) -> None:
     # A misspelt key would otherwise be ignored without a word.
     names = (*settings, *TABLE_KEYS)

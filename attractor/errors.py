@@ -11,7 +11,8 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
 
     AttractorError                      exit 1 unless stated
     ├── UsageError                      exit 2: bad flag, env var or config value
-    │   └── SettingError                a setting from a named source is invalid
+    │   ├── SettingError                a setting from a named source is invalid
+    │   └── ConfigTableError            a config file's table ([mcp_servers.NAME]) is wrong
     ├── PipelineError                   exit 2: the pipeline file cannot be used
     │   ├── PipelineSyntaxError         the DOT text does not parse (file:line:col)
     │   ├── ConditionError              an edge condition does not parse (column)
@@ -121,6 +122,19 @@ class SettingError(UsageError):
         self.value = value
         self.expected = expected
         super().__init__(f'{source}="{value}": {expected}')
+
+
+class ConfigTableError(UsageError):
+    """A table of the config file is not what it should be.
+
+    ``table`` is its dotted name (``mcp_servers.docs``) and ``key`` the key at
+    fault (None: the table as a whole), so lint can point at the line.
+    """
+
+    def __init__(self, message: str, *, table: str, key: str | None = None) -> None:
+        self.table = table
+        self.key = key
+        super().__init__(message)
 
 
 class PipelineError(AttractorError):

@@ -377,13 +377,22 @@ def executor_for(settings: Settings) -> Executor:
 
 
 def settings_for(
-    graph: Graph, flags: Mapping[str, Any] | None = None, config_file: str | None = None
+    graph: Graph,
+    flags: Mapping[str, Any] | None = None,
+    config_file: str | None = None,
+    *,
+    cwd: Path | None = None,
 ) -> Settings:
-    """Resolve the run settings for ``graph`` (its attributes are the graph layer)."""
+    """Resolve the run settings for ``graph`` (its attributes are the graph layer).
+
+    The config file is found in ``cwd`` (default: this process's directory), as
+    ``attractor run`` started there would find it.
+    """
     from attractor.settings import graph_names_model, resolve_settings
 
     return resolve_settings(
         flags,
+        cwd=cwd,
         config_file=config_file,
         graph_attrs=graph.attrs,
         graph_models=graph_names_model(graph),
@@ -395,8 +404,12 @@ def resume_settings(
     graph: Graph,
     flags: Mapping[str, Any] | None = None,
     config_file: str | None = None,
+    *,
+    cwd: Path | None = None,
 ) -> tuple[Settings, list[str]]:
     """The settings a stopped run continues with, and notes on what changed.
+
+    The config file is found in ``cwd`` (default: this process's directory).
 
     The manifest's record (backend, model, workdir, caps, ...) comes right after
     the flags; each flag that changes a recorded value is named in a note. A
@@ -426,6 +439,7 @@ def resume_settings(
     recorded = {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
     settings = resolve_settings(
         flags,
+        cwd=cwd,
         config_file=config_file,
         graph_attrs=graph.attrs,
         graph_models=graph_names_model(graph),
@@ -496,21 +510,24 @@ def step_boundary(node: Node, settings: Settings) -> str | None:
     return describe_boundary(node, settings, base)
 
 
-def node_boundary(run_dir: Path, graph: Graph, node_id: str) -> str | None:
+def node_boundary(run_dir: Path, graph: Graph, node_id: str, cwd: Path | None = None) -> str | None:
     """The boundary of ``node_id`` in a run: as its last step recorded it in
-    ``status.json``, else as the run's recorded settings plan it."""
+    ``status.json``, else as the run's recorded settings plan it (the config
+    file found in ``cwd``)."""
     recorded = _recorded_boundary(run_dir, node_id)
     if recorded is not None or not graph.has_node(node_id):
         return recorded
-    settings = _run_settings(run_dir, graph)
+    settings = _run_settings(run_dir, graph, cwd)
     return None if settings is None else step_boundary(graph.node(node_id), settings)
 
 
-def node_boundaries(run_dir: Path, graph: Graph, ran: Iterable[str]) -> dict[str, str | None]:
+def node_boundaries(
+    run_dir: Path, graph: Graph, ran: Iterable[str], cwd: Path | None = None
+) -> dict[str, str | None]:
     """:func:`node_boundary` of every node of ``graph``, the run's settings resolved once:
     the nodes in ``ran`` as their steps recorded it, the others as planned."""
     ran = set(ran)
-    settings = _run_settings(run_dir, graph)
+    settings = _run_settings(run_dir, graph, cwd)
     found: dict[str, str | None] = {}
     for node in graph.nodes():
         recorded = _recorded_boundary(run_dir, node.id) if node.id in ran else None
@@ -533,12 +550,12 @@ def _recorded_boundary(run_dir: Path, node_id: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _run_settings(run_dir: Path, graph: Graph) -> Settings | None:
+def _run_settings(run_dir: Path, graph: Graph, cwd: Path | None) -> Settings | None:
     """The settings the run in ``run_dir`` was started with; None when they cannot be read."""
     from attractor.errors import AttractorError
 
     try:
-        settings, _notes = resume_settings(run_dir, graph)
+        settings, _notes = resume_settings(run_dir, graph, cwd=cwd)
     except (AttractorError, OSError, ValueError):
         return None
     return settings

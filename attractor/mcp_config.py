@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from attractor.errors import UsageError
+from attractor.errors import ConfigTableError, UsageError
 
 KEYS = ("command", "args", "env", "url", "headers", "startup_timeout", "call_timeout")
 DEFAULT_STARTUP_TIMEOUT = 30.0
@@ -103,39 +103,71 @@ def mcp_servers_of(label: str, table: dict[str, Any]) -> dict[str, McpServerConf
     """The ``[mcp_servers.NAME]`` tables of the config file, each checked.
 
     Raises:
-        UsageError: naming the file, the server and what to write instead.
+        ConfigTableError: naming the file, the server and what to write instead.
     """
+    return {name: _server(label, name, entry) for name, entry in _tables(label, table).items()}
+
+
+def mcp_server_problems(label: str, table: dict[str, Any]) -> list[ConfigTableError]:
+    """What is wrong with the ``[mcp_servers.NAME]`` tables: one error per bad server
+    (the first thing wrong with it), for lint; empty when every table is right."""
+    try:
+        raw = _tables(label, table)
+    except ConfigTableError as error:
+        return [error]
+    problems: list[ConfigTableError] = []
+    for name, entry in raw.items():
+        try:
+            _server(label, name, entry)
+        except ConfigTableError as error:
+            problems.append(error)
+    return problems
+
+
+def _tables(label: str, table: dict[str, Any]) -> dict[str, Any]:
     raw = table["mcp_servers"]
     if not isinstance(raw, dict):
-        raise UsageError(
+        raise ConfigTableError(
             f"{label}: mcp_servers must be a table of servers, e.g. [mcp_servers.tracker] "
-            'with command = "tracker-mcp"'
+            'with command = "tracker-mcp"',
+            table="mcp_servers",
         )
-    return {name: _server(label, name, entry) for name, entry in raw.items()}
+    return raw
+
+
+class _Where:
+    """Where a server's table is, to build its errors."""
+
+    def __init__(self, label: str, name: str) -> None:
+        self.table = f"mcp_servers.{name}"
+        self.text = f"{label}: {self.table}"
+
+    def error(self, text: str, key: str | None = None) -> ConfigTableError:
+        return ConfigTableError(f"{self.text}: {text}", table=self.table, key=key)
 
 
 def _server(label: str, name: str, entry: Any) -> McpServerConfig:
-    where = f"{label}: mcp_servers.{name}"
+    where = _Where(label, name)
     if not MCP_SERVER_NAME.fullmatch(name):
-        raise UsageError(f"{where}: the name may hold letters, digits, - and single _ only")
+        raise where.error("the name may hold letters, digits, - and single _ only")
     if not isinstance(entry, dict):
-        raise UsageError(f'{where} must be a table with command = "..." or url = "..."')
+        raise where.error('it must be a table with command = "..." or url = "..."')
     for key in entry:
         if key not in KEYS:
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
-            raise UsageError(f"{where}: unknown key {key!r}{hint} (known: {', '.join(KEYS)})")
+            raise where.error(f"unknown key {key!r}{hint} (known: {', '.join(KEYS)})", key)
     command, url = entry.get("command"), entry.get("url")
     if (command is None) == (url is None):
-        raise UsageError(f"{where}: give either command (a stdio server) or url (HTTP), not both")
+        raise where.error("give either command (a stdio server) or url (HTTP), not both")
     if command is not None and (not isinstance(command, str) or not command.strip()):
-        raise UsageError(f"{where}: command must be a non-empty string")
+        raise where.error("command must be a non-empty string", "command")
     if url is not None and (not isinstance(url, str) or not re.match(r"https?://", url)):
-        raise UsageError(f"{where}: url must start with http:// or https://")
+        raise where.error("url must start with http:// or https://", "url")
     for key in ("args", "env") if url is not None else ("headers",):
         if key in entry:
             kind = "an HTTP server" if url is not None else "a stdio server"
-            raise UsageError(f"{where}: {key} does not apply to {kind}")
+            raise where.error(f"{key} does not apply to {kind}", key)
     return McpServerConfig(
         name=name,
         command=command,
@@ -145,31 +177,31 @@ def _server(label: str, name: str, entry: Any) -> McpServerConfig:
         headers=_pairs(where, "headers", entry.get("headers", {}), _HEADER_NAME),
         startup_timeout=_seconds(where, entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT),
         call_timeout=_seconds(where, entry, "call_timeout", DEFAULT_CALL_TIMEOUT),
-        source=where,
+        source=where.text,
     )
 
 
-def _strings(where: str, raw: Any) -> tuple[str, ...]:
+def _strings(where: _Where, raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
-        raise UsageError(f'{where}: args must be a list of strings, e.g. ["--port", "0"]')
+        raise where.error('args must be a list of strings, e.g. ["--port", "0"]', "args")
     return tuple(raw)
 
 
-def _pairs(where: str, key: str, raw: Any, names: re.Pattern[str]) -> Pairs:
+def _pairs(where: _Where, key: str, raw: Any, names: re.Pattern[str]) -> Pairs:
     if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise UsageError(f'{where}: {key} must be a table of strings, e.g. {{ NAME = "${{VAR}}" }}')
+        raise where.error(f'{key} must be a table of strings, e.g. {{ NAME = "${{VAR}}" }}', key)
     for name in raw:
         if not names.fullmatch(name):
-            raise UsageError(f"{where}: {name!r} is not a valid name in {key}")
+            raise where.error(f"{name!r} is not a valid name in {key}", key)
     return tuple(raw.items())
 
 
-def _seconds(where: str, entry: dict[str, Any], key: str, default: float) -> float:
+def _seconds(where: _Where, entry: dict[str, Any], key: str, default: float) -> float:
     raw = entry.get(key)
     if raw is None:
         return default
     found = None if isinstance(raw, bool) else _DURATION.fullmatch(str(raw).strip())
     seconds = float(found.group(1)) * _UNIT[found.group(2) or "s"] if found else 0.0
     if not seconds > 0:
-        raise UsageError(f"{where}: {key} must be a time above zero, like 30, 30s or 2m")
+        raise where.error(f"{key} must be a time above zero, like 30, 30s or 2m", key)
     return seconds

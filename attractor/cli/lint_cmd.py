@@ -1,14 +1,13 @@
 """``attractor lint FILE...``: report everything wrong with pipeline files.
 
-Imports only the parser and lint modules (and the settings, to find the MCP
-servers of the config file when a pipeline names some), so linting never loads the engine,
-rich or a model SDK.
+Imports only the parser and lint modules (and the settings, to read the
+config file when a pipeline names MCP servers or ACP agents), so linting never
+loads the engine, rich or a model SDK.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -62,43 +61,29 @@ def unreadable_diagnostic(path: str, error: PipelineError) -> Diagnostic:
 def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """Diagnostics of every readable file, and one ``unreadable`` diagnostic per other file.
 
-    MCP server names are checked against the config file a run here would read
-    (``attractor.toml``, else ``[tool.attractor]`` in ``pyproject.toml``).
+    Each file is checked by :func:`attractor.api.check_pipeline`: the lint rules,
+    and the ACP agents and MCP servers it names against the config file a run
+    here would read (``attractor.toml``, else ``[tool.attractor]`` in
+    ``pyproject.toml``), whose ``[mcp_servers]`` tables are checked too.
     """
-    from attractor.linter.acp import AcpAgentsRule
-    from attractor.linter.mcp import unknown_servers
-    from attractor.linter.prepare import prepare
-    from attractor.settings import configured_acp_agents
+    from attractor.api import check_pipeline
 
     found: list[Diagnostic] = []
     unreadable: list[Diagnostic] = []
-    servers: tuple[str | None, set[str]] | None = None
-    rules = [AcpAgentsRule(configured_acp_agents)]
+    config_seen: set[tuple[str, int, str]] = set()
     for path in paths:
         try:
-            graph, diagnostics = prepare(Path(path), file=path, extra_rules=rules)
+            _, diagnostics = check_pipeline(path)
         except PipelineError as error:
             unreadable.append(unreadable_diagnostic(path, error))
             continue
-        if graph is not None and any(n.raw("mcp") for n in [graph, *graph.nodes()]):
-            servers = servers or _config_servers()
-            extra = unknown_servers(graph, servers[1], servers[0])
-            diagnostics = sorted([*diagnostics, *extra], key=lambda d: (d.line, d.column))
-        found.extend(diagnostics)
+        for d in diagnostics:
+            mark = (d.file, d.line, d.message)
+            if d.file != path and d.rule == "mcp" and mark in config_seen:
+                continue  # one config file's problem, said once for all the files
+            config_seen.add(mark)
+            found.append(d)
     return found, unreadable
-
-
-def _config_servers() -> tuple[str | None, set[str]]:
-    """The config file a run here reads (None: none), and the MCP servers it defines."""
-    from attractor.config_file import MCP_KEY
-    from attractor.settings import find_config
-
-    config = find_config(Path.cwd())
-    if config is None:
-        return None, set()
-    label, table = config
-    servers = table.get(MCP_KEY)
-    return label, set(servers) if isinstance(servers, dict) else set()
 
 
 def _document(found: list[Diagnostic], output_format: str) -> str:

@@ -233,7 +233,8 @@ def parse_patterns(text: str) -> tuple[str, ...]:
     for pattern in patterns:
         if not _VARIABLE_GLOB.fullmatch(pattern):
             raise ValueError(
-                f"{pattern!r} is not a variable-name pattern (letters, digits, _ and * ? [])"
+                f"{pattern!r} is not a variable-name pattern; "
+                "expected patterns of letters, digits, _ and * ? []"
             )
     return patterns
 
@@ -248,7 +249,8 @@ def parse_mcp_servers(text: str) -> tuple[str, ...]:
     for name in names:
         if not MCP_SERVER_NAME.fullmatch(name):
             raise ValueError(
-                f"{name!r} is not an MCP server name (letters, digits, - and single _)"
+                f"{name!r} is not an MCP server name; "
+                "expected names of letters, digits, - and single _"
             )
     return names
 
@@ -260,7 +262,7 @@ def parse_mcp_tools(text: str) -> tuple[tuple[str, str], ...]:
         found = _MCP_TOOL_PATTERN.fullmatch(item)
         if found is None or not MCP_SERVER_NAME.fullmatch(found.group(1)):
             raise ValueError(
-                f"{item!r} is not an MCP tool pattern: write mcp__SERVER__TOOL "
+                f"{item!r} is not an MCP tool pattern; expected entries mcp__SERVER__TOOL "
                 "(TOOL may use * and ?), e.g. mcp__tracker__get_*"
             )
         entries.append((found.group(1), found.group(2)))

@@ -75,6 +75,7 @@ def attribute_value(graph: Graph) -> list[Diagnostic]:
 
 
 _BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_EXPECTED = re.compile(r"(?<![A-Za-z])expected ")
 
 
 def _value_message(key: str, raw: str, parse: object, error: str) -> tuple[str, str]:
@@ -88,7 +89,13 @@ def _value_message(key: str, raw: str, parse: object, error: str) -> tuple[str, 
             f'write {key}="{number}s" if seconds were meant; attractor migrate FILE '
             "--from kilroy converts every bare timeout of a kilroy pipeline",
         )
-    return f'{key}="{raw}": {error}', f"write {key} as {error.removeprefix('expected ')}"
+    return f'{key}="{raw}": {error}', _value_fix(key, error)
+
+
+def _value_fix(key: str, error: str) -> str:
+    """``write KEY as ...`` from the part of a parse error after ``expected``."""
+    found = list(_EXPECTED.finditer(error))
+    return f"write {key} as {error[found[-1].end() :]}" if found else f"correct the value of {key}"
 
 
 def _unknown_message(key: str, scope: str) -> tuple[str, str]:

@@ -181,6 +181,7 @@ class ContainerEnvironment(LocalEnvironment):
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
+        stdout_limit: int | None = None,
     ) -> ProcessResult:
         box = self._box()
         env = self.env(extra_env)
@@ -197,6 +198,7 @@ class ContainerEnvironment(LocalEnvironment):
                 stderr_path=stderr_path,
                 stdin_path=stdin_path,
                 wrap=run_argv(box, (cwd or self.workdir).resolve(), sorted(env), name),
+                stdout_limit=stdout_limit,
             )
         except BaseException:
             with anyio.CancelScope(shield=True):

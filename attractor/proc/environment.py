@@ -83,6 +83,7 @@ class ExecutionEnvironment(Protocol):
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
+        stdout_limit: int | None = None,
     ) -> ProcessResult:
         """Run ``command`` through ``/bin/sh -c`` in its own process group."""
         ...
@@ -182,6 +183,7 @@ class LocalEnvironment(HostFiles):
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
+        stdout_limit: int | None = None,
     ) -> ProcessResult:
         await self.setup()
         return await run_process(
@@ -194,6 +196,7 @@ class LocalEnvironment(HostFiles):
             stderr_path=stderr_path,
             stdin_path=stdin_path,
             wrap=self.wrap(cwd),
+            stdout_limit=stdout_limit,
         )
 
     def _inside(self, path: str | Path) -> Path:
@@ -257,6 +260,7 @@ class BwrapEnvironment(LocalEnvironment):
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin_path: Path | None = None,
+        stdout_limit: int | None = None,
     ) -> ProcessResult:
         await self.setup()
         fence = self._fence()
@@ -271,6 +275,7 @@ class BwrapEnvironment(LocalEnvironment):
                 stderr_path=stderr_path,
                 stdin_path=stdin_path,
                 wrap=self.wrap(cwd),
+                stdout_limit=stdout_limit,
             )
         # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
         name = f"{next(_sockets)}.sock"
@@ -295,6 +300,7 @@ class BwrapEnvironment(LocalEnvironment):
                     stderr_path=stderr_path,
                     stdin_path=stdin_path,
                     wrap=[*self.wrap(cwd), f"{INSIDE_DIR}/{name}"],
+                    stdout_limit=stdout_limit,
                 )
                 tg.cancel_scope.cancel()
         finally:

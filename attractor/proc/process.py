@@ -39,6 +39,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from attractor.proc.capped import CappedLog
 from attractor.proc.files import file_mode
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
@@ -77,6 +78,7 @@ async def run_process(
     stderr_path: Path | None = None,
     stdin_path: Path | None = None,
     wrap: Sequence[str] = (),
+    stdout_limit: int | None = None,
 ) -> ProcessResult:
     """Run ``command`` through the shell in its own process group.
 
@@ -92,6 +94,9 @@ async def run_process(
         stdin_path: the command reads this file as stdin (default: /dev/null).
         wrap: a program and its arguments that run ``/bin/sh -c command``
             (a sandbox); its process group is the one killed.
+        stdout_limit: with ``stdout_path``, the most bytes of stdout written
+            to it (then a note, :class:`~attractor.proc.capped.CappedLog`); the
+            rest is read through a pipe and dropped (``dropped_bytes``).
 
     Cancellation of the caller terminates the group (shielded) and re-raises.
     """
@@ -103,11 +108,15 @@ async def run_process(
         same = stderr_path is not None and stderr_path == stdout_path
         err = out if same else _target(opened, stderr_path)
         inp = _source(opened, stdin_path)
+        capped = CappedLog(out, stdout_limit, owned=False) if stdout_path and stdout_limit else None
+        streams = (inp, out if capped is None else subprocess.PIPE, err)
         before = boot_clock()
-        process, direct = await _start(command, (inp, out, err), cwd, env, wrap)
+        process, direct = await _start(command, streams, cwd, env, wrap)
         spawned = (before, boot_clock())
-        buffers = (_Capture(), _Capture())
+        buffers = (_Capture(capped), _Capture())
         timed_out = await _watch(process, spawned, buffers, timeout, kill_grace)
+        if capped is not None:
+            capped.close()  # its note, after all it kept
         returncode = None if timed_out else _exit_code(process, direct, err)
         stdout = _read_tail(out) if stdout_path else buffers[0].text()
         stderr = _read_tail(err) if stderr_path else buffers[1].text()
@@ -259,14 +268,25 @@ def _source(opened: list[int], path: Path | None) -> int:
 
 
 class _Capture:
-    def __init__(self) -> None:
+    """A piped stream's output: kept in memory up to :data:`CAPTURE_LIMIT`, or
+    written to a capped file."""
+
+    def __init__(self, file: CappedLog | None = None) -> None:
         self.data = bytearray()
-        self.dropped = 0
+        self.file = file
+        self._dropped = 0
+
+    @property
+    def dropped(self) -> int:
+        return self.file.dropped if self.file is not None else self._dropped
 
     def add(self, chunk: bytes) -> None:
+        if self.file is not None:
+            self.file.write(chunk)
+            return
         room = CAPTURE_LIMIT - len(self.data)
         self.data += chunk[:room]
-        self.dropped += max(0, len(chunk) - room)
+        self._dropped += max(0, len(chunk) - room)
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")

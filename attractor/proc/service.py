@@ -20,6 +20,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
+from attractor.proc.capped import CappedLog, copying
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 
@@ -38,36 +39,39 @@ async def open_service(
 ) -> AsyncIterator[Process]:
     """Start ``argv`` with piped stdin and stdout; stop its process group on exit.
 
-    stderr goes to ``stderr_path`` (appended), else to /dev/null.
+    stderr goes to ``stderr_path`` (appended, at most :data:`~attractor.proc.capped.LOG_LIMIT`
+    bytes of it, then a note), else to /dev/null.
 
     Raises:
         OSError: the program cannot be started (not found, not executable).
     """
-    err = _stderr(stderr_path)
+    log = CappedLog.create(stderr_path, append=True) if stderr_path is not None else None
     try:
         before = boot_clock()
         process = await anyio.open_process(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=err,
+            stderr=subprocess.PIPE if log is not None else subprocess.DEVNULL,
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
         )
-    finally:
-        if err != subprocess.DEVNULL:
-            os.close(err)
+    except BaseException:
+        if log is not None:
+            log.close()
+        raise
     ledger = ledger_of_run.get()
     if ledger is not None:
         ledger.started(process.pid, (before, boot_clock()))
-    try:
-        yield process
-    finally:
-        with anyio.CancelScope(shield=True):
-            await stop(process, kill_grace)
-            if ledger is not None:
-                ledger.ended(process.pid)
+    async with copying(process.stderr, log):
+        try:
+            yield process
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stop(process, kill_grace)
+                if ledger is not None:
+                    ledger.ended(process.pid)
 
 
 async def stop(process: Process, kill_grace: float) -> None:
@@ -90,10 +94,3 @@ async def stop(process: Process, kill_grace: float) -> None:
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-def _stderr(path: Path | None) -> int:
-    if path is None:
-        return subprocess.DEVNULL
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)

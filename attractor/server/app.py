@@ -18,6 +18,7 @@ Endpoints (JSON unless said otherwise)::
     GET  /pipelines/{id}/nodes/{node}        one node: state, attempts, stage files
                                              (?attempt=NODE/vV-aA: that attempt's)
     GET  /pipelines/{id}/nodes/{node}/files/{name}   a stage file whole (stdout.txt...)
+    GET  /pipelines/{id}/nodes/{node}/files/acp_terminals/{name}   an ACP terminal's output
     GET  /pipelines/{id}/timeline            every attempt, gate wait and branch
     GET  /pipelines/{id}/nodes/{node}/diff   what the stage changed in the run's workspace
     GET  /                                   the web page (static files, no CDN)
@@ -138,6 +139,7 @@ def create_app(
         Route("/pipelines/{id}/context", h.context),
         Route("/pipelines/{id}/nodes/{node}", h.node),
         Route("/pipelines/{id}/nodes/{node}/files/{name}", h.node_file),
+        Route("/pipelines/{id}/nodes/{node}/files/acp_terminals/{name}", h.terminal_file),
         Route("/pipelines/{id}/timeline", h.run_timeline),
         Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
         Route("/pipelines/{id}/nodes/{node}/diff", h.node_diff),

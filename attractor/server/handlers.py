@@ -7,6 +7,7 @@ question, 409 the run is not in a state for that.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -21,9 +22,9 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from attractor.api import load
+from attractor.api import check_pipeline, load
 from attractor.dot.graph import Graph
-from attractor.errors import AttractorError, UsageError, ValidationError
+from attractor.errors import AttractorError, Diagnostic, UsageError, ValidationError
 from attractor.fileio.writes import atomic_write_text
 from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
 from attractor.render import render
@@ -36,7 +37,7 @@ from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
 from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
-from attractor.server.output import stage_file
+from attractor.server.output import TERMINALS, stage_file, stage_listing, stage_slice
 from attractor.server.prune import prune_ids
 from attractor.server.questions import MAX_DIFF, read_changes
 from attractor.server.resume import check_resumable, continuation_of
@@ -151,6 +152,12 @@ class Handlers:
 
         return await anyio.to_thread.run_sync(read)
 
+    def check(self, source: Path) -> tuple[Graph | None, list[Diagnostic]]:
+        """The pipeline file ``source`` checked as ``attractor lint`` run in the root
+        checks it (its config file too); the diagnostics name files relative to the root."""
+        graph, found = check_pipeline(source, cwd=self.manager.root)
+        return graph, [_relative(d, self.manager.root) for d in found]
+
     # -- endpoints ----------------------------------------------------------
 
     async def index(self, request: Request) -> Response:
@@ -181,7 +188,10 @@ class Handlers:
 
         def prepare() -> tuple[Path, Graph]:  # parsing a large pipeline takes a while
             source = self._source(body)
-            return source, load(source)
+            graph, found = self.check(source)
+            if graph is None or any(d.is_error for d in found):
+                raise ValidationError(found)
+            return source, graph
 
         source, graph = await anyio.to_thread.run_sync(prepare, limiter=self._workers)
         return await self.manager.start(graph, source, settings, seed)
@@ -193,7 +203,7 @@ class Handlers:
     async def status_of(self, path: Path) -> dict[str, Any]:
         """The run's state: its listing fields, every node, its questions."""
         graph, state = await self.read_run(path)
-        data = await anyio.to_thread.run_sync(_with_spending, path, graph, state)
+        data = await anyio.to_thread.run_sync(_with_spending, path, graph, state, self.manager.root)
         await self._read_changes(path)
         return self._with_activity(data)
 
@@ -366,7 +376,7 @@ class Handlers:
         )
         if graph is not None:
             boundary = await anyio.to_thread.run_sync(
-                node_boundary, path, graph, node_id, limiter=self._workers
+                node_boundary, path, graph, node_id, self.manager.root, limiter=self._workers
             )
             if boundary is not None:
                 data["boundary"] = boundary
@@ -374,20 +384,51 @@ class Handlers:
 
     @_answers
     async def node_file(self, request: Request) -> Response:
+        return await self._node_file(request, str(request.path_params["name"]))
+
+    @_answers
+    async def terminal_file(self, request: Request) -> Response:
+        """An ACP terminal's output (``files/acp_terminals/term-N.log``)."""
+        return await self._node_file(request, f"{TERMINALS}/{request.path_params['name']}")
+
+    async def _node_file(self, request: Request, name: str) -> Response:
         path = self.run_path(request)
         node_id = str(request.path_params["node"])
         _, state = await self.read_run(path)
         if node_id not in state.nodes:
             raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
         asked = request.query_params.get("attempt")
-        name = str(request.path_params["name"])
 
         def read() -> bytes:
-            attempts = [a.to_json() for a in timeline(path) if a.node == node_id]
-            return stage_file(path, _attempt_folder(path, node_id, asked, attempts), name)
+            return stage_file(path, _folder_of(path, node_id, asked), name)
 
         data = await anyio.to_thread.run_sync(read, limiter=self._workers)
         return Response(self.redactor.data(data), media_type="text/plain; charset=utf-8")
+
+    async def node_file_slice(
+        self, path: Path, node_id: str, asked: str | None, name: str, offset: int, limit: int
+    ) -> dict[str, Any]:
+        """``limit`` bytes of stage file ``name`` of a node (of attempt ``asked``) from
+        byte ``offset``, as text: ``text``, ``size``, ``next_offset`` (None at the end)."""
+        _, state = await self.read_run(path)
+        if node_id not in state.nodes:
+            raise Problem(404, f"run {path.name} has no node {_shown(node_id)}")
+
+        def read() -> tuple[str, bytes, int, int]:
+            folder = _folder_of(path, node_id, asked)
+            data, size, after = stage_slice(path, folder, name, offset, limit)
+            return folder.relative_to(path).as_posix(), data, size, after
+
+        files_of, data, size, after = await anyio.to_thread.run_sync(read, limiter=self._workers)
+        return {
+            "node": node_id,
+            "files_of": files_of,
+            "file": name,
+            "offset": offset,
+            "size": size,
+            "next_offset": after if after < size else None,
+            "text": self.redactor.text(data.decode("utf-8", errors="replace")),
+        }
 
     @_answers
     async def run_timeline(self, request: Request) -> Response:
@@ -456,9 +497,16 @@ def _node_details(path: Path, node_id: str, asked: str | None) -> dict[str, Any]
         "attempts": attempts,
         "files_of": folder.relative_to(path).as_posix(),
         "files": folder_files(folder),
+        "listing": stage_listing(path, folder),
         "usage": node_usage(path).get(node_id),
         "requests": requests(path, node_id),
     }
+
+
+def _folder_of(path: Path, node_id: str, asked: str | None) -> Path:
+    """:func:`_attempt_folder` of the node's attempts as the run's timeline tells them."""
+    attempts = [a.to_json() for a in timeline(path) if a.node == node_id] if asked else []
+    return _attempt_folder(path, node_id, asked, attempts)
 
 
 def _attempt_folder(
@@ -476,20 +524,30 @@ def _attempt_folder(
     return path / asked
 
 
+def _relative(diagnostic: Diagnostic, root: Path) -> Diagnostic:
+    """``diagnostic`` naming its file relative to ``root`` (a file under it)."""
+    file = Path(diagnostic.file)
+    top = root.resolve()
+    if file.is_absolute() and file.is_relative_to(top):
+        return dataclasses.replace(diagnostic, file=file.relative_to(top).as_posix())
+    return diagnostic
+
+
 def _shown(name: str) -> str:
     """A name from the URL for a message: quoted, and cut when long."""
     return repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
 
 
-def _with_spending(path: Path, graph: Graph | None, state: RunState) -> dict[str, Any]:
-    """A run's state with what each node and branch spent and the run's budgets."""
+def _with_spending(path: Path, graph: Graph | None, state: RunState, root: Path) -> dict[str, Any]:
+    """A run's state with what each node and branch spent and the run's budgets
+    (the steps' boundaries planned with the config file of the server's ``root``)."""
     data = _with_worker(state.to_json())
     spent = node_usage(path)
     for node_id, node in data["nodes"].items():
         node["usage"] = spent.get(node_id)
     if graph is not None:
         ran = [node_id for node_id, node in data["nodes"].items() if node.get("visits")]
-        for node_id, boundary in _boundaries(path, graph, ran).items():
+        for node_id, boundary in _boundaries(path, graph, ran, root).items():
             if node_id in data["nodes"]:
                 data["nodes"][node_id]["boundary"] = boundary
     data["branches"] = branches(graph, spent)
@@ -504,7 +562,7 @@ _BOUNDARIES: dict[Path, tuple[tuple[Any, ...], dict[str, str | None]]] = {}
 _BOUNDARIES_KEPT = 64
 
 
-def _boundaries(path: Path, graph: Graph, ran: list[str]) -> dict[str, str | None]:
+def _boundaries(path: Path, graph: Graph, ran: list[str], root: Path) -> dict[str, str | None]:
     """Every node's boundary (:func:`node_boundaries`), computed again only once the
     run's results.jsonl or manifest changed, or another node ran."""
     run = RunDir(path)
@@ -512,7 +570,7 @@ def _boundaries(path: Path, graph: Graph, ran: list[str]) -> dict[str, str | Non
     kept = _BOUNDARIES.get(path)
     if kept is not None and kept[0] == key:
         return kept[1]
-    found = node_boundaries(path, graph, ran)
+    found = node_boundaries(path, graph, ran, root)
     if len(_BOUNDARIES) >= _BOUNDARIES_KEPT:
         _BOUNDARIES.clear()
     _BOUNDARIES[path] = (key, found)

@@ -39,6 +39,7 @@ from attractor.errors import AttractorError, ValidationError
 from attractor.runview.inventory import read_events
 from attractor.server.body import Problem
 from attractor.server.handlers import Handlers
+from attractor.server.output import MAX_SLICE
 from attractor.server.runs import ALLOWED_SETTINGS, RunManager
 from attractor.version import __version__
 
@@ -46,6 +47,8 @@ LOG = logging.getLogger("attractor.mcp")
 #: Events ``status`` returns unless asked for another number (at most :data:`MAX_EVENTS`).
 LAST_EVENTS = 20
 MAX_EVENTS = 200
+#: Bytes of a stage file ``read_stage`` gives unless asked for another number.
+READ_LIMIT = 64 * 1024
 
 Json = dict[str, Any]
 
@@ -119,9 +122,23 @@ TOOLS: dict[str, tuple[str, Json]] = {
     ),
     "list_runs": ("Every run under the server's root, newest first.", _object({})),
     "read_stage": (
-        "One node of a run: its state and the end of each file of its stage folder "
-        "(prompt.md, response.md, status.json, transcript.jsonl, ...).",
-        _object({"run_id": _RUN_ID, "node": {"type": "string"}}, ("run_id", "node")),
+        "One node of a run: its state, its attempts, the end of its main stage files "
+        "(prompt.md, response.md, status.json, transcript.jsonl, ...) and a listing of every "
+        "file it may read. With file: that file (a name from the listing, e.g. tools.log, "
+        "mcp-NAME.stderr.log, agent_stderr.txt, acp_terminals/term-1.log) from byte offset, "
+        "at most limit bytes; next_offset is where the next slice starts (null: the end). "
+        "attempt picks a visit's or attempt's folder (an attempts[].files value).",
+        _object(
+            {
+                "run_id": _RUN_ID,
+                "node": {"type": "string"},
+                "attempt": {"type": "string", "description": "NODE/vV-aA, as attempts[].files"},
+                "file": {"type": "string", "description": "a name from the listing"},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SLICE},
+            },
+            ("run_id", "node"),
+        ),
     ),
 }
 
@@ -155,11 +172,9 @@ class McpTools:
     # -- the tools -------------------------------------------------------------
 
     async def tool_lint(self, args: Json) -> Json:
-        from attractor.linter.prepare import prepare
-
         path = self._pipeline(args)
-        relative = str(path.relative_to(self.root.resolve()))
-        _, found = await anyio.to_thread.run_sync(lambda: prepare(path, file=relative))
+        relative = path.relative_to(self.root.resolve()).as_posix()
+        _, found = await anyio.to_thread.run_sync(self.handlers.check, path)
         diagnostics = [d.to_json() for d in found]
         errors = sum(d.is_error for d in found)
         return {
@@ -221,7 +236,18 @@ class McpTools:
 
     async def tool_read_stage(self, args: Json) -> Json:
         path = self.handlers.path_of(_text(args, "run_id"))
-        return await self.handlers.node_of(path, _text(args, "node"))
+        node = _text(args, "node")
+        attempt = _text(args, "attempt") if args.get("attempt") is not None else None
+        if args.get("file") is None:
+            for key in ("offset", "limit"):
+                if args.get(key) is not None:
+                    raise Problem(400, f'"{key}" pages through a file: name it with "file"')
+            return await self.handlers.node_of(path, node, attempt)
+        offset = _whole(args, "offset", 0, 0, None)
+        limit = _whole(args, "limit", READ_LIMIT, 1, MAX_SLICE)
+        return await self.handlers.node_file_slice(
+            path, node, attempt, _text(args, "file"), offset, limit
+        )
 
     def _pipeline(self, args: Json) -> Path:
         relative = _text(args, "path")
@@ -235,6 +261,21 @@ def _text(args: Json, key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value.strip():
         raise Problem(400, f'"{key}" must be a non-empty string')
+    return value
+
+
+def _whole(args: Json, key: str, default: int, low: int, high: int | None) -> int:
+    value = args.get(key, default)
+    if value is None:
+        return default
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        top = f" to {high}" if high is not None else " or more"
+        raise Problem(400, f'"{key}" must be a whole number from {low}{top}')
     return value
 
 

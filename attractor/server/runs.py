@@ -165,7 +165,9 @@ class RunManager:
         flags = self.flags(requested)
         plan = await anyio.to_thread.run_sync(
             lambda: plan_run(
-                source, graph=graph, settings=lambda g: self.checked(g, settings_for(g, flags))
+                source,
+                graph=graph,
+                settings=lambda g: self.checked(g, settings_for(g, flags, cwd=self.root)),
             )
         )
         return await self._launch(plan, seed)
@@ -184,11 +186,13 @@ class RunManager:
         return settings
 
     def _resume_settings(self, path: Path, graph: Graph, flags: dict[str, Any]) -> Settings:
-        settings, _ = resume_settings(path, graph, flags)
+        settings, _ = resume_settings(path, graph, flags, cwd=self.root)
         if "workdir" not in flags and not settings.source("workdir").startswith(RECORDED_SOURCE):
             # A run recorded no workdir when it worked where it ran: here, the root
             # (not this process's directory, nor an environment's or config's choice).
-            settings, _ = resume_settings(path, graph, {**flags, "workdir": str(self.root)})
+            settings, _ = resume_settings(
+                path, graph, {**flags, "workdir": str(self.root)}, cwd=self.root
+            )
         return self.checked(graph, settings)
 
     async def resume(

@@ -215,10 +215,54 @@ def test_lint_checks_server_names_against_the_config_and_the_allow_list(
 
 
 def test_lint_reports_a_malformed_allow_entry(workspace: Path) -> None:
-    write(workspace / "p.dot", PIPELINE.replace('mcp="tracker"', 'mcp_allow="tracker.get"'))
+    write(workspace / "p.dot", PIPELINE.replace('mcp="tracker"', 'mcp_deny="garbage"'))
     result = invoke(["lint", "p.dot"])
     assert result.exit_code == 1
     assert "p.dot:4:" in result.stdout and "is not an MCP tool pattern" in result.stdout
+    assert (
+        "fix: write mcp_deny as entries mcp__SERVER__TOOL (TOOL may use * and ?), "
+        "e.g. mcp__tracker__get_*"
+    ) in result.stdout
+
+
+def test_lint_reports_each_broken_server_table_at_its_line_in_the_config(
+    workspace: Path,
+) -> None:
+    write(
+        workspace / "attractor.toml",
+        '[mcp_servers.tracker]\nurl = "ftp://x"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
+        'colour = 1\n\n[mcp_servers.fine]\ncommand = "ok"\n',
+    )
+    write(workspace / "p.dot", PIPELINE)
+    result = invoke(["lint", "p.dot"])
+    assert result.exit_code == 1, result.stdout
+    assert (
+        "attractor.toml:2:1: error mcp: mcp_servers.tracker: url must start with http:// or "
+        "https://\n    fix: correct [mcp_servers.tracker] in attractor.toml"
+    ) in result.stdout
+    assert "attractor.toml:6:1: error mcp: mcp_servers.docs: unknown key 'colour'" in result.stdout
+    assert "no problems found" not in result.stdout and "2 error(s)" in result.stdout
+    # The run stops on the same table, in one line.
+    run = invoke(["run", "p.dot", "--dry-run"])
+    assert run.exit_code == 2 and "mcp_servers.tracker: url must start with" in run.stderr
+
+
+def test_lint_reports_a_server_table_of_pyproject_and_an_unreadable_config(
+    workspace: Path,
+) -> None:
+    write(
+        workspace / "pyproject.toml",
+        '[project]\nname = "x"\n\n[tool.attractor.mcp_servers.tracker]\ncommand = ""\n',
+    )
+    write(workspace / "p.dot", PIPELINE)
+    found = json.loads(invoke(["lint", "--format", "json", "p.dot"]).stdout)
+    assert [(d["file"], d["line"], d["message"]) for d in found] == [
+        ("pyproject.toml", 5, "mcp_servers.tracker: command must be a non-empty string")
+    ]
+    write(workspace / "attractor.toml", "[mcp_servers.tracker\n")
+    result = invoke(["lint", "p.dot"])
+    assert result.exit_code == 1 and "Traceback" not in result.stdout + result.stderr
+    assert "attractor.toml: error mcp: the config file cannot be read" in result.stdout
 
 
 def test_dry_run_lists_each_nodes_servers(workspace: Path) -> None:

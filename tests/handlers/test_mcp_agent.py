@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.events import AgentWarning, ToolCallCompleted
@@ -174,6 +178,25 @@ async def test_a_50_mb_result_reaches_the_model_truncated_and_tools_log_8_mb_of_
     assert "more characters of the MCP result dropped]" in answer.content
     size = (stage / "tools.log").stat().st_size
     assert 8 * 1024 * 1024 < size < 9 * 1024 * 1024  # capped like a shell command's output
+
+
+@pytest.mark.anyio
+async def test_a_servers_stderr_is_capped_on_disk_with_a_note(tmp_path: Path) -> None:
+    from attractor.proc.capped import LOG_LIMIT
+
+    outcome, _, model, stage = await run_node(
+        tmp_path,
+        [stdio("tracker")],
+        [calls(("mcp__tracker__spew", {"megabytes": 20})), ScriptedResponse("done")],
+    )
+    assert outcome.status == StageStatus.SUCCESS, outcome.failure_reason
+    (answer,) = [m for m in model.requests[1].messages if m.role == "tool"]
+    assert "spewed" in answer.content  # the server was never held up by its stderr
+    log = stage / "mcp-tracker.stderr.log"
+    assert LOG_LIMIT < log.stat().st_size < LOG_LIMIT + 200
+    end = log.read_bytes()[-150:].decode()
+    assert f"[attractor: this log was cut at {LOG_LIMIT} bytes; " in end
+    assert end.endswith(" more bytes were left out]\n")
 
 
 @pytest.mark.anyio
@@ -346,3 +369,82 @@ async def test_an_unset_header_variable_fails_the_step_naming_it(tmp_path: Path)
     outcome, _, _, _ = await run_node(tmp_path, [server], [ScriptedResponse("x")])
     assert outcome.status == StageStatus.FAIL
     assert "${ATTRACTOR_TEST_UNSET_TOKEN}, which is not set" in outcome.failure_reason
+
+
+@asynccontextmanager
+async def raw_http_server(answer: bytes | None) -> AsyncIterator[str]:
+    """An HTTP endpoint on 127.0.0.1 that reads each request and answers ``answer``
+    as JSON (None: accepts the connection and never answers)."""
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            buffered = BufferedByteReceiveStream(stream)
+            try:
+                head = await buffered.receive_until(b"\r\n\r\n", 65536)
+                length = re.search(rb"(?i)content-length:\s*(\d+)", head)
+                await buffered.receive_exactly(int(length.group(1)) if length else 0)
+                if answer is None:
+                    await anyio.sleep_forever()
+                await stream.send(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(answer), answer)
+                )
+            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
+                return
+
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, serve)
+        yield f"http://127.0.0.1:{port}/mcp"
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("call_timeout", [0.5, 1.0, 5.0])
+async def test_an_http_server_that_never_answers_its_handshake_fails_the_step_clearly(
+    tmp_path: Path, call_timeout: float
+) -> None:
+    async with raw_http_server(None) as url:
+        server = McpServerConfig("docs", url=url, startup_timeout=1.0, call_timeout=call_timeout)
+        outcome, _, model, _ = await run_node(tmp_path, [server], [ScriptedResponse("x")])
+    assert outcome.status == StageStatus.FAIL
+    assert outcome.failure_reason == "MCP server docs: did not answer within 1s of its start"
+    assert model.requests == []
+
+
+@pytest.mark.anyio
+async def test_an_http_server_answering_invalid_json_fails_the_step_in_one_line(
+    tmp_path: Path,
+) -> None:
+    garbage = b'{"jsonrpc": "2.0", "id": 0, "result": 7, "extra": {"deep": [1, 2, 3]}}'
+    async with raw_http_server(garbage) as url:
+        server = McpServerConfig("docs", url=url, startup_timeout=5.0, call_timeout=1.0)
+        outcome, _, model, _ = await run_node(tmp_path, [server], [ScriptedResponse("x")])
+    assert outcome.status == StageStatus.FAIL
+    reason = outcome.failure_reason
+    assert reason.startswith("MCP server docs: did not start ("), reason
+    assert "\n" not in reason and len(reason) < 400, reason
+    assert "Failed to parse JSON response" in reason  # what was wrong, in a line
+    assert model.requests == []
+
+
+@pytest.mark.anyio
+async def test_an_http_server_dying_mid_call_fails_the_step(
+    tmp_path: Path, http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCS_TOKEN", "s3cret-token")
+    server = McpServerConfig(
+        "docs",
+        url=http_server,
+        headers=(("Authorization", "Bearer ${DOCS_TOKEN}"),),
+        call_timeout=30.0,
+    )
+    outcome, _, _, _ = await run_node(
+        tmp_path,
+        [server],
+        [calls(("mcp__docs__exit_now", {})), ScriptedResponse("never reached")],
+    )
+    assert outcome.status == StageStatus.FAIL
+    reason = outcome.failure_reason
+    assert reason == "MCP server docs: ended during a call of exit_now", reason

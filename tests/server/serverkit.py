@@ -102,8 +102,10 @@ def start_server(
     token: str | None = None,
     host: str = "127.0.0.1",
     python: Sequence[str] = ("-m", "attractor"),
+    cwd: Path | None = None,
 ) -> Server:
-    """``attractor serve`` in a subprocess, returned once it answers.
+    """``attractor serve`` in a subprocess (started in ``cwd``, default the root),
+    returned once it answers.
 
     Unless ``token`` is given or ``--no-token`` is passed, the client uses the
     token the server made, read from ``ROOT/.attractor/serve.token``.
@@ -111,7 +113,9 @@ def start_server(
     port = free_port()
     args = [sys.executable, *python, "serve", "--root", str(root), "--port", str(port)]
     args += ["--host", host, *extra_args]
-    process = subprocess.Popen(args, cwd=root, env=_clean_env(), stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        args, cwd=cwd or root, env=_clean_env(), stderr=subprocess.PIPE, text=True
+    )
     address = host if host.startswith("127.") else "127.0.0.1"
     server = Server(f"http://{address}:{port}", root, process, token)
     deadline = time.monotonic() + 30

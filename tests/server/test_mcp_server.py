@@ -66,9 +66,13 @@ def _env() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_session(root: Path) -> AsyncIterator[ClientSession]:
+async def stdio_session(root: Path, cwd: Path | None = None) -> AsyncIterator[ClientSession]:
+    """A session with ``attractor mcp --root ROOT``, started in ``cwd`` (default: here)."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "attractor", "mcp", "--root", str(root)], env=_env()
+        command=sys.executable,
+        args=["-m", "attractor", "mcp", "--root", str(root)],
+        env=_env(),
+        cwd=cwd,
     )
     async with stdio_client(params) as streams, ClientSession(*streams) as session:
         with anyio.fail_after(30):
@@ -148,6 +152,45 @@ async def test_lint_run_follow_answer_and_read_a_stage(root: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_read_stage_reaches_every_visit_of_a_node(root: Path) -> None:
+    (root / "gate.dot").write_text(GATE.replace("echo built > out.txt", "echo built; date +%N"))
+    async with stdio_session(root) as session:
+        _, started = await call(session, "run", path="gate.dot")
+        run_id = started["run_id"]
+        for answer in ("N", "Y"):  # No: work runs a second time
+            waiting = await wait_for(session, run_id, lambda s: bool(s["questions"]))
+            question = waiting["questions"][0]["id"]
+            await call(session, "answer", run_id=run_id, question_id=question, answer=answer)
+            await wait_for(session, run_id, lambda s, q=question: all(
+                x["id"] != q for x in s["questions"]
+            ))  # fmt: skip
+        await wait_for(session, run_id, lambda s: s["status"] == "success")
+        _, stage = await call(session, "read_stage", run_id=run_id, node="work")
+        folders = [attempt["files"] for attempt in stage["attempts"]]
+        assert len(folders) == 2, stage["attempts"]
+        outputs = []
+        for folder in folders:
+            error, seen = await call(
+                session, "read_stage", run_id=run_id, node="work", attempt=folder
+            )
+            assert not error and seen["files_of"] == folder
+            assert "stdout.txt" in [entry["name"] for entry in seen["listing"]]
+            error, out = await call(
+                session, "read_stage", run_id=run_id, node="work", attempt=folder,
+                file="stdout.txt",
+            )  # fmt: skip
+            assert not error and out["text"].startswith("built\n") and out["next_offset"] is None
+            outputs.append(out["text"])
+        assert outputs[0] != outputs[1]  # two visits, two folders
+        error, refused = await call(
+            session, "read_stage", run_id=run_id, node="work", attempt="exit/v1-a1"
+        )
+        assert error and refused["code"] == 404
+        error, refused = await call(session, "read_stage", run_id=run_id, node="work", limit=5)
+        assert error and refused["code"] == 400 and "file" in refused["error"]
+
+
+@pytest.mark.anyio
 async def test_cancel_then_resume_a_run(root: Path) -> None:
     async with stdio_session(root) as session:
         _, started = await call(session, "run", path="slow.dot")
@@ -185,6 +228,122 @@ async def test_bad_requests_are_structured_errors(root: Path) -> None:
         assert error and "unknown run setting(s) sandbox" in bad["error"]
         # The session still works after every refusal.
         assert (await call(session, "list_runs"))[1] == {"runs": []}
+
+
+TOOLS_SERVER = Path(__file__).parents[1] / "agent" / "mcp_servers" / "tools_server.py"
+USES_MCP = """digraph uses_mcp {
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    work  [prompt="look it up", mcp="tracker", max_turns=4]
+    start -> work -> exit
+}
+"""
+
+
+@pytest.mark.anyio
+async def test_a_server_started_elsewhere_runs_with_the_roots_config(
+    root: Path, tmp_path: Path
+) -> None:
+    """Claude Code or Codex start ``attractor mcp`` in their own folder: the root's
+    attractor.toml (its MCP servers, its settings) is the one a run reads."""
+    (root / "attractor.toml").write_text(
+        f"max_turns = 3\n[mcp_servers.tracker]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(TOOLS_SERVER))}, "stdio"]\n'
+    )
+    (root / "uses_mcp.dot").write_text(USES_MCP.replace(", max_turns=4", ""))
+    call_echo = {"name": "mcp__tracker__echo", "arguments": {"text": "from the root ✓ é"}}
+    script = {"responses": [{"text": "", "tool_calls": [call_echo]}, {"text": "done"}]}
+    (root / "script.json").write_text(json.dumps(script))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    async with stdio_session(root, cwd=elsewhere) as session:
+        assert (await call(session, "lint", path="uses_mcp.dot"))[1]["ok"] is True
+        settings = {"backend": "scripted:script.json"}
+        error, started = await call(session, "run", path="uses_mcp.dot", settings=settings)
+        assert not error, started
+        done = await wait_for(session, started["run_id"], lambda s: s["status"] != "running")
+        assert done["status"] == "success", done
+        run_id = started["run_id"]
+        _, stage = await call(session, "read_stage", run_id=run_id, node="work")
+        listed = {entry["name"]: entry["size"] for entry in stage["listing"]}
+        pieces, offset = [], 0
+        while offset is not None:  # tools.log, 7 bytes at a time
+            error, piece = await call(
+                session, "read_stage", run_id=run_id, node="work", file="tools.log",
+                offset=offset, limit=7,
+            )  # fmt: skip
+            assert not error and piece["size"] == listed["tools.log"], piece
+            pieces.append(piece["text"])
+            offset = piece["next_offset"]
+        error, stderr_log = await call(
+            session, "read_stage", run_id=run_id, node="work", file="mcp-tracker.stderr.log"
+        )
+        assert not error and stderr_log["size"] == listed["mcp-tracker.stderr.log"]
+        for bad in ("../manifest.json", "pipeline.dot", "/etc/passwd"):
+            error, refused = await call(session, "read_stage", run_id=run_id, node="work", file=bad)
+            assert error and refused["code"] == 404, refused
+    status = json.loads(stage["files"]["status.json"])
+    assert status["turns_used"] == 2
+    tools_log = next((root / ".attractor" / "runs").glob("*/work/tools.log")).read_text()
+    assert "echo: from the root ✓ é" in tools_log
+    assert "".join(pieces) == tools_log  # every slice ends on a whole character
+    manifest = json.loads(next((root / ".attractor" / "runs").glob("*/manifest.json")).read_text())
+    assert manifest["settings"]["max_turns"] == "3"  # the root's config, not the cwd's
+
+
+def _ordered(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(found, key=lambda d: (d["file"], d["line"], d["column"], d["rule"]))
+
+
+@pytest.mark.anyio
+async def test_lint_and_run_refuse_what_attractor_lint_refuses(root: Path) -> None:
+    (root / "attractor.toml").write_text('[mcp_servers.docs]\nurl = "ftp://x"\n')
+    (root / "sub").mkdir()
+    (root / "sub" / "p.dot").write_text(
+        USES_MCP.replace('mcp="tracker"', 'mcp="docs,ghost", backend="acp:ghost"')
+    )
+    cli = await anyio.run_process(
+        [sys.executable, "-m", "attractor", "lint", "--format", "json", "sub/p.dot"],
+        cwd=root, env=_env(), check=False,
+    )  # fmt: skip
+    expected = _ordered(json.loads(cli.stdout.decode()))
+    assert cli.returncode == 1 and len(expected) == 3, expected
+    async with stdio_session(root) as session:
+        error, lint = await call(session, "lint", path="sub/p.dot")
+        assert not error and lint["ok"] is False and lint["errors"] == 3
+        assert _ordered(lint["diagnostics"]) == expected
+        error, refused = await call(session, "run", path="sub/p.dot")
+        assert error and refused["code"] == 400
+        assert _ordered(refused["diagnostics"]) == expected
+        assert (await call(session, "list_runs"))[1] == {"runs": []}
+    where = {(d["file"], d["line"]) for d in expected}
+    assert ("attractor.toml", 2) in where and ("sub/p.dot", 4) in where
+
+
+def test_serve_started_elsewhere_runs_and_refuses_with_the_roots_config(
+    root: Path, tmp_path: Path
+) -> None:
+    (root / "attractor.toml").write_text(
+        'max_turns = 3\n[mcp_servers.docs]\nurl = "http://127.0.0.1:9/mcp"\n'
+    )
+    (root / "uses_mcp.dot").write_text(USES_MCP.replace('mcp="tracker"', 'mcp="ghost"'))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server = start_server(root, cwd=elsewhere)
+    try:
+        with server.client() as client:
+            refused = client.post("/pipelines", json={"path": "uses_mcp.dot"})
+            started = client.post("/pipelines", json={"path": "slow.dot"})
+            assert started.status_code == 201, started.text
+            client.post(f"/pipelines/{started.json()['id']}/cancel")
+    finally:
+        server.stop()
+    assert refused.status_code == 400
+    [problem] = refused.json()["diagnostics"]
+    assert (problem["file"], problem["line"]) == ("uses_mcp.dot", 4)
+    assert problem["message"].endswith("is not defined in attractor.toml (defined: docs)")
+    manifest = json.loads(next((root / ".attractor" / "runs").glob("*/manifest.json")).read_text())
+    assert manifest["settings"]["max_turns"] == "3"
 
 
 @pytest.mark.anyio

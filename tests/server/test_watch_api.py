@@ -128,6 +128,20 @@ def test_a_stage_file_is_served_whole_redacted_and_never_from_outside_the_run(
         assert client.get(f"{base}/build/files/manifest.json").status_code == 404
         assert client.get(f"{base}/build/files/..%2Fmanifest.json").status_code == 404
         assert client.get(f"{base}/nobody/files/stdout.txt").status_code == 404
+        # An agent's logs, an MCP server's stderr, an ACP terminal's output are stage files too.
+        (run_dir / "prep" / "tools.log").write_text("--- turn 1: shell\n")
+        (run_dir / "prep" / "mcp-docs.stderr.log").write_text("docs server up\n")
+        (run_dir / "prep" / "acp_terminals").mkdir()
+        (run_dir / "prep" / "acp_terminals" / "term-1.log").write_text("make: done\n")
+        assert client.get(f"{base}/prep/files/tools.log").text == "--- turn 1: shell\n"
+        assert client.get(f"{base}/prep/files/mcp-docs.stderr.log").text == "docs server up\n"
+        terminal = client.get(f"{base}/prep/files/acp_terminals/term-1.log")
+        assert (terminal.status_code, terminal.text) == (200, "make: done\n")
+        assert client.get(f"{base}/prep/files/acp_terminals/x.txt").status_code == 404
+        listing = client.get(f"{base}/prep").json()["listing"]
+        names = [entry["name"] for entry in listing]
+        assert {"acp_terminals/term-1.log", "mcp-docs.stderr.log", "tools.log"} <= set(names)
+        assert {"name": "stdout.txt", "size": len(big)} in listing
 
 
 WRITES = """digraph writes {

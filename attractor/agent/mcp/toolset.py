@@ -49,6 +49,11 @@ PREFIX = "mcp__"
 _MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: Bytes of a server's stderr quoted in a failure.
 _STDERR_TAIL = 600
+#: Seconds the HTTP client waits beyond the server's own bounds, so that they
+#: (``startup_timeout``, ``call_timeout``) end a wait and say which one did.
+_HTTP_SLACK = 5.0
+#: Errors a transport's other tasks end with once one of them failed.
+_AFTERMATH = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
 Warn = Callable[[str], None]
 Patterns = tuple[tuple[str, str], ...]
@@ -143,7 +148,13 @@ def _as_failure(error: BaseException, names: str) -> BaseException:
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The one error inside nested groups, else the group."""
+    """The error the step ends with, from inside nested groups.
+
+    A cancellation (or Ctrl-C) among them leaves the group as it is. Else our
+    own :class:`McpServerError` wins (the transport's tasks fail too when a
+    bound of ours ends the wait), then the one error there is, then a transport
+    error whose companions are only its aftermath.
+    """
     leaves: list[BaseException] = []
     pending: list[BaseException] = [group]
     while pending:
@@ -152,7 +163,21 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
             pending += error.exceptions
         else:
             leaves.append(error)
-    return leaves[0] if len(leaves) == 1 else group
+    if any(
+        not isinstance(leaf, Exception) or isinstance(leaf, anyio.get_cancelled_exc_class())
+        for leaf in leaves
+    ):
+        return group  # a cancellation goes on as it came
+    ours = [leaf for leaf in leaves if isinstance(leaf, McpServerError)]
+    if ours:
+        return ours[0]
+    if len(leaves) == 1:
+        return leaves[0]
+    transport = [leaf for leaf in leaves if isinstance(leaf, httpx2.HTTPError | OSError)]
+    others = [leaf for leaf in leaves if leaf not in transport]
+    if transport and all(isinstance(leaf, _AFTERMATH) for leaf in others):
+        return transport[0]
+    return group
 
 
 async def _open(
@@ -192,10 +217,16 @@ async def _open(
 
 
 async def _open_http(stack: AsyncExitStack, server: McpServerConfig, url: str) -> _Connection:
-    """A streamable HTTP server, its headers sent with every request."""
+    """A streamable HTTP server, its headers sent with every request.
+
+    The client's own timeouts lie beyond the server's bounds: the handshake's
+    ``startup_timeout`` and each call's ``call_timeout`` (anyio scopes) are what
+    end a wait on a server that does not answer, with a message that says so.
+    """
+    longest = max(server.startup_timeout, server.call_timeout) + _HTTP_SLACK
     client = httpx2.AsyncClient(
         headers=dict(server.headers),
-        timeout=httpx2.Timeout(server.startup_timeout, read=server.call_timeout),
+        timeout=httpx2.Timeout(server.startup_timeout + _HTTP_SLACK, read=longest),
     )
     await stack.enter_async_context(client)
     streams = await stack.enter_async_context(
@@ -330,11 +361,18 @@ def _capped(text: str) -> str:
 
 
 def _brief(error: BaseException) -> str:
-    """One line: an MCP error's message, else the error's type and first line."""
+    """One short line: an MCP error's message, else the error's type and message (the
+    first line of each, cut: a validation error's dump stays out of status.json)."""
     if isinstance(error, MCPError):
-        return error.error.message
-    first = (str(error).strip().splitlines() or [""])[0][:200]
+        return _first_line(error.error.message) or "an MCP error"
+    first = _first_line(str(error))
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    lines = text.strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    return first if len(first) <= limit else first[: limit - 3] + "..."
 
 
 def _tail(path: Path | None) -> str:

@@ -82,8 +82,9 @@ class AttractorClient:
         #: Set once attractor decided the agent must stop (``tracker.stop``).
         self.stopping = anyio.Event()
         self._cost_seen = 0.0
-        #: A person just allowed an execute tool call: its command needs no second question.
-        self._person_allowed_command = False
+        #: The command line of the execute tool call a person just allowed: a terminal
+        #: that runs exactly it needs no second question (None: none, or not known).
+        self._person_allowed_command: str | None = None
 
     # -- session updates -----------------------------------------------------
 
@@ -132,7 +133,12 @@ class AttractorClient:
         allowed = decision == "allow"
         if decision == "ask":
             allowed = await self._ask(f"The agent asks for a tool call of kind {kind}: {title}")
-            self._person_allowed_command = allowed and kind == "execute"
+            raw = tool_call.raw_input
+            if raw is None:
+                raw = self.reader.inputs.get(tool_call.tool_call_id)
+            self._person_allowed_command = (
+                command_of(raw) if allowed and kind == "execute" else None
+            )
         self.tracker.transcript.tool_output(
             turn=self.tracker.turns,
             name="permission",
@@ -243,8 +249,8 @@ class AttractorClient:
     ) -> CreateTerminalResponse:
         self._check_going()
         commands = self.policy.commands
-        approved, self._person_allowed_command = self._person_allowed_command, False
-        if commands == "ask" and not approved:
+        approved, self._person_allowed_command = self._person_allowed_command, None
+        if commands == "ask" and not runs_exactly(approved, command, args or []):
             line = shlex.join([command, *(args or [])])
             if not await self._ask(f"The agent asks to run the command `{line}`"):
                 raise self._refuse(f"running {line} (the person said no)", "allow_all")
@@ -306,6 +312,36 @@ class AttractorClient:
 
     def on_connect(self, conn: Agent) -> None:
         return None
+
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/bin/zsh"})
+
+
+def command_of(raw: Any) -> str | None:
+    """The command line an execute tool call's raw input names, as one string
+    (None when it names none attractor can tell)."""
+    if isinstance(raw, str):
+        return raw.strip() or None
+    if not isinstance(raw, dict):
+        return None
+    command, args = raw.get("command"), raw.get("args")
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return shlex.join(command)
+    if not isinstance(command, str) or not command.strip():
+        return None
+    if isinstance(args, list) and args and all(isinstance(a, str) for a in args):
+        return shlex.join([command, *args])
+    return command.strip() if args in (None, []) else None
+
+
+def runs_exactly(approved: str | None, command: str, args: list[str]) -> bool:
+    """Whether a terminal of ``command`` and ``args`` runs the approved command line
+    and nothing else (itself, or through ``sh -c``)."""
+    if approved is None:
+        return False
+    if shlex.join([command, *args]) == approved or (not args and command.strip() == approved):
+        return True
+    return command in _SHELLS and len(args) == 2 and args[0] == "-c" and args[1] == approved
 
 
 def _exit(code: int | None, signal: str | None) -> TerminalExitStatus:

@@ -17,7 +17,9 @@ policy           permission requests                          file writes  termi
 Under ``ask`` a person answers yes or no through the run's interviewer (the
 console, ``--answers``, the server's question endpoint), as at a human gate;
 no answer is a no. A command the person already allowed as an ``execute``
-tool call runs without a second question.
+tool call runs without a second question, in the agent's next terminal, when
+that terminal runs exactly the command line the tool call named (itself, or
+through ``sh -c``); any other command is asked about again.
 
 Reads are confined to the workspace under every policy; writes and commands
 stay inside it (and inside the node's sandbox when it is on). Nothing is

@@ -5,7 +5,8 @@ its own process group, noted in the run's process ledger (the crash guard kills
 it if the engine dies), and stopped with its whole group when the attempt ends
 however it ends: stdin closed first (an agent exits on end of input), then
 SIGTERM, then SIGKILL after the kill grace. Its stderr goes to
-``agent_stderr.txt`` in the stage directory.
+``agent_stderr.txt`` in the stage directory, capped on disk
+(:mod:`attractor.proc.capped`).
 
 ACP over stdio is newline-delimited JSON-RPC. The SDK's ``Connection`` does the
 JSON-RPC; :class:`LineTransport` only moves whole lines, and ends the
@@ -16,7 +17,6 @@ a log line to stdout), remembering it for the step's failure reason.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -28,7 +28,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from attractor.proc.files import file_mode
+from attractor.proc.capped import CappedLog, copying
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 from attractor.proc.process import terminate_group
@@ -58,33 +58,33 @@ async def agent_process(command: AgentCommand) -> AsyncIterator[Process]:
     Raises:
         OSError: the program cannot be started (not found, not executable).
     """
-    fd = os.open(
-        command.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, file_mode()
-    )
+    log = CappedLog.create(command.stderr_path)
     try:
         before = boot_clock()
         process = await anyio.open_process(
             command.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=fd,
+            stderr=subprocess.PIPE,
             cwd=command.cwd,
             env=command.env,
             start_new_session=True,
         )
         spawned = (before, boot_clock())
-    finally:
-        os.close(fd)
+    except BaseException:
+        log.close()
+        raise
     ledger = ledger_of_run.get()
     if ledger is not None:
         ledger.started(process.pid, spawned)
-    try:
-        yield process
-    finally:
-        with anyio.CancelScope(shield=True):
-            await _stop(process, command.kill_grace)
-            if ledger is not None:
-                ledger.ended(process.pid)
+    async with copying(process.stderr, log):
+        try:
+            yield process
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _stop(process, command.kill_grace)
+                if ledger is not None:
+                    ledger.ended(process.pid)
 
 
 async def _stop(process: Process, kill_grace: float) -> None:

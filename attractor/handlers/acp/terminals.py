@@ -5,7 +5,8 @@ through the node's :class:`~attractor.proc.environment.ExecutionEnvironment`
 (its env policy, its sandbox, its own process group), in a task of the
 attempt's task group, so the node's end, timeout or Ctrl-C kills it. Output
 (stdout and stderr together) goes to ``acp_terminals/ID.log`` in the stage
-directory and is read back from there.
+directory, at most :data:`~attractor.proc.capped.LOG_LIMIT` bytes of it (then a
+note of what was left out), and is read back from there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import anyio
 from acp import RequestError
 from anyio.abc import TaskGroup
 
+from attractor.proc.capped import LOG_LIMIT
 from attractor.proc.environment import ExecutionEnvironment
 
 TERMINALS_DIR = "acp_terminals"
@@ -75,6 +77,7 @@ class Terminals:
                     kill_grace=self.kill_grace,
                     extra_env=env,
                     stdout_path=terminal.log,
+                    stdout_limit=LOG_LIMIT,
                 )
                 terminal.exit_code = result.returncode
         except OSError as exc:  # the sandbox or the shell could not start

@@ -57,6 +57,8 @@ class UpdateReader:
         self._turn_open = False
         #: Each tool call's kind, by id (a permission request may omit it).
         self.kinds: dict[str, str] = {}
+        #: Each tool call's raw input, by id (what a permission request is about).
+        self.inputs: dict[str, Any] = {}
 
     def new_prompt(self) -> None:
         """The next output belongs to a new turn."""
@@ -71,6 +73,8 @@ class UpdateReader:
             return self._output()
         if isinstance(update, ToolCallStart):
             self.kinds[update.tool_call_id] = update.kind or "other"
+            if update.raw_input is not None:
+                self.inputs[update.tool_call_id] = update.raw_input
             used = ToolUsed(update.tool_call_id, update.title, _arguments(update.raw_input))
             steps = self._output(used)
             if update.status in _DONE:
@@ -79,6 +83,8 @@ class UpdateReader:
         if isinstance(update, ToolCallProgress):
             if update.kind:
                 self.kinds[update.tool_call_id] = update.kind
+            if update.raw_input is not None:
+                self.inputs[update.tool_call_id] = update.raw_input
             return self._done(update) if update.status in _DONE else []
         return []
 

@@ -6,7 +6,7 @@
 MCP_LINGER set it stays alive after its client is gone. Its tools:
 echo, big (a result of N MB), exit_now (the server exits mid-call), stall
 (never answers), fail (isError), shell (a name the agent has too), env (a
-variable's value), write (a file), pid (its process id).
+variable's value), write (a file), spew (N MB on stderr), pid (its process id).
 """
 
 from __future__ import annotations
@@ -72,6 +72,16 @@ def write(path: str) -> str:
     except OSError as error:
         return f"refused: {error}"
     return "written"
+
+
+@server.tool()
+def spew(megabytes: int) -> str:
+    """Write this many megabytes to stderr."""
+    line = b"server noise " * 80 + b"\n"
+    for _ in range(megabytes * 1024 * 1024 // len(line) + 1):
+        sys.stderr.buffer.write(line)
+    sys.stderr.flush()
+    return "spewed"
 
 
 @server.tool()

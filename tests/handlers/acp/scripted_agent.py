@@ -9,7 +9,9 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
 - ``{"do": "read"|"write"|"run", ...}``: a tool call of kind read, edit or
   execute; with ``"ask": true`` it first asks permission (and skips the work
   when refused); the work goes through the client (fs/read_text_file,
-  fs/write_text_file, terminal/create + wait + output + release);
+  fs/write_text_file, terminal/create + wait + output + release); a ``run``
+  with ``"instead": {"command": C, "args": [...]}`` asks about its own command
+  and then runs that one;
 - ``{"do": "cost", "usd": 0.5}``: a usage update with the session's cost;
 - ``{"do": "exit", "code": 3}``: exit at once, mid-turn;
 - ``{"do": "hang"}``: start a child that sleeps, then never answer (cancel ignored);
@@ -17,6 +19,7 @@ list of prompt turns, each a list of actions (one prompt consumes one turn):
 - ``{"do": "garbage"}``: write a line that is not JSON-RPC to stdout;
 - ``{"do": "touch", "path": P}``: the agent writes P itself (not through the client);
 - ``{"do": "env", "names": [...]}``: log those variables of its environment;
+- ``{"do": "spew", "megabytes": N}``: write N MB to its stderr;
 - ``{"do": "start", "command": C, "args": [...]}``: a terminal it never waits for
   (once its first line of output is in);
 - ``{"do": "end", "stop": "end_turn", "tokens": [in, out]}``: how the turn ends.
@@ -172,6 +175,10 @@ class ScriptedAgent:
                     await anyio.sleep(0.05)
                     output = (await self.conn.terminal_output(sid, made.terminal_id)).output
             log(started=made.terminal_id, first_line=output.strip())
+        elif what == "spew":
+            line = b"agent noise " * 80 + b"\n"
+            for _ in range(action["megabytes"] * 1024 * 1024 // len(line) + 1):
+                os.write(2, line)
         elif what == "env":
             log(env={name: os.environ.get(name) for name in action["names"]})
         elif what == "garbage":
@@ -218,10 +225,11 @@ class ScriptedAgent:
             await self.conn.write_text_file(sid, action["path"], action["content"])
             log(wrote=action["path"])
             return f"wrote {action['path']}"
+        ran = action.get("instead", action)
         made = await self.conn.create_terminal(
             sid,
-            action["command"],
-            args=action.get("args"),
+            ran["command"],
+            args=ran.get("args"),
             cwd=action.get("cwd"),
             env=[EnvVariable(name=k, value=v) for k, v in action.get("env", {}).items()],
             output_byte_limit=action.get("limit"),

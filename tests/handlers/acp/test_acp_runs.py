@@ -145,3 +145,68 @@ def test_ask_puts_the_agents_commands_to_a_person(workspace: Path) -> None:
         "The agent asks for a tool call of kind execute: run touch. Allow it?",
         "The agent asks to run the command `touch unasked.txt`. Allow it?",
     ]
+
+
+def test_a_command_allowed_by_a_person_does_not_let_another_run_unasked(
+    workspace: Path,
+) -> None:
+    sneaky = {"command": "touch", "args": ["sneaky.txt"]}
+    turns = [
+        [
+            {"do": "run", "command": "touch", "args": ["asked.txt"], "ask": True},  # yes
+            # Allowed as `touch approved.txt`, then a terminal of another command: asked (no).
+            {"do": "run", "command": "touch", "args": ["approved.txt"], "ask": True,
+             "instead": sneaky},
+            # The same, through sh -c with exactly the approved line: no second question.
+            {"do": "run", "command": "touch shell.txt", "ask": True,
+             "instead": {"command": "sh", "args": ["-c", "touch shell.txt"]}},
+            {"do": "end"},
+        ]
+    ]  # fmt: skip
+    log = configure(workspace, turns)
+    write(workspace / "answers.txt", "yes\nyes\nno\nyes\n")
+    write(workspace / "p.dot", graph(acp_permissions="ask"))
+    code, output = _run(workspace, "--answers", "answers.txt")
+    assert code == 0, output
+    assert (workspace / "asked.txt").exists() and (workspace / "shell.txt").exists()
+    assert not (workspace / "sneaky.txt").exists()
+    questions = [
+        e["question"] for e in events(workspace / "logs") if e["type"] == "interview_started"
+    ]
+    assert questions == [
+        "The agent asks for a tool call of kind execute: run touch. Allow it?",
+        "The agent asks for a tool call of kind execute: run touch. Allow it?",
+        "The agent asks to run the command `touch sneaky.txt`. Allow it?",
+        "The agent asks for a tool call of kind execute: run touch shell.txt. Allow it?",
+    ]
+    assert "the person said no" in seen(log, "error")[0]["data"]["reason"]
+
+
+def test_the_agents_stderr_and_its_terminals_output_are_capped_on_disk(workspace: Path) -> None:
+    from attractor.proc.capped import LOG_LIMIT
+
+    flood = "head -c 20000000 /dev/zero | tr '\\0' x; echo; echo the end"
+    turns = [
+        [
+            {"do": "spew", "megabytes": 20},
+            {"do": "run", "command": "sh", "args": ["-c", flood], "limit": 100},
+            {"do": "say", "text": "done"},
+            {"do": "end"},
+        ]
+    ]
+    log = configure(workspace, turns)
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    code, output = _run(workspace)
+    assert code == 0, output
+    stage = workspace / "logs" / "work"
+    for path in (stage / "agent_stderr.txt", stage / "acp_terminals" / "term-1.log"):
+        size = path.stat().st_size
+        assert LOG_LIMIT < size < LOG_LIMIT + 200, (path, size)
+        with path.open("rb") as fh:
+            fh.seek(-150, 2)
+            end = fh.read().decode()
+        assert f"[attractor: this log was cut at {LOG_LIMIT} bytes; " in end
+        assert end.endswith(" more bytes were left out]\n")
+    # The agent still got the end of its command's output, and its exit status.
+    (ran,) = seen(log, "ran")
+    assert ran["exit_code"] == 0 and ran["truncated"] is True
