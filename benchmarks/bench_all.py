@@ -90,19 +90,34 @@ def median(reps: int, once: Callable[[], float]) -> float:
 TIME = Path("/usr/bin/time")
 
 
+#: The groups whose rows run processes under GNU time.
+NEEDS_TIME = ("startup", "lint", "memory")
+
+
+def require_gnu_time() -> None:
+    """Stop with one line when GNU time is missing (no silent fallback to ``os.wait4``)."""
+    if not os.access(TIME, os.X_OK):
+        raise SystemExit(
+            f"bench_all: {TIME} (GNU time) is missing; it measures each process's own peak "
+            "memory. Install it (Debian/Ubuntu: apt-get install time) or leave out the "
+            f"groups {', '.join(NEEDS_TIME)} with --only."
+        )
+
+
 def process_run(
     argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one process, the RSS of that process alone."""
+    require_gnu_time()
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
-        wrapped = [str(TIME), "-f", "%M", "-o", rss.name, *argv] if TIME.exists() else argv
+        wrapped = [str(TIME), "-f", "%M", "-o", rss.name, *argv]
         started = time.perf_counter()
         proc = subprocess.Popen(
             wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, _ = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - started
-        peak = int(rss.read().split()[-1]) if TIME.exists() else usage.ru_maxrss
+        peak = int(rss.read().split()[-1])
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
@@ -210,8 +225,20 @@ SIMULATE_FILES = ("prompt.md", "response.md", "status.json")
 TOOL_FILES = ("stdout.txt", "stderr.txt", "status.json")
 
 
-def disk_files_ms(where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int = 300) -> float:
-    """Folders in ``where`` with small files ``names`` in each, as nodes write them (ms each)."""
+def disk_files_ms(
+    where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int = 300, journal: bool = False
+) -> float:
+    """Folders in ``where`` with small files ``names`` in each, as nodes write them (ms each);
+    with ``journal``, also a line appended to one journal file per folder."""
+    log = (
+        os.open(
+            f"{where}/floor-journal-{time.monotonic_ns()}",
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+            0o644,
+        )
+        if journal
+        else -1
+    )
     started = time.perf_counter()
     for i in range(n):
         folder = f"{where}/floor-{time.monotonic_ns()}-{i}"
@@ -220,7 +247,12 @@ def disk_files_ms(where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int =
             fd = os.open(f"{folder}/{name}", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
             os.write(fd, b"x\n")
             os.close(fd)
-    return (time.perf_counter() - started) / n * 1e3
+        if journal:
+            os.write(log, b'{"seq":1,"done":[["n1",1]],"next":"n2"}\n')
+    spent = time.perf_counter() - started
+    if journal:
+        os.close(log)
+    return spent / n * 1e3
 
 
 def fdatasync_ms(where: Path, n: int = 50) -> float:
@@ -350,43 +382,50 @@ def sizes_per_node(
 
 
 def _note_floor(floors: list[float], run_dir: Path) -> None:
-    floors.append(disk_files_ms(run_dir))
+    floors.append(disk_files_ms(run_dir, journal=True))
+
+
+#: What a simulate node must write, the floor of the engine rows.
+NODE_FLOOR = "its floor: a node folder, 3 small files and a journal line, same run dirs"
 
 
 def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None) -> list[Row]:
+    """Simulate runs on disk and on tmpfs, each against the floor of its own required
+    writes measured in the same run directories (before and after each run)."""
     noop = noop_step_ms()
     rows = []
-    floors: dict[int, list[float]] = {}
-    on_disk = sizes_per_node(sizes, reps, base, floors)
-    for n in sizes:
-        rows.append(
-            Row(
-                f"engine, {n}-node linear pipeline, simulate backend, run dir on disk",
-                on_disk[n],
-                "ms/node",
-                "a node folder and 3 small files, same run dirs",
-                statistics.median(floors[n]),
-                "<= 0.5 ms/node, flat 1k -> 10k",
-                on_disk[n] <= 0.5,
+    places = [("disk", base)] + ([("tmpfs", mem)] if mem is not None else [])
+    per_node: dict[str, dict[int, float]] = {}
+    for place, where in places:
+        floors: dict[int, list[float]] = {}
+        per_node[place] = sizes_per_node(sizes, reps, where, floors)
+        for n in sizes:
+            floor = statistics.median(floors[n])
+            rows.append(
+                Row(
+                    f"engine, {n}-node linear pipeline, simulate backend, run dir on {place}",
+                    per_node[place][n],
+                    "ms/node",
+                    NODE_FLOOR,
+                    floor,
+                    "<= 1.5x its floor",
+                    per_node[place][n] <= 1.5 * floor,
+                )
             )
-        )
     if mem is None:
         return rows
-    own = sizes_per_node(sizes, reps, mem)
-    for n in sizes:
-        rows.append(
-            Row(
-                f"  (the same {n} nodes with the run dir on tmpfs: the engine's own cost)",
-                own[n],
-                "ms/node",
-                "in-process no-op step",
-                noop,
-                "-",
-                None,
-            )
-        )
+    own = per_node["tmpfs"]
     small, large = sizes[0], sizes[-1]
-    rows.append(
+    rows += [
+        Row(
+            f"  (the same {large} nodes on tmpfs against a bare step of the event loop)",
+            own[large],
+            "ms/node",
+            "in-process no-op step",
+            noop,
+            "-",
+            None,
+        ),
         Row(
             f"  (the engine's own cost per node, {large} against {small} nodes: flat is 1x)",
             own[large],
@@ -395,8 +434,8 @@ def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None)
             own[small],
             "<= 1.25x",
             own[large] <= 1.25 * own[small],
-        )
-    )
+        ),
+    ]
     return rows
 
 
@@ -811,7 +850,136 @@ def ray_rows(quick: bool) -> list[Row]:
     ]
 
 
-GROUPS = ("startup", "engine", "tool", "lint", "fan", "ray")
+def _bench_json(script: str, *args: str) -> object:
+    """The JSON line a benchmark script of this folder prints last."""
+    argv = [sys.executable, str(Path(__file__).with_name(script)), "--json", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def model_rows(quick: bool) -> list[Row]:
+    """LLM stages against a local OpenAI-compatible server (bench_model.py)."""
+    figures = _bench_json("bench_model.py", "--reps", "3" if quick else "5")
+    assert isinstance(figures, dict)
+    fan, talk = figures["fan_out"], figures["session"]
+    turns = talk["turns"]
+    return [
+        Row(
+            "model-bound fan-out: 64 LLM branches, max_parallel=64, answers after 0.5 s",
+            fan["wall_s"],
+            "s",
+            "the ideal: ceil(64 / 64) x 0.5 s",
+            fan["ideal_s"],
+            "<= 1.2x the ideal",
+            fan["wall_s"] <= 1.2 * fan["ideal_s"],
+        ),
+        Row(
+            "  engine's CPU per model request in that fan-out (whole process: engine, agent "
+            "loop, transcript, events, HTTP client)",
+            fan["cpu_ms_per_request"],
+            "ms",
+            "the OpenAI SDK alone, 64 requests at once",
+            fan["bare_cpu_ms_per_request"],
+            "< 2 ms",
+            fan["cpu_ms_per_request"] < 2,
+        ),
+        Row(
+            f"{turns}-turn agent session (one thread over nodes of <= 490 turns): engine's "
+            "CPU per turn beyond the bare request, last tenth",
+            talk["last_tenth_overhead_cpu_ms"],
+            "ms",
+            "the same, first tenth",
+            talk["first_tenth_overhead_cpu_ms"],
+            "<= 1.2x (flat)",
+            talk["last_tenth_overhead_cpu_ms"] <= 1.2 * talk["first_tenth_overhead_cpu_ms"],
+        ),
+        Row(
+            "  (CPU per turn, whole process, last tenth against first tenth)",
+            talk["last_tenth_cpu_ms"],
+            "ms",
+            "first tenth",
+            talk["first_tenth_cpu_ms"],
+            "-",
+            None,
+        ),
+        Row(
+            "  (what the request carries: the SDK alone sending the conversation, last tenth)",
+            talk["last_tenth_bare_request_cpu_ms"],
+            "ms",
+            "first tenth",
+            talk["first_tenth_bare_request_cpu_ms"],
+            "-",
+            None,
+        ),
+        Row(
+            "  (wall per turn, server included, last tenth against first tenth)",
+            talk["last_tenth_wall_ms"],
+            "ms",
+            "first tenth",
+            talk["first_tenth_wall_ms"],
+            "-",
+            None,
+        ),
+    ]
+
+
+#: A parse of a file in a fresh process, as ``pygraphviz_argv`` does with libcgraph.
+def parse_argv(path: Path) -> list[str]:
+    code = (
+        "import sys; from attractor.dot.parser import parse_dot; "
+        "parse_dot(open(sys.argv[1], encoding='utf-8').read())"
+    )
+    return [sys.executable, "-c", code, str(path)]
+
+
+def memory_rows(reps: int, quick: bool, folder: Path) -> list[Row]:
+    """Memory a run holds per node beyond its parsed graph (bench_memory.py, tracemalloc
+    in a fresh process), and the parsed graph against pygraphviz at 100k nodes (peak RSS
+    of each whole process, GNU time)."""
+    figures = _bench_json("bench_memory.py", "--sizes", "1000" if quick else "1000,5000")
+    assert isinstance(figures, list)
+    rows = [
+        Row(
+            f"memory per node run, {r['nodes']} simulate nodes, held at the run's end",
+            r["held_at_end_bytes_per_node"],
+            "B/node",
+            "the parsed graph",
+            r["graph_bytes_per_node"],
+            "<= 1024 B/node beyond the graph",
+            r["held_at_end_bytes_per_node"] <= 1024,
+        )
+        for r in figures
+    ]
+    n = 20_000 if quick else 100_000
+    path = folder / f"labels_{n}.dot"
+    path.write_text(generate(n), encoding="utf-8")
+    (ours, our_rss), (ref, ref_rss) = cold_turns(
+        max(1, reps // 2 + 1), [(parse_argv(path), None), (pygraphviz_argv(path), None)]
+    )
+    return [
+        *rows,
+        Row(
+            f"peak RSS, parse of {n} nodes with labels and prompts, whole process",
+            our_rss / 1024,
+            "MiB",
+            "pygraphviz parse",
+            ref_rss / 1024,
+            "<= 1.5x pygraphviz",
+            our_rss <= 1.5 * ref_rss,
+        ),
+        Row(
+            "  (the same parses, wall time)",
+            ours,
+            "s",
+            "pygraphviz parse",
+            ref,
+            "-",
+            None,
+        ),
+    ]
+
+
+GROUPS = ("startup", "engine", "tool", "lint", "fan", "model", "memory", "ray")
 HEAD = ["work", "attractor", "reference (same run)", "ratio", "goal", "verdict"]
 
 
@@ -946,6 +1114,8 @@ def main() -> None:
     only = [g.strip() for g in args.only.split(",") if g.strip()]
     if unknown := set(only) - set(GROUPS):
         parser.error(f"--only: unknown group(s) {', '.join(sorted(unknown))}")
+    if set(only) & set(NEEDS_TIME):
+        require_gnu_time()
     reps = 3 if args.quick else 5
     rows: list[Row] = []
     print(" | ".join(HEAD))
@@ -958,6 +1128,8 @@ def main() -> None:
         "tool": lambda: tool_rows(max(1, reps - 2), base, 300 if args.quick else 1000, mem),
         "lint": lambda: lint_rows(reps, base),
         "fan": lambda: fan_rows(reps, base),
+        "model": lambda: model_rows(args.quick),
+        "memory": lambda: memory_rows(reps, args.quick, base),
         "ray": lambda: ray_rows(args.quick),
     }
     try:
