@@ -182,7 +182,9 @@ def run_once(
     path.write_text(text, encoding="utf-8")
     os.environ["OPENAI_BASE_URL"] = url
     os.environ["OPENAI_API_KEY"] = "bench"
-    flags = {"backend": "llm", "model": "gpt-5", "workdir": str(work), "logs_dir": None}
+    # The run dir beside the pipeline, in the benchmark's temporary folder.
+    logs = str(work / "run")
+    flags = {"backend": "llm", "model": "gpt-5", "workdir": str(work), "logs_dir": logs}
     if WORKSPACE:
         flags["workspace"] = WORKSPACE
     plan = plan_run(path, flags)
