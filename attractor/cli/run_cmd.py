@@ -332,11 +332,14 @@ class _Screen:
     """The terminal side of a run: the note of a simulated run, then its display."""
 
     def __init__(self, options: CommonOptions) -> None:
-        from rich.console import Console
-
         from attractor.cli.display import choose_mode
 
-        self.console = Console(highlight=False)
+        #: None with --json and --quiet: their displays write plain lines (no rich).
+        self.console: Console | None = None
+        if not (options.json or options.quiet):
+            from rich.console import Console
+
+            self.console = Console(highlight=False)
         self.mode: DisplayMode = choose_mode(
             self.console, json_mode=options.json, quiet=options.quiet
         )
@@ -378,7 +381,7 @@ _FINAL_EVENTS = frozenset(
 )
 
 
-def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -> None:
+def _report(result: RunResult, console: Console | None, *, mode: str, elapsed: float) -> None:
     """Warnings, the summary table and the final line, as the display mode allows."""
     from attractor.cli.summary import final_line, print_summary, workspace_lines
     from attractor.run_status import STOPPED
@@ -387,6 +390,7 @@ def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -
         for warning in result.warnings:
             click.echo(f"warning: {warning}", err=True)
     if mode in ("live", "plain"):
+        assert console is not None, "live and plain displays have a console"
         print_summary(result, console, rich=mode == "live")
     if mode in ("live", "plain"):
         for text in workspace_lines(result):

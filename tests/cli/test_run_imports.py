@@ -40,6 +40,8 @@ HEAVY = (
     "mcp",
     "acp",
     "ray",
+    # The checks run with --quiet, whose display writes plain lines: no rich.
+    "rich",
 )
 
 PROBE = """
