@@ -1065,9 +1065,10 @@ may have written. Measured inside one 5,000-node run on tmpfs (400 microseconds 
 `prompt.md` and `response.md` 73, `status.json` 52 (15 of them encoding it), the journal
 record with its `checkpoint_saved` event 41, the context preamble 36, the three events
 34. The rest is the Python between them. The same build measures 0.30 to 0.48 ms a node
-on tmpfs in different minutes of the same hour, with the machine otherwise idle, so a
-goal of 0.5 ms a node on disk is met in some runs and missed in others; the ratios to
-the floors measured in the same run are the steadier figures. A tool node on tmpfs costs
+on tmpfs in different minutes of the same hour, with the machine otherwise idle, so the
+engine rows are judged against the floor of a node's own required writes (its folder,
+its three files and a journal line) measured in the same run directories, on disk and on
+tmpfs: goal 1.5x that floor. A tool node on tmpfs costs
 about what `anyio.run_process` does; on disk it adds the fdatasync that must precede a
 command (the crash guarantee) and the disk's file creation.
 
@@ -1107,7 +1108,9 @@ def write_doc(table: str, setting: str) -> None:
         "figures are whole processes (interpreter start-up included); RSS is the peak "
         "resident set of the process. The 100,000-node file uses the compact generator "
         "(`gen_dot.generate(n, compact=True)`, three attributes a node) so that it stays "
-        "under the 16 MiB limit of a pipeline file.\n\n"
+        "under the 16 MiB limit of a pipeline file. Model-bound rows come from "
+        "`benchmarks/bench_model.py`, memory rows from `benchmarks/bench_memory.py` (see "
+        "the sections below); peak memory needs GNU time (`apt-get install time`).\n\n"
         "Floors: a node cannot cost less than what the disk charges for its files (a "
         "folder and three files: `prompt.md`, `response.md`, `status.json` for a simulate "
         "node, `stdout.txt`, `stderr.txt`, `status.json` for a tool node, plus the branch's "
