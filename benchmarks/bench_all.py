@@ -893,6 +893,10 @@ def model_rows(quick: bool) -> list[Row]:
     assert isinstance(figures, dict)
     fan, talk = figures["fan_out"], figures["session"]
     turns = talk["turns"]
+    # Differences cancel what a turn costs whatever the length (the tool call, the
+    # events): what is left grows with the conversation.
+    ours_growth = talk["last_tenth_cpu_ms"] - talk["first_tenth_cpu_ms"]
+    bare_growth = talk["last_tenth_bare_request_cpu_ms"] - talk["first_tenth_bare_request_cpu_ms"]
     return [
         Row(
             "model-bound fan-out: 64 LLM branches, max_parallel=64, answers after 0.5 s",
@@ -914,14 +918,15 @@ def model_rows(quick: bool) -> list[Row]:
             fan["cpu_ms_per_request"] < 2,
         ),
         Row(
-            f"{turns}-turn agent session (one thread over nodes of <= 490 turns): engine's "
-            "CPU per turn beyond the bare request, last tenth",
-            talk["last_tenth_overhead_cpu_ms"],
+            f"{turns}-turn agent session (one thread over nodes of <= 490 turns): growth of "
+            "the CPU per turn, first tenth to last tenth",
+            ours_growth,
             "ms",
-            "the same, first tenth",
-            talk["first_tenth_overhead_cpu_ms"],
-            "<= 1.2x (flat)",
-            talk["last_tenth_overhead_cpu_ms"] <= 1.2 * talk["first_tenth_overhead_cpu_ms"],
+            "the growth of the request itself: the OpenAI SDK alone sending the conversation "
+            "as it stood in each tenth",
+            bare_growth,
+            "<= 1.2x (flat beyond the request)",
+            ours_growth <= 1.2 * bare_growth,
         ),
         Row(
             "  (CPU per turn, whole process, last tenth against first tenth)",
