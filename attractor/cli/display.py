@@ -25,17 +25,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Literal
-
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, Literal
 
 from attractor import events as ev
 from attractor.cli.stage_lines import stage_line
 from attractor.dot.schema import format_duration
 from attractor.redact import Redactor
 from attractor.runview.inventory import last_line, progress, stage_path
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.text import Text
+
+# rich is imported by the live display only: a run with --json or --quiet (and its
+# start-up) does without it.
 
 DisplayMode = Literal["live", "plain", "json", "quiet"]
 
@@ -166,6 +169,8 @@ class _ActiveView:
         self.started: float | None = None
 
     def __rich__(self) -> RenderableType:
+        from rich.console import Group
+
         now = time.monotonic()
         lines = [self._line(node, now) for node in list(self.active.values())]
         if self.started is not None:
@@ -173,6 +178,8 @@ class _ActiveView:
         return Group(*lines)
 
     def _line(self, node: _Active, now: float) -> Text:
+        from rich.text import Text
+
         text = Text("  ", no_wrap=True, overflow="ellipsis")
         text.append("● ", style="cyan")
         text.append(node.name, style="bold")
@@ -203,6 +210,8 @@ class _ActiveView:
         return line[:_OUTPUT_WIDTH]
 
     def _footer(self, elapsed: float) -> Text:
+        from rich.text import Text
+
         text = Text("  ", style="dim", no_wrap=True)
         text.append(f"elapsed {_elapsed(elapsed)}")
         if self.main_path:
@@ -254,6 +263,8 @@ class LiveDisplay(_Display):
         super().__init__(console.file, err)
         self.console = console
         self.view = _ActiveView(main_path, redactor)
+        from rich.live import Live
+
         self.live = Live(self.view, console=console, refresh_per_second=4, transient=True)
 
     def __enter__(self) -> LiveDisplay:
@@ -304,12 +315,16 @@ def _turn_text(event: ev.AgentTurnStarted) -> str:
     return f"turn {event.turn}/{event.max_turns}"
 
 
-def choose_mode(console: Console, *, json_mode: bool, quiet: bool) -> DisplayMode:
-    """Live only on a colour terminal; plain when piped or NO_COLOR is set."""
+def choose_mode(console: Console | None, *, json_mode: bool, quiet: bool) -> DisplayMode:
+    """Live only on a colour terminal; plain when piped or NO_COLOR is set.
+
+    ``console`` may be None only with ``json_mode`` or ``quiet``, which need none.
+    """
     if json_mode:
         return "json"
     if quiet:
         return "quiet"
+    assert console is not None, "a console is needed to choose between live and plain"
     if console.is_terminal and not console.no_color and not console.is_dumb_terminal:
         return "live"
     return "plain"
@@ -317,7 +332,7 @@ def choose_mode(console: Console, *, json_mode: bool, quiet: bool) -> DisplayMod
 
 def make_display(
     mode: DisplayMode,
-    console: Console,
+    console: Console | None,
     main_path: list[str] | None = None,
     redactor: Redactor | None = None,
 ) -> _Display:
@@ -328,9 +343,11 @@ def make_display(
     output it reads from a running tool's file (events come redacted).
     """
     if mode == "live":
+        assert console is not None, "the live display draws on a console"
         return LiveDisplay(console, main_path=main_path, redactor=redactor)
+    out = sys.stdout if console is None else console.file
     if mode == "json":
-        return JsonDisplay(console.file)
+        return JsonDisplay(out)
     if mode == "quiet":
-        return QuietDisplay(console.file)
-    return PlainDisplay(console.file)
+        return QuietDisplay(out)
+    return PlainDisplay(out)

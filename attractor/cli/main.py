@@ -83,7 +83,7 @@ The last line turns on tab completion in bash; docs/cli.md shows zsh and fish.
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Run multi-stage AI and coding-agent workflows written as Graphviz DOT graphs."""
-    from attractor.linter.base import closed_handler_types
+    from attractor.linter.handler_types import closed_handler_types
 
     # No handler can be registered from the command line: lint and run treat an
     # unknown node type as an error (the library, where code may register one,

@@ -17,37 +17,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import anyio
 import click
-from rich.console import Console
 
-import attractor.launch as launcher
 from attractor.cli import stop_signals
-from attractor.cli.display import DisplayMode, choose_mode, make_display, silence_broken_pipe
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
-from attractor.cli.summary import final_line, print_summary, workspace_lines
-from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, UsageError, ValidationError
-from attractor.events import Event
-from attractor.launch import (
-    Hooks,
-    Plan,
-    launch,
-    load_graph,
-    plan_fork,
-    plan_resume,
-    plan_run,
-    workspace_plan,
-)
-from attractor.run_status import STOPPED
-from attractor.runview.inventory import main_path
-from attractor.settings import Settings, redactor_for
 
 if TYPE_CHECKING:
-    from attractor.launch import Continuation, Interviewer, RunResult
+    from rich.console import Console
 
-# The launcher's other names (engine, store, handlers) are read as ``launcher.NAME``
-# when a command needs them, so that ``attractor run --help`` imports no engine.
+    from attractor.cli.display import DisplayMode
+    from attractor.dot.graph import Graph
+    from attractor.events import Event
+    from attractor.launch import Continuation, Interviewer, Plan, RunResult
+    from attractor.settings import Settings
+
+# The launcher, the display and the settings are imported when a command runs
+# (``launcher.NAME``), so that ``attractor run --help`` imports click and little else.
 
 _EXIT_CODES = (
     "Exit status: 0 succeeded, 1 failed, 2 usage error or invalid pipeline, "
@@ -111,6 +97,8 @@ def resume(
             raise UsageError("--retry-failed and --from exclude each other; pick one")
         how = None
         if retry_failed or from_node is not None:
+            import attractor.launch as launcher
+
             how = launcher.Continuation(retry_failed=retry_failed, from_node=from_node)
         return _plan_resume(_resume_target(run_dir, latest), options, how)
 
@@ -141,6 +129,8 @@ def fork(run_dir: str, from_node: str, **params: Any) -> NoReturn:
     """
 
     def plan(options: CommonOptions) -> Plan:
+        from attractor.launch import plan_fork
+
         _check_run_dir(Path(run_dir))
         planned = plan_fork(Path(run_dir), from_node, options.flags, options.config)
         if not options.quiet:
@@ -193,7 +183,9 @@ def _execute(
     except OSError as err:  # a file the command had to write, outside any run directory
         where = f" ({err.filename})" if err.filename else ""
         click.echo(f"error: {err.strerror or err}{where}", err=True)
-        code = 74 if launcher.disk_full(err) else 1
+        from attractor.launch import disk_full
+
+        code = 74 if disk_full(err) else 1
     except KeyboardInterrupt:
         # Ctrl-C before the engine installed its own handler: nothing ran yet.
         click.echo("error: interrupted", err=True)
@@ -212,6 +204,9 @@ def _print_lint(err: ValidationError) -> None:
 
 
 def _plan_run(path: Path, options: CommonOptions) -> Plan:
+    import attractor.launch as launcher
+    from attractor.launch import load_graph, plan_run
+
     if not os.path.lexists(path):  # a FIFO or a device is refused, naming it, by the loader
         raise UsageError(f"{path}: no such pipeline file; check the path")
     graph, warnings = load_graph(path)
@@ -224,6 +219,8 @@ def _plan_run(path: Path, options: CommonOptions) -> Plan:
 
 
 def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None = None) -> Plan:
+    from attractor.launch import plan_resume
+
     _check_run_dir(run_dir)
     plan = plan_resume(run_dir, options.flags, options.config, how)
     if not options.quiet:
@@ -233,6 +230,8 @@ def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None
 
 
 def _check_run_dir(run_dir: Path) -> None:
+    import attractor.launch as launcher
+
     found = launcher.RunDir(run_dir)
     copy = found.pipeline_path
     # Before anything else (gates, models, the lock file): is this a run directory?
@@ -250,6 +249,8 @@ def _check_run_dir(run_dir: Path) -> None:
 
 
 def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
+    import attractor.launch as launcher
+
     if options.auto_approve:
         if options.auto_choice is not None:
             launcher.check_auto_choice(graph, options.auto_choice)
@@ -268,7 +269,10 @@ def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
 
 
 def _print_plan(plan: Plan, file: str) -> int:
+    import anyio
+
     from attractor.cli.plan import format_plan
+    from attractor.launch import workspace_plan
 
     workspace = anyio.run(workspace_plan, plan)
     text = format_plan(plan.graph, plan.settings, file, workspace=workspace.describe())
@@ -280,6 +284,8 @@ def _simulation_note(settings: Settings, graph: Graph) -> str | None:
     """The first line of a run whose stages are simulated, else None."""
     if settings.backend != "simulate":
         return None
+    import attractor.launch as launcher
+
     tools = any(node.handler_type == "tool" for node in graph.nodes())
     # Nodes that name their own agent (a CLI, acp:NAME) are not simulated.
     llm = any(
@@ -298,6 +304,11 @@ def _simulation_note(settings: Settings, graph: Graph) -> str | None:
 
 
 def _run_planned(plan: Plan, options: CommonOptions) -> int:
+    import anyio
+
+    from attractor.cli.display import silence_broken_pipe
+    from attractor.launch import Hooks, launch
+
     screen = _Screen(options)
     hooks = Hooks(
         choose_interviewer=lambda graph: _interviewer(options, graph),
@@ -321,7 +332,14 @@ class _Screen:
     """The terminal side of a run: the note of a simulated run, then its display."""
 
     def __init__(self, options: CommonOptions) -> None:
-        self.console = Console(highlight=False)
+        from attractor.cli.display import choose_mode
+
+        #: None with --json and --quiet: their displays write plain lines (no rich).
+        self.console: Console | None = None
+        if not (options.json or options.quiet):
+            from rich.console import Console
+
+            self.console = Console(highlight=False)
         self.mode: DisplayMode = choose_mode(
             self.console, json_mode=options.json, quiet=options.quiet
         )
@@ -337,6 +355,10 @@ class _Screen:
     @contextmanager
     def watch(self, plan: Plan) -> Iterator[Callable[[Event], None]]:
         """Opened by the launcher once the backend and the interviewer are ready."""
+        from attractor.cli.display import make_display
+        from attractor.runview.inventory import main_path
+        from attractor.settings import redactor_for
+
         note = _simulation_note(plan.settings, plan.graph)
         if note is not None and self.mode != "quiet":
             # stdout carries only events in JSON mode, so the note goes to stderr there.
@@ -359,12 +381,16 @@ _FINAL_EVENTS = frozenset(
 )
 
 
-def _report(result: RunResult, console: Console, *, mode: str, elapsed: float) -> None:
+def _report(result: RunResult, console: Console | None, *, mode: str, elapsed: float) -> None:
     """Warnings, the summary table and the final line, as the display mode allows."""
+    from attractor.cli.summary import final_line, print_summary, workspace_lines
+    from attractor.run_status import STOPPED
+
     if mode not in ("quiet",):
         for warning in result.warnings:
             click.echo(f"warning: {warning}", err=True)
     if mode in ("live", "plain"):
+        assert console is not None, "live and plain displays have a console"
         print_summary(result, console, rich=mode == "live")
     if mode in ("live", "plain"):
         for text in workspace_lines(result):

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import click
 
 from attractor.errors import UsageError
-from attractor.settings import FIELD_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,6 +43,8 @@ class CommonOptions:
             raise UsageError("--auto-approve and --answers cannot be used together; pick one")
         if params["json"] and params["quiet"]:
             raise UsageError("--json and --quiet cannot be used together; pick one")
+        from attractor.settings import FIELD_NAMES  # not for ``--help``
+
         # Each setting's flag is named after it (--max-turns -> max_turns).
         flags = {name: params.get(name) for name in FIELD_NAMES}
         return cls(

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from attractor.errors import Diagnostic
-from attractor.linter.base import register_known_type
 
 if TYPE_CHECKING:
+    from attractor.linter.base import register_known_type
     from attractor.linter.prepare import prepare
     from attractor.linter.registry import (
         LintRule,
@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     )
 
 #: Names imported with their module on first use: importing a submodule (the
-#: CLI's ``linter.base``) must not load the parser and every rule.
+#: CLI's ``linter.handler_types``) must not load the parser and every rule.
 _LAZY = {
     "prepare": "attractor.linter.prepare",
+    "register_known_type": "attractor.linter.base",
     "LintRule": "attractor.linter.registry",
     "builtin_rules": "attractor.linter.registry",
     "register_rule": "attractor.linter.registry",

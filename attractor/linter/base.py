@@ -6,13 +6,14 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from attractor.dot.graph import Edge, Graph, Node, SourcePos
 from attractor.dot.schema import SHAPE_TO_TYPE
 from attractor.errors import Diagnostic, Severity
+from attractor.linter.handler_types import closed_handler_types as closed_handler_types
+from attractor.linter.handler_types import handler_types_closed as handler_types_closed
 
 Check = Callable[[Graph], list[Diagnostic]]
 
@@ -188,28 +189,3 @@ def register_known_type(name: str) -> None:
 
 def known_types() -> frozenset[str]:
     return frozenset(_KNOWN_TYPES)
-
-
-#: True where no handler can be registered (the command line): an unknown
-#: ``type`` is then an error, not a warning.
-_TYPES_CLOSED: ContextVar[bool] = ContextVar("attractor_handler_types_closed", default=False)
-
-
-@contextmanager
-def closed_handler_types() -> Iterator[None]:
-    """Inside this block no code registers handler types: ``type_known`` reports errors.
-
-    The command line enters it for every command. A program using the library
-    stays outside it, since it may register a handler for a type before it runs
-    the pipeline (:meth:`attractor.handlers.registry.HandlerRegistry.register`).
-    """
-    token = _TYPES_CLOSED.set(True)
-    try:
-        yield
-    finally:
-        _TYPES_CLOSED.reset(token)
-
-
-def handler_types_closed() -> bool:
-    """Whether an unknown handler type can never get a handler here (see above)."""
-    return _TYPES_CLOSED.get()

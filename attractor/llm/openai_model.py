@@ -8,6 +8,7 @@ named for it (:mod:`attractor.llm.credentials`).
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 from collections.abc import Sequence
@@ -146,6 +147,8 @@ class OpenAIModel(SdkModel):
         #: its own): a request resends the conversation, each message is
         #: converted once. Cleared when it grows past :data:`_WIRE_CACHE`.
         self._wire: dict[int, tuple[Message, dict[str, Any]]] = {}
+        #: The messages of the last request and their wire forms (see ``_messages``).
+        self._last: tuple[tuple[Message, ...], list[dict[str, Any]]] = ((), [])
         client, self._per_request = client_options(api_key, api_key_env, base_url)
         self._client = AsyncOpenAI(
             **client,
@@ -157,15 +160,24 @@ class OpenAIModel(SdkModel):
         return openai
 
     def _messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        # A session's request is its previous one plus a few messages: when the
+        # previous request's messages open this one (the very objects, compared
+        # at C speed), its wire list is reused and only the rest is looked up, so
+        # a turn's cost does not grow with the conversation in Python code.
+        last, last_wire = self._last
+        if last and len(messages) >= len(last) and all(map(operator.is_, last, messages)):
+            out, rest = last_wire.copy(), messages[len(last) :]
+        else:
+            out, rest = [], messages
         wire = self._wire
         if len(wire) > _WIRE_CACHE:
             wire.clear()
-        out = []
-        for message in messages:
+        for message in rest:
             known = wire.get(id(message))
             if known is None or known[0] is not message:
                 known = wire[id(message)] = (message, message_to_openai(message))
             out.append(known[1])
+        self._last = (tuple(messages), out.copy())
         return out
 
     def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:

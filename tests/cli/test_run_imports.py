@@ -2,8 +2,9 @@
 
 Start-up is most of a short run's time, so a simulate run and a run of tool
 nodes must not load the agent loop, the LLM clients, the agent CLIs, MCP, ACP
-or Ray: each check runs the real CLI in a fresh interpreter and lists the
-heavy modules it found loaded.
+or Ray, and ``attractor run --help`` must not load the engine, the display or
+the settings: each check runs the real CLI in a fresh interpreter and lists
+the heavy modules it found loaded.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ HEAVY = (
     "mcp",
     "acp",
     "ray",
+    # The checks run with --quiet, whose display writes plain lines: no rich.
+    "rich",
 )
 
 PROBE = """
@@ -55,17 +58,41 @@ except SystemExit as exit:
 """
 
 
-def _loaded(tmp_path: Path, source: str, *args: str) -> tuple[int, str, str]:
-    path = tmp_path / "pipeline.dot"
-    path.write_text(source, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), "run", "-q", *args, str(path)],
+#: What ``attractor run --help`` must not load: it needs click and the options alone.
+HELP_HEAVY = (
+    "attractor.launch",
+    "attractor.engine",
+    "attractor.handlers",
+    "attractor.settings",
+    "attractor.config_file",
+    "attractor.events",
+    "attractor.dot",
+    "attractor.linter.base",
+    "attractor.cli.display",
+    "attractor.cli.summary",
+    "attractor.runview",
+    "attractor.store",
+    "rich",
+    "anyio",
+    "asyncio",
+)
+
+
+def _probe(tmp_path: Path, heavy: tuple[str, ...], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=heavy), *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def _loaded(tmp_path: Path, source: str, *args: str) -> tuple[int, str, str]:
+    path = tmp_path / "pipeline.dot"
+    path.write_text(source, encoding="utf-8")
+    result = _probe(tmp_path, HEAVY, "run", "-q", *args, str(path))
     return result.returncode, result.stdout, result.stderr
 
 
@@ -89,3 +116,12 @@ def test_a_tool_only_run_loads_no_agent_llm_or_agent_cli_module(tmp_path: Path) 
     assert code == 0, err
     assert "pipeline succeeded" in out
     assert "HEAVY []" in err
+
+
+def test_run_help_loads_neither_the_engine_nor_the_display_nor_the_settings(
+    tmp_path: Path,
+) -> None:
+    result = _probe(tmp_path, HELP_HEAVY, "run", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--backend NAME" in result.stdout
+    assert "HEAVY []" in result.stderr

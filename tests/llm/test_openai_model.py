@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import anyio
 import pytest
@@ -92,6 +93,30 @@ async def test_tools_choice_and_conversation_shape(
     }
     assert body["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "alpha"}
     assert body["messages"][4]["tool_call_id"] == "call_2"
+
+
+async def test_each_request_sends_the_conversation_as_it_is_now(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    """A growing conversation, then one whose old tool result was compacted, then a
+    shorter one: every body holds exactly the messages of its request."""
+    for _ in range(4):
+        server.add(Reply(body=openai_completion("ok")))
+    model = make_model(server.url, fast_retry)
+    talk = list(conversation())
+    try:
+        await model.request(ModelRequest(messages=tuple(talk[:4])))
+        await model.request(ModelRequest(messages=tuple(talk)))
+        talk[3] = replace(talk[3], content="[compacted]")
+        await model.request(ModelRequest(messages=tuple(talk)))
+        await model.request(ModelRequest(messages=tuple(talk[:2])))
+    finally:
+        await model.aclose()
+    contents = [[m["content"] for m in body["messages"]] for body in server.bodies]
+    assert contents[0] == ["You are careful.", "Read both files.", "Reading.", "alpha"]
+    assert contents[1] == [*contents[0], "no such file", "Now summarise."]
+    assert contents[2] == [*contents[0][:3], "[compacted]", "no such file", "Now summarise."]
+    assert contents[3] == contents[0][:2]
 
 
 async def test_tool_calls_parsed_and_bad_json_reported(
