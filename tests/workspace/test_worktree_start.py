@@ -98,6 +98,18 @@ def test_dry_run_names_the_mode_and_where_it_comes_from(tmp_path: Path) -> None:
     assert not (repo / ".attractor").exists() and not (plain / ".attractor").exists()
 
 
+def test_dry_run_names_only_the_links_the_checkout_has(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".gitignore": ".venv/\n"})
+    dot = write(tmp_path / "p.dot", WRITE_PIPELINE)
+
+    bare = invoke(["run", str(dot), "--dry-run", "--workdir", str(repo)]).output
+    (repo / ".venv").mkdir()
+    with_venv = invoke(["run", str(dot), "--dry-run", "--workdir", str(repo)]).output
+
+    assert "links nothing (the checkout has none of .venv, venv, node_modules)" in bare
+    assert "links .venv from the checkout" in with_venv and "node_modules" not in with_venv
+
+
 class CliEnv:
     def __init__(self, **env: str) -> None:
         self.env = env
