@@ -171,10 +171,7 @@ def workspace_lines(result: RunResult) -> list[str]:
             f"the branch begins with commit {start}, the changes your checkout had uncommitted "
             f"when the run started: git merge {data['branch']} would refuse while your "
             "checkout still has them uncommitted",
-            f"take the result on top of them: git -C {data.get('repo') or '.'} diff --binary "
-            f"{start} {data['branch']} | git -C {data.get('repo') or '.'} apply "
-            f"(or commit them first, then git merge {data['branch']}; or work on in "
-            f"{data['work_tree']})",
+            f"take the result on top of them: {data['take']} (or work on in {data['work_tree']})",
         ]
     elif data.get("mode") == "worktree":
         lines.append(

@@ -441,7 +441,10 @@ async def summary(workspace: Workspace | None, mode_none: bool) -> dict[str, Any
             # The branch begins with a commit of the changes the checkout still holds
             # uncommitted: git merge would refuse to overwrite them. Their diff applies.
             data["uncommitted_start"] = start
-            data["take"] = f"git diff --binary {start[:12]} {workspace.branch} | git apply"
+            repo = workspace.repo
+            data["take"] = (
+                f"git -C {repo} diff --binary {start[:12]} {workspace.branch} | git -C {repo} apply"
+            )
     return data
 
 
