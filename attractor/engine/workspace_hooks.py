@@ -5,7 +5,9 @@
   (the commit in the context key :data:`COMMIT_KEY`, journaled with each step,
   so ``resume``, ``--retry-failed`` and ``--from`` restore the files as they
   restore the context). Edits made by hand since the last checkpoint are
-  committed first; what an interrupted stage left is kept under a lost ref.
+  committed first; what an interrupted stage left is kept under a lost ref,
+  named in the output with its files (after a crash mid-stage, edits made by
+  hand since are in it too: the two cannot be told apart).
 - :func:`before_attempt` / :func:`after_attempt`: the checkpoint of changes made
   outside a stage, then the stage's own checkpoint commit (node, visit,
   attempt and status as trailers). Its SHA goes to the journal line (context
