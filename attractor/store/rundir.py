@@ -21,6 +21,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -67,11 +68,20 @@ RESULTS = "results.jsonl"
 LOCK = ".lock"
 #: Every process group the run started, with its leader's start time (see proc/ledger.py).
 PROCESSES = "processes.jsonl"
+#: A snapshot workspace's git directory, and the copy of the user's index a worktree's
+#: start commit is made with (attractor/workspace/create.py), made before the first
+#: checkpoint.
+SNAPSHOT_GIT_DIR = "workspace.git"
+CHECKOUT_INDEX = ".checkout-index"
 #: What a run directory holds before its first checkpoint: a run stopped then
 #: (killed, disk full) never started, and its directory may be reused.
 SETUP_FILES = frozenset(
     (LOCK, PIPELINE_COPY, MANIFEST, EVENTS, RESULTS, PROCESSES, "journal.jsonl")
+    + (SNAPSHOT_GIT_DIR, CHECKOUT_INDEX)
 )
+#: Of those, the folders (a snapshot workspace's git directory, made before the
+#: first checkpoint: a stop while it is made leaves it half made).
+SETUP_FOLDERS = frozenset((SNAPSHOT_GIT_DIR,))
 #: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
 DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
 
@@ -216,6 +226,9 @@ def discard_unstarted(path: Path, *, remove_dir: bool = True) -> None:
     if not never_started(path):
         return
     for name in os.listdir(path):
+        if name in SETUP_FOLDERS and (path / name).is_dir() and not (path / name).is_symlink():
+            shutil.rmtree(path / name, ignore_errors=True)
+            continue
         with contextlib.suppress(OSError):
             os.unlink(path / name)
     if remove_dir:

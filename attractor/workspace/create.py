@@ -44,6 +44,8 @@ from attractor.workspace.workspace import TRAILER, Workspace, branch_of
 
 #: The git directory of a snapshot workspace, inside the run directory.
 SNAPSHOT_GIT_DIR = "workspace.git"
+#: The copy of the user's index the start commit is made with, in the run directory.
+CHECKOUT_INDEX = ".checkout-index"
 #: Where a workspace_setup command's output goes, in the run directory.
 SETUP_LOG = "workspace-setup.log"
 #: attractor's own folder in a project (run directories): never part of a checkpoint.
@@ -105,7 +107,7 @@ async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Sa
     their index, work tree, stash and branches are not written.
     """
     assert plan.repo is not None and plan.git_dir is not None
-    index = run_dir / ".checkout-index"
+    index = run_dir / CHECKOUT_INDEX
     user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
     head = await user.out("rev-parse", "HEAD^{commit}")
     own = user.with_env(GIT_INDEX_FILE=str(index))
