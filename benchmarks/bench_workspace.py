@@ -45,6 +45,8 @@ def git(repo: Path, *args: str) -> None:
 def make_repo(path: Path, files: int) -> Path:
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main")
+    # No automatic gc: its background process rewrote .git while copytree copied it.
+    git(path, "config", "gc.auto", "0")
     for i in range(files):
         folder = path / f"d{i % 100:02d}"
         folder.mkdir(exist_ok=True)

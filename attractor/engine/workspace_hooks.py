@@ -5,7 +5,9 @@
   (the commit in the context key :data:`COMMIT_KEY`, journaled with each step,
   so ``resume``, ``--retry-failed`` and ``--from`` restore the files as they
   restore the context). Edits made by hand since the last checkpoint are
-  committed first; what an interrupted stage left is kept under a lost ref.
+  committed first; what an interrupted stage left is kept under a lost ref,
+  named in the output with its files (after a crash mid-stage, edits made by
+  hand since are in it too: the two cannot be told apart).
 - :func:`before_attempt` / :func:`after_attempt`: the checkpoint of changes made
   outside a stage, then the stage's own checkpoint commit (node, visit,
   attempt and status as trailers). Its SHA goes to the journal line (context
@@ -26,9 +28,9 @@ from attractor.handlers.base import BranchResult
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.workspace.branches import close_branch, merge_branches, open_branch
 from attractor.workspace.commits import changed_paths
-from attractor.workspace.create import SetupBoundary, create, fork
+from attractor.workspace.create import SetupBoundary, create, fork, safe_id
 from attractor.workspace.preflight import WorkspacePlan
-from attractor.workspace.workspace import TRAILER, Workspace, reopen
+from attractor.workspace.workspace import TRAILER, Workspace, branch_of, reopen
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Node
@@ -68,7 +70,13 @@ async def open_workspace(
         setup.manifest["workspace"] = {**plan.shared.record(), "shared": True}
         context.set(COMMIT_KEY, plan.shared.head)
         return plan.shared
-    workspace = await create(plan, setup.run_dir.path, setup.run_dir.path.name, boundary)
+    name = setup.run_dir.path.name
+    workspace = await create(plan, setup.run_dir.path, name, boundary)
+    if workspace.run_id != safe_id(name):
+        setup.warnings.append(
+            f"branch {branch_of(safe_id(name))} belongs to another run of this repository; "
+            f"this run's branch is {workspace.branch}"
+        )
     setup.manifest["workspace"] = workspace.record()
     context.set(COMMIT_KEY, workspace.head)
     return workspace
@@ -103,49 +111,98 @@ async def _reopen(
     if record.get("mode") == "snapshot":
         record = _snapshot_where(record, setup.run_dir.path, plan)
     context = setup.main.context
-    if record.get("forked_from"):  # attractor fork: a branch (and worktree) of its own
+    forked = bool(record.get("forked_from"))
+    if forked:  # attractor fork: a branch (and worktree) of its own
         at = context.get_string(COMMIT_KEY) or str(record.get("base"))
         record = await fork(record, setup.run_dir.path.name, at, setup.run_dir.path, boundary)
         setup.manifest["workspace"] = record
         setup.warnings.append(f"the fork works on branch {record['branch']}, from {at[:12]}")
     workspace = reopen(record, plan.max_file_bytes if plan else None)
-    if _clear_stale_lock(workspace):
-        setup.warnings.append("removed the index.lock a killed checkpoint had left")
+    removed = workspace.clear_stale_locks()
+    if removed:
+        setup.warnings.append(
+            f"removed {', '.join(removed)} in the run's git directory, left by a git "
+            "command killed with the run"
+        )
     workspace.head = await workspace.tip()
     target = context.get_string(COMMIT_KEY) or workspace.head
     if setup.continuation.startswith("retry_failed:"):
         target = context.get_string(START_KEY) or target
     marker = setup.run_dir.path / MARKER
-    hand = None
-    if not marker.exists():  # the run stopped between stages, or put its stage back itself
-        saved = await workspace.checkpoint(
-            "attractor: edits made by hand since the last checkpoint",
-            {f"{TRAILER}-Kind": "hand-edits"},
-        )
-        if saved.made:
-            hand = saved.commit
-            setup.warnings.append(
-                f"saved the edits made by hand in {workspace.work_tree} since the last "
-                f"checkpoint as commit {hand[:12]} on {workspace.branch}"
-            )
-            if not setup.continuation:
-                target = hand  # the run goes on with them
+    # A stage caught running, or a move of the files cut short: the work tree holds
+    # half-done work, which is not to be taken for edits made by hand.
+    caught = marker.exists() or workspace.was_moving()
+    hand = None if caught else await _save_hand_edits(workspace, setup)
+    if hand is not None and not setup.continuation:
+        target = hand  # the run goes on with them
     if not setup.continuation and hand is None and _resumes_inside_composite(setup):
         # The stage goes on inside (a child run resumes after its completed steps),
         # and those steps checkpointed on this branch after the run's last checkpoint.
         target = workspace.head
     why = setup.continuation or "resume"
-    kept = await workspace.restore(target, why)
+    # A fork's files as its run left them are on that run's branch already.
+    kept = await workspace.restore(target, why, keep=not forked or hand is not None)
+    marker_node = _marker_node(marker)
     marker.unlink(missing_ok=True)
     if kept is not None:
-        setup.warnings.append(
-            f"the workspace went back to {target[:12]}; what it held before (an interrupted "
-            f"stage's files, or later checkpoints) is kept as {kept}: git show {kept}"
-        )
+        setup.warnings.append(await _kept_line(workspace, target, kept, caught, marker_node))
     if hand is not None and setup.continuation:
         await _reapply(workspace, hand, setup)
     context.set(COMMIT_KEY, workspace.head)
     return workspace
+
+
+async def _save_hand_edits(workspace: Workspace, setup: RunSetup) -> str | None:
+    """Commit what changed in the work tree since the last checkpoint (the run stopped
+    between stages, or put its stage back itself): the commit, None when nothing did."""
+    saved = await workspace.checkpoint(
+        "attractor: edits made by hand since the last checkpoint",
+        {f"{TRAILER}-Kind": "hand-edits"},
+    )
+    if not saved.made:
+        return None
+    setup.warnings.append(
+        f"saved the edits made by hand in {workspace.work_tree} since the last "
+        f"checkpoint as commit {saved.commit[:12]} on {workspace.branch}"
+    )
+    return saved.commit
+
+
+def _marker_node(marker: Path) -> str | None:
+    """The node the marker names ("" when it is damaged; None when there is none)."""
+    if not marker.exists():
+        return None
+    try:
+        node = json.loads(marker.read_text()).get("node")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return str(node or "")
+
+
+async def _kept_line(
+    workspace: Workspace, target: str, kept: str, caught: bool, node: str | None
+) -> str:
+    """What the output says of a lost ref: what is in it, and how to take it back."""
+    if not caught:
+        return (
+            f"the workspace went back to {target[:12]}; the later checkpoints it drops are "
+            f"kept as {kept}: git show {kept}"
+        )
+    files = await changed_paths(workspace.git, target, "refs/" + kept)
+    shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+    if node is not None:
+        stage = f"the interrupted stage {node}" if node else "the interrupted stage"
+        what = f"{stage} starts again from the files as they were when it began"
+        half = "the stage's half-done files"
+    else:
+        what = "a restore or merge of the files was cut short; they went back"
+        half = "the half-moved files"
+    return (
+        f"{what} ({target[:12]}); what the work tree held is kept as {kept} "
+        f"({shown or 'no file'}): {half}, and any edits made by hand since the run was "
+        f"killed, which cannot be told apart from them; git show {kept}, or take a file "
+        f"back with git checkout {kept} -- FILE"
+    )
 
 
 def _resumes_inside_composite(setup: RunSetup) -> bool:
@@ -209,19 +266,6 @@ def _snapshot_where(
     return {**record, **where}
 
 
-def _clear_stale_lock(workspace: Workspace) -> bool:
-    """Remove the index lock of the run's own git directory left by a killed git.
-
-    The run directory is locked, so no other attractor uses this workspace.
-    """
-    git_dir = Path(workspace.git.env.get("GIT_DIR", ""))
-    lock = git_dir / "index.lock"
-    if lock.exists():
-        lock.unlink(missing_ok=True)
-        return True
-    return False
-
-
 def with_workspace(options: RunOptions, workspace: Workspace | None) -> RunOptions:
     """``options`` for the run once its workspace is open.
 
@@ -271,13 +315,16 @@ async def before_attempt(run: Run, walk: Walk, node: Node, attempt: int) -> None
     if attempt == 1 or not walk.context.get_string(START_KEY):
         walk.context.set(START_KEY, workspace.head)
     _set(walk, workspace.head)
-    # Not for a branch (its worktree is its own, kept as it is on resume), nor for a
-    # stage made of stages: those keep their own progress, and each inner stage
-    # marks itself; putting the whole composite back would undo completed work.
-    if walk.branch is None and node.handler_type not in COMPOSITE:
+    # Not for a stage made of stages: those keep their own progress, and each inner
+    # stage marks itself; putting the whole composite back would undo completed work.
+    if node.handler_type in COMPOSITE:
+        return
+    if walk.branch is None:
         (run.run_dir.path / MARKER).write_text(
             json.dumps({"node": node.id, "attempt": attempt, "start": workspace.head}) + "\n"
         )
+    elif walk.workspace is not None:  # a branch's worktree is its own: so is its mark
+        walk.workspace.mark_stage(node.id, attempt)
 
 
 async def after_attempt(run: Run, walk: Walk, node: Node, attempt: int, outcome: Outcome) -> None:
@@ -299,6 +346,8 @@ async def after_attempt(run: Run, walk: Walk, node: Node, attempt: int, outcome:
         saved = await workspace.checkpoint(subject, trailers)
     if walk.branch is None:
         (run.run_dir.path / MARKER).unlink(missing_ok=True)
+    elif walk.workspace is not None:
+        walk.workspace.clear_stage_mark()
     _set(walk, saved.commit)
     outcome.details["files_changed"] = list(saved.files)
     outcome.details["start_commit"] = walk.context.get_string(START_KEY) or saved.commit
@@ -320,8 +369,8 @@ async def open_branch_workspace(run: Run, walk: Walk, branch: str) -> None:
     main = run.workspace
     if main is None or walk.workspace is not None:
         return
-    with anyio.CancelScope(shield=True):
-        own = await open_branch(main, branch)
+    with anyio.CancelScope(shield=True):  # a resumed branch: back to its last checkpoint
+        own = await open_branch(main, branch, walk.context.get_string(COMMIT_KEY) or None)
     walk.workspace = own
     walk.services = dataclasses.replace(run.services, base_workdir=own.workdir)
     _set(walk, own.head)
@@ -409,5 +458,27 @@ async def summary(workspace: Workspace | None, mode_none: bool) -> dict[str, Any
         "notes": list(workspace.notes),
     }
     if workspace.mode == "worktree":
+        data["repo"] = str(workspace.repo)
         data["take"] = f"git merge {workspace.branch}"
+        with anyio.CancelScope(shield=True):
+            start = await _uncommitted_start(workspace, head)
+        if start is not None:
+            # The branch begins with a commit of the changes the checkout still holds
+            # uncommitted: git merge would refuse to overwrite them. Their diff applies.
+            data["uncommitted_start"] = start
+            repo = workspace.repo
+            data["take"] = (
+                f"git -C {repo} diff --binary {start[:12]} {workspace.branch} | git -C {repo} apply"
+            )
     return data
+
+
+async def _uncommitted_start(workspace: Workspace, head: str) -> str | None:
+    """The commit of the checkout's uncommitted changes the run's branch starts from,
+    when the checkout's HEAD does not have it (None: the run started from HEAD)."""
+    user = workspace.git.with_env(GIT_DIR=str(workspace.common_dir))
+    code, out, _ = await user.run(
+        "rev-list", "-n1", f"--grep=^{TRAILER}-Kind: start$", head, "--not", "HEAD",
+        check=False,
+    )  # fmt: skip
+    return out.strip() or None if code == 0 else None

@@ -10,6 +10,8 @@ branch results go into ``parallel.results`` and the run continues at the fan-in.
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections import deque
 from pathlib import Path
@@ -103,8 +105,10 @@ class BranchStore:
     """Each finished branch's result, in the parallel node's folder (``branches/``).
 
     A run stopped during a parallel node runs that attempt again on resume; the
-    attempt's earlier files (moved aside to ``vVISIT-aATTEMPT``, see
-    :mod:`attractor.store.attempts`) then say which branches had finished, and
+    attempt's earlier files (moved aside to ``vVISIT-aATTEMPT``, or
+    ``vVISIT-aATTEMPT-N`` for the N-th start of one attempt, see
+    :mod:`attractor.store.attempts`; the latest of them) then say which branches had
+    finished, and
     only the others run, each from where its progress file (``INDEX.progress.json``,
     written by the branch runner) says it stopped. A later visit or retry runs
     every branch from its start.
@@ -112,38 +116,46 @@ class BranchStore:
 
     def __init__(self, env: StageEnv) -> None:
         self.folder = env.stage_dir / BRANCHES
-        self.earlier = env.stage_dir / f"v{env.visit}-a{env.attempt}" / BRANCHES
+        #: The folders earlier starts of this attempt left, newest first.
+        starts = _earlier_starts(env.stage_dir, env.visit, env.attempt)
+        self.earlier = [folder / BRANCHES for folder in starts]
         self.sync_later = env.services.sync_later
         self._folder_made = False
 
     def finished(self, targets: list[str]) -> dict[int, BranchResult]:
         found: dict[int, BranchResult] = {}
-        if not self.earlier.is_dir():  # no interrupted attempt: nothing to look for per branch
-            return found
         for index, target in enumerate(targets):
-            path = self.earlier / f"{index}.json"
-            try:  # a branch whose file is missing or damaged runs again
-                data = loads_json(read_bounded(path, STATE_LIMIT, "branch file"), path, "branch")
-                result = BranchResult(**{k: str(v) for k, v in data.items()})
-            except (InputFileError, ValueError, TypeError, AttributeError):
-                continue
-            if result.id == target:
-                found[index] = result
-                self.save(index, result)
-        for index in range(len(targets)):
-            if index not in found:
-                self._carry_progress(index)
+            # The newest start that kept anything of this branch says where it is (a start
+            # cut short while it carried the branches over kept only some of them).
+            for folder in self.earlier:
+                if (folder / f"{index}.json").exists():
+                    result = self._result(folder / f"{index}.json")
+                    if result is not None and result.id == target:
+                        found[index] = result
+                        self.save(index, result)
+                    break
+                if (folder / f"{index}{PROGRESS_SUFFIX}").exists():
+                    self._carry_progress(folder, index)
+                    break
         return found
 
     def progress_file(self, index: int) -> Path:
         """Where branch ``index`` keeps its progress (see engine/branch_progress.py)."""
         return self.folder / f"{index}{PROGRESS_SUFFIX}"
 
-    def _carry_progress(self, index: int) -> None:
+    @staticmethod
+    def _result(path: Path) -> BranchResult | None:
+        try:  # a branch whose file is damaged runs again
+            data = loads_json(read_bounded(path, STATE_LIMIT, "branch file"), path, "branch")
+            return BranchResult(**{k: str(v) for k, v in data.items()})
+        except (InputFileError, ValueError, TypeError, AttributeError):
+            return None
+
+    def _carry_progress(self, earlier: Path, index: int) -> None:
         """The interrupted attempt's progress of an unfinished branch, for this attempt."""
         name = f"{index}{PROGRESS_SUFFIX}"
         try:  # a damaged progress file: the branch starts over
-            text = read_bounded(self.earlier / name, STATE_LIMIT, "branch progress file")
+            text = read_bounded(earlier / name, STATE_LIMIT, "branch progress file")
         except InputFileError:
             return
         self._make_folder()
@@ -160,6 +172,19 @@ class BranchStore:
         if not self._folder_made:
             self.folder.mkdir(mode=run_dir_mode(), exist_ok=True)
             self._folder_made = True
+
+
+def _earlier_starts(stage_dir: Path, visit: int, attempt: int) -> list[Path]:
+    """The folders earlier starts of this attempt were moved to, newest first: ``vV-aA``,
+    then ``vV-aA-2``, ``-3``... for each time a stop cut it short again."""
+    name = f"v{visit}-a{attempt}"
+    pattern = re.compile(rf"^{re.escape(name)}(?:-(\d+))?$")
+    try:
+        names = [entry.name for entry in os.scandir(stage_dir)]
+    except OSError:
+        return []
+    runs = sorted((int(m[1] or 1) for n in names if (m := pattern.match(n))), reverse=True)
+    return [stage_dir / (f"{name}-{run}" if run > 1 else name) for run in runs]
 
 
 def _branch_context(context: Context, edge: Edge) -> Context:

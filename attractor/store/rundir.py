@@ -59,7 +59,7 @@ from attractor.fileio.writes import (
 from attractor.proc.files import set_file_mode
 from attractor.store.checkpoint import Checkpoint, CheckpointEncoder
 from attractor.store.journal import JOURNAL, Journal, damaged_run_file
-from attractor.workspace.create import SETUP_LOG, SNAPSHOT_GIT_DIR
+from attractor.workspace.create import CHECKOUT_INDEX, SETUP_LOG, SNAPSHOT_GIT_DIR
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
@@ -72,20 +72,15 @@ PROCESSES = "processes.jsonl"
 #: What a run directory holds before its first checkpoint: a run stopped then
 #: (killed, disk full) never started, and its directory may be reused. The
 #: workspace is made before the first checkpoint too (a snapshot's git directory,
-#: the set-up command's log).
+#: the copy of the user's index a worktree's start commit is made with, the set-up
+#: command's log: attractor/workspace/create.py).
 SETUP_FILES = frozenset(
-    (
-        LOCK,
-        PIPELINE_COPY,
-        MANIFEST,
-        EVENTS,
-        RESULTS,
-        PROCESSES,
-        "journal.jsonl",
-        SNAPSHOT_GIT_DIR,
-        SETUP_LOG,
-    )
+    (LOCK, PIPELINE_COPY, MANIFEST, EVENTS, RESULTS, PROCESSES, "journal.jsonl")
+    + (SNAPSHOT_GIT_DIR, CHECKOUT_INDEX, SETUP_LOG)
 )
+#: Of those, the folders (a snapshot workspace's git directory, made before the
+#: first checkpoint: a stop while it is made leaves it half made).
+SETUP_FOLDERS = frozenset((SNAPSHOT_GIT_DIR,))
 #: Where a run goes when no --logs-dir is given; placeholders as in new_run_dir.
 DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
 
@@ -230,11 +225,11 @@ def discard_unstarted(path: Path, *, remove_dir: bool = True) -> None:
     if not never_started(path):
         return
     for name in os.listdir(path):
+        if name in SETUP_FOLDERS and (path / name).is_dir() and not (path / name).is_symlink():
+            shutil.rmtree(path / name, ignore_errors=True)
+            continue
         with contextlib.suppress(OSError):
-            if name == SNAPSHOT_GIT_DIR:  # the only directory a run makes before it starts
-                shutil.rmtree(path / name)
-            else:
-                os.unlink(path / name)
+            os.unlink(path / name)
     if remove_dir:
         with contextlib.suppress(OSError):
             os.rmdir(path)

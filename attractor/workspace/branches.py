@@ -7,6 +7,11 @@ files. :func:`merge_branches` merges the branch commits into the run's
 workspace with ``git merge-tree`` (nothing is written to the work tree until
 every merge is clean): a conflict leaves the run's files as they were and
 names the conflicting files, never a half-merged tree.
+
+A branch resumed after its run was stopped or killed finds its worktree as its
+last completed stage left it: what an interrupted stage had half written
+(noted by :meth:`~attractor.workspace.workspace.Workspace.mark_stage`) is put
+back, kept under a lost ref, and named in the run's notes.
 """
 
 from __future__ import annotations
@@ -40,15 +45,18 @@ def _branch_path(main: Workspace, name: str) -> Path:
     return main.common_dir / "attractor-branches" / name
 
 
-async def open_branch(main: Workspace, branch: str) -> Workspace:
+async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Workspace:
     """The worktree of parallel branch ``branch``: its own, at ``main``'s last checkpoint.
 
-    A branch continued after a resume finds its worktree as it was.
+    A branch continued after a resume finds its worktree as its last completed
+    stage left it (``at``, its last checkpoint as its saved state says): a stage
+    the stop caught half-way starts again from where it began.
     """
     name = branch_name(main, branch)
     path = _branch_path(main, name)
     async with main.worktrees_lock:
-        if not (path / ".git").is_file():
+        existed = (path / ".git").is_file()
+        if not existed:
             await _admin_git(main).run(
                 "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--force", "-B",
                 branch_of(name), str(path), main.head,
@@ -68,12 +76,38 @@ async def open_branch(main: Workspace, branch: str) -> Workspace:
         repo=main.repo,
         admin=admin,
     )
-    workspace.head = await workspace.tip()
     if main.repo is not None:
         workspace.linked = _make_links(main.repo, path, tuple(main.linked)) or list(main.linked)
-        workspace.excluded = await not_ignored(workspace.git, workspace.linked)
+        workspace.excluded += await not_ignored(workspace.git, workspace.linked)
+    workspace.head = await workspace.tip()
+    if existed:
+        await _put_back_interrupted(main, workspace, branch, at)
     workspace.workdir.mkdir(parents=True, exist_ok=True)
     return workspace
+
+
+async def _put_back_interrupted(
+    main: Workspace, workspace: Workspace, branch: str, at: str | None
+) -> None:
+    """A resumed branch's work tree back to where its interrupted stage began (or, with
+    no stage caught, to its last checkpoint ``at``); what it held is kept and named."""
+    removed = workspace.clear_stale_locks()
+    mark = workspace.stage_mark()
+    target = str(mark["start"]) if mark is not None else (at or workspace.head)
+    if not await workspace.git.ok("cat-file", "-e", target + "^{commit}"):
+        target = workspace.head
+    kept = await workspace.restore(target, f"branch {branch} resumed")
+    workspace.clear_stage_mark()
+    main.notes += [f"branch {branch}: removed {lock}, left by a killed git" for lock in removed]
+    main.notes += workspace.notes
+    workspace.notes.clear()
+    if kept is None:
+        return
+    stage = f"stage {mark['node']}" if mark is not None else "a stage"
+    main.notes.append(
+        f"branch {branch}: {stage} was cut short; it starts again from {target[:12]}, "
+        f"where it began, and what it had left is kept as {kept}: git show {kept}"
+    )
 
 
 async def close_branch(main: Workspace, branch: str) -> None:
@@ -130,8 +164,6 @@ async def merge_branches(main: Workspace, commits: list[tuple[str, str]], node: 
             )  # fmt: skip
             merged.append(branch)
         if current != main.head:
-            await main.git.run("read-tree", "-u", "--reset", current)
-            await main.git.run("update-ref", "-m", f"attractor: merge at {node}", main.ref, current)
-            main.head = current
-            main.tree = await main.git.out("rev-parse", current + "^{tree}")
+            why = f"attractor: merge at {node}"
+            await main.move(current, await main.tip(), main.head, why)
         return Merge(current, merged)

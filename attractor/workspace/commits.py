@@ -4,20 +4,32 @@
 in the workspace's own index), writes the tree and, only when it differs from
 the parent's, commits it with :func:`message`'s trailers. A file larger than
 the limit is put back as the parent had it and named, so that it is never
-committed without a word. The caller moves the branch.
+committed without a word. A git repository nested in the work tree (a folder
+with a ``.git`` of its own) is left out and named too: git would record only
+its commit (a gitlink, mode 160000), not its files, and could not restore them,
+or would refuse the whole commit when it has no commit yet. The caller moves
+the branch.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from attractor.workspace.git import Git
+from attractor.errors import WorkspaceError
+from attractor.workspace.git import Git, failure
 
 #: git's empty tree: the parent tree of a first commit.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: The mode git stores a nested repository under: its commit, not its files.
+GITLINK = "160000"
+#: What ``git add`` says of a nested repository that has no commit yet.
+_NO_COMMIT = re.compile(r"^error: '(.+)' does not have a commit checked out$", re.MULTILINE)
+#: How many nested repositories without a commit one checkpoint steps around.
+_MAX_NESTED = 64
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,8 @@ class Saved:
     files: tuple[str, ...] = ()
     #: Files left out because they are larger than the limit.
     refused: tuple[str, ...] = ()
+    #: Nested git repositories left out (their files are not checkpointed).
+    nested: tuple[str, ...] = ()
 
 
 def message(subject: str, trailers: Mapping[str, str | int]) -> str:
@@ -70,27 +84,65 @@ async def commit_work_tree(
     max_bytes: int | None = None,
 ) -> Saved:
     """Commit the work tree on top of ``parent`` when it changed (see the module doc)."""
-    await git.run("add", "-A", "--", ".", *exclusions(excluded))
+    unborn = await _stage(git, list(excluded))
     tree = await git.out("write-tree")
     if parent is not None and tree == parent_tree:
-        return Saved(parent, tree)
-    files = await changed_paths(git, parent_tree or EMPTY_TREE, tree)
-    refused = _too_large(work_tree, files, max_bytes)
-    if refused:
-        await _put_back(git, parent, refused)
+        return Saved(parent, tree, nested=unborn)
+    changes = await _changes(git, parent_tree or EMPTY_TREE, tree)
+    # A nested repository the parent did not have: only its commit would be stored.
+    nested = tuple(path for path, old, new in changes if new == GITLINK and old != GITLINK)
+    files = tuple(path for path, _, _ in changes)
+    refused = _too_large(work_tree, tuple(f for f in files if f not in nested), max_bytes)
+    if refused or nested:
+        await _put_back(git, parent, (*refused, *nested))
         tree = await git.out("write-tree")
-        files = tuple(f for f in files if f not in refused)
+        files = tuple(f for f in files if f not in refused and f not in nested)
+        nested += unborn
         if parent is not None and tree == parent_tree:
-            return Saved(parent, tree, refused=refused)
+            return Saved(parent, tree, refused=refused, nested=nested)
+    else:
+        nested = unborn
     args = ["commit-tree", "--no-gpg-sign", tree, *(["-p", parent] if parent else []), "-F", "-"]
     commit = await git.out(*args, input=text.encode())
-    return Saved(commit, tree, True, files, refused)
+    return Saved(commit, tree, True, files, refused, nested)
+
+
+async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
+    """``git add -A``, stepping around nested repositories that have no commit yet
+    (git refuses to add them, and with them everything else): those left out."""
+    unborn: list[str] = []
+    for _ in range(_MAX_NESTED):
+        code, _, said = await git.run(
+            "add", "-A", "--", ".", *exclusions([*excluded, *unborn]), check=False
+        )
+        if code == 0:
+            return tuple(unborn)
+        found = [path.rstrip("/") for path in _NO_COMMIT.findall(said)]
+        if not found or any(path in unborn for path in found):
+            raise failure(("add", "-A"), said)
+        unborn += found
+    raise WorkspaceError(
+        f"more than {_MAX_NESTED} nested git repositories without a commit in the work "
+        "tree: remove their .git folders, or run with --workspace none"
+    )
 
 
 async def changed_paths(git: Git, before: str, after: str) -> tuple[str, ...]:
     """The paths that differ between two trees (or commits)."""
     out = await git.out("diff-tree", "-r", "-z", "--no-renames", "--name-only", before, after)
     return tuple(p for p in out.split("\0") if p)
+
+
+async def _changes(git: Git, before: str, after: str) -> list[tuple[str, str, str]]:
+    """``(path, old mode, new mode)`` of each path that differs between two trees."""
+    out = await git.out("diff-tree", "-r", "-z", "--no-renames", "--raw", before, after)
+    fields = out.split("\0")
+    changes = []
+    for header, path in zip(fields[::2], fields[1::2], strict=False):
+        modes = header.lstrip(":").split(" ")
+        if path and len(modes) >= 2:
+            changes.append((path, modes[0], modes[1]))
+    return changes
 
 
 def _too_large(work_tree: Path, files: tuple[str, ...], max_bytes: int | None) -> tuple[str, ...]:

@@ -4,7 +4,12 @@
 (:func:`checkout_commit`, made with a copy of their index, so their checkout,
 index and stash stay exactly as they were); the run's branch
 ``attractor/RUN_ID`` starts there, checked out in a worktree of its own under
-the repository's git directory (``.git/attractor/worktrees/RUN_ID``).
+the repository's git directory (``.git/attractor/worktrees/RUN_ID``). The
+run's id is its run directory's name; when another run of the repository has
+that branch already (two run directories of one name in different folders),
+the new one gets ``RUN_ID-2``, ``RUN_ID-3``... (:func:`free_id`), and that is
+its branch everywhere. A file over the size limit is left out of that first
+commit as of every checkpoint, and named.
 
 What git ignores is not in a worktree. The run gets the ignored paths named by
 ``workspace_link`` (default ``.venv``, ``venv``, ``node_modules``) as symbolic
@@ -37,7 +42,7 @@ from attractor import redact
 from attractor.errors import WorkspaceError
 from attractor.fileio.writes import run_file_mode
 from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
-from attractor.workspace.commits import commit_work_tree, exclusions, message, not_ignored
+from attractor.workspace.commits import Saved, commit_work_tree, exclusions, message, not_ignored
 from attractor.workspace.git import Git
 from attractor.workspace.preflight import WorkspacePlan
 from attractor.workspace.prune import register
@@ -45,6 +50,8 @@ from attractor.workspace.workspace import TRAILER, Workspace, branch_of
 
 #: The git directory of a snapshot workspace, inside the run directory.
 SNAPSHOT_GIT_DIR = "workspace.git"
+#: The copy of the user's index the start commit is made with, in the run directory.
+CHECKOUT_INDEX = ".checkout-index"
 #: Where a workspace_setup command's output goes, in the run directory.
 SETUP_LOG = "workspace-setup.log"
 #: attractor's own folder in a project (run directories): never part of a checkpoint.
@@ -91,14 +98,29 @@ def _absolute(path: Path) -> Path:
     return path.resolve()
 
 
-async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> str:
+async def free_id(git: Git, common_dir: Path, run_id: str) -> str:
+    """``run_id``, or ``run_id-N`` when another run of the repository has its branch,
+    worktree or lost refs already."""
+    candidate, n = run_id, 1
+    while True:
+        taken = await git.out(
+            "for-each-ref", "--count=1", "--format=%(refname)",
+            "refs/heads/" + branch_of(candidate), f"refs/attractor/{candidate}",
+        )  # fmt: skip
+        if not taken and not (common_dir / "attractor" / "worktrees" / candidate).exists():
+            return candidate
+        n += 1
+        candidate = f"{run_id}-{n}"
+
+
+async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Saved:
     """HEAD plus the uncommitted changes of the user's checkout, as one commit.
 
     Staged with a copy of the user's index (its stat cache makes this quick);
     their index, work tree, stash and branches are not written.
     """
     assert plan.repo is not None and plan.git_dir is not None
-    index = run_dir / ".checkout-index"
+    index = run_dir / CHECKOUT_INDEX
     user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
     head = await user.out("rev-parse", "HEAD^{commit}")
     own = user.with_env(GIT_INDEX_FILE=str(index))
@@ -112,8 +134,9 @@ async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> st
             {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
         )
         excluded = await not_ignored(own, run_exclusions(plan.repo, run_dir))
-        saved = await commit_work_tree(own, plan.repo, head, head_tree, text, excluded=excluded)
-        return saved.commit
+        return await commit_work_tree(
+            own, plan.repo, head, head_tree, text, excluded=excluded, max_bytes=plan.max_file_bytes
+        )
     finally:
         index.unlink(missing_ok=True)
 
@@ -130,9 +153,11 @@ async def _create_worktree(
     plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary | None
 ) -> Workspace:
     assert plan.repo is not None and plan.common_dir is not None and plan.git_dir is not None
-    base = await checkout_commit(plan, run_dir, run_id)
-    path = plan.common_dir / "attractor" / "worktrees" / run_id
     user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
+    run_id = await free_id(user, plan.common_dir, run_id)
+    start = await checkout_commit(plan, run_dir, run_id)
+    base = start.commit
+    path = plan.common_dir / "attractor" / "worktrees" / run_id
     await user.run(
         "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "-b",
         branch_of(run_id), str(path), base,
@@ -155,6 +180,7 @@ async def _create_worktree(
             admin=admin,
         )
         workspace.setup = plan.setup
+        workspace.note_left_out(start, "the run's first commit (the checkout as it was)")
         workspace.linked = await _link(plan, path)
         workspace.excluded += await not_ignored(workspace.git, workspace.linked)
         workspace.workdir.mkdir(parents=True, exist_ok=True)
@@ -253,8 +279,7 @@ async def _create_snapshot(plan: WorkspacePlan, run_dir: Path, run_id: str) -> W
     await git.run("update-ref", "refs/heads/" + branch_of(run_id), saved.commit)
     workspace.base = workspace.head = saved.commit
     workspace.tree = saved.tree
-    if saved.refused:
-        workspace.excluded.extend(saved.refused)
+    workspace.note_left_out(saved, "the run's first commit (the workdir as it was)")
     return workspace
 
 
@@ -265,26 +290,36 @@ async def fork(
     run_dir: Path,
     boundary: SetupBoundary | None = None,
 ) -> dict[str, Any]:
-    """The workspace record of a fork: a branch of its own at ``commit`` (and a worktree).
+    """The workspace record of a fork: a branch of its own (and a worktree).
 
     ``record`` is the forked run's (its git directory, for a snapshot, was copied
-    into ``run_dir`` with the rest of the run directory).
+    into ``run_dir`` with the rest of the run directory). A worktree starts at
+    ``commit``. A snapshot's branch starts where the forked run's branch is now,
+    as the workdir they share is: the resume then moves it back to ``commit``,
+    and only what changed in the workdir since the forked run's last checkpoint
+    counts as edits made by hand (the forked run's later stages do not).
     """
     run_id = safe_id(run_id)
-    branch = branch_of(run_id)
     fresh = {k: v for k, v in record.items() if k != "forked_from"}
-    fresh.update(run_id=run_id, branch=branch, base=commit)
     if record.get("mode") == "snapshot":
         git_dir = _absolute(run_dir) / SNAPSHOT_GIT_DIR
         env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(record["work_tree"])}
         git = Git(Path(str(record["work_tree"])), env, int(record.get("umask", -1)))
-        await git.run("update-ref", "refs/heads/" + branch, commit)
+        branch = branch_of(run_id)
+        _, tip, _ = await git.run(
+            "rev-parse", "--verify", "--quiet", f"refs/heads/{record.get('branch')}^{{commit}}",
+            check=False,
+        )  # fmt: skip
+        await git.run("update-ref", "refs/heads/" + branch, tip.strip() or commit)
         await git.run("symbolic-ref", "HEAD", "refs/heads/" + branch)
+        fresh.update(run_id=run_id, branch=branch, base=commit)
         fresh.update(git_dir=str(git_dir), common_dir=str(git_dir))
         return fresh
     repo, common = Path(str(record["repo"])), Path(str(record["common_dir"]))
-    path = common / "attractor" / "worktrees" / run_id
     user = Git(repo, {"GIT_DIR": str(common), "GIT_WORK_TREE": str(repo)})
+    run_id = await free_id(user, common, run_id)
+    branch = branch_of(run_id)
+    path = common / "attractor" / "worktrees" / run_id
     await user.run(
         "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "-b", branch,
         str(path), commit,
@@ -293,6 +328,7 @@ async def fork(
     sub = Path(str(record["workdir"])).relative_to(Path(str(record["work_tree"])))
     linked = _make_links(repo, path, tuple(str(p) for p in record.get("linked", [])))
     register(common, run_id, run_dir)
+    fresh.update(run_id=run_id, branch=branch, base=commit)
     fresh.update(
         work_tree=str(path), workdir=str(path / sub), git_dir=admin, admin=admin, linked=linked
     )
@@ -302,4 +338,11 @@ async def fork(
     return fresh
 
 
-__all__ = ["checkout_commit", "create", "exclusions", "remove_worktree", "run_exclusions"]
+__all__ = [
+    "checkout_commit",
+    "create",
+    "exclusions",
+    "free_id",
+    "remove_worktree",
+    "run_exclusions",
+]

@@ -84,8 +84,9 @@ class Git:
                 [exe, *args], input=input, cwd=self.cwd, env=env, check=False, umask=self.umask
             )
         except OSError as exc:
+            name = " ".join(_subcommand(args)[:1])
             raise WorkspaceError(
-                f"cannot run git {args[0]}: {exc.strerror or exc}", "git " + args[0]
+                f"cannot run git {name}: {exc.strerror or exc}", "git " + name
             ) from None
         out = done.stdout.decode("utf-8", "surrogateescape")
         err = done.stderr.decode("utf-8", "surrogateescape")
@@ -110,9 +111,19 @@ def failure(args: Sequence[str], said: str) -> WorkspaceError:
         if line.startswith(("fatal:", "error:")):
             detail = line
             break
-    command = "git " + " ".join(args[:2])
+    command = "git " + " ".join(_subcommand(args)[:2])
     hint = _hint(said)
     return WorkspaceError(f"{command} failed: {detail}{hint}", command, said.strip())
+
+
+def _subcommand(args: Sequence[str]) -> list[str]:
+    """``args`` from the subcommand on: without git's own options (``-c KEY=VALUE``, ``-C DIR``)."""
+    words = list(args)
+    while words and words[0] in ("-c", "-C"):
+        words = words[2:]
+    while words and words[0].startswith("--") and "=" in words[0]:
+        words = words[1:]
+    return words
 
 
 def _hint(said: str) -> str:

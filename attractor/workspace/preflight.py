@@ -10,6 +10,7 @@ exists.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,7 +69,7 @@ class WorkspacePlan:
                 f"workspace: snapshot ({self.source}): stages work in {self.workdir}; "
                 "a checkpoint after each stage goes to a git directory in the run directory"
             )
-        extra = [f"links {', '.join(self.links)}" if self.links else "links nothing"]
+        extra = [self._links()]
         if self.setup:
             where = f" (boundary: {self.setup_boundary})" if self.setup_boundary else ""
             extra.append(f"runs {self.setup!r} once in it{where}")
@@ -77,6 +78,16 @@ class WorkspacePlan:
             "on branch attractor/RUN_ID, started from HEAD plus uncommitted changes; "
             + "; ".join(extra)
         )
+
+    def _links(self) -> str:
+        """What of ``workspace_link`` the worktree gets: the paths the checkout has."""
+        if not self.links:
+            return "links nothing (workspace_link is none)"
+        repo = self.repo or self.workdir
+        there = [name for name in self.links if os.path.lexists(repo / name)]
+        if not there:
+            return f"links nothing (the checkout has none of {', '.join(self.links)})"
+        return f"links {', '.join(there)} from the checkout"
 
 
 async def preflight(

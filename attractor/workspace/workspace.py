@@ -10,10 +10,17 @@ cannot send them to another repository.
 Nothing is thrown away: :meth:`Workspace.restore` first commits whatever the
 work tree holds and keeps it, with any branch commits it would drop, under
 ``refs/attractor/RUN_ID/lost/N`` (``git show attractor/RUN_ID/lost/N``).
+
+Files and branch move together (:meth:`Workspace.move`): the move is written
+down first (:data:`MOVING`, in the workspace's git directory), then the branch
+is moved, then the work tree; a failure puts the branch and the files back, and
+a move cut short (``kill -9``) is known as such on resume, so its half-moved
+files are never taken for edits made by hand.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,8 +30,15 @@ from typing import Any
 import anyio
 
 from attractor.errors import WorkspaceError
+from attractor.fileio.writes import atomic_write_json
 from attractor.workspace.commits import Saved, commit_work_tree, message
 from attractor.workspace.git import Git
+
+#: In the workspace's git directory while the files and branch move (restore, merge).
+MOVING = "attractor-moving.json"
+#: In a parallel branch's git directory while one of its stages runs: a resume
+#: then knows its work tree holds that stage's half-done files.
+STAGE_MARK = "attractor-stage.json"
 
 #: The prefix of every trailer key the run writes (``git log --grep Attractor-Run:``).
 TRAILER = "Attractor"
@@ -82,6 +96,11 @@ class Workspace:
     def ref(self) -> str:
         return "refs/heads/" + self.branch
 
+    @property
+    def git_dir(self) -> Path:
+        """The workspace's own git directory (its index, HEAD, and the files above)."""
+        return Path(self.git.env.get("GIT_DIR") or self.common_dir)
+
     def record(self) -> dict[str, Any]:
         """What the manifest keeps, to open this workspace again (:func:`reopen`)."""
         return {
@@ -132,16 +151,28 @@ class Workspace:
             excluded=self.excluded,
             max_bytes=self.max_bytes,
         )
-        if saved.refused:
-            self.excluded.extend(saved.refused)
-            self.notes.append(
-                "left out of the run's checkpoints (larger than "
-                f"{(self.max_bytes or 0) // (1024 * 1024)} MB): " + ", ".join(saved.refused)
-            )
+        self.note_left_out(saved)
         if saved.commit != await self.tip():
             await self.git.run("update-ref", "-m", subject, self.ref, saved.commit)
         self.head, self.tree = saved.commit, saved.tree
         return saved
+
+    def note_left_out(self, saved: Saved, what: str = "the run's checkpoints") -> None:
+        """Keep the files a commit left out out of later ones too, and say so."""
+        if saved.refused:
+            self.excluded.extend(p for p in saved.refused if p not in self.excluded)
+            self.notes.append(
+                f"left out of {what} (larger than "
+                f"{(self.max_bytes or 0) // (1024 * 1024)} MB): " + ", ".join(saved.refused)
+            )
+        for path in saved.nested:
+            if path not in self.excluded:
+                self.excluded.append(path)
+            self.notes.append(
+                f"{path} is a git repository of its own (it has its own .git): its files are "
+                f"not in {what} and are never restored; commit in it yourself, or remove its "
+                ".git to have them checkpointed"
+            )
 
     async def _parent(self) -> str:
         """The commit to build on: the last checkpoint, or the stage's own commits on it.
@@ -171,17 +202,17 @@ class Workspace:
         await self.git.run("update-ref", prefix + str(n), commit)
         return (prefix + str(n)).removeprefix("refs/")
 
-    async def restore(self, commit: str, why: str) -> str | None:
+    async def restore(self, commit: str, why: str, *, keep: bool = True) -> str | None:
         """Put the work tree and the branch back to ``commit``.
 
         What the work tree held and the branch commits not in ``commit`` are
         kept under a lost ref first: its name is returned (None when nothing
-        was there to keep).
+        was there to keep, or ``keep`` is false: another ref has it).
         """
         async with self.lock:
-            return await self._restore(commit, why)
+            return await self._restore(commit, why, keep)
 
-    async def _restore(self, commit: str, why: str) -> str | None:
+    async def _restore(self, commit: str, why: str, keep: bool = True) -> str | None:
         self._repair()
         tip = await self.tip()
         tree = await self.git.out("rev-parse", tip + "^{tree}")
@@ -193,17 +224,78 @@ class Workspace:
             tree,
             message(subject, {f"{TRAILER}-Run": self.run_id, f"{TRAILER}-Kind": "lost"}),
             excluded=self.excluded,
+            max_bytes=self.max_bytes,
         )
+        self.note_left_out(now, "what the restore kept")
         kept = None
-        if now.commit != commit and not await self.git.ok(
-            "merge-base", "--is-ancestor", now.commit, commit
+        if (
+            keep
+            and now.commit != commit
+            and not await self.git.ok("merge-base", "--is-ancestor", now.commit, commit)
         ):
             kept = await self.keep_lost(now.commit)
-        await self.git.run("read-tree", "-u", "--reset", commit)
-        await self.git.run("update-ref", "-m", f"attractor: restore ({why})", self.ref, commit)
+        await self.move(commit, tip, now.commit, f"attractor: restore ({why})")
+        return kept
+
+    async def move(self, commit: str, tip: str, files: str, why: str) -> None:
+        """Move the branch from ``tip`` and the work tree from commit ``files`` to ``commit``.
+
+        The move is written down first and the branch moved before the files;
+        a failure puts the branch and the files back (and, when even that
+        fails, leaves the note for the next resume, see :meth:`was_moving`).
+        """
+        intent = self.git_dir / MOVING
+        atomic_write_json(intent, {"to": commit, "branch_was": tip, "files_were": files})
+        try:
+            await self.git.run("update-ref", "-m", why, self.ref, commit, tip)
+        except BaseException:
+            intent.unlink(missing_ok=True)  # nothing moved
+            raise
+        try:
+            await self.git.run("read-tree", "-u", "--reset", commit)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                back = await self.git.ok("update-ref", "-m", why, self.ref, tip, commit)
+                if back and await self.git.ok("read-tree", "-u", "--reset", files):
+                    intent.unlink(missing_ok=True)
+            raise
+        intent.unlink(missing_ok=True)
         self.head = commit
         self.tree = await self.git.out("rev-parse", commit + "^{tree}")
-        return kept
+
+    def was_moving(self) -> bool:
+        """Whether a move of the files was cut short (its work tree is half moved)."""
+        return (self.git_dir / MOVING).exists()
+
+    def clear_stale_locks(self) -> list[str]:
+        """Remove the lock files of this workspace's own index and refs that a killed git
+        left (the run directory is locked: no other attractor uses them): their names."""
+        locks = [self.git_dir / "index.lock", self.common_dir / (self.ref + ".lock")]
+        lost = self.common_dir / lost_prefix(self.run_id)
+        if lost.is_dir():
+            locks += sorted(lost.glob("*.lock"))
+        removed = []
+        for lock in locks:
+            if lock.is_file():
+                lock.unlink(missing_ok=True)
+                removed.append(lock.name)
+        return removed
+
+    def mark_stage(self, node: str, attempt: int) -> None:
+        """Note that a stage runs in this (branch) work tree from the last checkpoint."""
+        data = {"node": node, "attempt": attempt, "start": self.head}
+        atomic_write_json(self.git_dir / STAGE_MARK, data, fsync=False)
+
+    def stage_mark(self) -> dict[str, Any] | None:
+        """The stage a kill caught running here (None: none, or the note is damaged)."""
+        try:
+            data = json.loads((self.git_dir / STAGE_MARK).read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and isinstance(data.get("start"), str) else None
+
+    def clear_stage_mark(self) -> None:
+        (self.git_dir / STAGE_MARK).unlink(missing_ok=True)
 
     async def apply(self, commit: str) -> bool:
         """Apply what ``commit`` changed to the work tree (all or nothing): whether it did."""

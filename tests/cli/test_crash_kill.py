@@ -5,11 +5,22 @@ journal) names the node that may have been running; only that node may run
 again. When the run has finished, every node must have acted exactly once,
 plus at most once more for each kill that caught it running.
 
+The pipeline fans out half-way (``fan``: branches ``L0 -> L1`` and ``R0 -> R1``,
+merged at ``join``), so a kill can land inside a branch's stage or inside the
+fan-in's merge. Which branch stage a kill may have caught comes from the
+branches' own saved progress (``fan/branches/INDEX.progress.json``); every
+node's starts (events.jsonl) must stay within one plus the kills that caught
+it: no completed stage, main or branch, runs again.
+
 The run's workspace is checkpointed (``snapshot`` in a plain folder, ``worktree``
 in a git repository), so more holds: a kill inside a stage (or inside its
-checkpoint commit) leaves files the resume puts back to where the stage began,
-so the final side.txt holds every tool exactly once, in order; a file written
-by hand after each kill is never lost (it is in a commit under some ref); the
+checkpoint commit, or a fan-in merge) leaves files the resume puts back to
+where the stage began, so the final side.txt holds every tool exactly once, in
+order, and each branch's file its own tools once each. Every tool writes a
+``half-NODE`` file while it works and first notes (in saw-half.txt) any
+``half-*`` file it finds: none may be found, so no stage ever saw another's (or
+its own earlier attempt's) half-done files, merged or not. A file written by
+hand after each kill is never lost (it is in a commit under some ref); the
 repository stays sound (``git fsck``). The test counts the kills that caught a
 stage in the middle (each leaves a lost ref) and prints the count.
 
@@ -25,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import time
 from collections import Counter
@@ -33,39 +45,92 @@ from pathlib import Path
 import pytest
 
 from attractor.store.checkpoint import Checkpoint
-from tests.cli.runkit import finish, lines_of, spawn, write
+from tests.cli.runkit import events, finish, lines_of, spawn, write
 
 KILLS = int(os.environ.get("CRASH_TEST_KILLS", "4"))
 SEED = int(os.environ.get("CRASH_TEST_SEED", "1313"))
 TOOLS = [f"t{i}" for i in range(10)]
 
 
+FAN_AFTER = 4
+BRANCHES = {"L": "left.txt", "R": "right.txt"}
+BRANCH_TOOLS = [f"{b}{i}" for b in BRANCHES for i in range(2)]
+
+
+def _tool(node: str, into: str) -> str:
+    """Note any half-done file it finds, then work on a half-done file of its own."""
+    return (
+        f"ls half-* >/dev/null 2>&1 && echo {node} >> saw-half.txt; "
+        f"echo {node} > half-{node}; echo {node} >> {into}; sleep 0.01; rm half-{node}"
+    )
+
+
 def _pipeline(workspace: Path) -> None:
-    """Tool nodes that each append their id to side.txt, with pure nodes between them."""
-    nodes = []
+    """Tool nodes that each append their id to side.txt, with pure nodes between them,
+    and a fan-out of two branches of two tools each half-way."""
+    nodes = ["fan [shape=component]", "join [shape=tripleoctagon]"]
     chain = ["start"]
     for i, tool in enumerate(TOOLS):
-        nodes.append(f'{tool} [shape=parallelogram, tool_command="echo {tool} >> side.txt"]')
+        nodes.append(f'{tool} [shape=parallelogram, tool_command="{_tool(tool, "side.txt")}"]')
         chain.append(tool)
         if i % 3 == 1:  # simulate nodes: journalled without an fsync of their own
             nodes.append(f"s{i} [shape=box]")
             chain.append(f"s{i}")
+        if i == FAN_AFTER:
+            chain += ["fan", "join"]
     chain.append("done")
+    before, after = chain[: chain.index("join")], chain[chain.index("join") :]
+    edges = [" -> ".join(before), " -> ".join(after)]
+    for branch, into in BRANCHES.items():
+        for i in range(2):
+            name = f"{branch}{i}"
+            nodes.append(f'{name} [shape=parallelogram, tool_command="{_tool(name, into)}"]')
+        edges.append(f"fan -> {branch}0 -> {branch}1 -> join")
     write(
         workspace / "chain.dot",
         "digraph chain {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n  "
-        + "\n  ".join(nodes)
-        + "\n  "
-        + " -> ".join(chain)
+        + "\n  ".join(nodes + edges)
         + "\n}\n",
     )
 
 
-def _running(run_dir: Path) -> str | None:
-    """The node a kill may have caught running: the one the state says is next."""
+def _running(run_dir: Path) -> list[str]:
+    """The nodes a kill may have caught running: the one the state says is next and,
+    inside the fan-out, the one each unfinished branch's saved progress says is next."""
     if not (run_dir / "checkpoint.json").exists():
-        return None  # killed before the run directory held a checkpoint
-    return Checkpoint.load(run_dir / "checkpoint.json").next_node
+        return []  # killed before the run directory held a checkpoint
+    node = Checkpoint.load(run_dir / "checkpoint.json").next_node
+    if node is None:
+        return []
+    if node != "fan":
+        return [node]
+    nexts = (_branch_next(run_dir, i, b) for i, b in enumerate(BRANCHES))
+    return [node, *(n for n in nexts if n)]
+
+
+def _branch_next(run_dir: Path, index: int, branch: str) -> str:
+    """The node branch ``index`` runs next by its saved progress ("" when it finished).
+
+    A resumed fan-out moves its earlier files aside (``fan/v1-a1``, then ``v1-a1-2``...)
+    and carries them over: the newest folder that has the branch's file says."""
+    fan = run_dir / "fan"
+    runs = sorted(
+        (
+            int(m[1] or 1)
+            for f in fan.glob("v1-a1*")
+            if (m := re.match(r"^v1-a1(?:-(\d+))?$", f.name))
+        ),
+        reverse=True,
+    )
+    folders = [fan / "branches"]
+    folders += [fan / (f"v1-a1-{run}" if run > 1 else "v1-a1") / "branches" for run in runs]
+    for folder in folders:
+        if (folder / f"{index}.json").exists():
+            return ""
+        progress = folder / f"{index}.progress.json"
+        if progress.exists():
+            return str(json.loads(progress.read_text()).get("next_node") or "")
+    return f"{branch}0"
 
 
 def _finished(run_dir: Path) -> bool:
@@ -153,9 +218,7 @@ def _killed_and_resumed(
                 kills += 1
                 if _finished(run_dir):
                     break  # killed after the run had saved its success, before it exited
-                node = _running(run_dir)
-                if node is not None:
-                    allowed[node] += 1
+                _allow_running(run_dir, allowed, caught)
                 if mode != "none":  # written by hand while the run is down: never lost
                     name = f"hand-{kills}.txt"
                     write(_work_tree(workspace, run_dir, mode) / name, f"by hand {kills}\n")
@@ -167,18 +230,55 @@ def _killed_and_resumed(
     work_tree = _work_tree(workspace, run_dir, mode)
     if mode != "none":
         _check_workspace(workspace, run_dir, work_tree, mode, hand, caught)
+    _check_counts(run_dir, work_tree, mode, kills, allowed, caught)
+    return kills
+
+
+def _allow_running(run_dir: Path, allowed: Counter[str], caught: Counter[str]) -> None:
+    """After a kill: each node it may have caught running may run once more."""
+    running = _running(run_dir)
+    for node in running:
+        allowed[node] += 1
+    if running[:1] == ["fan"]:
+        caught["kills inside the fan-out (its branches)"] += 1
+    elif running[:1] == ["join"]:
+        caught["kills at the fan-in (its merge)"] += 1
+
+
+def _check_counts(
+    run_dir: Path, work_tree: Path, mode: str, kills: int, allowed: Counter[str],
+    caught: Counter[str],
+) -> None:  # fmt: skip
+    """Every node acted once (plus the kills that caught it), and no stage saw half-done
+    files."""
     acted = Counter(lines_of(work_tree / "side.txt"))
+    for into in BRANCHES.values():
+        acted += Counter(lines_of(work_tree / into))
     state = Checkpoint.load(run_dir / "checkpoint.json")
-    context = f"seed {SEED}, {kills} kills, re-runs allowed {dict(allowed)}, acted {dict(acted)}"
+    starts = Counter(e["name"] for e in events(run_dir) if e["type"] == "stage_started")
+    context = (
+        f"seed {SEED}, {kills} kills, re-runs allowed {dict(allowed)}, acted {dict(acted)}, "
+        f"started {dict(starts)}"
+    )
     assert state.status == "success", context
     assert Counter(state.completed_nodes) == Counter(
         ["start", *TOOLS, *[f"s{i}" for i in range(len(TOOLS)) if i % 3 == 1], "done"]
+        + ["fan", "join"]
     ), context
-    for tool in TOOLS:
+    for tool in [*TOOLS, *BRANCH_TOOLS]:
         assert 1 <= acted[tool] <= 1 + allowed[tool], f"{tool}: {context}"
+    for node, count in starts.items():  # no completed stage, main or branch, ran again
+        assert count <= 1 + allowed[node], f"{node} started {count} times: {context}"
+    caught["stage starts beyond the first (each a kill that caught it)"] += sum(
+        count - 1 for count in starts.values()
+    )
     if mode != "none":  # the half-done work of a killed stage was put back: exactly once
         assert lines_of(work_tree / "side.txt") == TOOLS, context
-    return kills
+        for branch, into in BRANCHES.items():
+            assert lines_of(work_tree / into) == [f"{branch}0", f"{branch}1"], context
+        # No stage found a half-done file (its own earlier attempt's, or a branch's merged).
+        assert lines_of(work_tree / "saw-half.txt") == [], context
+        assert not list(work_tree.glob("half-*")), context
 
 
 def _check_workspace(

@@ -10,6 +10,7 @@ import pytest
 
 from tests.cli.runkit import (
     finish,
+    kill_all,
     lines_of,
     only_run_dir,
     sleep_mark,
@@ -101,3 +102,41 @@ def test_a_branch_killed_mid_way_continues_after_its_completed_nodes(
     # `first` completed before the kill and does not run again; `slow` runs again once.
     assert sorted(lines_of(workspace / "side.txt")) == ["fast", "first", "last", "slow", "slow"]
     assert "2 of 2 branches succeeded" in out
+
+
+def test_a_branch_killed_twice_goes_on_from_its_latest_progress(workspace: Path, mark: str) -> None:
+    # Each kill lands in a later node of the branch; the second resume must go on from
+    # where the first resume got to, not from what the first kill left.
+    def hold(name: str) -> str:
+        return f"echo {name} >> side.txt; test -f go-{name} || (touch holding-{name}; sleep {mark})"
+
+    write(
+        workspace / "p.dot",
+        f"""digraph fan {{
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    fan   [shape=component]
+    join  [shape=tripleoctagon]
+    one   [shape=parallelogram, tool_command="echo one >> side.txt"]
+    two   [shape=parallelogram, tool_command="{hold("two")}"]
+    three [shape=parallelogram, tool_command="{hold("three")}"]
+    start -> fan
+    fan -> one -> two -> three -> join
+    join -> exit
+}}
+""",
+    )
+    runs = workspace / "runs"
+    starts = [("two", ["run", "p.dot", "--logs-dir", "runs/r"]), ("three", ["resume", "runs/r"])]
+    for node, args in starts:
+        proc = spawn(args, workspace)
+        wait_for(lambda n=node: (workspace / f"holding-{n}").exists(), f"{node} to hold")
+        proc.kill()
+        finish(proc)
+        kill_all(mark)
+        write(workspace / f"go-{node}", "")
+    code, _, err = finish(spawn(["resume", str(only_run_dir(runs))], workspace))
+    assert code == 0, err
+    # two and three each ran again once after the kill that caught them; two never ran a
+    # third time from the first kill's stale progress.
+    assert lines_of(workspace / "side.txt") == ["one", "two", "two", "three", "three"]

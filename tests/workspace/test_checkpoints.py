@@ -6,6 +6,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
+import attractor
+from attractor.events import Event, StageStarted
 from tests.cli.runkit import invoke, only_run_dir, read_json, write
 from tests.workspace.gitkit import git, make_repo, trailers
 
@@ -102,3 +106,47 @@ def test_workspace_none_writes_no_commit_and_says_so(tmp_path: Path) -> None:
     assert git(repo, "branch", "--list", "attractor/*") == ""
     assert "commit" not in _rows(only_run_dir(logs))["impl"]
     assert (repo / "a.txt").read_text() == "one\ntwo\n"  # today's behaviour: in place
+
+
+@pytest.mark.anyio
+async def test_files_changed_between_stages_get_a_checkpoint_of_their_own(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    dot = write(
+        tmp_path / "p.dot",
+        """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, tool_command="echo a > a.txt"]
+      think [shape=box, prompt="think"]
+      b [shape=parallelogram, tool_command="echo b > b.txt"]
+      start -> a -> think -> b -> done
+    }""",
+    )
+    run_dir = tmp_path / "logs" / "r"
+
+    def outside(event: Event) -> None:
+        # While the simulated LLM stage runs (it checkpoints nothing), someone else
+        # writes into the run's worktree: neither a's nor b's change.
+        if isinstance(event, StageStarted) and event.name == "think":
+            record = read_json(run_dir / "manifest.json")["workspace"]
+            (Path(record["work_tree"]) / "outside.txt").write_text("not a stage's\n")
+
+    flags = {"workdir": str(repo), "logs_dir": str(run_dir), "sandbox": "none"}
+    result = await attractor.run(dot, flags=flags, observers=[outside])
+
+    assert result.status == "success", result.failure_reason
+    branch = f"attractor/{run_dir.name}"
+    subjects = git(repo, "log", "--format=%s", branch).splitlines()
+    assert subjects[:3] == [
+        "attractor: b (visit 1, attempt 1) success",
+        "attractor: changes made outside a stage, before b",
+        "attractor: a (visit 1, attempt 1) success",
+    ]
+    outside_commit = git(repo, "rev-parse", f"{branch}~1").strip()
+    assert trailers(repo, outside_commit)["Attractor-Kind"] == "outside"
+    assert trailers(repo, outside_commit)["Attractor-Node"] == "b"
+    assert git(repo, "show", "--name-only", "--format=", outside_commit).split() == ["outside.txt"]
+    status = read_json(run_dir / "b" / "status.json")
+    assert status["files_changed"] == ["b.txt"]  # b's own change only
+    assert status["start_commit"] == outside_commit

@@ -130,3 +130,46 @@ def test_status_shows_the_files_each_stage_changed(tmp_path: Path) -> None:
 def test_the_usage_line_of_diff_shows_node_is_optional() -> None:
     usage = invoke(["diff", "--help"]).stdout.splitlines()[0]
     assert usage.endswith(" diff [OPTIONS] RUN_DIR [NODE]")
+
+
+def test_fork_of_a_snapshot_run_starts_from_the_node_without_redoing_later_stages(
+    tmp_path: Path,
+) -> None:
+    plain = tmp_path / "plain"  # no git repository: a snapshot workspace
+    plain.mkdir()
+    pipeline = """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, tool_command="echo a >> log.txt"]
+      b [shape=parallelogram, tool_command="echo b >> log.txt"]
+      start -> a -> b -> done
+    }
+    """
+    dot = write(tmp_path / "p.dot", pipeline)
+    run_dir = tmp_path / "logs" / "r"
+    ran = invoke(["run", str(dot), "--workdir", str(plain), "--logs-dir", str(run_dir)])
+    assert ran.exit_code == 0, ran.stderr
+    assert read_json(run_dir / "manifest.json")["workspace"]["mode"] == "snapshot"
+
+    result = invoke(["fork", str(run_dir), "--from", "b", "--logs-dir", str(tmp_path / "f")])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    assert (plain / "log.txt").read_text() == "a\nb\n"  # not a b b
+    assert "edits made by hand" not in result.stderr  # b's own line is not one
+    assert not (plain / ".git").exists()
+
+
+def test_fork_of_a_snapshot_run_keeps_edits_made_by_hand_after_it(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    dot = write(tmp_path / "p.dot", PIPELINE)
+    run_dir = tmp_path / "logs" / "r"
+    ran = invoke(["run", str(dot), "--workdir", str(plain), "--logs-dir", str(run_dir)])
+    assert ran.exit_code == 0, ran.stderr
+    (plain / "mine.txt").write_text("by hand\n")
+
+    result = invoke(["fork", str(run_dir), "--from", "c", "--logs-dir", str(tmp_path / "f")])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "saved the edits made by hand" in result.stderr
+    assert (plain / "mine.txt").read_text() == "by hand\n"
+    assert (plain / "log.txt").read_text() == "a\nb\nc\n"

@@ -75,16 +75,22 @@ def test_resume_after_kill_9_starts_the_stage_again_from_where_it_began(
         kill_all(mark)
     (flags / "go").touch()
     run_dir = only_run_dir(logs)
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    (work_tree / "notes.md").write_text("by hand, after the kill\n")
 
     result = invoke(["resume", str(run_dir)])
 
     assert result.exit_code == 0, result.output + result.stderr
     run_id = run_dir.name
     lost = f"attractor/{run_id}/lost/1"
-    assert f"git show {lost}" in result.stderr  # named in the output
+    said = [line for line in result.stderr.splitlines() if f"git show {lost}" in line]
+    assert said, result.stderr  # named in the output, with what it holds
+    assert "the interrupted stage b" in said[0] and "(half.txt, notes.md)" in said[0]
+    assert "edits made by hand since the run was killed" in said[0]
     assert git(repo, "show", f"{lost}:half.txt") == "half\n"  # never thrown away
+    assert git(repo, "show", f"{lost}:notes.md") == "by hand, after the kill\n"
+    assert not (work_tree / "notes.md").exists()  # b started again from where it began
     assert _stages(run_dir).count("a") == 1  # the completed stage did not run again
-    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
     assert (work_tree / "a.txt").read_text() == "a\nc\n"
     assert (work_tree / "b.txt").read_text() == "full\n"
     assert git(repo, "status", "--porcelain") == ""  # the user's checkout was never written
@@ -221,3 +227,54 @@ def test_resume_inside_a_sub_pipeline_keeps_the_files_of_its_completed_steps(
     assert result.exit_code == 0, result.output + result.stderr
     work_tree = Path(read_json(tmp_path / "r" / "manifest.json")["workspace"]["work_tree"])
     assert (work_tree / "after.txt").read_text() == "child\n"  # a's file survived the stop
+
+
+def test_a_parallel_branch_killed_mid_stage_starts_again_without_its_half_done_files(
+    tmp_path: Path, mark: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    left = (
+        f"[ ! -f half.txt ] || exit 7; echo half > half.txt; "
+        f"if [ ! -f {flags}/go ]; then touch {flags}/started; sleep {mark}; fi; "
+        "echo full > left.txt; rm half.txt"
+    )
+    dot = write(
+        tmp_path / "p.dot",
+        f"""digraph fan {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      split [shape=component]
+      left  [shape=parallelogram, tool_command="{left}"]
+      right [shape=parallelogram, tool_command="echo right > right.txt"]
+      join  [shape=tripleoctagon]
+      start -> split; split -> left; split -> right; left -> join; right -> join
+      join -> done
+    }}""",
+    )
+    logs = tmp_path / "logs"
+    args = ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"), *NO_SANDBOX]
+    proc = spawn(args, tmp_path)
+    try:
+        wait_for(lambda: (flags / "started").exists(), "left to start", timeout=60)
+        os.kill(proc.pid, signal.SIGKILL)
+        finish(proc)
+    finally:
+        kill_all(mark)
+    (flags / "go").touch()
+    run_dir = only_run_dir(logs)
+
+    result = invoke(["resume", str(run_dir)])
+
+    assert result.exit_code == 0, result.output + result.stderr  # left did not find half.txt
+    assert _stages(run_dir).count("left") == 2
+    lost = f"attractor/{run_dir.name}--left/lost/1"
+    said = [line for line in result.stderr.splitlines() if "branch left:" in line]
+    assert said and f"git show {lost}" in said[0]  # named in the output
+    assert git(repo, "show", f"{lost}:half.txt") == "half\n"  # never thrown away
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "left.txt").read_text() == "full\n"
+    assert (work_tree / "right.txt").read_text() == "right\n"
+    assert not (work_tree / "half.txt").exists()  # the half-done file was not merged
+    branch = f"attractor/{run_dir.name}"
+    assert "half.txt" not in git(repo, "log", "--name-only", "--format=", branch).split()

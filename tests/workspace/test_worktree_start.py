@@ -55,7 +55,26 @@ def test_the_users_checkout_index_and_stash_stay_exactly_as_they_were(tmp_path: 
     assert not (repo / "made.txt").exists()
     branch = manifest["workspace"]["branch"]
     assert git(repo, "show", f"{branch}:made.txt") == "new\n"
-    assert "take the result: git merge " + branch in result.output
+    # The branch begins with the uncommitted changes, so git merge would refuse to
+    # overwrite them; the summary says so and names a command that works.
+    assert "take the result: git merge" not in result.output
+    merge = subprocess.run(
+        ["git", "merge", branch], cwd=repo, env=_git_env(), capture_output=True, check=False
+    )
+    assert merge.returncode != 0 and state_of(repo) == before
+    take = next(
+        line for line in result.output.splitlines() if line.startswith("take the result on top")
+    )
+    command = take.split(": ", 1)[1].split(" (or ", 1)[0]
+    subprocess.run(command, shell=True, check=True, cwd=tmp_path, env=_git_env())
+    assert (repo / "made.txt").read_text() == "new\n"
+    assert (repo / "notes.txt").read_text() == "one\nuncommitted\nagent\n"
+    assert (repo / "untracked.txt").read_text() == "untracked\n"
+    assert git(repo, "diff", "--cached", "--name-only") == "staged.txt\n"  # index untouched
+
+
+def _git_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
 def test_dry_run_names_the_mode_and_where_it_comes_from(tmp_path: Path) -> None:
@@ -77,6 +96,18 @@ def test_dry_run_names_the_mode_and_where_it_comes_from(tmp_path: Path) -> None:
     assert "workspace: none (--workspace)" in off.output and "no checkpoints" in off.output
     assert "workspace: snapshot (ATTRACTOR_WORKSPACE)" in by_env
     assert not (repo / ".attractor").exists() and not (plain / ".attractor").exists()
+
+
+def test_dry_run_names_only_the_links_the_checkout_has(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".gitignore": ".venv/\n"})
+    dot = write(tmp_path / "p.dot", WRITE_PIPELINE)
+
+    bare = invoke(["run", str(dot), "--dry-run", "--workdir", str(repo)]).output
+    (repo / ".venv").mkdir()
+    with_venv = invoke(["run", str(dot), "--dry-run", "--workdir", str(repo)]).output
+
+    assert "links nothing (the checkout has none of .venv, venv, node_modules)" in bare
+    assert "links .venv from the checkout" in with_venv and "node_modules" not in with_venv
 
 
 class CliEnv:
