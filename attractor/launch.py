@@ -318,12 +318,9 @@ async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> Coder
     """
     import anyio
 
-    from attractor.handlers.simulate import SimulateBackend
-
     # In a worker thread: the checks walk every node and may ask an agent CLI
     # whether it is logged in, which a server's other requests must not wait on.
-    built = await anyio.to_thread.run_sync(backend_for, plan.settings, plan.graph)
-    backend = built or SimulateBackend()
+    backend = await anyio.to_thread.run_sync(backend_for, plan.settings, plan.graph)
     stack.push_async_callback(backend.aclose)
     return backend
 
@@ -538,10 +535,11 @@ def _run_settings(run_dir: Path, graph: Graph) -> Settings | None:
     return settings
 
 
-def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
+def backend_for(settings: Settings, graph: Graph) -> CodergenBackend:
     """The model backend, built before the run so a missing key or SDK stops it first.
 
-    None means the engine's own ``simulate`` backend. When nodes name their own
+    The one place a run's backend is built: the engine builds none. ``--backend
+    simulate`` gets the deterministic simulate backend. When nodes name their own
     ``backend`` (or the run's is an agent CLI), a router that also checks each
     agent CLI is installed and logged in. The steps' boundaries are checked
     first (:func:`check_boundaries`).
@@ -568,7 +566,9 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     if routed is not None:
         return routed
     if settings.backend == "simulate":
-        return None
+        from attractor.handlers.simulate import SimulateBackend
+
+        return SimulateBackend()
     from attractor.handlers.agent_backend import build_backend
 
     return build_backend(settings, graph)

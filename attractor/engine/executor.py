@@ -101,7 +101,8 @@ class RunOptions:
     interviewer: Interviewer | None = None
     #: Context values from ``--set KEY=VALUE``.
     context_seed: dict[str, Any] = field(default_factory=dict)
-    #: The model backend (the launcher builds it: ``launch.backend_for``); None simulates.
+    #: The model backend (the launcher builds and closes it: ``launch.backend_for``);
+    #: the engine refuses a run without one.
     backend: CodergenBackend | None = None
     registry: HandlerRegistry | None = None
     observers: list[Callable[[Event], None]] = field(default_factory=list)

@@ -38,7 +38,7 @@ from attractor.engine.retry import BackoffConfig
 from attractor.engine.setup import RunSetup, restart_setup, resume_setup, start_setup, utc_text
 from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
 from attractor.engine.step_budget import StepBudget, child_steps
-from attractor.engine.wiring import RunWide, close_wide, run_wide, services_for
+from attractor.engine.wiring import RunWide, close_wide, require_backend, run_wide, services_for
 from attractor.engine.workspace_hooks import (
     open_workspace,
     put_back_stopped_stage,
@@ -136,6 +136,7 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
     happens, the run is finished and what it opened closed, shielded.
     """
     settings = options.settings
+    require_backend(options)  # before anything is written
     none = options.workspace is not None and options.workspace.mode == "none"
     with _redacting(settings):
         setup = set_up()
@@ -178,7 +179,7 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
                             await put_back_stopped_stage(run)
                             status = stop.status or RunStatus.INTERRUPTED
                             finish_run(run, status, end, settings.timeout, reason=stop.reason)
-                        await close_wide(wide)
+                        close_wide(wide)
 
 
 def _run_wide(setup: RunSetup, options: RunOptions) -> RunWide:
