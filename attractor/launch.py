@@ -180,9 +180,9 @@ def plan_fork(
     import shutil
 
     from attractor.engine.continuation import Continuation, continued
-    from attractor.engine.fork import fork_run_dir
     from attractor.engine.setup import initial_context
     from attractor.store.checkpoint import Checkpoint
+    from attractor.store.fork import fork_run_dir
     from attractor.store.rundir import RunDir
 
     how = Continuation(from_node=node)
