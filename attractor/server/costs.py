@@ -21,6 +21,7 @@ from attractor.errors import AttractorError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import read_lines
 from attractor.launch import RunDir
+from attractor.run_status import RunStatus
 from attractor.runview.inventory import RunState, read_events
 from attractor.runview.listing import load_checkpoint
 
@@ -157,7 +158,7 @@ def budgets(path: Path, state: RunState) -> list[dict[str, Any]]:
     turns = checkpoint.run_turns_used if checkpoint is not None else 0
     info = state.info
     since = _number(manifest.get("resumed_at")) or info.started_at
-    if info.status == "running" and since is not None:
+    if info.status == RunStatus.RUNNING and since is not None:
         elapsed: float | None = max(0.0, time.time() - since)
     else:
         elapsed = _number(manifest.get("duration"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from attractor.run_status import RunStatus
 from attractor.runview.listing import driver_alive, is_run_dir, run_status
 
 #: The most runs one request may prune.
@@ -20,7 +21,7 @@ MAX_PRUNE = 1000
 
 def prune_run(path: Path, active: bool) -> str:
     """Delete the run directory ``path``; "" when done, else why it was kept."""
-    if active or (run_status(path) == "running" and driver_alive(path)):
+    if active or (run_status(path) == RunStatus.RUNNING and driver_alive(path)):
         return "the run is still going; cancel it first"
     if path.is_symlink() or not path.is_dir() or not is_run_dir(path):
         return "not a run directory"
