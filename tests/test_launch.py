@@ -138,3 +138,18 @@ async def test_a_library_node_type_runs_through_the_launcher(tmp_path: Path) -> 
     result = await launch(plan_run(tmp_path / "p.dot", flags), Hooks(registry=registry))
     assert result.status == "success"
     assert (result.run_dir / "s" / "stamped.txt").read_text() == "s"
+
+
+def test_a_run_the_engine_could_not_end_is_recorded_failed_once(tmp_path: Path) -> None:
+    """A front end that caught the error a run died of records it; a run that
+    recorded its own end keeps it."""
+    from attractor.launch import record_failure
+
+    for name, status in (("going", "running"), ("ended", "success")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "manifest.json").write_text(json.dumps({"status": status}))
+        record_failure(tmp_path / name, "the run stopped on an error: boom")
+    going = json.loads((tmp_path / "going" / "manifest.json").read_text())
+    assert going["status"] == "fail" and going["failure_reason"].endswith("boom")
+    assert json.loads((tmp_path / "ended" / "manifest.json").read_text()) == {"status": "success"}
+    record_failure(tmp_path / "missing", "no folder: nothing raised")

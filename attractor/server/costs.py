@@ -20,8 +20,8 @@ from attractor.dot.schema import parse_duration
 from attractor.errors import AttractorError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import read_lines
-from attractor.launch import RunDir
 from attractor.run_status import RunStatus
+from attractor.runview.files import read_manifest, results_file
 from attractor.runview.inventory import RunState, read_events
 from attractor.runview.listing import load_checkpoint
 
@@ -66,7 +66,7 @@ def node_usage(path: Path) -> dict[str, dict[str, Any]]:
     The rows are streamed; a row that cannot be read ends them (as for a resume).
     """
     spent: dict[str, dict[str, Any]] = {}
-    results = RunDir(path).results_path
+    results = results_file(path)
     try:
         for _, line in read_lines(results, "results file"):
             row = loads_json(line.decode("utf-8"), results, "results row")
@@ -148,7 +148,7 @@ def budgets(path: Path, state: RunState) -> list[dict[str, Any]]:
     ``limit`` is None when the run has none of that kind.
     """
     try:
-        manifest = RunDir(path).read_manifest()
+        manifest = read_manifest(path)
     except AttractorError:
         manifest = {}
     recorded = manifest.get("settings")
