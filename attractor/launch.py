@@ -18,14 +18,14 @@ This module is the composition root: it alone picks the executor
 Imports of the engine stay inside functions: importing the library API loads
 none of it.
 
-It is also the front ends' way into the run side: the few types and helpers the
+It is also the front ends' way into the run side: the few launcher concerns the
 CLI, the server and the language server use from ``engine``, ``store`` and
-``handlers`` (the run's result, a continuation, the interviewers, the run directory, the
-budget and retry resolution the dry-run plan and hover show) are re-exported
-here, each loaded on first use (:data:`_FRONT_END`), so a front end imports as
-much of the engine as it did before and no more. Apart from these, front ends
-read runs only through the read side, ``runview.inventory`` and
-``runview.timeline`` (docs/architecture.md; an import contract checks it).
+``handlers`` (the run's result, a continuation, the interviewers, the checks of
+starting a run, and what a launch would give a node, which the dry-run plan and
+hover show) are re-exported here, each loaded on first use (:data:`_FRONT_END`),
+so a front end imports as much of the engine as it did before and no more.
+Apart from these, front ends read runs only through the read side, ``runview``
+(docs/architecture.md; an import contract checks it).
 """
 
 from __future__ import annotations
@@ -48,10 +48,6 @@ if TYPE_CHECKING:
     from attractor.events import Event
     from attractor.handlers.acp.describe import describe_acp as describe_acp
     from attractor.handlers.backend import CodergenBackend
-    from attractor.handlers.boundary import COMMAND_STEPS as COMMAND_STEPS
-    from attractor.handlers.boundary import describe_boundary as describe_boundary
-    from attractor.handlers.external.agents import AGENTS as AGENTS
-    from attractor.handlers.external.bounds import describe_cli_boundary as describe_cli_boundary
     from attractor.handlers.external.router import backend_name as backend_name
     from attractor.handlers.human import check_auto_choice as check_auto_choice
     from attractor.handlers.human import gates_needing_a_person as gates_needing_a_person
@@ -72,11 +68,8 @@ if TYPE_CHECKING:
     from attractor.notify.notifier import Notifier
     from attractor.run_status import RunStatus
     from attractor.settings import Settings
-    from attractor.store.rundir import RunDir as RunDir
     from attractor.store.rundir import check_logs_dir as check_logs_dir
     from attractor.store.rundir import disk_full as disk_full
-    from attractor.store.rundir import never_started as never_started
-    from attractor.store.worker import worker_of as worker_of
     from attractor.workspace.preflight import WorkspacePlan
 
 Observer = Callable[["Event"], None]
@@ -180,9 +173,9 @@ def plan_fork(
     import shutil
 
     from attractor.engine.continuation import Continuation, continued
-    from attractor.engine.fork import fork_run_dir
     from attractor.engine.setup import initial_context
     from attractor.store.checkpoint import Checkpoint
+    from attractor.store.fork import fork_run_dir
     from attractor.store.rundir import RunDir
 
     how = Continuation(from_node=node)
@@ -324,12 +317,9 @@ async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> Coder
     """
     import anyio
 
-    from attractor.handlers.simulate import SimulateBackend
-
     # In a worker thread: the checks walk every node and may ask an agent CLI
     # whether it is logged in, which a server's other requests must not wait on.
-    built = await anyio.to_thread.run_sync(backend_for, plan.settings, plan.graph)
-    backend = built or SimulateBackend()
+    backend = await anyio.to_thread.run_sync(backend_for, plan.settings, plan.graph)
     stack.push_async_callback(backend.aclose)
     return backend
 
@@ -478,6 +468,23 @@ def resume_settings(
     return settings, notes
 
 
+def record_failure(run_dir: Path, reason: str) -> None:
+    """Record the run in ``run_dir`` failed with ``reason``: a run that died of an
+    error the engine could not record (a front end caught it). A run that recorded
+    its own end is left as it is; nothing is raised (the disk may be what failed)."""
+    import time
+
+    from attractor.run_status import RunStatus
+    from attractor.store.rundir import RunDir
+
+    store = RunDir(run_dir)
+    with contextlib.suppress(Exception):
+        manifest = store.read_manifest()
+        if manifest.get("status") in (RunStatus.RUNNING, None):
+            manifest.update(status=RunStatus.FAIL, failure_reason=reason, finished_at=time.time())
+            store.write_manifest(manifest)
+
+
 _NOTICES: set[str] = set()
 
 
@@ -561,10 +568,11 @@ def _run_settings(run_dir: Path, graph: Graph, cwd: Path | None) -> Settings | N
     return settings
 
 
-def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
+def backend_for(settings: Settings, graph: Graph) -> CodergenBackend:
     """The model backend, built before the run so a missing key or SDK stops it first.
 
-    None means the engine's own ``simulate`` backend. When nodes name their own
+    The one place a run's backend is built: the engine builds none. ``--backend
+    simulate`` gets the deterministic simulate backend. When nodes name their own
     ``backend`` (or the run's is an agent CLI), a router that also checks each
     agent CLI is installed and logged in. The steps' boundaries are checked
     first (:func:`check_boundaries`).
@@ -591,34 +599,26 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend | None:
     if routed is not None:
         return routed
     if settings.backend == "simulate":
-        return None
+        from attractor.handlers.simulate import SimulateBackend
+
+        return SimulateBackend()
     from attractor.handlers.agent_backend import build_backend
 
     return build_backend(settings, graph)
 
 
-#: What front ends may use of ``engine`` and ``handlers`` besides the read
-#: side: name -> the module it comes from, imported when the name is first read.
+#: What front ends may use of the run side besides the read side (``runview``):
+#: name -> the module it comes from, imported when the name is first read. Each
+#: is a launcher concern: what a run is started with and returns, who answers its
+#: gates, the checks and errors of starting one, and what the launch would give a
+#: node (the dry-run plan and the language server's hover show it). Reading runs
+#: back (their files, manifest, worker) is the read side's: ``runview``.
 _FRONT_END: dict[str, str] = {
+    # What a run is started with and what it returns.
     "Continuation": "attractor.engine.continuation",
-    "worker_of": "attractor.store.worker",
-    "max_retries_for": "attractor.engine.retry",
     "NodeResult": "attractor.engine.run",
     "RunResult": "attractor.engine.run",
-    "RunDir": "attractor.store.rundir",
-    "check_logs_dir": "attractor.store.rundir",
-    "disk_full": "attractor.store.rundir",
-    "never_started": "attractor.store.rundir",
-    "describe_acp": "attractor.handlers.acp.describe",
-    "COMMAND_STEPS": "attractor.handlers.boundary",
-    "describe_boundary": "attractor.handlers.boundary",
-    "describe_servers": "attractor.handlers.mcp_servers",
-    "AGENTS": "attractor.handlers.external.agents",
-    "describe_cli_boundary": "attractor.handlers.external.bounds",
-    "backend_name": "attractor.handlers.external.router",
-    "node_model_spec": "attractor.handlers.model_spec",
-    "check_auto_choice": "attractor.handlers.human",
-    "gates_needing_a_person": "attractor.handlers.human",
+    # Who answers the run's human gates (Hooks.interviewer), and choosing one.
     "Answer": "attractor.handlers.interviewer",
     "AnswerValue": "attractor.handlers.interviewer",
     "AutoApproveInterviewer": "attractor.handlers.interviewer",
@@ -629,6 +629,17 @@ _FRONT_END: dict[str, str] = {
     "QueueInterviewer": "attractor.handlers.interviewer",
     "match_option": "attractor.handlers.interviewer",
     "stdin_can_answer": "attractor.handlers.interviewer",
+    "check_auto_choice": "attractor.handlers.human",
+    "gates_needing_a_person": "attractor.handlers.human",
+    # Starting a run: the logs folder checked, a full disk told apart.
+    "check_logs_dir": "attractor.store.rundir",
+    "disk_full": "attractor.store.rundir",
+    # What the launch would give a node (with step_boundary above).
+    "backend_name": "attractor.handlers.external.router",
+    "describe_acp": "attractor.handlers.acp.describe",
+    "describe_servers": "attractor.handlers.mcp_servers",
+    "max_retries_for": "attractor.engine.retry",
+    "node_model_spec": "attractor.handlers.model_spec",
     "resolve_budget": "attractor.handlers.turn_budget",
 }
 

@@ -5,6 +5,10 @@ A :class:`RunStatus` is a ``str``: it is written to ``manifest.json``,
 (``"timed_out"``), and compares equal to it. What a file holds is read as a
 string first (a damaged or older file may hold anything); :func:`run_status`
 turns it into a member when it is one.
+
+The read side (``runview``) lists a run with one word more than the run wrote
+when its files say less than that: :class:`SeenStatus` (``stopped``, ``damaged``,
+``unknown``); :data:`ListedStatus` is either.
 """
 
 from __future__ import annotations
@@ -47,6 +51,26 @@ STOPPED: frozenset[RunStatus] = RESUMABLE - {RunStatus.RUNNING}
 
 #: The statuses of a run that ended by itself: there is nothing left to resume.
 ENDED: frozenset[RunStatus] = frozenset({RunStatus.SUCCESS, RunStatus.FAIL})
+
+
+class SeenStatus(StrEnum):
+    """What a reader of run directories says of a run that its files do not."""
+
+    #: The manifest says running, but no process drives the run any more.
+    STOPPED = "stopped"
+    #: Its manifest or summary rows cannot be read.
+    DAMAGED = "damaged"
+    #: Its manifest names no status this version knows.
+    UNKNOWN = "unknown"
+
+
+#: A run's status as the read side lists it: the run's own, else the reader's word.
+ListedStatus = RunStatus | SeenStatus
+
+
+def listed_status(text: object) -> ListedStatus:
+    """The run status ``text`` names, else :attr:`SeenStatus.UNKNOWN`."""
+    return run_status(text) or SeenStatus.UNKNOWN
 
 
 def run_status(text: object) -> RunStatus | None:

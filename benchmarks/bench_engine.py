@@ -22,6 +22,7 @@ import anyio
 from attractor.dot.graph import Graph
 from attractor.dot.parser import parse_dot
 from attractor.engine.run import RunOptions, run_pipeline
+from attractor.handlers.simulate import SimulateBackend
 from attractor.proc.process import run_process
 from attractor.settings import Settings
 
@@ -53,7 +54,7 @@ async def timed_run(graph: Graph, logs: Path) -> float:
     run_dir = str(logs / "{timestamp}-{graph}")
     # The engine's own cost: commands unsandboxed (bench_sandbox.py measures the sandbox).
     settings = Settings(logs_dir=run_dir, workdir=str(logs), sandbox="none")
-    options = RunOptions(settings=settings)
+    options = RunOptions(settings=settings, backend=SimulateBackend())
     started = time.perf_counter()
     result = await run_pipeline(graph, logs / "bench.dot", options)
     elapsed = time.perf_counter() - started

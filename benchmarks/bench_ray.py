@@ -33,6 +33,8 @@ import ray
 from attractor.dot.parser import parse_dot
 from attractor.engine.executor import Executor, LocalExecutor, RunJob
 from attractor.engine.run import RunOptions, execute
+from attractor.handlers.simulate import SimulateBackend
+from attractor.launch import backend_for
 from attractor.ray_exec.connect import keep_on_loopback
 from attractor.ray_exec.executor import RayExecutor
 from attractor.settings import Settings
@@ -75,7 +77,7 @@ async def run_many(dot: str, count: int, root: Path, executor: Executor) -> floa
 
     async def one(index: int) -> None:
         settings = Settings(logs_dir=str(root / f"run-{index}"), workdir=str(root))
-        options = RunOptions(settings=settings, executor=executor)
+        options = RunOptions(settings=settings, executor=executor, backend=SimulateBackend())
         result = await execute(RunJob("run", source, graph), options)
         if result.status != "success":
             failed.append(f"run {index}: {result.failure_reason}")
@@ -99,7 +101,8 @@ def compare(
     given) and with the Ray executor, taken in turn ``reps`` times."""
     samples: dict[str, list[float]] = {"local": [], "ray": []}
     for _ in range(reps):
-        for executor, job in ((LocalExecutor(), local or work), (RayExecutor(), work)):
+        ray_executor = RayExecutor(make_backend=backend_for)
+        for executor, job in ((LocalExecutor(), local or work), (ray_executor, work)):
             with tempfile.TemporaryDirectory() as tmp:
                 samples[executor.name].append(anyio.run(job, Path(tmp), executor))
     return {name: statistics.median(times) for name, times in samples.items()}

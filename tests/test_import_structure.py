@@ -4,7 +4,9 @@ import-linter checks the layers (pyproject.toml); these checks see what it does
 not: a module-level import cycle closed by an import inside a function, and the
 engine core reaching the Ray executor, which only the launcher may choose. The
 front ends' rule (only the launcher and the read side) is import-linter's too;
-it is checked here as well, with the launcher's lazy re-exports behind it.
+it is checked here as well, with the launcher's lazy re-exports behind it. That
+the Ray executor uses the run only through ``engine/seam.py`` is import-linter's
+alone (its fifth contract).
 """
 
 from __future__ import annotations
@@ -154,29 +156,6 @@ def test_no_engine_core_module_imports_a_ray_module() -> None:
     reaching = {m: sorted(t for t in graph[m] if _is_ray(t)) for m in core}
     assert {m: ts for m, ts in reaching.items() if ts} == {}
     assert [m for m in core if _imports_ray_itself(m)] == []
-
-
-#: What the Ray executor may use of the run: its public seam for executors.
-RUN_SEAM = "attractor.engine.seam"
-
-
-def _past_the_seam(graph: dict[str, set[str]]) -> dict[str, list[str]]:
-    """Each Ray executor module -> the engine modules it imports other than the seam."""
-    reach = {}
-    for module, targets in graph.items():
-        if _is_ray(module):
-            past = sorted(t for t in targets if t.startswith("attractor.engine") and t != RUN_SEAM)
-            if past:
-                reach[module] = past
-    return reach
-
-
-def test_the_ray_executor_uses_the_run_s_public_seam_alone() -> None:
-    graph = _graph(typing_only=True)
-    assert any(RUN_SEAM in graph[m] for m in graph if _is_ray(m))
-    assert _past_the_seam(graph) == {}
-    fake = {"attractor.ray_exec.x": {RUN_SEAM, "attractor.engine.run"}}
-    assert _past_the_seam(fake) == {"attractor.ray_exec.x": ["attractor.engine.run"]}
 
 
 def test_the_ray_check_sees_the_ray_executor_import_ray() -> None:

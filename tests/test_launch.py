@@ -16,7 +16,8 @@ from attractor.errors import RunError, ValidationError
 from attractor.events import Event, StageStarted
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.outcome import Outcome
-from attractor.launch import Hooks, Plan, launch, load_graph, plan_run
+from attractor.handlers.simulate import SimulateBackend
+from attractor.launch import Hooks, Plan, backend_for, launch, load_graph, plan_run
 from attractor.settings import Settings
 
 SLOW = """digraph slow {
@@ -99,13 +100,22 @@ def test_the_loader_refuses_a_pipeline_with_lint_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_the_engine_builds_no_model_backend_of_its_own(tmp_path: Path) -> None:
-    """Only the launcher builds backends: a run handed none may only simulate."""
+@pytest.mark.parametrize("backend", ["openai", "simulate"])
+async def test_the_engine_builds_no_model_backend_of_its_own(tmp_path: Path, backend: str) -> None:
+    """Only the launcher builds backends: a run handed none is refused, even one
+    that would only simulate, before its run directory is made."""
     (tmp_path / "slow.dot").write_text(SLOW)
     graph, _ = load_graph(tmp_path / "slow.dot")
-    settings = Settings(logs_dir=str(tmp_path / "runs" / "{timestamp}"), backend="openai")
-    with pytest.raises(RunError, match="no backend was built"):
+    settings = Settings(logs_dir=str(tmp_path / "runs" / "{timestamp}"), backend=backend)
+    with pytest.raises(RunError, match="given no model backend .*RunOptions.backend"):
         await run_pipeline(graph, tmp_path / "slow.dot", RunOptions(settings=settings))
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_launcher_builds_the_simulate_backend_too(tmp_path: Path) -> None:
+    (tmp_path / "slow.dot").write_text(SLOW)
+    graph, _ = load_graph(tmp_path / "slow.dot")
+    assert isinstance(backend_for(Settings(backend="simulate"), graph), SimulateBackend)
 
 
 class Stamp:
@@ -128,3 +138,18 @@ async def test_a_library_node_type_runs_through_the_launcher(tmp_path: Path) -> 
     result = await launch(plan_run(tmp_path / "p.dot", flags), Hooks(registry=registry))
     assert result.status == "success"
     assert (result.run_dir / "s" / "stamped.txt").read_text() == "s"
+
+
+def test_a_run_the_engine_could_not_end_is_recorded_failed_once(tmp_path: Path) -> None:
+    """A front end that caught the error a run died of records it; a run that
+    recorded its own end keeps it."""
+    from attractor.launch import record_failure
+
+    for name, status in (("going", "running"), ("ended", "success")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "manifest.json").write_text(json.dumps({"status": status}))
+        record_failure(tmp_path / name, "the run stopped on an error: boom")
+    going = json.loads((tmp_path / "going" / "manifest.json").read_text())
+    assert going["status"] == "fail" and going["failure_reason"].endswith("boom")
+    assert json.loads((tmp_path / "ended" / "manifest.json").read_text()) == {"status": "success"}
+    record_failure(tmp_path / "missing", "no folder: nothing raised")

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from attractor.launch import launch, plan_run
-from attractor.run_status import ENDED, RESUMABLE, STOPPED, RunStatus, run_status
+from attractor.run_status import (
+    ENDED,
+    RESUMABLE,
+    STOPPED,
+    RunStatus,
+    SeenStatus,
+    listed_status,
+    run_status,
+)
+from attractor.runview.listing import LISTED_STATUSES, run_info
 
 #: Fails on its first pass (and leaves a mark), so the loop_restart edge starts it over.
 RESTARTS = """digraph again {
@@ -46,3 +55,15 @@ def test_every_status_is_in_exactly_one_group() -> None:
     assert STOPPED | {RunStatus.RUNNING} == RESUMABLE
     assert run_status("timed_out") is RunStatus.TIMED_OUT and run_status("damaged") is None
     assert json.dumps({"status": RunStatus.HANGUP}) == '{"status": "hangup"}'
+
+
+def test_a_listing_says_unknown_for_a_status_no_run_writes(tmp_path: Path) -> None:
+    """The read side lists a run's own status, else its own word for it, never a
+    word from a damaged file."""
+    for name, status in (("a", "restarted"), ("b", "finished")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "manifest.json").write_text(json.dumps({"status": status}))
+    assert run_info(tmp_path / "a").status is RunStatus.RESTARTED
+    assert run_info(tmp_path / "b").status is SeenStatus.UNKNOWN
+    assert listed_status(None) is SeenStatus.UNKNOWN
+    assert LISTED_STATUSES[-3:] == ("stopped", "damaged", "unknown")

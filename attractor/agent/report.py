@@ -44,6 +44,22 @@ class ReportError(ValueError):
     """The report's arguments do not fit the contract; the text goes back to the model."""
 
 
+class ReportTaker:
+    """Keeps the session's report: the last ``report_outcome`` call that fits the contract."""
+
+    def __init__(self) -> None:
+        self.report: OutcomeReport | None = None
+
+    def take(self, arguments: dict[str, Any]) -> str:
+        """Record a ``report_outcome`` call's ``arguments``; the answer the model gets back."""
+        try:
+            self.report = parse_report(arguments)
+        except ReportError as error:
+            return f"report not recorded: {error}. Call {TOOL_NAME} again with valid fields."
+        choice = f", label {self.report.preferred_label!r}" if self.report.preferred_label else ""
+        return f"outcome recorded: {self.report.outcome}{choice}"
+
+
 def report_tool(choices: tuple[str, ...]) -> ToolDefinition:
     """The tool definition; ``choices`` are the node's outgoing edge labels."""
     label: dict[str, Any] = {"type": "string", "description": "the outgoing edge to take"}

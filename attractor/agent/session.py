@@ -5,12 +5,15 @@ the (truncated) results back, until the model answers without tools or the
 budget ends it. The budget is checked *before* every request, so a budget of N
 never yields more than N requests. The request that uses the last turn is a
 *final* turn: tools are withheld and the model is asked for a summary.
+
+The session reads as that loop; its collaborators do the rest: the budget
+decides each request's kind and the notes that go with it
+(``session_budget.py``), the tool calls of a work turn are run and answered by
+``tool_calls.py``, and the model's report is kept by ``report.ReportTaker``.
 """
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,20 +25,19 @@ from attractor.agent.loop_detect import LoopDetector
 from attractor.agent.report import (
     TOOL_NAME,
     OutcomeReport,
-    ReportError,
-    parse_report,
+    ReportTaker,
     report_from_text,
     report_tool,
 )
-from attractor.agent.run_budget import BudgetKind, RunTurnBudget, budget_label, budget_name
+from attractor.agent.run_budget import RunTurnBudget
+from attractor.agent.session_budget import NOTICE_AT, SessionBudget
 from attractor.agent.session_config import SessionConfig
 from attractor.agent.steering import SteeringQueue
 from attractor.agent.subagents import spawn_tool
-from attractor.agent.tool_batches import run_calls
-from attractor.agent.tools import ToolContext, ToolRegistry, ToolResult
+from attractor.agent.tool_calls import ToolCalls
+from attractor.agent.tools import ToolRegistry
 from attractor.agent.transcript import Transcript, TurnKind
-from attractor.agent.truncation import limits_for, truncate_output
-from attractor.agent.turn_state import CallOutcome, TurnState
+from attractor.agent.turn_state import TurnState
 from attractor.events import (
     AgentReflection,
     AgentTurnCompleted,
@@ -43,24 +45,17 @@ from attractor.events import (
     AgentWarning,
     DebugNote,
     Event,
-    ToolCallCompleted,
-    ToolCallStarted,
-    call_summary,
 )
 from attractor.llm.types import (
     Message,
     Model,
     ModelRequest,
     ModelResponse,
-    ToolCall,
     ToolDefinition,
     Usage,
 )
 
 __all__ = ["NOTICE_AT", "AgentSession", "SessionConfig", "SessionResult"]
-
-#: Share of the budget after which the model is told how many turns remain.
-NOTICE_AT = 0.8
 
 
 @dataclass(frozen=True)
@@ -115,10 +110,6 @@ class AgentSession:
         self.transcript = transcript
         self.emit = emit
         self.run_budget = run_budget or RunTurnBudget()
-        self.loops = loop_detector or LoopDetector()
-        self.tool_context = ToolContext(
-            config.workdir, config.shell_timeout_cap, config.kill_grace, config.environment
-        )
         # What the session adds to the conversation holds no secret of the run
         # (attractor.redact); tool results are redacted by the tool registry.
         system = prompts.system_prompt(
@@ -134,22 +125,37 @@ class AgentSession:
             *config.history,
             Message.user(redact.text(config.prompt)),
         ]
-        self.turns_used = 0
-        #: Requests made by subagents, charged to this session's budget.
-        self.subagent_turns = 0
         self.usage = Usage()
         #: Messages a host injects before the next request; see :meth:`steer`.
         self.steering = SteeringQueue()
         #: Where the session stands between requests (budget verdicts, reflection, notices).
         self.turn_state = TurnState()
-        self.report: OutcomeReport | None = None
+        self.budget = SessionBudget(
+            self.run_budget,
+            self.turn_state,
+            max_turns=config.max_turns,
+            sprint_limit=config.sprint_limit,
+            warn=self._warn,
+        )
+        self.reports = ReportTaker()
+        self.calls = ToolCalls(
+            config,
+            self.tools,
+            messages=self.messages,
+            transcript=transcript,
+            reports=self.reports,
+            emit=emit,
+            warn=self._warn,
+            turn=lambda: self.budget.turns_used,
+            loops=loop_detector or LoopDetector(),
+        )
 
     async def run(self) -> SessionResult:
         """Loop until the model answers without tools or the budget ends the session."""
         text = ""
-        self.turn_state.registered = self.run_budget.register()
+        self.budget.register()
         try:
-            while (kind := self._next_kind()) is not None:
+            while (kind := self.budget.next_kind()) is not None:
                 response = await self._request(kind)
                 text = response.text
                 if kind == "reflection" or (kind == "work" and self._steered_meanwhile(response)):
@@ -157,14 +163,14 @@ class AgentSession:
                 if kind == "final" or not response.tool_calls:
                     text = self._final_text(kind, response)
                     break
-                await self._run_tools(response.tool_calls)
+                await self.calls.run(response.tool_calls)
                 if self.report is not None:
                     text = response.text or self.report.notes
                     break
         finally:
-            self._unregister()
+            self.budget.unregister()
         if self.report is None and self.config.report:
-            self.report = report_from_text(text)
+            self.reports.report = report_from_text(text)
         return SessionResult(
             text,
             self.charged_turns,
@@ -174,6 +180,11 @@ class AgentSession:
             self.report,
             self.conversation(),
         )
+
+    @property
+    def report(self) -> OutcomeReport | None:
+        """The model's own verdict so far (``report_outcome``), None before it gives one."""
+        return self.reports.report
 
     def conversation(self) -> tuple[Message, ...]:
         """The messages so far, without the system prompt."""
@@ -190,97 +201,27 @@ class AgentSession:
     def _steered_meanwhile(self, response: ModelResponse) -> bool:
         return not response.tool_calls and len(self.steering) > 0
 
-    # -- budget ---------------------------------------------------------------
+    # -- budget (session_budget.py keeps it) -----------------------------------
+
+    @property
+    def turns_used(self) -> int:
+        """Requests this session made."""
+        return self.budget.turns_used
+
+    @property
+    def subagent_turns(self) -> int:
+        """Requests made by subagents, charged to this session's budget."""
+        return self.budget.subagent_turns
 
     @property
     def charged_turns(self) -> int:
         """Requests charged to the budget: this session's and its subagents'."""
-        return self.turns_used + self.subagent_turns
+        return self.budget.charged_turns
 
     def charge_subagent(self, turns: int, usage: Usage) -> None:
         """Charge a finished subagent's requests and tokens to this session."""
-        self.subagent_turns += turns
+        self.budget.charge_subagent(turns)
         self.usage += usage
-
-    def _next_kind(self) -> TurnKind | None:
-        """The kind of the next request, or None when the run budget allows none.
-
-        The run budget keeps one request in reserve for the final turn of every
-        running agent (``active`` counts this one too): a request is the final
-        one when no more than that reserve is left. An agent that starts when the
-        rest is already reserved for the others makes no request at all. So the
-        limit is never exceeded and no parallel agent is cut off without a summary.
-        """
-        budget = self.run_budget
-        # Tokens or cost used up: a running agent gets its final turn, a new one none.
-        overspent = budget.overspent()
-        if overspent is not None and self.turns_used == 0:
-            self._run_budget_spent(overspent)
-            self._unregister()
-            self._warn(f"the {budget_name(budget, overspent)} is used up; no request made")
-            return None
-        granted, last = budget.reserve() if self.turn_state.registered else (False, False)
-        if not granted:
-            self._run_budget_spent("turns")
-            self._unregister()
-            self._warn(
-                f"the {budget_name(budget, 'turns')} is used up or kept for the "
-                "final turns of other agents; no request made"
-            )
-            return None
-        turn = self.charged_turns + 1
-        if turn >= self.config.max_turns:
-            self.turn_state.turn_limit_reached = True
-        if overspent is not None:
-            self._run_budget_spent(overspent)
-        if last:
-            self._run_budget_spent("turns")
-        if self.turn_state.turn_limit_reached or self.turn_state.run_budget_exhausted:
-            self._unregister()  # its final request is taken: no reserve needed
-            return "final"
-        limit = self.config.sprint_limit
-        if limit > 0 and self.turn_state.work_since_reflection >= limit:
-            return "reflection"
-        return "work"
-
-    def _unregister(self) -> None:
-        if self.turn_state.registered:
-            self.turn_state.registered = False
-            self.run_budget.unregister()
-
-    def _run_budget_spent(self, kind: BudgetKind) -> None:
-        self.turn_state.run_budget_exhausted = True
-        self.run_budget.mark_exhausted(kind)
-
-    def _add_turn_messages(self, kind: TurnKind, steered: list[str]) -> None:
-        """The note that goes with this request: reflection, final, resume or budget notice.
-
-        Notes for one request go out as one user message. A work turn right after a
-        reflection always gets one: otherwise the request would end with the model's
-        own reflection, which a Messages-API provider takes as a prefill to continue
-        and an OpenAI-compatible server simply continues.
-        """
-        used = self.charged_turns
-        notes: list[str] = [*steered]
-        if kind == "reflection":
-            remaining = self.config.max_turns - used
-            sprint = self.config.sprint_limit
-            notes.append(
-                prompts.reflection_message(used=used, remaining=remaining, sprint_limit=sprint)
-            )
-        elif kind == "final":
-            forced_by_turns = self.turn_state.turn_limit_reached
-            reason = "turn budget" if forced_by_turns else budget_label(self.run_budget)
-            notes.append(prompts.final_turn_note(reason=reason))
-        else:
-            if self.turn_state.after_reflection:
-                notes.append(prompts.resume_after_reflection())
-            if not self.turn_state.noticed and used >= math.ceil(NOTICE_AT * self.config.max_turns):
-                self.turn_state.noticed = True
-                notes.append(prompts.budget_note(used=used, max_turns=self.config.max_turns))
-        self.turn_state.after_reflection = False
-        if notes:
-            self.messages.append(Message.user(redact.text("\n\n".join(notes))))
 
     # -- one request ------------------------------------------------------------
 
@@ -288,10 +229,15 @@ class AgentSession:
         steered = self.steering.drain()
         if self.config.steering is not None:
             steered += [prompts.steering_note(text) for text in self.config.steering()]
-        self._add_turn_messages(kind, steered)
+        # Notes for one request go out as one user message. A work turn right after
+        # a reflection always gets one: otherwise the request would end with the
+        # model's own reflection, which a Messages-API provider takes as a prefill
+        # to continue and an OpenAI-compatible server simply continues.
+        notes = [*steered, *self.budget.notes(kind)]
+        if notes:
+            self.messages.append(Message.user(redact.text("\n\n".join(notes))))
         compaction = self._compact()
-        self.turns_used += 1
-        turn = self.turns_used
+        turn = self.budget.take()
         tools = self._offered() if kind == "work" else ()
         limit = self.config.max_turns
         self.emit(AgentTurnStarted(node=self.config.node_id, turn=turn, max_turns=limit, kind=kind))
@@ -355,11 +301,8 @@ class AgentSession:
                 cost=usage.cost,
             )
         )
-        if kind == "work":
-            self.turn_state.work_since_reflection += 1
-        elif kind == "reflection":
-            self.turn_state.work_since_reflection = 0
-            self.turn_state.after_reflection = True
+        self.budget.answered(kind)
+        if kind == "reflection":
             remaining = self.config.max_turns - self.charged_turns
             self.transcript.reflection(
                 turn=turn, used=turn, remaining=remaining, text=response.text
@@ -373,7 +316,7 @@ class AgentSession:
             # A report is an answer, not work: it counts even on the tool-free turn.
             reports = [c for c in response.tool_calls if c.name == TOOL_NAME]
             for call in reports:
-                self._take_report(call)
+                self.reports.take(call.arguments)
             ignored = len(response.tool_calls) - len(reports)
             if ignored:
                 self._warn(prompts.ignored_tools_warning(ignored, "final"))
@@ -381,77 +324,6 @@ class AgentSession:
                 return response.text or self.report.notes
             return response.text or prompts.NO_FINAL_SUMMARY
         return response.text
-
-    def _take_report(self, call: ToolCall) -> str:
-        """Record a ``report_outcome`` call; the answer the model gets back."""
-        try:
-            self.report = parse_report(call.arguments)
-        except ReportError as error:
-            return f"report not recorded: {error}. Call {TOOL_NAME} again with valid fields."
-        choice = f", label {self.report.preferred_label!r}" if self.report.preferred_label else ""
-        return f"outcome recorded: {self.report.outcome}{choice}"
-
-    # -- tools ----------------------------------------------------------------
-
-    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
-        """Run the calls (read-only neighbours at once); answer each; warn on circles."""
-        self.turn_state.loop_warning = None
-        await run_calls(calls, overlaps=self._overlaps, execute=self._execute, done=self._answer)
-        if self.turn_state.loop_warning is not None:
-            # After every tool result: providers expect results right after the calls.
-            self.messages.append(Message.user(self.turn_state.loop_warning))
-            self._warn(self.turn_state.loop_warning)
-
-    def _overlaps(self, call: ToolCall) -> bool:
-        """Whether ``call`` may run alongside its read-only neighbours.
-
-        With tool hooks every call runs alone, so hooks see one call at a time.
-        """
-        return not self.config.tool_hooks.active and self.tools.is_read_only(call.name)
-
-    async def _execute(self, call: ToolCall) -> CallOutcome:
-        if call.name == TOOL_NAME and self.config.report:
-            answer = self._take_report(call)
-            return CallOutcome(ToolResult(answer, is_error=self.report is None))
-        self.emit(
-            ToolCallStarted(
-                node=self.config.node_id,
-                turn=self.turns_used,
-                tool=call.name,
-                summary=call_summary(call.arguments),
-            )
-        )
-        started = time.monotonic()
-        result = await self.config.tool_hooks.run(
-            call, self.tool_context, self.tools.execute, self._warn, self.emit
-        )
-        return CallOutcome(result, time.monotonic() - started)
-
-    def _answer(self, call: ToolCall, outcome: CallOutcome) -> None:
-        """Record one call's result and give it to the model."""
-        result, duration = outcome.result, outcome.duration
-        self.transcript.tool_output(
-            turn=self.turns_used, name=call.name, arguments=call.arguments, output=result.output
-        )
-        if duration is None:  # the outcome report: answered, not a tool run
-            self.messages.append(Message.tool(call, result.output, is_error=result.is_error))
-            return
-        self.emit(
-            ToolCallCompleted(
-                node=self.config.node_id,
-                turn=self.turns_used,
-                tool=call.name,
-                arguments=call.arguments,
-                output=result.output,
-                is_error=result.is_error,
-                duration=duration,
-            )
-        )
-        shown = truncate_output(result.output, limits_for(call.name))
-        self.messages.append(Message.tool(call, shown, is_error=result.is_error))
-        found = self.loops.observe(call)
-        if found is not None:
-            self.turn_state.loop_warning = prompts.loop_warning(found.length, found.repeats)
 
     def _warn(self, message: str) -> None:
         self.emit(AgentWarning(node=self.config.node_id, turn=self.turns_used, message=message))

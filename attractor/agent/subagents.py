@@ -44,8 +44,10 @@ class Ended(Protocol):
 class Child(Protocol):
     """A subagent's session, once it has run."""
 
-    turns_used: int
     usage: Usage
+
+    @property
+    def turns_used(self) -> int: ...
 
     async def run(self) -> Ended: ...
 

@@ -23,8 +23,6 @@ class TurnState:
     after_reflection: bool = False
     #: The note that the turn budget is running low was given.
     noticed: bool = False
-    #: The circle of repeated calls found in this batch of tool calls, to warn of.
-    loop_warning: str | None = None
 
 
 @dataclass(frozen=True)

@@ -230,17 +230,15 @@ def _plan_resume(run_dir: Path, options: CommonOptions, how: Continuation | None
 
 
 def _check_run_dir(run_dir: Path) -> None:
-    import attractor.launch as launcher
+    from attractor.runview.files import checkpoint_file, never_started, pipeline_copy
 
-    found = launcher.RunDir(run_dir)
-    copy = found.pipeline_path
     # Before anything else (gates, models, the lock file): is this a run directory?
-    if launcher.never_started(run_dir):
+    if never_started(run_dir):
         raise UsageError(
             f"{run_dir}: this run never started (it stopped while its directory was being "
             f"created); start it again: attractor run PIPELINE --logs-dir {run_dir}"
         )
-    for needed in (found.checkpoint_path, copy):
+    for needed in (checkpoint_file(run_dir), pipeline_copy(run_dir)):
         if not os.path.lexists(needed):  # anything else there is read, or refused, later
             raise UsageError(
                 f"{run_dir}: not a run directory (no {needed.name}); "

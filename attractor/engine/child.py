@@ -27,8 +27,6 @@ from attractor.dot.graph import Graph
 from attractor.engine.step_budget import StepBudget
 from attractor.handlers.base import ChildResult, ChildRun
 from attractor.run_status import RESUMABLE
-from attractor.store.checkpoint import Checkpoint
-from attractor.store.rundir import CHECKPOINT
 
 if TYPE_CHECKING:
     from attractor.engine.executor import RunOptions, RunResult
@@ -50,9 +48,9 @@ class EngineChildRunner:
 
     async def __call__(self, child: ChildRun) -> ChildResult:
         options = self._options(child)
-        checkpoint = child.run_dir / CHECKPOINT
-        if checkpoint.exists():
-            previous = Checkpoint.load(checkpoint)
+        store = options.store(child.run_dir)
+        if store.has_checkpoint():
+            previous = store.load_checkpoint()
             if previous.status not in RESUMABLE:
                 reason = f"it had already finished ({previous.status}) in an earlier run"
                 return ChildResult(
@@ -68,8 +66,8 @@ class EngineChildRunner:
             # Read and parsed off the event loop: a large file must not stall the run.
             graph = await anyio.to_thread.run_sync(self.prepare, child.dotfile)
             result = await self.start(graph, child.dotfile, options)
-        ended = result.run_dir / CHECKPOINT
-        context = Checkpoint.load(ended).context if ended.exists() else {}
+        ended = options.store(result.run_dir)
+        context = ended.load_checkpoint().context if ended.has_checkpoint() else {}
         return ChildResult(result.status, result.failure_reason, result.run_dir, context=context)
 
     def _options(self, child: ChildRun) -> RunOptions:

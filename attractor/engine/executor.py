@@ -32,12 +32,12 @@ from attractor.handlers.interviewer import Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.run_status import RunStatus
 from attractor.settings import Settings
+from attractor.store.base import StoreFactory
+from attractor.store.rundir import RunDir
 
 if TYPE_CHECKING:
     from attractor.engine.continuation import Continuation
     from attractor.engine.state import NodeResult, Run
-    from attractor.store.base import RunStore
-    from attractor.store.rundir import RunDir
     from attractor.workspace.preflight import WorkspacePlan
 
 
@@ -101,7 +101,8 @@ class RunOptions:
     interviewer: Interviewer | None = None
     #: Context values from ``--set KEY=VALUE``.
     context_seed: dict[str, Any] = field(default_factory=dict)
-    #: The model backend (the launcher builds it: ``launch.backend_for``); None simulates.
+    #: The model backend (the launcher builds and closes it: ``launch.backend_for``);
+    #: the engine refuses a run without one.
     backend: CodergenBackend | None = None
     registry: HandlerRegistry | None = None
     observers: list[Callable[[Event], None]] = field(default_factory=list)
@@ -121,9 +122,9 @@ class RunOptions:
     steps: StepBudget | None = None
     #: Where the run and its parallel branches execute (see executor.py).
     executor: Executor = field(default_factory=lambda: LocalExecutor())
-    #: The store each run directory is kept in, through the store's interface
-    #: (store/base.py); None keeps it in the run directory's own files.
-    store: Callable[[RunDir], RunStore] | None = None
+    #: Opens the store each run directory is kept in, through the store's
+    #: interface (store/base.py); by default the run directory's own files.
+    store: StoreFactory = RunDir
     #: Returns when someone outside asks the run to stop, with the status to
     #: stop as (a Ray worker watches the run directory's stop file).
     stop_requests: Callable[[], Awaitable[RunStatus]] | None = None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from attractor.engine.state import Run, Walk, make_checkpoint, run_usage
 from attractor.events import CheckpointSaved
 from attractor.handlers.context import Context
+from attractor.run_status import RunStatus
 from attractor.store.checkpoint import RUNNING
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ class Progress:
             record["usage"] = run_usage(run).to_json()
 
     def snapshot(
-        self, run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+        self, run: Run, next_node: str | None, status: RunStatus = RUNNING, reason: str = ""
     ) -> None:
         """Write the whole checkpoint.json (after syncing the journal it points into)."""
         started = time.monotonic()

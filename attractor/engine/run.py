@@ -38,7 +38,7 @@ from attractor.engine.retry import BackoffConfig
 from attractor.engine.setup import RunSetup, restart_setup, resume_setup, start_setup, utc_text
 from attractor.engine.state import NodeResult, Run, run_usage, save_checkpoint, stopped_row
 from attractor.engine.step_budget import StepBudget, child_steps
-from attractor.engine.wiring import RunWide, close_wide, run_wide, services_for
+from attractor.engine.wiring import RunWide, close_wide, require_backend, run_wide, services_for
 from attractor.engine.workspace_hooks import (
     open_workspace,
     put_back_stopped_stage,
@@ -61,14 +61,13 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
-from attractor.store.base import RunStore
 from attractor.store.checkpoint import RUNNING
 from attractor.store.rundir import (
     PIPELINE_COPY,
     PROCESSES,
-    RunDir,
     discard_unstarted,
     disk_full,
+    read_manifest,
     write_error,
 )
 
@@ -136,6 +135,7 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
     happens, the run is finished and what it opened closed, shielded.
     """
     settings = options.settings
+    require_backend(options)  # before anything is written
     none = options.workspace is not None and options.workspace.mode == "none"
     with _redacting(settings):
         setup = set_up()
@@ -178,7 +178,7 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
                             await put_back_stopped_stage(run)
                             status = stop.status or RunStatus.INTERRUPTED
                             finish_run(run, status, end, settings.timeout, reason=stop.reason)
-                        await close_wide(wide)
+                        close_wide(wide)
 
 
 def _run_wide(setup: RunSetup, options: RunOptions) -> RunWide:
@@ -202,7 +202,7 @@ def _restart(
 ) -> tuple[RunSetup, Run]:
     """A ``loop_restart``: finish this run directory, go on in a new one."""
     assert end.restart_at is not None
-    new = restart_setup(setup, end.restart_at)
+    new = restart_setup(setup, end.restart_at, wide.options.store)
     restarted(wide.workspace, new)
     finish_run(run, RunStatus.RESTARTED, end, None, new.run_dir.path.name)
     ledger.path = new.run_dir.path / PROCESSES
@@ -267,7 +267,7 @@ class Stop:
 
 def _starting(graph: Graph, source: Path, options: RunOptions) -> Callable[[], RunSetup]:
     """How a new run is set up: a fresh run directory for ``graph``."""
-    return lambda: start_setup(graph, source, options.settings, options.context_seed)
+    return lambda: start_setup(graph, source, options.settings, options.context_seed, options.store)
 
 
 def _resuming(
@@ -279,7 +279,9 @@ def _resuming(
     """How a resume is set up: the state restored from ``run_dir``'s checkpoint."""
 
     def set_up() -> RunSetup:
-        setup = resume_setup(run_dir, options.settings, prepare, options.context_seed, how)
+        setup = resume_setup(
+            run_dir, options.settings, prepare, options.context_seed, how, store=options.store
+        )
         # A command's files are scrubbed when it ends: not when the engine died under it.
         scrub_files(_command_outputs(setup.run_dir.path))
         return setup
@@ -322,7 +324,7 @@ def origin_folder(path: Path) -> Path | None:
     if path.name != PIPELINE_COPY:
         return None
     try:
-        source = RunDir(path.parent).read_manifest().get("source_file")
+        source = read_manifest(path.parent).get("source_file")
     except AttractorError:
         return None
     return Path(source).parent if isinstance(source, str) and source else None
@@ -397,7 +399,7 @@ def _final_status(end: WalkEnd | None, stop: Stop, cancelled: bool) -> RunStatus
 def _then(setup: RunSetup) -> str:
     """How to go on after a write error: resume, or start again if nothing can be resumed."""
     path = setup.run_dir.path
-    if setup.resumed or setup.run_dir.checkpoint_path.exists():
+    if setup.resumed or setup.run_dir.has_checkpoint():
         return _resume_hint(path)
     return "run the pipeline again"
 
@@ -432,7 +434,7 @@ def open_run(setup: RunSetup, wide: RunWide) -> Run:
     """Open the run directory of ``setup``: its store, progress keeper, services and
     :class:`Run`, built complete; then announce the start and write the first checkpoint."""
     options = wide.options
-    store: RunStore = options.store(setup.run_dir) if options.store else setup.run_dir
+    store = setup.run_dir
     results_written = len(setup.node_results) if setup.resumed else 0
     progress = Progress(store, setup.main, wide.budget, results_written, setup.journal_seq)
     record = EngineRecord(setup.graph, store, setup.node_results)

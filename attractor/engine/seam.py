@@ -34,7 +34,6 @@ from attractor.engine.wiring import run_wide, services_for
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchRunner
 from attractor.handlers.context import Context
-from attractor.store.rundir import RunDir
 
 __all__ = [
     "Branch",
@@ -89,7 +88,7 @@ def open_branch(
     services = services_for(wide)
     run = Run(
         graph=graph,
-        run_dir=RunDir(run_dir),
+        run_dir=options.store(run_dir),
         services=services,
         registry=wide.registry,
         bus=bus,

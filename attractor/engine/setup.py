@@ -16,18 +16,18 @@ from attractor.engine.continuation import Continuation, continued
 from attractor.engine.progress import TrackedContext
 from attractor.engine.state import NodeResult, Walk, sum_usage
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
-from attractor.fileio.reads import TEXT_LIMIT, read_bounded, require_regular
+from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
 from attractor.proc.ledger import stop_survivors
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, record_of
+from attractor.store.base import RunStore, StoreFactory
 from attractor.store.checkpoint import RUNNING, Checkpoint
-from attractor.store.journal import JOURNAL, damaged_run_file
 from attractor.store.rundir import (
     PROCESSES,
-    RunDir,
+    RESULTS,
     discard_unstarted,
     new_run_dir,
     sibling_run_dir,
@@ -43,7 +43,8 @@ class RunSetup:
     """What a run directory starts (or continues) with."""
 
     graph: Graph
-    run_dir: RunDir
+    #: The run directory's store (store/base.py), opened by the setup.
+    run_dir: RunStore
     source_path: Path | None
     source_text: str
     main: Walk
@@ -89,12 +90,16 @@ def _read_source(graph: Graph, source_path: Path | None) -> str:
 
 
 def start_setup(
-    graph: Graph, source_path: Path | None, settings: Settings, seed: dict[str, Any]
+    graph: Graph,
+    source_path: Path | None,
+    settings: Settings,
+    seed: dict[str, Any],
+    store: StoreFactory,
 ) -> RunSetup:
-    """A fresh run directory for ``graph``."""
+    """A fresh run directory for ``graph``, kept in the store ``store`` opens for it."""
     start = _start_node(graph)
     use_permissions(settings.run_permissions)
-    run_dir = RunDir(new_run_dir(settings.logs_dir, graph.name, source=settings.source("logs_dir")))
+    run_dir = store(new_run_dir(settings.logs_dir, graph.name, source=settings.source("logs_dir")))
     try:
         run_dir.lock()
         text = _read_source(graph, source_path)
@@ -144,7 +149,7 @@ def run_budget(
     return RunTurnBudget(limits, used=turns_used, spent=spent)
 
 
-def _manifest(graph: Graph, run_dir: RunDir, source: Path | None, text: str) -> dict[str, Any]:
+def _manifest(graph: Graph, run_dir: RunStore, source: Path | None, text: str) -> dict[str, Any]:
     return {
         "name": graph.name,
         "goal": graph.goal,
@@ -165,11 +170,11 @@ def utc_text(ts: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def restart_setup(previous: RunSetup, target: str) -> RunSetup:
+def restart_setup(previous: RunSetup, target: str, store: StoreFactory) -> RunSetup:
     """A new run directory beside the first one, starting at ``target`` with fresh state."""
     origin = previous.origin or previous.run_dir.path
     n = previous.restarts + 1
-    run_dir = RunDir(sibling_run_dir(origin, f"restart{n}"))
+    run_dir = store(sibling_run_dir(origin, f"restart{n}"))
     run_dir.lock()
     run_dir.copy_source(previous.source_text)
     run_dir.copy_prompt_files(previous.graph)
@@ -204,24 +209,27 @@ def resume_setup(
     prepare: Callable[[Path], Graph],
     seed: dict[str, Any] | None = None,
     how: Continuation | None = None,
+    *,
+    store: StoreFactory,
 ) -> RunSetup:
-    """State restored from the checkpoint of run directory ``path``.
+    """State restored from the checkpoint of run directory ``path``, kept in the
+    store ``store`` opens for it.
 
     ``seed`` (``--set`` on resume) overrides the restored context values. The
     directory stays locked against other processes until the run finishes.
     """
-    run_dir = RunDir(path)
+    run_dir = store(path)
     use_permissions(settings.run_permissions)
-    # Only a run directory gets a lock file: a folder without a checkpoint is
-    # left as it is, and Checkpoint.load reports what is missing.
-    if run_dir.checkpoint_path.is_file():
+    # Only a run gets a lock: a folder without a checkpoint is left as it is,
+    # and loading the checkpoint reports what is missing.
+    if run_dir.has_checkpoint():
         run_dir.lock()
     try:
+        checkpoint = run_dir.load_checkpoint()
         # A command of the previous process that is somehow still running must
         # be gone before its node runs again (see proc/ledger.py).
-        _check_run_files(run_dir)
         stopped = stop_survivors(path / PROCESSES)
-        setup = _restore(run_dir, settings, prepare, seed or {}, how)
+        setup = _restore(run_dir, checkpoint, settings, prepare, seed or {}, how)
         if stopped:
             setup.warnings.append(
                 f"stopped {len(stopped)} process group(s) the previous attractor left running"
@@ -232,30 +240,15 @@ def resume_setup(
         raise
 
 
-def _check_run_files(run_dir: RunDir) -> None:
-    """Refuse run files that are not regular files before anything opens them.
-
-    A FIFO in place of processes.jsonl, results.jsonl, events.jsonl or
-    journal.jsonl would block resume for good when read or opened for
-    appending; a dangling symbolic link would have them created elsewhere.
-    """
-    paths = (run_dir.path / PROCESSES, run_dir.results_path, run_dir.events_path)
-    for path in (*paths, run_dir.path / JOURNAL):
-        try:
-            require_regular(path, "run file")
-        except InputFileError as exc:
-            raise damaged_run_file(exc) from None
-
-
 def _restore(
-    run_dir: RunDir,
+    run_dir: RunStore,
+    checkpoint: Checkpoint,
     settings: Settings,
     prepare: Callable[[Path], Graph],
     seed: dict[str, Any],
     how: Continuation | None = None,
 ) -> RunSetup:
     path = run_dir.path
-    checkpoint = Checkpoint.load(run_dir.checkpoint_path)
     if how is None:
         _check_resumable(path, checkpoint)
     graph = prepare(run_dir.pipeline_path)
@@ -313,14 +306,14 @@ def spent_before(checkpoint: Checkpoint, results: list[NodeResult]) -> Usage:
     return sum_usage(results)
 
 
-def _node_results(run_dir: RunDir, count: int) -> list[NodeResult]:
+def _node_results(run_dir: RunStore, count: int) -> list[NodeResult]:
     results = []
     for n, row in enumerate(run_dir.read_results(count), start=1):
         try:
             results.append(NodeResult.from_json(row))
         except (KeyError, TypeError, ValueError):
             raise CheckpointError(
-                f"{run_dir.results_path}: line {n} is not a node result; "
+                f"{run_dir.path / RESULTS}: line {n} is not a node result; "
                 "the run directory is damaged, start a new run"
             ) from None
     return results

@@ -20,6 +20,7 @@ from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.handlers.registry import HandlerRegistry
 from attractor.llm.types import Usage
+from attractor.run_status import RunStatus
 from attractor.store.base import RowWriter, RunStore
 from attractor.store.checkpoint import RUNNING, Checkpoint
 
@@ -33,7 +34,7 @@ class Bookkeeper(Protocol):
     def record(self, run: Run, next_node: str | None) -> None: ...
 
     def snapshot(
-        self, run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+        self, run: Run, next_node: str | None, status: RunStatus = RUNNING, reason: str = ""
     ) -> None: ...
 
     def note_spend(self, run: Run) -> None: ...
@@ -240,7 +241,7 @@ def sum_usage(results: list[NodeResult]) -> Usage:
 
 
 def make_checkpoint(
-    run: Run, next_node: str | None, status: str = RUNNING, *, live: bool = False
+    run: Run, next_node: str | None, status: RunStatus = RUNNING, *, live: bool = False
 ) -> Checkpoint:
     """A checkpoint of the main traversal; ``next_node`` is the node about to run.
 
@@ -272,7 +273,7 @@ def record_step(run: Run, next_node: str | None) -> None:
 
 
 def save_checkpoint(
-    run: Run, next_node: str | None, status: str = RUNNING, reason: str = ""
+    run: Run, next_node: str | None, status: RunStatus = RUNNING, reason: str = ""
 ) -> None:
     """Write the whole checkpoint (durably) and announce it."""
     if run.progress is not None:

@@ -22,12 +22,10 @@ from attractor.engine.state import NodeResult, Run, Walk, record_step
 from attractor.errors import RunError
 from attractor.events import StageCompleted, StageFailed, StageRetrying, StageStarted
 from attractor.fileio.jsonio import json_lines
-from attractor.fileio.writes import write_text
 from attractor.handlers.base import BranchRunner, StageEnv
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
 from attractor.store import status_file
-from attractor.store.attempts import begin_attempt
 
 
 def visit_limit(node: Node, graph: Graph) -> int | None:
@@ -168,7 +166,7 @@ async def _attempt(
     # A fresh run's first attempt finds an empty folder; anything else may find the
     # files of an earlier attempt (a retry, a loop, the attempt a resume runs again).
     if attempt > 1 or walk.visits[node.id] > 1 or "resumed_at" in run.manifest:
-        begin_attempt(stage_dir, walk.visits[node.id], attempt)
+        run.run_dir.begin_attempt(node.id, walk.visits[node.id], attempt)
     env = StageEnv(
         logs_root=run.run_dir.path,
         stage_dir=stage_dir,
@@ -296,7 +294,6 @@ def _finish(
 
 
 def _write_status(run: Run, node: Node, outcome: Outcome) -> None:
-    name = status_file.STATUS
-    if outcome.details.get("status_file") == status_file.BY_NODE:
-        name = status_file.ENGINE_RECORD  # the node's own file stays as it wrote it
-    write_text(f"{run.run_dir.stage_dir(node.id)}/{name}", json_lines(outcome.to_json()))
+    # The node's own status.json stays as it wrote it; the engine's record goes beside it.
+    by_node = outcome.details.get("status_file") == status_file.BY_NODE
+    run.run_dir.write_status(node.id, json_lines(outcome.to_json()), beside_node_s=by_node)

@@ -12,11 +12,10 @@ the steps its children recorded (:func:`child_steps`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from attractor.dot.graph import Graph
 from attractor.dot.includes import SUBGRAPH
-from attractor.store.rundir import RESULTS, RunDir
+from attractor.store.base import RunStore
 
 
 @dataclass
@@ -44,22 +43,7 @@ class StepBudget:
         )
 
 
-def child_steps(graph: Graph, run_dir: RunDir) -> int:
-    """The steps the sub-pipelines of ``graph`` recorded in ``run_dir``: the rows of
-    their child runs' ``results.jsonl`` (grandchildren's included). Only the
-    sub-pipeline nodes' stage folders are searched."""
-    taken = 0
-    for node in graph.nodes():
-        if node.handler_type != SUBGRAPH:
-            continue
-        for results in sorted(run_dir.stage_path(node.id).glob(f"child*/**/{RESULTS}")):
-            taken += _rows(results)
-    return taken
-
-
-def _rows(path: Path) -> int:
-    try:
-        with path.open("rb") as fh:
-            return sum(1 for line in fh if line.strip())
-    except OSError:
-        return 0
+def child_steps(graph: Graph, store: RunStore) -> int:
+    """The steps the sub-pipelines of ``graph`` recorded in ``store``: their child
+    runs' summary rows (grandchildren's included)."""
+    return store.child_steps(n.id for n in graph.nodes() if n.handler_type == SUBGRAPH)

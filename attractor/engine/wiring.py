@@ -45,9 +45,8 @@ class RunWide:
     options: RunOptions
     bus: EventBus
     budget: RunTurnBudget
+    #: The model backend the launcher built (and closes).
     backend: CodergenBackend
-    #: Whether the run built the backend itself (and so closes it).
-    owns_backend: bool
     interviewer: Interviewer
     registry: HandlerRegistry
     steps: StepBudget
@@ -78,7 +77,7 @@ def run_wide(
     ``source`` is the pipeline file the run started from: its folder is one of
     the places a path the pipeline names may lead (the run's copy is not).
     """
-    backend, owned = _backend(options)
+    backend = require_backend(options)
     steps = steps or StepBudget()
     run_child = None
     if children is not None:
@@ -89,7 +88,6 @@ def run_wide(
         bus=bus,
         budget=budget,
         backend=backend,
-        owns_backend=owned,
         interviewer=options.interviewer or ConsoleInterviewer(),
         registry=options.registry or default_registry(),
         steps=steps,
@@ -122,29 +120,25 @@ def services_for(
     )
 
 
-async def close_wide(wide: RunWide) -> None:
-    """Close what the run opened itself (call shielded): the backend it built, the bus."""
-    if wide.owns_backend:
-        await wide.backend.aclose()
+def close_wide(wide: RunWide) -> None:
+    """Close what the run opened itself: the event bus (the backend is the launcher's)."""
     wide.bus.close()
 
 
-def _backend(options: RunOptions) -> tuple[CodergenBackend, bool]:
-    """The codergen backend and whether this run owns (and so closes) it.
+def require_backend(options: RunOptions) -> CodergenBackend:
+    """The model backend of the run: the launcher builds it (``launch.backend_for``)
+    and closes it; the engine builds none.
 
-    The launcher builds the backend a run uses (``launch.backend_for``); a run
-    given none simulates, when its settings say so.
+    Raises:
+        RunError: ``options`` carries no backend.
     """
-    if options.backend is not None:
-        return options.backend, False
-    if options.settings.backend != "simulate":
+    if options.backend is None:
         raise RunError(
-            f"no backend was built for --backend {options.settings.backend}: "
-            "start runs with attractor.launch, or pass RunOptions.backend"
+            f"the run was given no model backend (--backend {options.settings.backend}): "
+            "start runs with attractor.launch (or attractor.run), or pass RunOptions.backend "
+            "(attractor.launch.backend_for builds the one the settings name)"
         )
-    from attractor.handlers.simulate import SimulateBackend
-
-    return SimulateBackend(), True
+    return options.backend
 
 
 def _base_workdir(settings: Settings, source: Path | None) -> Path:

@@ -21,6 +21,7 @@ from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
 from attractor.proc.environment import LocalEnvironment
+from attractor.run_status import RunStatus
 from attractor.settings import Settings
 
 if TYPE_CHECKING:
@@ -141,9 +142,9 @@ class ChildRun:
 
 @dataclass(frozen=True)
 class ChildResult:
-    """How a child run ended: ``status`` is a run status (success, fail, ...)."""
+    """How a child run ended."""
 
-    status: str
+    status: RunStatus
     failure_reason: str
     run_dir: Path
     #: The child had already finished in an earlier process: nothing ran now.

@@ -34,6 +34,7 @@ from attractor.fileio.confine import confine_path
 from attractor.handlers.base import ChildResult, ChildRun, StageEnv, Steering
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.run_status import RunStatus
 
 ACTIONS = frozenset({"observe", "steer", "wait"})
 #: The folder of the run directory where child runs live.
@@ -139,14 +140,14 @@ class Telemetry:
 
     def finish(self, result: ChildResult) -> None:
         self.result = result
-        self.status = "completed" if result.status == "success" else "failed"
+        self.status = "completed" if result.status == RunStatus.SUCCESS else "failed"
         self.progress.set()
         self.done.set()
 
     def values(self, run_dir: str, cycles: int) -> dict[str, Any]:
         outcome = ""
         if self.result is not None:
-            outcome = "success" if self.result.status == "success" else "fail"
+            outcome = "success" if self.result.status == RunStatus.SUCCESS else "fail"
         return {
             "stack.child.status": self.status,
             "stack.child.outcome": outcome,
@@ -183,7 +184,7 @@ class ManagerLoopHandler:
                 result = await runner(child)
             except AttractorError as error:  # a child file that is missing or does not lint
                 reason = f"{config.dotfile}: {_first_line(error)}"
-                result = ChildResult("fail", f"it could not start: {reason}", child_dir)
+                result = ChildResult(RunStatus.FAIL, f"it could not start: {reason}", child_dir)
             telemetry.finish(result)
 
         async with anyio.create_task_group() as group:
@@ -237,7 +238,7 @@ class _Loop:
         cycle = int(values["stack.child.cycles"])
         result = self.telemetry.result
         if result is not None:
-            if result.status == "success":
+            if result.status == RunStatus.SUCCESS:
                 return self._outcome(StageStatus.SUCCESS, "", cycle, "the child pipeline succeeded")
             why = result.failure_reason or result.status
             reason = f"the child pipeline {result.status}: {why}"

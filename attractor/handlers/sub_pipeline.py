@@ -33,6 +33,7 @@ from attractor.fileio.confine import confine_path
 from attractor.handlers.base import ChildResult, ChildRun, StageEnv
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.run_status import RunStatus
 
 #: Context keys that belong to one run's engine: never handed in or back.
 _ENGINE_KEYS = frozenset({"outcome", "preferred_label", "current_node"})
@@ -124,11 +125,11 @@ class SubPipelineHandler:
 def _outcome(node: Node, result: ChildResult, given: dict[str, Any], where: str) -> Outcome:
     updates = handed_back(given, result.context)
     details = {"child_run_dir": where, "child_status": str(result.status)}
-    if result.status == "success":
+    if result.status == RunStatus.SUCCESS:
         note = f"sub-pipeline {written_path(node)} succeeded"
         return Outcome(StageStatus.SUCCESS, notes=note, context_updates=updates, details=details)
     why = result.failure_reason or str(result.status)
-    ended = "failed" if result.status == "fail" else str(result.status)
+    ended = "failed" if result.status == RunStatus.FAIL else str(result.status)
     reason = f"sub-pipeline {written_path(node)} {ended}: {why}"
     return Outcome(
         StageStatus.FAIL,

@@ -26,16 +26,21 @@ from pathlib import Path
 from typing import Any
 
 from attractor import events as ev
+from attractor.run_status import RunStatus
 
 #: Characters of a gate's review material a payload quotes.
 REVIEW_CHARS = 1000
 #: The run's status once it ended, by final event.
 _ENDED = {
-    ev.PipelineCompleted: "success",
-    ev.PipelineFailed: "fail",
-    ev.PipelineTimedOut: "timed_out",
+    ev.PipelineCompleted: RunStatus.SUCCESS,
+    ev.PipelineFailed: RunStatus.FAIL,
+    ev.PipelineTimedOut: RunStatus.TIMED_OUT,
 }
-_SIGNALS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hangup"}
+_SIGNALS = {
+    "SIGINT": RunStatus.INTERRUPTED,
+    "SIGTERM": RunStatus.TERMINATED,
+    "SIGHUP": RunStatus.HANGUP,
+}
 
 
 @dataclass
@@ -45,7 +50,7 @@ class RunFacts:
     run_id: str = ""
     pipeline: str = ""
     run_dir: str = ""
-    status: str = "running"
+    status: RunStatus = RunStatus.RUNNING
     #: The node running now (the last one started), or the last that failed for good.
     node: str | None = None
     failed_node: str | None = None
@@ -78,7 +83,7 @@ class Notices:
         if isinstance(event, ev.PipelineStarted):
             facts.run_id, facts.pipeline = event.run_id, event.name
             facts.run_dir = str(Path(event.run_dir).resolve())
-            facts.status, facts.node, facts.failed_node = "running", None, None
+            facts.status, facts.node, facts.failed_node = RunStatus.RUNNING, None, None
             verb = "resumed" if event.resumed else "started"
             made.append(("run_started", f"{event.name} {verb}", {"resumed": event.resumed}))
         elif isinstance(event, ev.StageStarted):
@@ -102,14 +107,15 @@ class Notices:
     def _ended(self, event: ev.Event) -> list[tuple[str, str, dict[str, Any]]]:
         facts = self.facts
         if isinstance(event, ev.PipelineInterrupted):
-            facts.status, kind = _SIGNALS.get(event.signal, "interrupted"), "run_stopped"
+            facts.status = _SIGNALS.get(event.signal, RunStatus.INTERRUPTED)
+            kind = "run_stopped"
             where = f" while running {event.node}" if event.node else ""
             text = f"{facts.pipeline} stopped ({facts.status}){where}"
             facts.node = event.node
             details: dict[str, Any] = {"signal": event.signal, "duration": event.duration}
         elif type(event) in _ENDED:
             facts.status = _ENDED[type(event)]
-            kind = "run_succeeded" if facts.status == "success" else "run_failed"
+            kind = "run_succeeded" if facts.status == RunStatus.SUCCESS else "run_failed"
             text, details = self._outcome(event)
         else:
             return []

@@ -59,9 +59,9 @@ from attractor.workspace.branches import branch_name
 from attractor.workspace.transport import Parcel, discard, receive, send, send_back, take_back
 from attractor.workspace.workspace import branch_of
 
-#: Builds the model backend of a run's settings (``launch.backend_for``; None: simulate).
+#: Builds the model backend of a run's settings (``launch.backend_for``).
 #: A backend holds connections and cannot travel: each task builds its own.
-BackendFactory = Callable[[Settings, Graph], "CodergenBackend | None"]
+BackendFactory = Callable[[Settings, Graph], "CodergenBackend"]
 
 
 def worker_options(
@@ -73,7 +73,8 @@ def worker_options(
 ) -> RunOptions:
     """The run options of a run task or a branch task, with a backend built on this worker.
 
-    The task closes ``options.backend`` when it ends.
+    The task closes ``options.backend`` when it ends. Without ``make_backend`` the
+    run has no backend, and the engine refuses it.
     """
     backend = make_backend(settings, graph) if make_backend is not None else None
     return RunOptions(settings=settings, interviewer=interviewer, backend=backend, **more)

@@ -74,7 +74,8 @@ class RayExecutor:
 
     In a run task, ``events`` is where the run's events go; its branches send
     theirs to the run task under keys of their own. ``make_backend`` builds the
-    model backend on each worker (the driver's cannot travel); None simulates.
+    model backend on each worker (the driver's cannot travel): the launcher
+    passes ``launch.backend_for``.
     """
 
     name = "ray"

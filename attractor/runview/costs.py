@@ -21,9 +21,10 @@ from attractor.dot.schema import parse_duration
 from attractor.errors import AttractorError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import read_lines
+from attractor.run_status import RunStatus
+from attractor.runview.files import read_manifest, results_file
 from attractor.runview.inventory import read_events
 from attractor.runview.listing import RunInfo, load_checkpoint
-from attractor.store.rundir import RunDir
 
 #: The counts a usage object holds, as the manifest names them.
 COUNTS = (
@@ -66,7 +67,7 @@ def node_usage(path: Path) -> dict[str, dict[str, Any]]:
     The rows are streamed; a row that cannot be read ends them (as for a resume).
     """
     spent: dict[str, dict[str, Any]] = {}
-    results = RunDir(path).results_path
+    results = results_file(path)
     try:
         for _, line in read_lines(results, "results file"):
             row = loads_json(line.decode("utf-8"), results, "results row")
@@ -152,7 +153,7 @@ def budgets(path: Path, info: RunInfo) -> list[dict[str, Any]]:
     ``limit`` is None when the run has none of that kind.
     """
     try:
-        manifest = RunDir(path).read_manifest()
+        manifest = read_manifest(path)
     except AttractorError:
         manifest = {}
     recorded = manifest.get("settings")
@@ -161,7 +162,7 @@ def budgets(path: Path, info: RunInfo) -> list[dict[str, Any]]:
     checkpoint = load_checkpoint(path)
     turns = checkpoint.run_turns_used if checkpoint is not None else 0
     since = _number(manifest.get("resumed_at")) or info.started_at
-    if info.status == "running" and since is not None:
+    if info.status == RunStatus.RUNNING and since is not None:
         elapsed: float | None = max(0.0, time.time() - since)
     else:
         elapsed = _number(manifest.get("duration"))

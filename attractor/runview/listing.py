@@ -23,7 +23,7 @@ from attractor.fileio.reads import (
     read_head,
     read_lines,
 )
-from attractor.run_status import RunStatus
+from attractor.run_status import ListedStatus, RunStatus, SeenStatus, listed_status
 from attractor.store.checkpoint import RUNNING, Checkpoint
 from attractor.store.journal import damaged_run_file
 from attractor.store.rundir import (
@@ -47,7 +47,7 @@ class RunInfo:
     path: Path
     name: str
     goal: str
-    status: str
+    status: ListedStatus
     started_at: float | None
     finished_at: float | None
     duration: float | None
@@ -88,7 +88,7 @@ def list_runs(root: Path) -> list[RunInfo]:
 
 #: Every status a listing can show: a run's own, and the reader's words for a run
 #: whose driver died (``stopped``) or whose files cannot be read (``damaged``).
-LISTED_STATUSES = (*(str(s) for s in RunStatus), "stopped", "damaged", "unknown")
+LISTED_STATUSES = (*(str(s) for s in RunStatus), *(str(s) for s in SeenStatus))
 
 
 def select_runs(
@@ -105,18 +105,18 @@ def select_runs(
     ]
 
 
-def run_status(path: Path) -> str:
+def run_status(path: Path) -> ListedStatus:
     """The run's status as :func:`run_info` gives it, reading only the manifest and lock.
 
     For pollers (an event stream waiting for the next event): no checkpoint is
     parsed and no results are counted. A damaged manifest reads as ``damaged``.
     """
     try:
-        status = str(RunDir(path).read_manifest().get("status") or "unknown")
+        status = listed_status(RunDir(path).read_manifest().get("status"))
     except AttractorError:
-        return "damaged"
+        return SeenStatus.DAMAGED
     if status == RUNNING and not driver_alive(path):
-        return "stopped"
+        return SeenStatus.STOPPED
     return status
 
 
@@ -133,7 +133,7 @@ def run_info(path: Path) -> RunInfo:
         manifest, damage = {}, str(exc)
     nodes_done, problem = _line_count(path / RESULTS)
     damage = damage or problem
-    status = "damaged" if damage else str(manifest.get("status") or "unknown")
+    status = SeenStatus.DAMAGED if damage else listed_status(manifest.get("status"))
     usage = manifest.get("usage")
     current = _text_or_none(manifest.get("current_node"))
     if status == RUNNING:
@@ -146,7 +146,7 @@ def run_info(path: Path) -> RunInfo:
             if checkpoint.run_usage is not None:
                 usage = checkpoint.run_usage
         if not driver_alive(path):
-            status = "stopped"
+            status = SeenStatus.STOPPED
     return RunInfo(
         id=path.name,
         path=path,

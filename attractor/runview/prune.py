@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attractor.errors import AttractorError
+from attractor.run_status import RunStatus
 from attractor.runview.listing import RunInfo, driver_alive, is_run_dir, run_status
 from attractor.store.rundir import RunDir
 from attractor.workspace.prune import prune as prune_workspaces
@@ -42,7 +43,7 @@ def delete_run(path: Path, active: bool = False) -> str:
 
     ``active``: the caller drives the run (a server's own run), so it is going.
     """
-    if active or (run_status(path) == "running" and driver_alive(path)):
+    if active or (run_status(path) == RunStatus.RUNNING and driver_alive(path)):
         return STILL_GOING
     if path.is_symlink() or not path.is_dir() or not is_run_dir(path):
         return "not a run directory"

@@ -17,7 +17,7 @@ from typing import Any
 from attractor.errors import AttractorError, InputFileError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
-from attractor.run_status import RESUMABLE
+from attractor.run_status import RESUMABLE, RunStatus, SeenStatus
 from attractor.runview.inventory import read_events, stage_path
 from attractor.runview.listing import load_checkpoint, run_info, run_status
 from attractor.store.attempts import files_of
@@ -237,21 +237,21 @@ def _ts(event: dict[str, Any]) -> float | None:
 
 
 def _live(path: Path) -> bool:
-    return run_status(path) == "running"
+    return run_status(path) == RunStatus.RUNNING
 
 
 def next_action(path: Path) -> str:
     """What ``attractor resume`` would do with the run in ``path``, in one sentence."""
     info = run_info(path)
     checkpoint = load_checkpoint(path)
-    if info.status == "running":
+    if info.status == RunStatus.RUNNING:
         return "the run is still running (another attractor process drives it)"
     if checkpoint is None and os.path.lexists(path / CHECKPOINT):
         why = f"attractor resume {path} says why"
         return f"nothing to resume: its checkpoint cannot be read ({why})"
     if checkpoint is None:
         return "nothing to resume: the run stopped before its first checkpoint; start it again"
-    resumable = info.status == "stopped" or checkpoint.status in RESUMABLE
+    resumable = info.status == SeenStatus.STOPPED or checkpoint.status in RESUMABLE
     if resumable:
         node = checkpoint.current_node or checkpoint.next_node
         done = len(checkpoint.completed_nodes)
@@ -259,7 +259,7 @@ def next_action(path: Path) -> str:
             f"attractor resume {path} runs {node} again from its start and goes on "
             f"({done} completed node executions are kept)"
         )
-    if checkpoint.status == "success":
+    if checkpoint.status == RunStatus.SUCCESS:
         return "nothing to resume: the run succeeded"
     where = f" at {checkpoint.current_node}" if checkpoint.current_node else ""
     return f"nothing to resume: the run ended {checkpoint.status}{where}"

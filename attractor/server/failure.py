@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from attractor.run_status import RunStatus
 from attractor.runview.inventory import stage_path, tail_text
 from attractor.runview.listing import RunInfo
 
@@ -20,7 +21,7 @@ def failure_of(path: Path, info: RunInfo) -> dict[str, Any] | None:
     ``output`` is the last lines the failed node wrote (its latest attempt's
     ``stderr.txt``, else ``stdout.txt``, else ``response.md``), "" when it wrote none.
     """
-    if info.status != "fail":
+    if info.status != RunStatus.FAIL:
         return None
     node = info.current_node or ""
     return {"node": node, "reason": info.failure_reason, "output": last_output(path, node)}

@@ -26,9 +26,10 @@ from attractor.api import check_pipeline, load
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, Diagnostic, UsageError, ValidationError
 from attractor.fileio.writes import atomic_write_text
-from attractor.launch import RunDir, node_boundaries, node_boundary, worker_of
+from attractor.launch import node_boundaries, node_boundary
 from attractor.render import render
 from attractor.runview.costs import branches, budgets, node_usage, requests
+from attractor.runview.files import manifest_file, pipeline_copy, results_file, worker_of
 from attractor.runview.inventory import RunReader, RunState, folder_files, run_graph, stage_path
 from attractor.runview.listing import RUNS_SUBDIR, is_run_dir, list_runs, load_checkpoint, run_info
 from attractor.runview.prune import delete_run, forget_workspaces, workspace_repo
@@ -124,7 +125,7 @@ class Handlers:
 
     def graph_of(self, path: Path) -> Graph | None:
         """The run's pipeline copy, parsed once per change of the file."""
-        copy = RunDir(path).pipeline_path
+        copy = pipeline_copy(path)
         try:
             stamp = copy.stat().st_mtime
         except OSError:
@@ -282,7 +283,7 @@ class Handlers:
         how = continuation_of(body)
         info = self.manager.ended_by_error(run_info(path).to_json())
         check_resumable(path.name, str(info["status"]), how, path.name in self.manager.active)
-        copy = RunDir(path).pipeline_path
+        copy = pipeline_copy(path)
         _check_size(copy, f"run {path.name}'s pipeline copy")
         graph = await anyio.to_thread.run_sync(load, copy, limiter=self._workers)
         if how is not None and how.from_node is not None and not graph.has_node(how.from_node):
@@ -565,8 +566,7 @@ _BOUNDARIES_KEPT = 64
 def _boundaries(path: Path, graph: Graph, ran: list[str], root: Path) -> dict[str, str | None]:
     """Every node's boundary (:func:`node_boundaries`), computed again only once the
     run's results.jsonl or manifest changed, or another node ran."""
-    run = RunDir(path)
-    key = (_stat(run.results_path), _stat(run.manifest_path), tuple(ran))
+    key = (_stat(results_file(path)), _stat(manifest_file(path)), tuple(ran))
     kept = _BOUNDARIES.get(path)
     if kept is not None and kept[0] == key:
         return kept[1]

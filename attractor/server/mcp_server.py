@@ -36,6 +36,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 
 from attractor.errors import AttractorError, ValidationError
+from attractor.run_status import RunStatus
 from attractor.runview.inventory import read_events
 from attractor.server.body import Problem
 from attractor.server.handlers import Handlers
@@ -192,7 +193,7 @@ class McpTools:
             if args.get(key) is not None:
                 body[key] = args[key]
         run_id = await self.handlers.start_run(body)
-        return {"run_id": run_id, "status": "running"}
+        return {"run_id": run_id, "status": RunStatus.RUNNING}
 
     async def tool_status(self, args: Json) -> Json:
         path = self.handlers.path_of(_text(args, "run_id"))
@@ -229,7 +230,7 @@ class McpTools:
         path = self.handlers.path_of(_text(args, "run_id"))
         body = {key: args[key] for key in ("retry_failed", "from") if args.get(key) is not None}
         run_id = await self.handlers.resume_run(path, body)
-        return {"run_id": run_id, "status": "running"}
+        return {"run_id": run_id, "status": RunStatus.RUNNING}
 
     async def tool_list_runs(self, args: Json) -> Json:
         return {"runs": await self.handlers.runs()}

@@ -25,19 +25,20 @@ from anyio.abc import TaskGroup, TaskStatus
 from attractor.dot.graph import Graph
 from attractor.errors import UsageError
 from attractor.events import Event, PipelineStarted
-from attractor.fileio.writes import atomic_write_json
+from attractor.fileio.writes import atomic_write_json, run_dir_mode
 from attractor.launch import (
     Continuation,
     Hooks,
     Plan,
-    RunDir,
     launch,
     plan_resume,
     plan_run,
+    record_failure,
     resume_settings,
     settings_for,
 )
 from attractor.run_status import RunStatus
+from attractor.runview.inventory import stage_path
 from attractor.runview.listing import RUNS_SUBDIR
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
@@ -263,14 +264,7 @@ class RunManager:
         run.error = f"the run stopped on an error: {detail}"
         self.died[run.id] = run.error
         LOG.error("run %s failed: %s", run.id, run.error)
-        rundir = RunDir(run.path)
-        with contextlib.suppress(Exception):  # the disk may be what failed
-            manifest = rundir.read_manifest()
-            if manifest.get("status") in (RunStatus.RUNNING, None):
-                manifest.update(
-                    status=RunStatus.FAIL, failure_reason=run.error, finished_at=time.time()
-                )
-                rundir.write_manifest(manifest)
+        record_failure(run.path, run.error)
 
     def ended_by_error(self, data: dict[str, Any]) -> dict[str, Any]:
         """A run's listing fields, failed with its reason when it died of an error here.
@@ -352,7 +346,8 @@ class _Launch:
         if self.run is None or pending.answer is None:
             return
         with contextlib.suppress(OSError):
-            folder = RunDir(self.run.path).stage_dir(pending.question.stage or "gate")
+            folder = stage_path(self.run.path, pending.question.stage or "gate")
+            folder.mkdir(mode=run_dir_mode(), exist_ok=True)
             atomic_write_json(
                 folder / "answer.json",
                 {

@@ -26,7 +26,7 @@ from attractor.fileio.jsonio import dumps_compact, loads_json
 from attractor.fileio.reads import STATE_LIMIT, read_bounded
 from attractor.fileio.writes import atomic_write_text
 from attractor.handlers.outcome import StageStatus
-from attractor.run_status import RunStatus
+from attractor.run_status import RunStatus, run_status
 from attractor.store.journal import JOURNAL, read_records
 
 VERSION = 1
@@ -39,8 +39,9 @@ RUNNING = RunStatus.RUNNING
 class Checkpoint:
     """A JSON-serialisable snapshot of one run's progress."""
 
-    #: A :class:`RunStatus` when written by this engine; as read, whatever the file says.
-    status: str = RUNNING
+    #: How the run stood when the checkpoint was written (a file holding any other
+    #: word is refused as damaged).
+    status: RunStatus = RUNNING
     #: The node running when the checkpoint was written, else the last completed one.
     current_node: str | None = None
     #: The node to run when the run continues (None once the run is finished).
@@ -131,6 +132,8 @@ class Checkpoint:
                     f"{path}: checkpoint field {name!r} must be {expected}, "
                     f"found {dumps_compact(value)[:60]}; the file is damaged, start a new run"
                 )
+        if "status" in values:
+            values["status"] = RunStatus(values["status"])
         return cls(**values)
 
 
@@ -194,7 +197,10 @@ _STATUSES = frozenset(s.value for s in StageStatus)
 
 #: What each field must hold; a damaged file is reported naming the field.
 _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "status": (lambda v: isinstance(v, str), "a string"),
+    "status": (
+        lambda v: isinstance(v, str) and run_status(v) is not None,
+        "a run status (" + ", ".join(RunStatus) + ")",
+    ),
     "current_node": (_is_str_or_none, "a node id or null"),
     "next_node": (_is_str_or_none, "a node id or null"),
     "completed_nodes": (_is_str_list, "a list of node ids"),

@@ -24,6 +24,7 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +56,10 @@ from attractor.fileio.writes import (
     run_dir_mode,
     run_file_mode,
     set_run_permissions,
+    write_text,
 )
 from attractor.proc.files import set_file_mode
+from attractor.store import attempts
 from attractor.store.checkpoint import Checkpoint, CheckpointEncoder
 from attractor.store.journal import JOURNAL, Journal, damaged_run_file
 from attractor.workspace.create import CHECKOUT_INDEX, SETUP_LOG, SNAPSHOT_GIT_DIR
@@ -315,8 +318,13 @@ def _unique_dir(base: Path, stem: str) -> Path:
             candidate = base / f"{stem}-{n}"
 
 
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest of the run directory ``path`` (:meth:`RunDir.read_manifest`)."""
+    return RunDir(path).read_manifest()
+
+
 class RunDir:
-    """Paths and writers of one run directory."""
+    """Paths and writers of one run directory: the run store there is (store/base.py)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -405,6 +413,48 @@ class RunDir:
     @property
     def results_path(self) -> Path:
         return self.path / RESULTS
+
+    def has_checkpoint(self) -> bool:
+        return self.checkpoint_path.is_file()
+
+    def load_checkpoint(self) -> Checkpoint:
+        """checkpoint.json brought forward by journal.jsonl (:meth:`Checkpoint.load`),
+        once the run's files are known to be regular files.
+
+        A FIFO in place of processes.jsonl, results.jsonl, events.jsonl or
+        journal.jsonl would block a resume for good when read or opened for
+        appending; a dangling symbolic link would have them created elsewhere.
+
+        Raises:
+            CheckpointError: a run file is damaged, or the checkpoint is missing or damaged.
+        """
+        for name in (PROCESSES, RESULTS, EVENTS, JOURNAL):
+            try:
+                require_regular(self.path / name, "run file")
+            except InputFileError as exc:
+                raise damaged_run_file(exc) from None
+        return Checkpoint.load(self.checkpoint_path)
+
+    def child_steps(self, node_ids: Iterable[str]) -> int:
+        """The rows of the child runs' ``results.jsonl`` in these nodes' folders
+        (grandchildren's included); only those folders are searched."""
+        taken = 0
+        for node_id in node_ids:
+            for results in sorted(self.stage_path(node_id).glob(f"child*/**/{RESULTS}")):
+                taken += _rows(results)
+        return taken
+
+    def begin_attempt(self, node_id: str, visit: int, attempt: int) -> None:
+        """The files of the node's previous attempt move aside (store/attempts.py)."""
+        attempts.begin_attempt(self.stage_dir(node_id), visit, attempt)
+
+    def write_status(self, node_id: str, record: str, *, beside_node_s: bool) -> None:
+        """``status.json``, or ``status.engine.json`` beside the one the node wrote."""
+        # Here, not at the top: a reader of run directories needs no outcome parsing.
+        from attractor.store.status_file import ENGINE_RECORD, STATUS
+
+        name = ENGINE_RECORD if beside_node_s else STATUS
+        write_text(f"{self.stage_dir(node_id)}/{name}", record)
 
     def read_results(self, count: int) -> list[dict[str, Any]]:
         """The first ``count`` summary rows of results.jsonl (later ones are from
@@ -521,6 +571,14 @@ class RunDir:
         if rows is not None:  # atomically: a full disk must not leave the rows cut away
             atomic_write_text(self.results_path, "".join(rows))
         return AppendFile(self.results_path)
+
+
+def _rows(path: Path) -> int:
+    try:
+        with path.open("rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return 0
 
 
 class EventLog:

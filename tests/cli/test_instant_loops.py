@@ -52,12 +52,13 @@ from pathlib import Path
 import anyio
 
 from attractor.engine.run import RunOptions, prepare_run_graph, run_pipeline
+from attractor.handlers.simulate import SimulateBackend
 from attractor.settings import resolve_settings
 
 source, logs, timeout = Path(sys.argv[1]), sys.argv[2], sys.argv[3] or None
 graph = prepare_run_graph(source)
 settings = resolve_settings({"logs_dir": logs, "timeout": timeout}, graph_attrs=graph.attrs)
-options = RunOptions(settings, handle_signals=True)
+options = RunOptions(settings, backend=SimulateBackend(), handle_signals=True)
 result = anyio.run(run_pipeline, graph, source, options)
 sys.exit(result.exit_code)
 """

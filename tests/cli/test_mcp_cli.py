@@ -110,6 +110,8 @@ def test_a_stdio_server_runs_inside_the_nodes_sandbox(workspace: Path) -> None:
         outside.unlink(missing_ok=True)
 
 
+# Slow: the run must reach the stalled call before its 12s --timeout, even on a loaded machine.
+@pytest.mark.slow
 def test_the_runs_timeout_stops_a_server_stuck_in_a_call(workspace: Path) -> None:
     word = marker()
     config(workspace, word, call_timeout='"10m"')

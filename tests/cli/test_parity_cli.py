@@ -18,6 +18,7 @@ from attractor.handlers.base import StageEnv
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome
+from attractor.handlers.simulate import SimulateBackend
 from attractor.settings import resolve_settings
 from tests.cli.runkit import (
     completed_stages,
@@ -394,7 +395,8 @@ async def test_custom_handler_registration_and_execution(workspace: Path) -> Non
     registry.register("stamp", _Stamp())
     settings = resolve_settings({"logs_dir": "runs/{timestamp}-{graph}"}, env={}, cwd=workspace)
     graph = prepare_run_graph(path)
-    result = await run_pipeline(graph, path, RunOptions(settings=settings, registry=registry))
+    options = RunOptions(settings=settings, registry=registry, backend=SimulateBackend())
+    result = await run_pipeline(graph, path, options)
     assert result.status == "success"
     assert (result.run_dir / "s" / "stamp.txt").read_text(encoding="utf-8") == "s"
     assert read_json(result.run_dir / "checkpoint.json")["context"]["stamped"] == "s"

@@ -57,6 +57,7 @@ import attractor
 from attractor.engine.run import RunOptions, prepare_run_graph, run_pipeline
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.outcome import Outcome
+from attractor.handlers.simulate import SimulateBackend
 from attractor.settings import resolve_settings
 
 source = Path(sys.argv[1])
@@ -72,7 +73,8 @@ registry = default_registry()
 registry.register("deploy", Deploy())
 graph = prepare_run_graph(source)
 settings = resolve_settings({"logs_dir": sys.argv[2]}, graph_attrs=graph.attrs)
-result = anyio.run(run_pipeline, graph, source, RunOptions(settings, registry=registry))
+options = RunOptions(settings, registry=registry, backend=SimulateBackend())
+result = anyio.run(run_pipeline, graph, source, options)
 print(result.status)
 """,
     )

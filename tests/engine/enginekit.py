@@ -12,6 +12,7 @@ from attractor.dot.transforms import apply_transforms
 from attractor.engine.retry import BackoffConfig
 from attractor.engine.run import RunOptions, RunResult, resume_pipeline, run_pipeline
 from attractor.events import Event
+from attractor.handlers.simulate import SimulateBackend
 from attractor.settings import Settings
 
 NO_WAIT = BackoffConfig(0.0, 1.0, 0.0, jitter=False)
@@ -39,6 +40,8 @@ def options(tmp_path: Path, **kwargs: Any) -> RunOptions:
         **settings_kw,
     )
     kwargs.setdefault("backoff", NO_WAIT)
+    # The launcher builds a run's backend; engine tests hand the run one themselves.
+    kwargs.setdefault("backend", SimulateBackend())
     return RunOptions(settings=settings, **kwargs)
 
 

@@ -16,6 +16,7 @@ from attractor.dot.parser import parse_dot
 from attractor.dot.transforms import apply_transforms
 from attractor.engine.run import RunOptions, run_pipeline
 from attractor.handlers.interviewer import AutoApproveInterviewer
+from attractor.handlers.simulate import SimulateBackend
 from attractor.settings import Settings
 from tests.engine.enginekit import NO_WAIT
 
@@ -48,7 +49,12 @@ async def _run(tmp_path: Path, text: str, work: Path, pipes: Path) -> tuple[str,
     source.write_text(text)
     graph = apply_transforms(parse_dot(text, file=str(source)))
     settings = Settings(logs_dir=str(tmp_path / "runs" / "{timestamp}"), workdir=str(work))
-    options = RunOptions(settings=settings, interviewer=AutoApproveInterviewer(), backoff=NO_WAIT)
+    options = RunOptions(
+        settings=settings,
+        interviewer=AutoApproveInterviewer(),
+        backoff=NO_WAIT,
+        backend=SimulateBackend(),
+    )
     result = await run_pipeline(graph, source, options)
     return result.status, result.failure_reason or "", result.run_dir
 

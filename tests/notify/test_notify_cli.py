@@ -8,6 +8,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli.runkit import invoke, only_run_dir, write
 from tests.notify.hookserver import Hook, silent_hook
 
@@ -111,6 +113,8 @@ def test_a_client_error_is_not_retried_and_is_a_warning(workspace: Path) -> None
     assert "T0KEN" not in err  # the URL's path may be a token: only the host is named
 
 
+# Slow: it waits out a notification's four 1s attempts and their pauses.
+@pytest.mark.slow
 def test_a_webhook_that_never_answers_neither_blocks_nor_fails_the_run(workspace: Path) -> None:
     started = time.monotonic()
     with silent_hook() as url:

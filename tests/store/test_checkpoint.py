@@ -9,6 +9,7 @@ import pytest
 
 from attractor.errors import CheckpointError
 from attractor.fileio.writes import atomic_write_text
+from attractor.run_status import RunStatus
 from attractor.store.checkpoint import Checkpoint
 
 
@@ -63,6 +64,8 @@ def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
         ("node_visits", {"a": "2"}, "an object of node id to a count"),
         ("run_turns_used", True, "a count"),
         ("next_node", 3, "a node id or null"),
+        ("status", "finished", "a run status (running, success, fail, timed_out,"),
+        ("status", 1, "a run status"),
     ],
 )
 def test_wrongly_typed_fields_name_the_file_and_the_field(
@@ -82,3 +85,9 @@ def test_a_binary_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe\x00garbage\x80")
     with pytest.raises(CheckpointError, match="checkpoint is not UTF-8 JSON text"):
         Checkpoint.load(path)
+
+
+def test_the_status_read_back_is_a_run_status(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoint.json"
+    path.write_text(json.dumps({"version": 1, "status": "restarted"}))
+    assert Checkpoint.load(path).status is RunStatus.RESTARTED

@@ -6,7 +6,7 @@ from) into a new one and marks its workspace record as forked. The launcher
 then continues the copy ``--from NODE``; when its workspace is opened, the fork
 gets a branch of its own (``attractor/NEW_RUN_ID``) and, for a worktree, a
 worktree of its own, both at the commit NODE was first entered with
-(engine/workspace_hooks.py). The original run directory, its branch and its
+(engine/workspace_hooks.py, when the run opens it). The original run directory, its branch and its
 worktree are not written.
 """
 
