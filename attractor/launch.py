@@ -178,16 +178,17 @@ def plan_fork(
     from attractor.store.fork import fork_run_dir
     from attractor.store.rundir import RunDir
 
-    how = Continuation(from_node=node)
+    how = Continuation(from_node=node, fork=True)
     found = RunDir(run_dir)
     graph, _ = load_graph(found.pipeline_path)
     manifest = found.read_manifest()
     seed = manifest.get("context_seed")
     initial = initial_context(graph, seed if isinstance(seed, dict) else {}).snapshot()
     # Refused here, before anything is copied: a node it never entered.
-    continued(how, Checkpoint.load(found.checkpoint_path), graph, run_dir, initial)
+    point = continued(how, Checkpoint.load(found.checkpoint_path), graph, run_dir, initial)
     rest = {k: v for k, v in (flags or {}).items() if k != "logs_dir"}
-    target = fork_run_dir(run_dir, node, (flags or {}).get("logs_dir"))
+    ids = [n.id for n in graph.nodes()]
+    target = fork_run_dir(run_dir, node, (flags or {}).get("logs_dir"), point, ids)
     try:
         return plan_resume(target, rest, config_file, how)
     except BaseException:

@@ -9,6 +9,9 @@ continuation.
 - ``--from NODE``: the run goes back to the moment NODE was first entered (its
   context, completed nodes, visit and retry counters as they were then, rebuilt
   from ``journal.jsonl``); the nodes after it run again.
+- ``attractor fork --from NODE`` (``fork``): the same state, for a new run whose
+  history is the original's up to that moment only: what it spent, its turns and
+  its rows of ``results.jsonl`` are those of that moment too.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from attractor.store.journal import JOURNAL, read_records
 
 @dataclass(frozen=True)
 class Continuation:
-    """How a resume continues a run: ``retry_failed``, or ``from_node``."""
+    """How a resume continues a run: ``retry_failed``, or ``from_node`` (``fork``: in a
+    new run that keeps only the history before ``from_node`` was first entered)."""
 
     retry_failed: bool = False
     from_node: str | None = None
+    fork: bool = False
 
     def describe(self, node: str) -> str:
         if self.retry_failed:
@@ -58,7 +63,14 @@ def continued(
         return _retry_failed(checkpoint, graph, run_dir)
     node = how.from_node or ""
     _check_node(node, graph, "--from")
-    return _from_node(node, checkpoint, graph, run_dir, initial)
+    state = _from_node(node, graph, run_dir, initial)
+    if not how.fork:
+        # What was spent stays spent, and the summary keeps every row written so far.
+        state.run_turns_used = checkpoint.run_turns_used
+        state.run_usage = checkpoint.run_usage
+        state.node_results_count = checkpoint.node_results_count
+        state.journal_seq = checkpoint.journal_seq
+    return state
 
 
 def _retry_failed(checkpoint: Checkpoint, graph: Graph, run_dir: Path) -> Checkpoint:
@@ -77,9 +89,9 @@ def _retry_failed(checkpoint: Checkpoint, graph: Graph, run_dir: Path) -> Checkp
     return checkpoint
 
 
-def _from_node(
-    node: str, latest: Checkpoint, graph: Graph, run_dir: Path, initial: dict[str, Any]
-) -> Checkpoint:
+def _from_node(node: str, graph: Graph, run_dir: Path, initial: dict[str, Any]) -> Checkpoint:
+    """The state when ``node`` was first entered, replayed from the journal (its counts
+    of turns, spending, result rows and journal records those of that moment)."""
     journal = run_dir / JOURNAL
     if not journal.exists():
         raise UsageError(
@@ -100,11 +112,6 @@ def _from_node(
         )
     state.status = RUNNING
     state.next_node = node
-    # What was spent stays spent, and the summary keeps every row written so far.
-    state.run_turns_used = latest.run_turns_used
-    state.run_usage = latest.run_usage
-    state.node_results_count = latest.node_results_count
-    state.journal_seq = latest.journal_seq
     return state
 
 

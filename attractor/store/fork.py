@@ -13,18 +13,32 @@ worktree are not written.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from attractor.errors import UsageError
-from attractor.store.rundir import PROCESSES, RunDir, new_run_dir
+from attractor.errors import InputFileError, UsageError
+from attractor.fileio.jsonio import loads_json
+from attractor.fileio.writes import atomic_write_text
+from attractor.store.checkpoint import Checkpoint
+from attractor.store.journal import JOURNAL
+from attractor.store.rundir import CHECKPOINT, EVENTS, PROCESSES, RESULTS, RunDir, new_run_dir
 
 #: What a fork does not copy: the lock, the process ledger, the marker of a
 #: stage in progress, and the scratch folder of sandboxed commands.
 _NOT_COPIED = frozenset({".lock", PROCESSES, "workspace-stage.json", "scratch"})
+#: What a fork writes itself, cut at the fork point.
+_CUT = frozenset({CHECKPOINT, EVENTS, JOURNAL, RESULTS})
 
 
-def fork_run_dir(run_dir: Path, node: str, logs_dir: str | None) -> Path:
+def fork_run_dir(
+    run_dir: Path, node: str, logs_dir: str | None, point: Checkpoint, nodes: Iterable[str]
+) -> Path:
     """A copy of ``run_dir`` for a fork from ``node``: the new directory.
+
+    ``point`` is the state when ``node`` was first entered (its counts of journal
+    records and result rows those of that moment); ``nodes`` the pipeline's node
+    ids, whose folders are copied only for the nodes that ran before it.
 
     Raises:
         UsageError: ``run_dir`` is not a run directory, or ``logs_dir`` cannot be used.
@@ -35,14 +49,24 @@ def fork_run_dir(run_dir: Path, node: str, logs_dir: str | None) -> Path:
     manifest = source.read_manifest()
     name = str(manifest.get("graph") or manifest.get("name") or run_dir.name)
     target = new_run_dir(logs_dir, name)
+    rows = _head_lines(source.path / RESULTS, point.node_results_count)
+    ran = {str(_record(row, source.path / RESULTS).get("node")) for row in rows}
+    later = {source.stage_path(n).name for n in nodes if n not in ran}
     for entry in run_dir.iterdir():
-        if entry.name in _NOT_COPIED:
+        if entry.name in _NOT_COPIED | _CUT or entry.name in later:
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.copytree(entry, target / entry.name, symlinks=True)
         else:
             shutil.copy2(entry, target / entry.name, follow_symlinks=False)
     copy = RunDir(target)
+    atomic_write_text(copy.path / RESULTS, "".join(rows))
+    journal = source.path / JOURNAL
+    records = _head_lines(journal, None)
+    kept = [x for x in records if _record(x, journal).get("seq", 0) <= point.journal_seq]
+    atomic_write_text(copy.path / JOURNAL, "".join(kept))
+    atomic_write_text(copy.path / EVENTS, "".join(_events_before(source.path / EVENTS, node)))
+    copy.save_checkpoint(point)
     manifest = copy.read_manifest()
     manifest["forked_from"] = {"run_dir": str(run_dir.resolve()), "node": node}
     manifest.pop("continuations", None)
@@ -51,3 +75,33 @@ def fork_run_dir(run_dir: Path, node: str, logs_dir: str | None) -> Path:
         manifest["workspace"] = {**workspace, "forked_from": workspace.get("run_id")}
     copy.write_manifest(manifest)
     return target
+
+
+def _head_lines(path: Path, count: int | None) -> list[str]:
+    """The first ``count`` whole lines of ``path`` (all with None; none when it is missing)."""
+    try:
+        with path.open(encoding="utf-8") as file:
+            lines = [line for line in file if line.endswith("\n")]
+    except FileNotFoundError:
+        return []
+    return lines if count is None else lines[:count]
+
+
+def _events_before(path: Path, node: str) -> list[str]:
+    """The event lines of ``path`` before ``node`` first started."""
+    lines = _head_lines(path, None)
+    for number, line in enumerate(lines):
+        if f'"{node}"' in line:  # cheap test first: most lines name another node
+            event = _record(line, path)
+            if event.get("type") == "stage_started" and event.get("name") == node:
+                return lines[:number]
+    return lines
+
+
+def _record(line: str, path: Path) -> dict[str, Any]:
+    """The JSON object on ``line`` of ``path`` ({} for a line that holds none)."""
+    try:
+        value = loads_json(line, path, path.name)
+    except (ValueError, InputFileError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -173,3 +173,32 @@ def test_fork_of_a_snapshot_run_keeps_edits_made_by_hand_after_it(tmp_path: Path
     assert "saved the edits made by hand" in result.stderr
     assert (plain / "mine.txt").read_text() == "by hand\n"
     assert (plain / "log.txt").read_text() == "a\nb\nc\n"
+
+
+def test_a_forks_history_is_the_originals_only_up_to_the_node(tmp_path: Path) -> None:
+    """What the original did from the node on is not the fork's: its rows, events and
+    folders hold the stages before the node, then the fork's own."""
+    _, run_dir = _finished_run(tmp_path)
+    fork_dir = tmp_path / "fork"
+
+    result = invoke(["fork", str(run_dir), "--from", "b", "--logs-dir", str(fork_dir)])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    rows = _nodes_of(fork_dir / "results.jsonl")
+    assert rows == ["start", "a", "b", "c", "done"]
+    lines = (fork_dir / "events.jsonl").read_text().splitlines()
+    started = [e["name"] for e in map(json.loads, lines) if e["type"] == "stage_started"]
+    assert started == ["start", "a", "b", "c", "done"]
+    assert not (fork_dir / "b" / "v1-a1").exists()  # the original's b is not an attempt here
+    status = invoke(["status", str(fork_dir), "--json"])
+    assert status.exit_code == 0, status.stderr
+    assert [a["node"] for a in json.loads(status.output)["timeline"]] == rows
+    # A second fork of the fork goes back through the fork's own history.
+    again = invoke(["fork", str(fork_dir), "--from", "c", "--logs-dir", str(tmp_path / "f2")])
+    assert again.exit_code == 0, again.output + again.stderr
+    rows = _nodes_of(tmp_path / "f2" / "results.jsonl")
+    assert rows == ["start", "a", "b", "c", "done"]
+
+
+def _nodes_of(results: Path) -> list[str]:
+    return [json.loads(line)["node"] for line in results.read_text().splitlines()]
