@@ -22,6 +22,12 @@ def _run_to_end(server: Server, run_id: str, after: int = 0) -> str:
         return status
 
 
+def _event_count(server: Server, run_id: str) -> int:
+    with server.client() as client:
+        count: int = client.get(f"/pipelines/{run_id}").json()["event_count"]
+        return count
+
+
 def _visits(server: Server, run_id: str) -> int:
     with (
         server.client() as client,
@@ -54,16 +60,19 @@ def test_a_failed_run_is_retried_and_a_finished_one_goes_back_to_a_node(
             refused = client.post(url, json=body)
             assert refused.status_code == status, (body, refused.text)
         (root / "fixed").touch()
+        seen = _event_count(server, run_id)
         retried = client.post(url, json={"retry_failed": True})
         assert retried.status_code == 200 and retried.json()["id"] == run_id
-    assert _run_to_end(server, run_id) == "success"
+    # Followed from the events after the resume: the earlier run's end is in the log too.
+    assert _run_to_end(server, run_id, seen) == "success"
     assert _visits(server, run_id) == 2
     with server.client() as client:
         again = client.post(url, json={"retry_failed": True})
         assert again.status_code == 409 and "not failed" in again.json()["error"]
+        seen = _event_count(server, run_id)
         back = client.post(url, json={"from": "check"})
         assert back.status_code == 200 and back.json()["id"] == run_id
-    assert _run_to_end(server, run_id) == "success"
+    assert _run_to_end(server, run_id, seen) == "success"
     assert _visits(server, run_id) == 3  # the check ran again
     with server.client() as client:
         listed = client.get(f"/pipelines/{run_id}").json()
