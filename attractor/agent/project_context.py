@@ -125,13 +125,22 @@ async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | N
 
 
 async def _git_state(workdir: Path, runner: Runner | None) -> GitState | None:
-    top = await _git(workdir, runner, "rev-parse", "--show-toplevel")
-    if not top:
-        return None
-    branch = await _git(workdir, runner, "rev-parse", "--abbrev-ref", "HEAD") or "(unknown)"
-    status = await _git(workdir, runner, "status", "--short") or ""
-    commits = await _git(workdir, runner, "log", "--oneline", f"-{RECENT_COMMITS}") or ""
-    return GitState(Path(top), branch, status, commits)
+    # The root and the branch in one command; a branch with no commit yet fails it.
+    both = await _git(workdir, runner, "rev-parse", "--show-toplevel", "--abbrev-ref", "HEAD")
+    top, _, branch = (both or "").partition("\n")
+    if not both:
+        top = await _git(workdir, runner, "rev-parse", "--show-toplevel") or ""
+        if not top:
+            return None
+    found: dict[str, str] = {}
+
+    async def ask(name: str, *args: str) -> None:
+        found[name] = await _git(workdir, runner, *args) or ""
+
+    async with anyio.create_task_group() as tg:  # two subprocesses at once, not in turn
+        tg.start_soon(ask, "status", "status", "--short")
+        tg.start_soon(ask, "commits", "log", "--oneline", f"-{RECENT_COMMITS}")
+    return GitState(Path(top), branch or "(unknown)", found["status"], found["commits"])
 
 
 def _status_summary(status: str) -> str:

@@ -139,6 +139,18 @@ def test_sessions_starting_together_share_one_set_of_git_commands(repo: Path) ->
     anyio.run(together)
     assert len(states) == 8 and all(s == states[0] for s in states)
     assert states[0] is not None and states[0].branch == "trunk"
-    assert len(env.commands) == 4  # rev-parse twice, status, log: once for all eight
+    assert len(env.commands) == 3  # rev-parse, status, log: once for all eight
     anyio.run(one)  # a session starting later asks git again
-    assert len(env.commands) == 8
+    assert len(env.commands) == 6
+
+
+def test_a_repository_with_no_commit_yet_is_still_one(tmp_path: Path) -> None:
+    # HEAD names a branch with no commit: git cannot say the branch, but the
+    # session still learns it works in a repository, and what is in it.
+    root = tmp_path / "new"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "trunk")
+    (root / "a.txt").write_text("a")
+    state = anyio.run(git_state, root)
+    assert state is not None and state.root.resolve() == root.resolve()
+    assert state.branch == "(unknown)" and state.status == "?? a.txt" and state.commits == ""
