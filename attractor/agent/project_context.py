@@ -14,8 +14,10 @@ import datetime
 import platform
 import shlex
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -29,6 +31,7 @@ INSTRUCTIONS_BUDGET = 32 * 1024
 TRUNCATED_MARK = "[project instructions truncated at 32 KiB]"
 GIT_TIMEOUT = 5.0
 RECENT_COMMITS = 8
+T = TypeVar("T")
 STATUS_LINES = 20
 
 
@@ -85,43 +88,51 @@ class GitState:
 
 
 class _Shared:
-    """One ``git_state`` in progress, which sessions starting meanwhile wait for."""
+    """One look in progress, which sessions starting meanwhile wait for."""
 
     def __init__(self) -> None:
         self.done = anyio.Event()
         self.finished = False
-        self.state: GitState | None = None
+        self.value: Any = None
 
 
-#: ``git_state`` calls in progress, by thread, workdir and boundary. Sessions that
-#: start together in one place (the branches of a fan-out) share one set of git
-#: commands: four subprocesses a session were most of a model stage's own CPU.
-_RUNNING: dict[tuple[int, str, str], _Shared] = {}
+#: Looks in progress (git state, instruction files), by kind, thread, workdir and
+#: boundary. Sessions that start together in one place (the branches of a fan-out)
+#: share one look: four git subprocesses and a worker thread a session were most
+#: of a model stage's own CPU.
+_RUNNING: dict[tuple[str, ...], _Shared] = {}
+
+
+async def _together(key: tuple[str, ...], look: Callable[[], Awaitable[T]]) -> T:
+    """``look()``, or the answer of the same look already running (the same moment's).
+
+    If that look fails or is cancelled, this one looks itself.
+    """
+    key = (*key, str(threading.get_ident()))
+    shared = _RUNNING.get(key)
+    if shared is not None:
+        await shared.done.wait()
+        if shared.finished:
+            return cast("T", shared.value)
+        return await look()
+    shared = _RUNNING[key] = _Shared()
+    try:
+        shared.value = await look()
+        shared.finished = True
+    finally:
+        del _RUNNING[key]
+        shared.done.set()
+    return cast("T", shared.value)
 
 
 async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | None:
     """Branch, short status and recent commits, or None outside a repository.
 
     A call made while another for the same workdir and boundary is running gets
-    that call's answer (the same moment's state); if that call fails or is
-    cancelled, this one asks git itself.
+    that call's answer (see :func:`_together`).
     """
     where = "" if runner is None else f"{type(runner).__name__}: {runner.describe()}"
-    key = (threading.get_ident(), str(workdir), where)
-    shared = _RUNNING.get(key)
-    if shared is not None:
-        await shared.done.wait()
-        if shared.finished:
-            return shared.state
-        return await _git_state(workdir, runner)
-    shared = _RUNNING[key] = _Shared()
-    try:
-        shared.state = await _git_state(workdir, runner)
-        shared.finished = True
-    finally:
-        del _RUNNING[key]
-        shared.done.set()
-    return shared.state
+    return await _together(("git", str(workdir), where), lambda: _git_state(workdir, runner))
 
 
 async def _git_state(workdir: Path, runner: Runner | None) -> GitState | None:
@@ -238,7 +249,13 @@ async def gather(
     """The project context of a session starting in ``workdir`` (git runs through
     ``runner``, the step's execution environment, when given)."""
     git = await git_state(workdir, runner)
-    text, files = await anyio.to_thread.run_sync(
-        discover_instructions, workdir, git.root if git else None, instruction_files
-    )
+    root = git.root if git else None
+
+    async def look() -> tuple[str, tuple[InstructionFile, ...]]:
+        return await anyio.to_thread.run_sync(
+            discover_instructions, workdir, root, instruction_files
+        )
+
+    key = ("instructions", str(workdir), str(root), *instruction_files)
+    text, files = await _together(key, look)
     return ProjectContext(environment_block(workdir, git, model=model), text, files)

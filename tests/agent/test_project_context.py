@@ -154,3 +154,24 @@ def test_a_repository_with_no_commit_yet_is_still_one(tmp_path: Path) -> None:
     state = anyio.run(git_state, root)
     assert state is not None and state.root.resolve() == root.resolve()
     assert state.branch == "(unknown)" and state.status == "?? a.txt" and state.commits == ""
+
+
+def test_sessions_starting_together_read_the_same_instructions_and_later_ones_read_again(
+    repo: Path,
+) -> None:
+    contexts: list[ProjectContext] = []
+
+    async def one() -> None:
+        contexts.append(await gather(repo / "pkg", ("CLAUDE.md",), model="m"))
+
+    async def together() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(one)
+
+    anyio.run(together)
+    assert len(contexts) == 8 and all(c.files == contexts[0].files for c in contexts)
+    assert "Package rule" in contexts[0].instructions
+    (repo / "pkg" / "AGENTS.md").write_text("A newer package rule.\n")
+    anyio.run(one)  # a session starting later reads the files again
+    assert "A newer package rule" in contexts[-1].instructions
