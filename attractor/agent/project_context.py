@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import platform
+import re
 import shlex
 import threading
 from collections.abc import Awaitable, Callable
@@ -59,24 +60,50 @@ class ProjectContext:
         return {"instruction_files": [f.to_json() for f in self.files]}
 
 
-async def _git(workdir: Path, runner: Runner | None, *args: str) -> str | None:
-    """Output of ``git ARGS`` in ``workdir``, or None when it fails or git is missing.
+#: What a session is told of git, asked in turn by one shell: the repository's top
+#: folder (none: not a repository, nothing more is asked), branch, status, commits.
+_QUESTIONS = (
+    ("rev-parse", "--show-toplevel"),
+    ("rev-parse", "--abbrev-ref", "HEAD"),
+    ("status", "--short"),
+    ("log", "--oneline", f"-{RECENT_COMMITS}"),
+)
+#: Printed after each answer with git's exit status (control characters in paths
+#: and branch names are quoted by git; a commit subject would need the whole mark).
+_MARK = re.compile("\x1eattractor-git ([0-9]+)\x1e")
+
+
+def _script() -> str:
+    lines = []
+    for n, question in enumerate(_QUESTIONS):
+        git = shlex.join(["git", "--no-optional-locks", *question])
+        stop = "; [ $s -eq 0 ] || exit 0" if n == 0 else ""
+        lines.append(f"{git}; s=$?; printf '\\036attractor-git %d\\036' $s{stop}")
+    return "\n".join(lines) + "\n"
+
+
+async def _ask_git(workdir: Path, runner: Runner | None) -> list[str | None]:
+    """Each question's answer (None: git failed it, or is missing), from one shell.
 
     Through the step's execution environment when there is one: a repository's
     own config can make git run commands (``core.fsmonitor``, filters, a gpg
     program), and a command an earlier step wrote there stays inside its boundary.
+    One shell, not one a question: in a sandbox each command is a sandbox started.
     """
-    command = shlex.join(["git", "--no-optional-locks", *args])
+    script = _script()
     try:
         if runner is not None:
-            result = await runner.run(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
+            result = await runner.run(script, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
         else:
-            result = await run_process(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
+            result = await run_process(script, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
     except OSError:
-        return None
-    if result.returncode != 0:
-        return None
-    return result.stdout.rstrip()
+        return [None] * len(_QUESTIONS)
+    parts = _MARK.split(result.stdout)
+    answers: list[str | None] = [
+        text.rstrip() if code == "0" else None
+        for text, code in zip(parts[0::2], parts[1::2], strict=False)
+    ]
+    return answers + [None] * (len(_QUESTIONS) - len(answers))
 
 
 @dataclass(frozen=True)
@@ -136,22 +163,10 @@ async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | N
 
 
 async def _git_state(workdir: Path, runner: Runner | None) -> GitState | None:
-    # The root and the branch in one command; a branch with no commit yet fails it.
-    both = await _git(workdir, runner, "rev-parse", "--show-toplevel", "--abbrev-ref", "HEAD")
-    top, _, branch = (both or "").partition("\n")
-    if not both:
-        top = await _git(workdir, runner, "rev-parse", "--show-toplevel") or ""
-        if not top:
-            return None
-    found: dict[str, str] = {}
-
-    async def ask(name: str, *args: str) -> None:
-        found[name] = await _git(workdir, runner, *args) or ""
-
-    async with anyio.create_task_group() as tg:  # two subprocesses at once, not in turn
-        tg.start_soon(ask, "status", "status", "--short")
-        tg.start_soon(ask, "commits", "log", "--oneline", f"-{RECENT_COMMITS}")
-    return GitState(Path(top), branch or "(unknown)", found["status"], found["commits"])
+    top, branch, status, commits = await _ask_git(workdir, runner)
+    if not top:
+        return None
+    return GitState(Path(top), branch or "(unknown)", status or "", commits or "")
 
 
 def _status_summary(status: str) -> str:

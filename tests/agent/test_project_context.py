@@ -139,9 +139,10 @@ def test_sessions_starting_together_share_one_set_of_git_commands(repo: Path) ->
     anyio.run(together)
     assert len(states) == 8 and all(s == states[0] for s in states)
     assert states[0] is not None and states[0].branch == "trunk"
-    assert len(env.commands) == 3  # rev-parse, status, log: once for all eight
+    # One shell asks git everything (in a sandbox, one sandbox), once for all eight.
+    assert len(env.commands) == 1
     anyio.run(one)  # a session starting later asks git again
-    assert len(env.commands) == 6
+    assert len(env.commands) == 2
 
 
 def test_a_repository_with_no_commit_yet_is_still_one(tmp_path: Path) -> None:
@@ -175,3 +176,8 @@ def test_sessions_starting_together_read_the_same_instructions_and_later_ones_re
     (repo / "pkg" / "AGENTS.md").write_text("A newer package rule.\n")
     anyio.run(one)  # a session starting later reads the files again
     assert "A newer package rule" in contexts[-1].instructions
+
+
+def test_outside_a_repository_there_is_no_git_state(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    assert anyio.run(git_state, tmp_path / "plain") is None
