@@ -12,8 +12,9 @@ folder git documents (gitrepository-layout(5): ``worktrees/ID`` holding
 ``gitdir``, ``commondir`` and ``HEAD``) is written in a folder of its own and
 renamed into ``worktrees/`` in one step, so another git sees it whole or not
 at all; then one ``git reset --hard`` inside it makes the branch, the index and
-the files. The worktree's ``.git`` file is written last: a worktree without it
-was never finished, and is made again.
+the files. The worktree's ``.git`` file is written last (the admin folder is
+``locked`` meanwhile, as git's own is, so ``git worktree prune`` leaves it): a
+worktree without it was never finished, and is made again.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def _admin_folder(common_dir: Path, path: Path, ref: str, umask: int) -> Path:
     _write(new / "gitdir", f"{dot_git}\n", umask)
     _write(new / "commondir", f"{os.path.relpath(common_dir, admin)}\n", umask)
     _write(new / "HEAD", f"ref: {ref}\n", umask)
+    # As git does while it makes one: `git worktree prune` leaves a locked worktree be,
+    # and this one's .git file does not exist yet.
+    _write(new / "locked", "initializing\n", umask)
     try:
         new.rename(admin)
     except OSError as exc:
@@ -86,6 +90,7 @@ async def add_worktree(common_dir: Path, path: Path, branch: str, commit: str, u
         "--no-recurse-submodules", commit,
     )  # fmt: skip
     _write(path / ".git", f"gitdir: {admin}\n", umask)
+    (admin / "locked").unlink()
     return admin
 
 
