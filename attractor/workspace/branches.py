@@ -23,7 +23,7 @@ from attractor.workspace.commits import message, not_ignored
 from attractor.workspace.create import _make_links, safe_id
 from attractor.workspace.git import Git
 from attractor.workspace.workspace import TRAILER, Workspace, branch_of
-from attractor.workspace.worktrees import add_worktree, remove_worktree
+from attractor.workspace.worktrees import add_worktree, adopt, remove_worktree
 
 #: How a fan-in takes its branches' changes (the node's ``merge`` attribute).
 MERGE_POLICIES = ("all", "selected", "none")
@@ -57,8 +57,12 @@ async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Wo
     path = _branch_path(main, name)
     # Branches starting together make their worktrees at once (see worktrees.py).
     existed = (path / ".git").is_file()
+    adopted = None if existed else adopt(main.common_dir, path)  # its .git deleted
     if existed:
         admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
+    elif adopted is not None:
+        admin, existed = adopted, True
+        main.notes.append(f"branch {branch}: its worktree's .git file was gone; written again")
     else:
         admin = await add_worktree(
             main.common_dir, path, branch_of(name), main.head, main.git.umask

@@ -39,29 +39,46 @@ def _write(path: Path, text: str, umask: int) -> None:
         handle.write(text)
 
 
+def _slots(common_dir: Path, path: Path) -> list[tuple[Path, str | None]]:
+    """The admin folders ``path``'s worktree may have (``worktrees/NAME``, ``NAME2``...),
+    each with the ``.git`` its ``gitdir`` names (None: none), up to the first free one."""
+    found: list[tuple[Path, str | None]] = []
+    for n in range(1, 1000):
+        admin = common_dir / "worktrees" / (path.name if n == 1 else f"{path.name}{n}")
+        try:
+            found.append((admin, (admin / "gitdir").read_text(encoding="utf-8").strip()))
+        except FileNotFoundError:
+            found.append((admin, None))
+            if not admin.exists():
+                return found
+        except OSError:
+            found.append((admin, None))
+    raise WorkspaceError(f"no free worktree name for {path.name} in {common_dir / 'worktrees'}")
+
+
+def adopt(common_dir: Path, path: Path) -> Path | None:
+    """The admin folder of a finished worktree at ``path`` whose ``.git`` file a stage
+    deleted (its ``.git`` written again), None when there is none."""
+    for admin, said in _slots(common_dir, path):
+        if said == str(path / ".git") and not (admin / "locked").exists():
+            (path / ".git").write_text(f"gitdir: {admin}\n")
+            return admin
+    return None
+
+
 def _admin_folder(common_dir: Path, path: Path, ref: str, umask: int) -> Path:
     """Folder ``path``, and its admin folder ``common_dir/worktrees/ID`` made whole in
     one rename."""
     path.parent.mkdir(mode=_mode(0o777, umask), parents=True, exist_ok=True)
     path.mkdir(mode=_mode(0o777, umask), exist_ok=True)
-    worktrees = common_dir / "worktrees"
-    worktrees.mkdir(mode=_mode(0o777, umask), exist_ok=True)
+    (common_dir / "worktrees").mkdir(mode=_mode(0o777, umask), exist_ok=True)
     dot_git = path / ".git"
-    for n in range(1, 1000):
-        admin = worktrees / (path.name if n == 1 else f"{path.name}{n}")
-        try:
-            said = (admin / "gitdir").read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            if admin.exists():
-                continue  # a folder git did not write: not ours to touch
-            break
-        except OSError:
-            continue
+    for admin, said in _slots(common_dir, path):
+        if said is None and not admin.exists():
+            break  # free
         if said == str(dot_git):  # an earlier attempt cut short before its .git file
             shutil.rmtree(admin, ignore_errors=True)
             break
-    else:
-        raise WorkspaceError(f"no free worktree name for {path.name} in {worktrees}")
     new = path.parent / f".{path.name}.admin"
     shutil.rmtree(new, ignore_errors=True)
     new.mkdir(mode=_mode(0o777, umask))
