@@ -892,6 +892,13 @@ def model_rows(quick: bool) -> list[Row]:
     figures = _bench_json("bench_model.py", "--reps", "3" if quick else "5")
     assert isinstance(figures, dict)
     fan, talk = figures["fan_out"], figures["session"]
+    # The same fan-out as a user runs it in a checkout: a worktree a branch.
+    reps = "3" if quick else "5"
+    worktrees = _bench_json(
+        "bench_model.py", "--only", "fan", "--reps", reps, "--workspace", "default", "--repo"
+    )
+    assert isinstance(worktrees, dict)
+    in_repo = worktrees["fan_out"]
     turns = talk["turns"]
     # Differences cancel what a turn costs whatever the length (the tool call, the
     # events): what is left grows with the conversation.
@@ -906,6 +913,16 @@ def model_rows(quick: bool) -> list[Row]:
             fan["ideal_s"],
             "<= 1.2x the ideal",
             fan["wall_s"] <= 1.2 * fan["ideal_s"],
+        ),
+        Row(
+            "  (the same fan-out in a git repository, its default workspace: a worktree a "
+            "branch, checkpointed, merged at the fan-in)",
+            in_repo["wall_s"],
+            "s",
+            "the ideal",
+            in_repo["ideal_s"],
+            "-",
+            None,
         ),
         Row(
             "  engine's CPU per model request in that fan-out (whole process: engine, agent "

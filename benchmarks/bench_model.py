@@ -1,6 +1,7 @@
 """Model-bound work: LLM stages against a local OpenAI-compatible server.
 
-Usage: ``python benchmarks/bench_model.py [--branches 64] [--delay 0.5] [--turns 1000] [--json]``
+Usage: ``python benchmarks/bench_model.py [--branches 64] [--delay 0.5] [--turns 1000]
+[--workspace none|default] [--repo] [--json]``
 
 A Starlette app under uvicorn, in its own process on 127.0.0.1 (listen backlog
 2048: the standard library's default of 5 alone makes 64 connections at once
@@ -44,6 +45,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 #: ``--workspace`` of the runs (None: the run's default); see ``--workspace``.
 WORKSPACE: str | None = "none"
+#: Whether each run's workdir is a git repository (``--repo``): its default
+#: workspace is then a worktree of it, not a snapshot.
+IN_REPO = False
 
 
 # -- the server (run in a child process: its CPU is not the engine's) -------------
@@ -180,6 +184,8 @@ def run_once(
     work = Path(tempfile.mkdtemp(dir=folder))
     path = work / "pipeline.dot"
     path.write_text(text, encoding="utf-8")
+    if IN_REPO:
+        _make_repo(work)
     os.environ["OPENAI_BASE_URL"] = url
     os.environ["OPENAI_API_KEY"] = "bench"
     # The run dir beside the pipeline, in the benchmark's temporary folder.
@@ -194,6 +200,15 @@ def run_once(
     if str(result.status) not in ("success", "RunStatus.SUCCESS"):
         raise SystemExit(f"the run ended {result.status}: {result.failure_reason}")
     return wall, used, Path(result.run_dir)
+
+
+def _make_repo(work: Path) -> None:
+    """``work`` as a git repository with one commit (the pipeline left uncommitted)."""
+    git = ["git", "-C", str(work), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    (work / "README").write_text("bench\n", encoding="utf-8")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "README"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "bench"], check=True)
 
 
 def fan_out(branches: int, delay: float, reps: int, folder: Path) -> dict[str, float]:
@@ -331,9 +346,15 @@ def main() -> None:
         help="the runs' workspace mode (default none: the figures are the model stages' own; "
         "'default' leaves the run's own)",
     )
+    parser.add_argument(
+        "--repo",
+        action="store_true",
+        help="each run's workdir is a git repository (the default workspace: a worktree)",
+    )
     args = parser.parse_args()
-    global WORKSPACE
+    global WORKSPACE, IN_REPO
     WORKSPACE = None if args.workspace == "default" else args.workspace
+    IN_REPO = args.repo
     if args.serve:
         serve(args.serve, args.delay)
         return

@@ -59,46 +59,50 @@ class ToolProfile:
         return self.build()
 
 
-def _file_tool(name: str) -> list[Tool]:
-    return [tool for tool in file_tools() if tool.name == name]
+def _file_tools() -> dict[str, Tool]:
+    """The file tools by name (built once for a registry, not once a tool)."""
+    return {tool.name: tool for tool in file_tools()}
 
 
 def _openai_tools() -> ToolRegistry:
+    files = _file_tools()
     tools = [
-        *_file_tool("read_file"),
+        files["read_file"],
         patch_tool(),
-        *_file_tool("write_file"),
+        files["write_file"],
         shell_tool(10.0),
         search_tool().renamed("grep"),
-        *_file_tool("glob"),
-        *_file_tool("list_dir"),
+        files["glob"],
+        files["list_dir"],
     ]
     return ToolRegistry(tools, aliases={"exec_command": "shell", "search_file": "grep"})
 
 
 def _anthropic_tools() -> ToolRegistry:
+    files = _file_tools()
     tools = [
-        *_file_tool("read_file"),
-        *_file_tool("write_file"),
-        *_file_tool("edit_file"),
+        files["read_file"],
+        files["write_file"],
+        files["edit_file"],
         shell_tool(120.0),
         search_tool().renamed("grep"),
-        *_file_tool("glob"),
-        *_file_tool("list_dir"),
+        files["glob"],
+        files["list_dir"],
     ]
     return ToolRegistry(tools, aliases={"bash": "shell", "search_file": "grep"})
 
 
 def _gemini_tools() -> ToolRegistry:
+    files = _file_tools()
     tools = [
-        *_file_tool("read_file"),
+        files["read_file"],
         read_many_tool(),
-        *_file_tool("write_file"),
-        *_file_tool("edit_file"),
+        files["write_file"],
+        files["edit_file"],
         shell_tool(10.0),
         search_tool().renamed("grep"),
-        *_file_tool("glob"),
-        *_file_tool("list_dir"),
+        files["glob"],
+        files["list_dir"],
     ]
     aliases = {"run_shell_command": "shell", "search_file": "grep", "replace": "edit_file"}
     return ToolRegistry(tools, aliases=aliases)

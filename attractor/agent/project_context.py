@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import datetime
 import platform
+import re
 import shlex
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -29,6 +32,7 @@ INSTRUCTIONS_BUDGET = 32 * 1024
 TRUNCATED_MARK = "[project instructions truncated at 32 KiB]"
 GIT_TIMEOUT = 5.0
 RECENT_COMMITS = 8
+T = TypeVar("T")
 STATUS_LINES = 20
 
 
@@ -56,24 +60,50 @@ class ProjectContext:
         return {"instruction_files": [f.to_json() for f in self.files]}
 
 
-async def _git(workdir: Path, runner: Runner | None, *args: str) -> str | None:
-    """Output of ``git ARGS`` in ``workdir``, or None when it fails or git is missing.
+#: What a session is told of git, asked in turn by one shell: the repository's top
+#: folder (none: not a repository, nothing more is asked), branch, status, commits.
+_QUESTIONS = (
+    ("rev-parse", "--show-toplevel"),
+    ("rev-parse", "--abbrev-ref", "HEAD"),
+    ("status", "--short"),
+    ("log", "--oneline", f"-{RECENT_COMMITS}"),
+)
+#: Printed after each answer with git's exit status (control characters in paths
+#: and branch names are quoted by git; a commit subject would need the whole mark).
+_MARK = re.compile("\x1eattractor-git ([0-9]+)\x1e")
+
+
+def _script() -> str:
+    lines = []
+    for n, question in enumerate(_QUESTIONS):
+        git = shlex.join(["git", "--no-optional-locks", *question])
+        stop = "; [ $s -eq 0 ] || exit 0" if n == 0 else ""
+        lines.append(f"{git}; s=$?; printf '\\036attractor-git %d\\036' $s{stop}")
+    return "\n".join(lines) + "\n"
+
+
+async def _ask_git(workdir: Path, runner: Runner | None) -> list[str | None]:
+    """Each question's answer (None: git failed it, or is missing), from one shell.
 
     Through the step's execution environment when there is one: a repository's
     own config can make git run commands (``core.fsmonitor``, filters, a gpg
     program), and a command an earlier step wrote there stays inside its boundary.
+    One shell, not one a question: in a sandbox each command is a sandbox started.
     """
-    command = shlex.join(["git", "--no-optional-locks", *args])
+    script = _script()
     try:
         if runner is not None:
-            result = await runner.run(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
+            result = await runner.run(script, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
         else:
-            result = await run_process(command, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
+            result = await run_process(script, cwd=workdir, timeout=GIT_TIMEOUT, kill_grace=0.5)
     except OSError:
-        return None
-    if result.returncode != 0:
-        return None
-    return result.stdout.rstrip()
+        return [None] * len(_QUESTIONS)
+    parts = _MARK.split(result.stdout)
+    answers: list[str | None] = [
+        text.rstrip() if code == "0" else None
+        for text, code in zip(parts[0::2], parts[1::2], strict=False)
+    ]
+    return answers + [None] * (len(_QUESTIONS) - len(answers))
 
 
 @dataclass(frozen=True)
@@ -85,53 +115,58 @@ class GitState:
 
 
 class _Shared:
-    """One ``git_state`` in progress, which sessions starting meanwhile wait for."""
+    """One look in progress, which sessions starting meanwhile wait for."""
 
     def __init__(self) -> None:
         self.done = anyio.Event()
         self.finished = False
-        self.state: GitState | None = None
+        self.value: Any = None
 
 
-#: ``git_state`` calls in progress, by thread, workdir and boundary. Sessions that
-#: start together in one place (the branches of a fan-out) share one set of git
-#: commands: four subprocesses a session were most of a model stage's own CPU.
-_RUNNING: dict[tuple[int, str, str], _Shared] = {}
+#: Looks in progress (git state, instruction files), by kind, thread, workdir and
+#: boundary. Sessions that start together in one place (the branches of a fan-out)
+#: share one look: four git subprocesses and a worker thread a session were most
+#: of a model stage's own CPU.
+_RUNNING: dict[tuple[str, ...], _Shared] = {}
+
+
+async def _together(key: tuple[str, ...], look: Callable[[], Awaitable[T]]) -> T:
+    """``look()``, or the answer of the same look already running (the same moment's).
+
+    If that look fails or is cancelled, this one looks itself.
+    """
+    key = (*key, str(threading.get_ident()))
+    shared = _RUNNING.get(key)
+    if shared is not None:
+        await shared.done.wait()
+        if shared.finished:
+            return cast("T", shared.value)
+        return await look()
+    shared = _RUNNING[key] = _Shared()
+    try:
+        shared.value = await look()
+        shared.finished = True
+    finally:
+        del _RUNNING[key]
+        shared.done.set()
+    return cast("T", shared.value)
 
 
 async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | None:
     """Branch, short status and recent commits, or None outside a repository.
 
     A call made while another for the same workdir and boundary is running gets
-    that call's answer (the same moment's state); if that call fails or is
-    cancelled, this one asks git itself.
+    that call's answer (see :func:`_together`).
     """
     where = "" if runner is None else f"{type(runner).__name__}: {runner.describe()}"
-    key = (threading.get_ident(), str(workdir), where)
-    shared = _RUNNING.get(key)
-    if shared is not None:
-        await shared.done.wait()
-        if shared.finished:
-            return shared.state
-        return await _git_state(workdir, runner)
-    shared = _RUNNING[key] = _Shared()
-    try:
-        shared.state = await _git_state(workdir, runner)
-        shared.finished = True
-    finally:
-        del _RUNNING[key]
-        shared.done.set()
-    return shared.state
+    return await _together(("git", str(workdir), where), lambda: _git_state(workdir, runner))
 
 
 async def _git_state(workdir: Path, runner: Runner | None) -> GitState | None:
-    top = await _git(workdir, runner, "rev-parse", "--show-toplevel")
+    top, branch, status, commits = await _ask_git(workdir, runner)
     if not top:
         return None
-    branch = await _git(workdir, runner, "rev-parse", "--abbrev-ref", "HEAD") or "(unknown)"
-    status = await _git(workdir, runner, "status", "--short") or ""
-    commits = await _git(workdir, runner, "log", "--oneline", f"-{RECENT_COMMITS}") or ""
-    return GitState(Path(top), branch, status, commits)
+    return GitState(Path(top), branch or "(unknown)", status or "", commits or "")
 
 
 def _status_summary(status: str) -> str:
@@ -229,7 +264,13 @@ async def gather(
     """The project context of a session starting in ``workdir`` (git runs through
     ``runner``, the step's execution environment, when given)."""
     git = await git_state(workdir, runner)
-    text, files = await anyio.to_thread.run_sync(
-        discover_instructions, workdir, git.root if git else None, instruction_files
-    )
+    root = git.root if git else None
+
+    async def look() -> tuple[str, tuple[InstructionFile, ...]]:
+        return await anyio.to_thread.run_sync(
+            discover_instructions, workdir, root, instruction_files
+        )
+
+    key = ("instructions", str(workdir), str(root), *instruction_files)
+    text, files = await _together(key, look)
     return ProjectContext(environment_block(workdir, git, model=model), text, files)

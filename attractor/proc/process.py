@@ -40,6 +40,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from attractor.proc.capped import CappedLog
+from attractor.proc.children import watch_children
 from attractor.proc.files import file_mode
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
@@ -208,6 +209,7 @@ async def _open(
     env: dict[str, str] | None,
 ) -> Process:
     inp, out, err = streams
+    watch_children()
     return await anyio.open_process(
         argv,
         stdin=inp,

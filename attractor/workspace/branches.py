@@ -23,6 +23,7 @@ from attractor.workspace.commits import message, not_ignored
 from attractor.workspace.create import _make_links, safe_id
 from attractor.workspace.git import Git
 from attractor.workspace.workspace import TRAILER, Workspace, branch_of
+from attractor.workspace.worktrees import add_worktree, adopt, remove_worktree
 
 #: How a fan-in takes its branches' changes (the node's ``merge`` attribute).
 MERGE_POLICIES = ("all", "selected", "none")
@@ -54,14 +55,18 @@ async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Wo
     """
     name = branch_name(main, branch)
     path = _branch_path(main, name)
-    async with main.worktrees_lock:
-        existed = (path / ".git").is_file()
-        if not existed:
-            await _admin_git(main).run(
-                "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "--force", "-B",
-                branch_of(name), str(path), main.head,
-            )  # fmt: skip
-    admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
+    # Branches starting together make their worktrees at once (see worktrees.py).
+    existed = (path / ".git").is_file()
+    adopted = None if existed else adopt(main.common_dir, path)  # its .git deleted
+    if existed:
+        admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
+    elif adopted is not None:
+        admin, existed = adopted, True
+        main.notes.append(f"branch {branch}: its worktree's .git file was gone; written again")
+    else:
+        admin = await add_worktree(
+            main.common_dir, path, branch_of(name), main.head, main.git.umask
+        )
     env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
     workspace = Workspace(
         mode=main.mode,
@@ -79,9 +84,12 @@ async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Wo
     if main.repo is not None:
         workspace.linked = _make_links(main.repo, path, tuple(main.linked)) or list(main.linked)
         workspace.excluded += await not_ignored(workspace.git, workspace.linked)
-    workspace.head = await workspace.tip()
     if existed:
+        workspace.head = await workspace.tip()
         await _put_back_interrupted(main, workspace, branch, at)
+    else:  # just checked out at the fan-out's checkpoint, whose tree the run knows
+        workspace.head, workspace.tree = main.head, main.tree
+        workspace.fresh = True
     workspace.workdir.mkdir(parents=True, exist_ok=True)
     return workspace
 
@@ -113,7 +121,9 @@ async def _put_back_interrupted(
 async def close_branch(main: Workspace, branch: str) -> None:
     """Remove a branch's worktree (its git branch stays: the run's history)."""
     path = _branch_path(main, branch_name(main, branch))
-    async with main.worktrees_lock:
+    if await remove_worktree(path):
+        return
+    async with main.worktrees_lock:  # one git may not read what another half removed
         await _admin_git(main).run("worktree", "remove", "--force", str(path), check=False)
 
 
@@ -139,6 +149,8 @@ async def merge_branches(main: Workspace, commits: list[tuple[str, str]], node: 
         current = main.head
         merged: list[str] = []
         for branch, commit in commits:
+            if commit in (current, main.head):
+                continue  # the branch changed nothing
             if await main.git.ok("merge-base", "--is-ancestor", commit, current):
                 continue  # nothing the run does not have
             code, out, _ = await main.git.run(

@@ -129,6 +129,8 @@ async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
 
 async def changed_paths(git: Git, before: str, after: str) -> tuple[str, ...]:
     """The paths that differ between two trees (or commits)."""
+    if before == after:
+        return ()
     out = await git.out("diff-tree", "-r", "-z", "--no-renames", "--name-only", before, after)
     return tuple(p for p in out.split("\0") if p)
 

@@ -47,6 +47,7 @@ from attractor.workspace.git import Git
 from attractor.workspace.preflight import WorkspacePlan
 from attractor.workspace.prune import register
 from attractor.workspace.workspace import TRAILER, Workspace, branch_of
+from attractor.workspace.worktrees import add_worktree
 
 #: The git directory of a snapshot workspace, inside the run directory.
 SNAPSHOT_GIT_DIR = "workspace.git"
@@ -122,13 +123,15 @@ async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Sa
     assert plan.repo is not None and plan.git_dir is not None
     index = run_dir / CHECKOUT_INDEX
     user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
-    head = await user.out("rev-parse", "HEAD^{commit}")
+    # HEAD as the preflight found it (or, for a plan made elsewhere, as it is now).
+    head = plan.head or await user.out("rev-parse", "HEAD^{commit}")
     own = user.with_env(GIT_INDEX_FILE=str(index))
     try:
-        real = await user.out("rev-parse", "--path-format=absolute", "--git-path", "index")
-        if not _copy_index(Path(real), index):
+        # The checkout's index: git's environment here names no other (see git.py).
+        if not _copy_index(plan.git_dir / "index", index):
             await own.run("read-tree", head)
-        head_tree = await user.out("rev-parse", head + "^{tree}")
+        head_tree = plan.head_tree if plan.head else None
+        head_tree = head_tree or await user.out("rev-parse", head + "^{tree}")
         text = message(
             "attractor: uncommitted changes of the checkout when the run started",
             {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
@@ -158,10 +161,8 @@ async def _create_worktree(
     start = await checkout_commit(plan, run_dir, run_id)
     base = start.commit
     path = plan.common_dir / "attractor" / "worktrees" / run_id
-    await user.run(
-        "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "-b",
-        branch_of(run_id), str(path), base,
-    )  # fmt: skip
+    # free_id found no branch of that name: nothing is reset (git worktree add -b).
+    await add_worktree(plan.common_dir, path, branch_of(run_id), base, -1)
     try:
         admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
         sub = plan.workdir.relative_to(plan.repo)

@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 
 from attractor.errors import WorkspaceError
+from attractor.proc.children import watch_children
 
 #: Who the run's commits are by (the user's own commits keep the user's name).
 IDENTITY = {
@@ -79,6 +80,7 @@ class Git:
         if exe is None:
             raise WorkspaceError("git is not installed: install git, or pass --workspace none")
         env = {**base_environment(), **self.env}
+        watch_children()
         try:
             done = await anyio.run_process(
                 [exe, *args], input=input, cwd=self.cwd, env=env, check=False, umask=self.umask

@@ -46,6 +46,9 @@ class WorkspacePlan:
     repo: Path | None = None
     git_dir: Path | None = None
     common_dir: Path | None = None
+    #: worktree: HEAD's commit and tree when the plan was made (the run starts there).
+    head: str | None = None
+    head_tree: str | None = None
     #: A command run once in each new worktree, and ignored paths linked into it.
     setup: str | None = None
     #: Where ``setup`` runs, in one line (the run's boundary; '' when not worked out).
@@ -127,16 +130,21 @@ def _resolved(path: Path) -> Path:
     return path.resolve()
 
 
+_ASKED = ("--is-bare-repository", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir")
+_KEYS = ("bare", "inside", "git_dir", "common")
+
+
 async def _repository(workdir: Path) -> dict[str, str] | None:
     """What ``git rev-parse`` says of ``workdir``; None outside any repository."""
+    # A checkout with a commit, the usual case, says everything in one command; it
+    # fails in a bare repository, without a commit, or outside any repository.
     code, out, _ = await Git(workdir).run(
-        "rev-parse",
-        "--is-bare-repository",
-        "--is-inside-work-tree",
-        "--absolute-git-dir",
-        "--git-common-dir",
-        check=False,
+        "rev-parse", *_ASKED, "--show-toplevel", "HEAD^{commit}", "HEAD^{tree}", check=False
     )
+    lines = out.splitlines()
+    if code == 0 and len(lines) == 7:
+        return dict(zip((*_KEYS, "top", "head", "tree"), lines, strict=True))
+    code, out, _ = await Git(workdir).run("rev-parse", *_ASKED, check=False)
     if code != 0:
         return None
     bare, inside, git_dir, common = (out.splitlines() + ["", "", "", ""])[:4]
@@ -173,7 +181,8 @@ async def _worktree_plan(
             )
     top = Path(found["top"])
     try:
-        await Git(top).out("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        if "head" not in found:
+            await Git(top).out("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     except WorkspaceError:
         raise UsageError(
             f"{top} has no commits yet, so a run has no HEAD to start from: "
@@ -189,6 +198,8 @@ async def _worktree_plan(
         repo=top,
         git_dir=git_dir,
         common_dir=common,
+        head=found.get("head"),
+        head_tree=found.get("tree"),
         setup=setup,
         links=links,
     )

@@ -83,9 +83,13 @@ class Workspace:
     notes: list[str] = field(default_factory=list)
     #: One git operation at a time (parallel branches share the index).
     lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False, compare=False)
-    #: One ``git worktree add/remove`` of this run's branches at a time: git
-    #: writes each new worktree's admin folder in steps, and another worktree
-    #: command reading the folder mid-way fails ("failed to read .../commondir").
+    #: The work tree was just checked out at ``head`` (``tree``) and nothing has run in
+    #: it since: the first checkpoint has nothing to look for (a new branch's worktree).
+    fresh: bool = False
+    #: One ``git worktree remove`` of this run's branches at a time (when a branch's
+    #: worktree cannot be removed directly, see worktrees.py): git deletes the admin
+    #: folder file by file, and another worktree command reading it mid-way fails
+    #: ("failed to read .../commondir").
     worktrees_lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False, compare=False)
 
     @property
@@ -137,6 +141,9 @@ class Workspace:
             return await self._checkpoint(subject, trailers)
 
     async def _checkpoint(self, subject: str, trailers: Mapping[str, str | int]) -> Saved:
+        fresh, self.fresh = self.fresh, False
+        if fresh and self.tree and await self.tip() == self.head:
+            return Saved(self.head, self.tree)
         self._repair()
         parent = await self._parent()
         if not self.tree or parent != self.head:

@@ -139,6 +139,45 @@ def test_sessions_starting_together_share_one_set_of_git_commands(repo: Path) ->
     anyio.run(together)
     assert len(states) == 8 and all(s == states[0] for s in states)
     assert states[0] is not None and states[0].branch == "trunk"
-    assert len(env.commands) == 4  # rev-parse twice, status, log: once for all eight
+    # One shell asks git everything (in a sandbox, one sandbox), once for all eight.
+    assert len(env.commands) == 1
     anyio.run(one)  # a session starting later asks git again
-    assert len(env.commands) == 8
+    assert len(env.commands) == 2
+
+
+def test_a_repository_with_no_commit_yet_is_still_one(tmp_path: Path) -> None:
+    # HEAD names a branch with no commit: git cannot say the branch, but the
+    # session still learns it works in a repository, and what is in it.
+    root = tmp_path / "new"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "trunk")
+    (root / "a.txt").write_text("a")
+    state = anyio.run(git_state, root)
+    assert state is not None and state.root.resolve() == root.resolve()
+    assert state.branch == "(unknown)" and state.status == "?? a.txt" and state.commits == ""
+
+
+def test_sessions_starting_together_read_the_same_instructions_and_later_ones_read_again(
+    repo: Path,
+) -> None:
+    contexts: list[ProjectContext] = []
+
+    async def one() -> None:
+        contexts.append(await gather(repo / "pkg", ("CLAUDE.md",), model="m"))
+
+    async def together() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(one)
+
+    anyio.run(together)
+    assert len(contexts) == 8 and all(c.files == contexts[0].files for c in contexts)
+    assert "Package rule" in contexts[0].instructions
+    (repo / "pkg" / "AGENTS.md").write_text("A newer package rule.\n")
+    anyio.run(one)  # a session starting later reads the files again
+    assert "A newer package rule" in contexts[-1].instructions
+
+
+def test_outside_a_repository_there_is_no_git_state(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    assert anyio.run(git_state, tmp_path / "plain") is None

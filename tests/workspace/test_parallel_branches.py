@@ -120,3 +120,28 @@ def test_many_branches_starting_at_once_each_get_their_worktree(tmp_path: Path) 
         f"f{i}.txt" for i in range(count)
     )
     assert "--b" not in git(repo, "worktree", "list")  # each branch's worktree removed
+
+
+def test_a_branch_worktree_is_one_git_knows_on_its_own_branch(tmp_path: Path) -> None:
+    # Branch worktrees are registered without `git worktree add` (many at once):
+    # git inside one still sees a worktree of the repository, on the branch's own
+    # branch, with a clean checkout; the agent can commit there.
+    probe = (
+        "git symbolic-ref HEAD > ../head-$B.txt && git status --porcelain > ../status-$B.txt "
+        "&& git worktree list --porcelain > ../list-$B.txt "
+        "&& echo $B > $B.txt && git add $B.txt && git commit -qm $B"
+    )
+    left, right = (probe.replace("$B", name) for name in ("left", "right"))
+    repo, run_dir, result = _run(tmp_path, _fan("all", left, right))
+
+    assert result.exit_code == 0, result.output + result.stderr
+    branches = tmp_path / "repo" / ".git" / "attractor" / "worktrees"
+    for name in ("left", "right"):
+        ref = f"refs/heads/attractor/{run_dir.name}--{name}"
+        assert (branches / f"head-{name}.txt").read_text().strip() == ref
+        assert (branches / f"status-{name}.txt").read_text() == ""
+        assert f"branch {ref}" in (branches / f"list-{name}.txt").read_text()
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "left.txt").read_text() == "left\n"
+    assert (work_tree / "right.txt").read_text() == "right\n"
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 2  # repo, run

@@ -278,3 +278,49 @@ def test_a_parallel_branch_killed_mid_stage_starts_again_without_its_half_done_f
     assert not (work_tree / "half.txt").exists()  # the half-done file was not merged
     branch = f"attractor/{run_dir.name}"
     assert "half.txt" not in git(repo, "log", "--name-only", "--format=", branch).split()
+
+
+def test_a_branch_whose_stage_deleted_its_dot_git_and_was_killed_resumes_in_its_worktree(
+    tmp_path: Path, mark: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    left = (
+        f"echo half > half.txt; rm .git; "
+        f"if [ ! -f {flags}/go ]; then touch {flags}/started; sleep {mark}; fi; "
+        "echo full > left.txt; rm half.txt"
+    )
+    dot = write(
+        tmp_path / "p.dot",
+        f"""digraph fan {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      split [shape=component]
+      left  [shape=parallelogram, tool_command="{left}"]
+      right [shape=parallelogram, tool_command="echo right > right.txt"]
+      join  [shape=tripleoctagon]
+      start -> split; split -> left; split -> right; left -> join; right -> join
+      join -> done
+    }}""",
+    )
+    logs = tmp_path / "logs"
+    args = ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"), *NO_SANDBOX]
+    proc = spawn(args, tmp_path)
+    try:
+        wait_for(lambda: (flags / "started").exists(), "left to start", timeout=60)
+        os.kill(proc.pid, signal.SIGKILL)
+        finish(proc)
+    finally:
+        kill_all(mark)
+    (flags / "go").touch()
+    run_dir = only_run_dir(logs)
+
+    result = invoke(["resume", str(run_dir)])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "its worktree's .git file was gone" in result.stderr
+    # The same worktree, put back to where the stage began: its half-done file kept aside.
+    assert git(repo, "show", f"attractor/{run_dir.name}--left/lost/1:half.txt") == "half\n"
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "left.txt").read_text() == "full\n"
+    assert (work_tree / "right.txt").read_text() == "right\n"
