@@ -229,14 +229,14 @@ def test_resume_inside_a_sub_pipeline_keeps_the_files_of_its_completed_steps(
     assert (work_tree / "after.txt").read_text() == "child\n"  # a's file survived the stop
 
 
-def test_a_parallel_branch_killed_mid_stage_starts_again_without_its_half_done_files(
-    tmp_path: Path, mark: str
-) -> None:
+def _fan_out_killed_in_left(tmp_path: Path, mark: str, first: str) -> tuple[Path, Path]:
+    """A fan-out run killed while its branch ``left`` waits half way (after writing
+    ``half.txt``, having run ``first``), then let go: the repository and the run."""
     repo = make_repo(tmp_path / "repo")
     flags = tmp_path / "flags"
     flags.mkdir()
     left = (
-        f"[ ! -f half.txt ] || exit 7; echo half > half.txt; "
+        f"{first}; echo half > half.txt; "
         f"if [ ! -f {flags}/go ]; then touch {flags}/started; sleep {mark}; fi; "
         "echo full > left.txt; rm half.txt"
     )
@@ -262,7 +262,14 @@ def test_a_parallel_branch_killed_mid_stage_starts_again_without_its_half_done_f
     finally:
         kill_all(mark)
     (flags / "go").touch()
-    run_dir = only_run_dir(logs)
+    return repo, only_run_dir(logs)
+
+
+def test_a_parallel_branch_killed_mid_stage_starts_again_without_its_half_done_files(
+    tmp_path: Path, mark: str
+) -> None:
+    # Run again on its own half-written file, left would stop at once (exit 7).
+    repo, run_dir = _fan_out_killed_in_left(tmp_path, mark, "[ ! -f half.txt ] || exit 7")
 
     result = invoke(["resume", str(run_dir)])
 
@@ -283,37 +290,7 @@ def test_a_parallel_branch_killed_mid_stage_starts_again_without_its_half_done_f
 def test_a_branch_whose_stage_deleted_its_dot_git_and_was_killed_resumes_in_its_worktree(
     tmp_path: Path, mark: str
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
-    flags = tmp_path / "flags"
-    flags.mkdir()
-    left = (
-        f"echo half > half.txt; rm .git; "
-        f"if [ ! -f {flags}/go ]; then touch {flags}/started; sleep {mark}; fi; "
-        "echo full > left.txt; rm half.txt"
-    )
-    dot = write(
-        tmp_path / "p.dot",
-        f"""digraph fan {{
-      start [shape=Mdiamond]; done [shape=Msquare]
-      split [shape=component]
-      left  [shape=parallelogram, tool_command="{left}"]
-      right [shape=parallelogram, tool_command="echo right > right.txt"]
-      join  [shape=tripleoctagon]
-      start -> split; split -> left; split -> right; left -> join; right -> join
-      join -> done
-    }}""",
-    )
-    logs = tmp_path / "logs"
-    args = ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"), *NO_SANDBOX]
-    proc = spawn(args, tmp_path)
-    try:
-        wait_for(lambda: (flags / "started").exists(), "left to start", timeout=60)
-        os.kill(proc.pid, signal.SIGKILL)
-        finish(proc)
-    finally:
-        kill_all(mark)
-    (flags / "go").touch()
-    run_dir = only_run_dir(logs)
+    repo, run_dir = _fan_out_killed_in_left(tmp_path, mark, "rm .git")
 
     result = invoke(["resume", str(run_dir)])
 
