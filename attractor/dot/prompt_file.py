@@ -13,10 +13,12 @@ from attractor.dot.source import SourcePos
 
 @dataclass(frozen=True)
 class PromptFile:
-    """A prompt read from a file: the path as written (after ``@``) and its text."""
+    """A prompt read from a file: the path as written (after ``@``), its text, and the
+    file it was read from (absolute, links resolved; a server checks it is inside its root)."""
 
     path: str
     text: str
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ class PromptFiles:
             )
             return
         node.set("prompt", text, pos)
-        graph.prompt_files[node.id] = PromptFile(path, text)
+        graph.prompt_files[node.id] = PromptFile(path, text, str(where.resolve()))
 
 
 def _locate(graph: Graph, path: str, folder: Path) -> tuple[Path, tuple[Path, ...]]:

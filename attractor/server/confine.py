@@ -73,6 +73,11 @@ def _check(graph: Graph, root: Path, base: Path, depth: int, seen: set[Path]) ->
         workdir = _node_workdir(node, graph, base)
         for key, raw, path in _node_paths(node, graph, base, workdir):
             _refuse_outside(root, path, f"{where}: node {node.id} {key}={raw!r}")
+        prompt = graph.prompt_files.get(node.id)
+        if prompt is not None and prompt.source:  # read when the pipeline was loaded
+            _refuse_outside(
+                root, Path(prompt.source), f"{where}: node {node.id} prompt=@{prompt.path}"
+            )
         _check_child(node, graph, root, base, workdir, depth, seen)
 
 

@@ -177,3 +177,33 @@ def test_a_run_behind_a_symbolic_link_that_leads_out_of_the_root_is_not_served(
             assert response.status_code == 403, path
             assert "outside the server root" in response.json()["error"]
         assert "leak" not in [r["id"] for r in client.get("/pipelines").json()["runs"]]
+
+
+def test_a_prompt_file_outside_the_root_is_refused_wherever_the_server_started(
+    root: Path, tmp_path: Path
+) -> None:
+    """Started in a folder above its root (``cd ~ && attractor serve --root work``), the
+    server reads no prompt file outside its root into a run, the model or its answers."""
+    (tmp_path / "secret.txt").write_text("TOP-SECRET-OUTSIDE-ROOT\n")
+    (root / "prompts").mkdir()
+    (root / "prompts" / "plan.md").write_text("plan the work\n")
+    source = """digraph p {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    work  [prompt="@%s"]
+    start -> work -> done
+}
+"""
+    server = start_server(root, ["--no-token"], cwd=tmp_path)
+    try:
+        with server.client() as client:
+            refused = client.post("/pipelines", json={"dot_source": source % "secret.txt"})
+            assert refused.status_code == 403, refused.text
+            assert "prompt=@secret.txt leads outside the server root" in refused.text
+            assert "TOP-SECRET" not in refused.text
+            (root / "p.dot").write_text(source % "prompts/plan.md")
+            allowed = client.post("/pipelines", json={"path": "p.dot"})
+            assert allowed.status_code == 201, allowed.text
+    finally:
+        server.stop()
+    assert not any("TOP-SECRET" in p.read_text(errors="replace") for p in root.rglob("*.md"))
