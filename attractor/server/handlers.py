@@ -417,7 +417,7 @@ class Handlers:
 
         def read() -> tuple[str, bytes, int, int]:
             folder = _folder_of(path, node_id, asked)
-            data, size, after = stage_slice(path, folder, name, offset, limit)
+            data, size, after = stage_slice(path, folder, name, offset, limit, self.redactor.text)
             return folder.relative_to(path).as_posix(), data, size, after
 
         files_of, data, size, after = await anyio.to_thread.run_sync(read, limiter=self._workers)
@@ -428,7 +428,7 @@ class Handlers:
             "offset": offset,
             "size": size,
             "next_offset": after if after < size else None,
-            "text": self.redactor.text(data.decode("utf-8", errors="replace")),
+            "text": data.decode("utf-8", errors="replace"),  # redacted whole, then cut
         }
 
     @_answers

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from attractor.errors import InputFileError
-from attractor.fileio.reads import open_regular, os_error, read_tail, read_upto
+from attractor.fileio.reads import read_tail
 from attractor.server.body import Problem
 from attractor.server.confine import inside
 
@@ -105,28 +106,26 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 
 
 def stage_slice(
-    run_dir: Path, folder: Path, name: str, offset: int, limit: int
+    run_dir: Path, folder: Path, name: str, offset: int, limit: int, redact: Callable[[str], str]
 ) -> tuple[bytes, int, int]:
-    """``limit`` bytes of the stage file ``name`` from byte ``offset``: the bytes (ending
-    on a whole UTF-8 character), the file's size, and where the next slice starts.
+    """``limit`` bytes from byte ``offset`` of the stage file ``name`` as it is served:
+    the bytes (ending on a whole UTF-8 character), the size, and where the next slice
+    starts.
+
+    The file (its last :data:`MAX_SERVED` bytes, as :func:`stage_file` serves it) is
+    redacted whole before it is cut, so the edge of a page never cuts a secret in two
+    where each half would pass on its own (a file still being written has not been
+    scrubbed yet); offsets and the size count the bytes of that redacted text.
 
     Raises:
         Problem: as :func:`stage_file`.
     """
-    path = _served_path(run_dir, folder, name)
-    try:
-        fd, size = open_regular(path, "stage file")
-    except InputFileError:
-        raise Problem(404, f"{folder.name} has no {name} (yet)") from None
-    try:
-        data = read_upto(fd, offset, limit) if offset < size else b""
-    except OSError as exc:
-        raise Problem(404, str(os_error(str(path), exc))) from None
-    finally:
-        os.close(fd)
-    if offset + len(data) < size:
+    text = stage_file(run_dir, folder, name).decode("utf-8", errors="replace")
+    whole = redact(text).encode("utf-8")
+    data = whole[offset : offset + limit]
+    if offset + len(data) < len(whole):
         data = _whole_characters(data)
-    return data, size, offset + len(data)
+    return data, len(whole), offset + len(data)
 
 
 def _whole_characters(data: bytes) -> bytes:
