@@ -159,7 +159,8 @@ def _prune_older(base: Path, older_than: str, wanted: list[str], pipeline: str |
         click.echo(f"error: --older-than {older_than}: expected {DURATION_FORM}", err=True)
         sys.exit(2)
     found = aged(select_runs(list_runs(base), wanted, pipeline), age)
-    deleted, kept, repos = 0, 0, [base]
+    deleted, kept = 0, 0
+    repos: list[tuple[Path, str]] = []
     for run in found:
         repo = workspace_repo(run.path)
         why = delete_run(run.path)

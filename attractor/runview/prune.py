@@ -54,9 +54,10 @@ def delete_run(path: Path, active: bool = False) -> str:
     return ""
 
 
-def workspace_repo(path: Path) -> Path | None:
-    """The repository holding the worktree and branches of the run in ``path`` (None:
-    a snapshot run, a run without a workspace, or a manifest that cannot be read)."""
+def workspace_repo(path: Path) -> tuple[Path, str] | None:
+    """The repository holding the worktree and branches of the run in ``path``, and the
+    run's id there (None: a snapshot run, a run without a workspace, or a manifest that
+    cannot be read)."""
     try:
         record = RunDir(path).read_manifest().get("workspace")
     except AttractorError:
@@ -64,16 +65,20 @@ def workspace_repo(path: Path) -> Path | None:
     if not isinstance(record, dict) or record.get("mode") != "worktree":
         return None
     repo = record.get("repo") or record.get("common_dir")
-    return Path(str(repo)) if repo else None
+    run_id = record.get("run_id") or path.name
+    return (Path(str(repo)), str(run_id)) if repo else None
 
 
-async def forget_workspaces(repos: Iterable[Path]) -> list[str]:
-    """Remove from each repository the worktrees and branches of its runs whose run
-    directory is gone; the run ids whose workspaces went."""
+async def forget_workspaces(deleted: Iterable[tuple[Path, str]]) -> list[str]:
+    """Remove the worktrees and branches of these deleted runs (repository, run id) from
+    their repositories, and nothing of any other run; the run ids whose workspaces went."""
+    by_repo: dict[Path, set[str]] = {}
+    for repo, run_id in deleted:
+        by_repo.setdefault(repo, set()).add(run_id)
     removed: list[str] = []
-    for repo in dict.fromkeys(repos):
+    for repo, ids in by_repo.items():
         if repo.is_dir():
-            removed += (await prune_workspaces(repo)).removed
+            removed += (await prune_workspaces(repo, only=ids)).removed
     return removed
 
 

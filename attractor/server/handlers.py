@@ -238,7 +238,7 @@ class Handlers:
         ids = await anyio.to_thread.run_sync(prune_ids, body, self.manager.root)
         deleted: list[str] = []
         kept: dict[str, str] = {}
-        repos: list[Path] = []
+        repos: list[tuple[Path, str]] = []
         for run_id in ids:
             try:
                 path = self.path_of(run_id)

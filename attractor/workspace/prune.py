@@ -10,6 +10,7 @@ in its run directory, so deleting that directory is enough.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,8 +43,9 @@ def _gone(entry: Path) -> bool:
     return not (run_dir / "manifest.json").exists()
 
 
-async def prune(where: Path) -> Pruned:
-    """Remove the worktrees, branches and refs of the deleted runs of the repository at ``where``.
+async def prune(where: Path, only: Collection[str] | None = None) -> Pruned:
+    """Remove the worktrees, branches and refs of the deleted runs of the repository at ``where``
+    (with ``only``: of those of these run ids alone).
 
     Returns an empty :class:`Pruned` outside a git repository.
     """
@@ -57,6 +59,8 @@ async def prune(where: Path) -> Pruned:
     folder = common / REGISTRY
     entries = sorted(folder.iterdir()) if folder.is_dir() else []
     for entry in entries:
+        if only is not None and entry.name not in only:
+            continue
         if not _gone(entry):
             done.kept.append(entry.name)
             continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -172,12 +173,14 @@ def test_pruning_a_run_removes_its_worktree_and_branches_from_the_repository(
 ) -> None:
     make_repo(root, {"README.md": "hello\n", ".gitignore": ".attractor/\n"})
     (root / "writes.dot").write_text(WRITES)
-    pruned, other = start(server, "writes.dot"), start(server, "writes.dot")
-    for run_id in (pruned, other):
+    pruned, other, gone = (start(server, "writes.dot") for _ in range(3))
+    for run_id in (pruned, other, gone):
         finished(server, run_id)
     runs = root / ".attractor" / "runs"
     tree = Path(json.loads((runs / pruned / "manifest.json").read_text())["workspace"]["work_tree"])
     assert tree.is_dir() and f"refs/heads/attractor/{pruned}" in _refs(root)
+    # A run directory deleted by hand: its branch is the user's to prune (runs --prune).
+    shutil.rmtree(runs / gone)
     with server.client() as client:
         answer = client.post("/pipelines/prune", json={"ids": [pruned]}).json()
     assert answer == {"deleted": [pruned], "kept": {}, "workspaces": [pruned]}
@@ -185,8 +188,9 @@ def test_pruning_a_run_removes_its_worktree_and_branches_from_the_repository(
     assert f"refs/heads/attractor/{pruned}" not in refs
     assert not any(r.startswith(f"refs/attractor/{pruned}/") for r in refs)
     assert f"refs/heads/attractor/{other}" in refs
+    assert f"refs/heads/attractor/{gone}" in refs  # only the runs named go
     trees = [line.split()[0] for line in git(root, "worktree", "list").splitlines()]
-    assert not tree.exists() and str(tree) not in trees and len(trees) == 2  # the checkout, other
+    assert not tree.exists() and str(tree) not in trees and len(trees) == 3  # checkout, other, gone
     assert (root / "notes.txt").exists() is False  # the checkout itself is untouched
 
 

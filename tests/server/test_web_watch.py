@@ -226,7 +226,10 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     page.once("dialog", answer)
     page.get_by_role("button", name="Delete 1 selected run").click()
     expect(row).to_have_count(0)
-    assert asked == [f"Delete run {failed} and every file of it? This cannot be undone."]
+    assert asked == [
+        f"Delete run {failed} and every file of it, with its git worktree and its branch "
+        "attractor/RUN_ID (merge what you want to keep first)? This cannot be undone."
+    ]
     assert not (root / ".attractor" / "runs" / failed).exists()
     assert (root / ".attractor" / "runs" / gated).is_dir()
     expect(live).to_be_visible()
@@ -245,7 +248,8 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
         f"{gated}: the run is still going; cancel it first"
     )
     assert asked[-1] == (
-        "Delete every run that ended more than 7 days ago, with its files and workspace? "
+        "Delete every run that ended more than 7 days ago, with its files, its git worktree "
+        "and its branch attractor/RUN_ID (merge what you want to keep first)? "
         "This cannot be undone."
     )
     assert not (root / ".attractor" / "runs" / old).exists()

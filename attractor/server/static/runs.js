@@ -99,7 +99,8 @@ $("prune-btn").addEventListener("click", async () => {
   const ids = [...document.querySelectorAll("#runs-body input:checked")].map((i) => i.value);
   if (!ids.length) return;
   const what = ids.length === 1 ? `run ${ids[0]}` : `${ids.length} runs`;
-  if (!confirm(`Delete ${what} and every file of it? This cannot be undone.`)) return;
+  if (!confirm(`Delete ${what} and every file of it, with its git worktree and its branch `
+               + "attractor/RUN_ID (merge what you want to keep first)? This cannot be undone.")) return;
   await prune({ ids });
 });
 
@@ -107,7 +108,8 @@ $("prune-btn").addEventListener("click", async () => {
 $("prune-old-btn").addEventListener("click", async () => {
   const age = $("prune-age");
   const when = age.options[age.selectedIndex].text;
-  if (!confirm(`Delete every run that ended more than ${when}, with its files and workspace? `
+  if (!confirm(`Delete every run that ended more than ${when}, with its files, its git worktree `
+               + "and its branch attractor/RUN_ID (merge what you want to keep first)? "
                + "This cannot be undone.")) return;
   await prune({ older_than: age.value });
 });
