@@ -66,7 +66,6 @@ def fork_run_dir(
     kept = [x for x in records if _record(x, journal).get("seq", 0) <= point.journal_seq]
     atomic_write_text(copy.path / JOURNAL, "".join(kept))
     atomic_write_text(copy.path / EVENTS, "".join(_events_before(source.path / EVENTS, node)))
-    copy.save_checkpoint(point)
     manifest = copy.read_manifest()
     manifest["forked_from"] = {"run_dir": str(run_dir.resolve()), "node": node}
     manifest.pop("continuations", None)
@@ -74,6 +73,10 @@ def fork_run_dir(
     if isinstance(workspace, dict) and workspace.get("mode") not in (None, "none"):
         manifest["workspace"] = {**workspace, "forked_from": workspace.get("run_id")}
     copy.write_manifest(manifest)
+    # Last: the checkpoint makes the copy a run that can be resumed, and only once its
+    # manifest names the fork (a resume of a half-made copy would reopen the original's
+    # workspace).
+    copy.save_checkpoint(point)
     return target
 
 

@@ -161,9 +161,10 @@ async def _create_worktree(
     start = await checkout_commit(plan, run_dir, run_id)
     base = start.commit
     path = plan.common_dir / "attractor" / "worktrees" / run_id
-    # free_id found no branch of that name: nothing is reset (git worktree add -b).
-    await add_worktree(plan.common_dir, path, branch_of(run_id), base, -1)
     try:
+        # free_id found no branch of that name: nothing is reset (git worktree add -b),
+        # and the branch goes again with the worktree when the run cannot start.
+        await add_worktree(plan.common_dir, path, branch_of(run_id), base, -1)
         admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
         sub = plan.workdir.relative_to(plan.repo)
         env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}

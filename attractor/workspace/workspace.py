@@ -256,7 +256,12 @@ class Workspace:
         try:
             await self.git.run("update-ref", "-m", why, self.ref, commit, tip)
         except BaseException:
-            intent.unlink(missing_ok=True)  # nothing moved
+            with anyio.CancelScope(shield=True):
+                # A stop can land after git moved the branch and before its exit was
+                # seen: the note goes only when the branch is where it was.
+                code, out, _ = await self.git.run("rev-parse", "--verify", self.ref, check=False)
+                if code == 0 and out.strip() == tip:
+                    intent.unlink(missing_ok=True)  # nothing moved
             raise
         try:
             await self.git.run("read-tree", "-u", "--reset", commit)

@@ -101,14 +101,26 @@ async def add_worktree(common_dir: Path, path: Path, branch: str, commit: str, u
     like ``git worktree add --force -B``; its admin folder."""
     admin = _admin_folder(common_dir, path, f"refs/heads/{branch}", umask)
     git = Git(path, {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}, umask)
-    # HEAD names the branch: the reset makes it (or moves it, as -B does), the index, the files.
-    await git.run(
-        "-c", "core.hooksPath=/dev/null", "reset", "--quiet", "--hard",
-        "--no-recurse-submodules", commit,
-    )  # fmt: skip
-    _write(path / ".git", f"gitdir: {admin}\n", umask)
-    (admin / "locked").unlink()
+    try:
+        # HEAD names the branch: the reset makes it (or moves it, as -B does), the index,
+        # the files.
+        await git.run(
+            "-c", "core.hooksPath=/dev/null", "reset", "--quiet", "--hard",
+            "--no-recurse-submodules", commit,
+        )  # fmt: skip
+        _write(path / ".git", f"gitdir: {admin}\n", umask)
+        (admin / "locked").unlink()
+    except BaseException:  # stopped or failed half way: no locked worktree left behind
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(_discard, admin, path)
+        raise
     return admin
+
+
+def _discard(admin: Path, path: Path) -> None:
+    """Remove a worktree that was never finished: its admin folder, then its files."""
+    shutil.rmtree(admin, ignore_errors=True)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _registered_admin(path: Path) -> Path | None:
