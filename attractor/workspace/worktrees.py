@@ -79,7 +79,7 @@ def _admin_folder(common_dir: Path, path: Path, ref: str, umask: int) -> Path:
         if said == str(dot_git):  # an earlier attempt cut short before its .git file
             shutil.rmtree(admin, ignore_errors=True)
             break
-    new = path.parent / f".{path.name}.admin"
+    new = path.parent / f".{path.name}.{os.getpid()}.admin"  # two processes never share it
     shutil.rmtree(new, ignore_errors=True)
     new.mkdir(mode=_mode(0o777, umask))
     _write(new / "gitdir", f"{dot_git}\n", umask)
