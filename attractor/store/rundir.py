@@ -62,7 +62,7 @@ from attractor.proc.files import set_file_mode
 from attractor.store import attempts
 from attractor.store.checkpoint import Checkpoint, CheckpointEncoder
 from attractor.store.journal import JOURNAL, Journal, damaged_run_file
-from attractor.workspace.create import CHECKOUT_INDEX, SETUP_LOG, SNAPSHOT_GIT_DIR
+from attractor.workspace.names import CHECKOUT_INDEX, SETUP_LOG, SNAPSHOT_GIT_DIR
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"

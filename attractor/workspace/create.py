@@ -44,19 +44,12 @@ from attractor.fileio.writes import run_file_mode
 from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 from attractor.workspace.commits import Saved, commit_work_tree, exclusions, message, not_ignored
 from attractor.workspace.git import Git
+from attractor.workspace.names import CHECKOUT_INDEX, OWN_FOLDER, SETUP_LOG, SNAPSHOT_GIT_DIR
 from attractor.workspace.preflight import WorkspacePlan
 from attractor.workspace.prune import register
 from attractor.workspace.workspace import TRAILER, Workspace, branch_of
 from attractor.workspace.worktrees import add_worktree
 
-#: The git directory of a snapshot workspace, inside the run directory.
-SNAPSHOT_GIT_DIR = "workspace.git"
-#: The copy of the user's index the start commit is made with, in the run directory.
-CHECKOUT_INDEX = ".checkout-index"
-#: Where a workspace_setup command's output goes, in the run directory.
-SETUP_LOG = "workspace-setup.log"
-#: attractor's own folder in a project (run directories): never part of a checkpoint.
-OWN_FOLDER = ".attractor"
 #: The environment ``workspace_setup`` runs in, from its workdir, the other paths it
 #: may write (the repository's git directory, the linked environments) and the run
 #: directory. Without one it runs here with the default filtered environment.
