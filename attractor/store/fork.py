@@ -12,6 +12,7 @@ worktree are not written.
 
 from __future__ import annotations
 
+import errno
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 from attractor.errors import InputFileError, UsageError
 from attractor.fileio.jsonio import loads_json
+from attractor.fileio.reads import read_lines
 from attractor.fileio.writes import atomic_write_text
 from attractor.store.checkpoint import Checkpoint
 from attractor.store.journal import JOURNAL
@@ -48,10 +50,15 @@ def fork_run_dir(
         raise UsageError(f"{run_dir}: not a run directory (no checkpoint.json); check the path")
     manifest = source.read_manifest()
     name = str(manifest.get("graph") or manifest.get("name") or run_dir.name)
-    target = new_run_dir(logs_dir, name)
+    # Read before anything is made: a damaged file stops the fork with nothing behind.
     rows = _head_lines(source.path / RESULTS, point.node_results_count)
     ran = {str(_record(row, source.path / RESULTS).get("node")) for row in rows}
     later = {source.stage_path(n).name for n in nodes if n not in ran}
+    journal = source.path / JOURNAL
+    records = _head_lines(journal, None)
+    kept = [x for x in records if _record(x, journal).get("seq", 0) <= point.journal_seq]
+    events = _events_before(source.path / EVENTS, node)
+    target = new_run_dir(logs_dir, name)
     for entry in run_dir.iterdir():
         if entry.name in _NOT_COPIED | _CUT or entry.name in later:
             continue
@@ -61,11 +68,8 @@ def fork_run_dir(
             shutil.copy2(entry, target / entry.name, follow_symlinks=False)
     copy = RunDir(target)
     atomic_write_text(copy.path / RESULTS, "".join(rows))
-    journal = source.path / JOURNAL
-    records = _head_lines(journal, None)
-    kept = [x for x in records if _record(x, journal).get("seq", 0) <= point.journal_seq]
     atomic_write_text(copy.path / JOURNAL, "".join(kept))
-    atomic_write_text(copy.path / EVENTS, "".join(_events_before(source.path / EVENTS, node)))
+    atomic_write_text(copy.path / EVENTS, "".join(events))
     manifest = copy.read_manifest()
     manifest["forked_from"] = {"run_dir": str(run_dir.resolve()), "node": node}
     manifest.pop("continuations", None)
@@ -81,13 +85,24 @@ def fork_run_dir(
 
 
 def _head_lines(path: Path, count: int | None) -> list[str]:
-    """The first ``count`` whole lines of ``path`` (all with None; none when it is missing)."""
+    """The first ``count`` whole lines of run file ``path`` (all with None; none when it is
+    missing), read as every run file is: a regular file, without blocking, bounded.
+
+    Raises:
+        UsageError: the file cannot be read (damaged: not a regular file, too large).
+    """
+    lines: list[str] = []
     try:
-        with path.open(encoding="utf-8") as file:
-            lines = [line for line in file if line.endswith("\n")]
-    except FileNotFoundError:
-        return []
-    return lines if count is None else lines[:count]
+        for _, line in read_lines(path, path.name):
+            if count is not None and len(lines) >= count:
+                break
+            lines.append(line.decode("utf-8", errors="replace") + "\n")
+    except InputFileError as exc:
+        if exc.errno == errno.ENOENT:
+            return []
+        damaged = f"{path}: {exc.reason}; the run directory is damaged, fork another run"
+        raise UsageError(damaged) from None
+    return lines
 
 
 def _events_before(path: Path, node: str) -> list[str]:

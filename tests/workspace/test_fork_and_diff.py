@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
 
@@ -202,3 +203,17 @@ def test_a_forks_history_is_the_originals_only_up_to_the_node(tmp_path: Path) ->
 
 def _nodes_of(results: Path) -> list[str]:
     return [json.loads(line)["node"] for line in results.read_text().splitlines()]
+
+
+def test_a_fork_of_a_damaged_run_is_one_line_and_makes_nothing(tmp_path: Path) -> None:
+    _, run_dir = _finished_run(tmp_path)
+    (run_dir / "events.jsonl").unlink()
+    os.mkfifo(run_dir / "events.jsonl")  # a reader that opened it plainly would wait forever
+    fork_dir = tmp_path / "fork"
+
+    result = invoke(["fork", str(run_dir), "--from", "b", "--logs-dir", str(fork_dir)])
+
+    assert result.exit_code == 2
+    assert "events.jsonl: cannot read: a FIFO" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert not fork_dir.exists()
