@@ -138,8 +138,10 @@ async def test_a_restore_that_fails_leaves_files_and_branch_as_they_were(tmp_pat
     assert git(repo, "rev-parse", workspace.branch).strip() == start
 
 
-def test_a_restore_cut_short_is_not_taken_for_edits_made_by_hand(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"f.txt": "one\n"})
+def _finished_a_then_b(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """A finished run of stages a and b, each appending its name to f.txt, in a new
+    repository (holding ``files``): the repository and the run directory."""
+    repo = make_repo(tmp_path / "repo", files)
     dot = write(
         tmp_path / "p.dot",
         """digraph p {
@@ -152,6 +154,11 @@ def test_a_restore_cut_short_is_not_taken_for_edits_made_by_hand(tmp_path: Path)
     run_dir = tmp_path / "logs" / "r"
     ran = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(run_dir)])
     assert ran.exit_code == 0, ran.stderr
+    return repo, run_dir
+
+
+def test_a_restore_cut_short_is_not_taken_for_edits_made_by_hand(tmp_path: Path) -> None:
+    repo, run_dir = _finished_a_then_b(tmp_path, {"f.txt": "one\n"})
     record = read_json(run_dir / "manifest.json")["workspace"]
     work_tree = Path(record["work_tree"])
     # A rewind to b killed after the branch moved, before the files did: the files are
@@ -172,19 +179,7 @@ def test_a_restore_cut_short_is_not_taken_for_edits_made_by_hand(tmp_path: Path)
 
 
 def test_a_stale_ref_lock_left_by_a_kill_is_cleared_on_resume(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
-    dot = write(
-        tmp_path / "p.dot",
-        """digraph p {
-      start [shape=Mdiamond]; done [shape=Msquare]
-      a [shape=parallelogram, tool_command="echo a >> a.txt"]
-      b [shape=parallelogram, tool_command="echo b >> a.txt"]
-      start -> a -> b -> done
-    }""",
-    )
-    run_dir = tmp_path / "logs" / "r"
-    ran = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(run_dir)])
-    assert ran.exit_code == 0, ran.stderr
+    repo, run_dir = _finished_a_then_b(tmp_path)
     common = repo / git(repo, "rev-parse", "--git-common-dir").strip()
     (common / "refs" / "heads" / "attractor" / "r.lock").write_text("")
 
@@ -193,4 +188,4 @@ def test_a_stale_ref_lock_left_by_a_kill_is_cleared_on_resume(tmp_path: Path) ->
     assert result.exit_code == 0, result.output + result.stderr
     assert "removed r.lock" in result.stderr
     work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
-    assert (work_tree / "a.txt").read_text() == "a\nb\n"
+    assert (work_tree / "f.txt").read_text() == "a\nb\n"
