@@ -61,12 +61,12 @@ def unreadable_diagnostic(path: str, error: PipelineError) -> Diagnostic:
 def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """Diagnostics of every readable file, and one ``unreadable`` diagnostic per other file.
 
-    Each file is checked by :func:`attractor.api.check_pipeline`: the lint rules,
+    Each file is checked by :func:`attractor.checks.check_pipeline`: the lint rules,
     and the ACP agents and MCP servers it names against the config file a run
     here would read (``attractor.toml``, else ``[tool.attractor]`` in
     ``pyproject.toml``), whose ``[mcp_servers]`` tables are checked too.
     """
-    from attractor.api import check_pipeline
+    from attractor.checks import check_pipeline
 
     found: list[Diagnostic] = []
     unreadable: list[Diagnostic] = []

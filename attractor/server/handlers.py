@@ -22,7 +22,8 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from attractor.api import check_pipeline, load
+from attractor.api import load
+from attractor.checks import check_pipeline
 from attractor.dot.graph import Graph
 from attractor.errors import AttractorError, Diagnostic, UsageError, ValidationError
 from attractor.fileio.writes import atomic_write_text
