@@ -13,25 +13,53 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class Event:
     """Base of every event. ``type`` is the stable name used in JSON."""
 
     type: ClassVar[str] = "event"
     ts: float = field(default_factory=time.time)
 
+    # Every event class is declared ``repr=False, eq=False``: ``dataclasses``
+    # compiles each method it generates, per class, when the module is imported
+    # (half of this module's import time, paid by every run's start-up); these
+    # three, written once here, behave as the generated ones would.
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(self))
+        return f"{type(self).__qualname__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._values()))
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _names(self))
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type}
-        names = _FIELD_NAMES.get(type(self))
-        if names is None:  # dataclasses.fields() per event costs more than the rest
-            names = _FIELD_NAMES[type(self)] = tuple(f.name for f in dataclasses.fields(self))
-        for name in names:
+        for name in _names(self):
             value = getattr(self, name)
             data[name] = value if type(value) in _PLAIN else _jsonable(value)
         return data
 
 
 _FIELD_NAMES: dict[type[Event], tuple[str, ...]] = {}
+
+
+def _names(event: Event) -> tuple[str, ...]:
+    """The names of ``event``'s fields, in order (``dataclasses.fields`` per event
+    costs more than the rest of encoding it)."""
+    names = _FIELD_NAMES.get(type(event))
+    if names is None:
+        names = _FIELD_NAMES[type(event)] = tuple(f.name for f in dataclasses.fields(event))
+    return names
+
+
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
@@ -51,7 +79,7 @@ def _jsonable(value: Any) -> Any:
 # -- pipeline lifecycle ---------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class PipelineStarted(Event):
     type: ClassVar[str] = "pipeline_started"
     name: str
@@ -62,21 +90,21 @@ class PipelineStarted(Event):
     continuation: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class PipelineCompleted(Event):
     type: ClassVar[str] = "pipeline_completed"
     duration: float
     artifact_count: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class PipelineFailed(Event):
     type: ClassVar[str] = "pipeline_failed"
     error: str
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class PipelineTimedOut(Event):
     type: ClassVar[str] = "pipeline_timed_out"
     timeout: float
@@ -84,7 +112,7 @@ class PipelineTimedOut(Event):
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class PipelineInterrupted(Event):
     type: ClassVar[str] = "pipeline_interrupted"
     signal: str
@@ -95,7 +123,7 @@ class PipelineInterrupted(Event):
 # -- stages ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class StageStarted(Event):
     type: ClassVar[str] = "stage_started"
     name: str
@@ -107,7 +135,7 @@ class StageStarted(Event):
     visit: int = 1
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class StageCompleted(Event):
     type: ClassVar[str] = "stage_completed"
     name: str
@@ -119,7 +147,7 @@ class StageCompleted(Event):
     preferred_label: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class StageFailed(Event):
     type: ClassVar[str] = "stage_failed"
     name: str
@@ -128,7 +156,7 @@ class StageFailed(Event):
     will_retry: bool
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class StageRetrying(Event):
     type: ClassVar[str] = "stage_retrying"
     name: str
@@ -137,7 +165,7 @@ class StageRetrying(Event):
     delay: float
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class StageOutput(Event):
     """Whole lines a running step's command wrote, batched while it runs.
 
@@ -162,14 +190,14 @@ class StageOutput(Event):
 # -- parallel -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ParallelStarted(Event):
     type: ClassVar[str] = "parallel_started"
     node: str
     branch_count: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ParallelBranchStarted(Event):
     type: ClassVar[str] = "parallel_branch_started"
     node: str
@@ -177,7 +205,7 @@ class ParallelBranchStarted(Event):
     index: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ParallelBranchCompleted(Event):
     type: ClassVar[str] = "parallel_branch_completed"
     node: str
@@ -187,7 +215,7 @@ class ParallelBranchCompleted(Event):
     success: bool
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ParallelCompleted(Event):
     type: ClassVar[str] = "parallel_completed"
     node: str
@@ -196,7 +224,7 @@ class ParallelCompleted(Event):
     failure_count: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ManagerCycle(Event):
     """One observe/steer/wait cycle of a manager node over its child pipeline."""
 
@@ -211,7 +239,7 @@ class ManagerCycle(Event):
 # -- human interaction ----------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InterviewStarted(Event):
     type: ClassVar[str] = "interview_started"
     question: str
@@ -220,7 +248,7 @@ class InterviewStarted(Event):
     review: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InterviewCompleted(Event):
     """A question answered: the answer, who gave it and the comment given with it."""
 
@@ -237,7 +265,7 @@ class InterviewCompleted(Event):
     label: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InterviewTimeout(Event):
     type: ClassVar[str] = "interview_timeout"
     question: str
@@ -245,7 +273,7 @@ class InterviewTimeout(Event):
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InterviewRejected(Event):
     """An answer that matched no choice; the question is asked again."""
 
@@ -258,7 +286,7 @@ class InterviewRejected(Event):
 # -- checkpoints ----------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class CheckpointSaved(Event):
     type: ClassVar[str] = "checkpoint_saved"
     node_id: str | None
@@ -268,7 +296,7 @@ class CheckpointSaved(Event):
 # -- agent loop (emitted by codergen nodes that run the coding agent) -----------
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TurnBudgetResolved(Event):
     """The turn budget of one node attempt and where each part came from."""
 
@@ -277,7 +305,7 @@ class TurnBudgetResolved(Event):
     budget: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class AgentTurnStarted(Event):
     type: ClassVar[str] = "agent_turn_started"
     node: str
@@ -286,7 +314,7 @@ class AgentTurnStarted(Event):
     kind: str  # work | reflection | final
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class AgentTurnCompleted(Event):
     type: ClassVar[str] = "agent_turn_completed"
     node: str
@@ -302,7 +330,7 @@ class AgentTurnCompleted(Event):
     cost: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ToolCallStarted(Event):
     """A tool call about to run, so a display can show the call in progress."""
 
@@ -314,7 +342,7 @@ class ToolCallStarted(Event):
     summary: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ToolCallCompleted(Event):
     """One tool call; ``output`` is the full, untruncated output."""
 
@@ -328,7 +356,7 @@ class ToolCallCompleted(Event):
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class AgentReflection(Event):
     type: ClassVar[str] = "agent_reflection"
     node: str
@@ -336,7 +364,7 @@ class AgentReflection(Event):
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class AgentWarning(Event):
     """Loop detection, a stubborn final turn, a run budget running out..."""
 
@@ -346,7 +374,7 @@ class AgentWarning(Event):
     message: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TurnLimitReached(Event):
     type: ClassVar[str] = "turn_limit_reached"
     node: str
@@ -355,7 +383,7 @@ class TurnLimitReached(Event):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class DebugNote(Event):
     type: ClassVar[str] = "debug"
     node: str | None
@@ -410,7 +438,7 @@ CHILD_EVENTS = frozenset(
 _NODE_FIELDS = ("name", "node", "stage")
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ChildEvent(Event):
     """An event of a sub-pipeline's child run, passed on by the parent run.
 
