@@ -164,6 +164,9 @@ def _too_large(work_tree: Path, files: tuple[str, ...], max_bytes: int | None) -
 async def _put_back(git: Git, parent: str | None, paths: tuple[str, ...]) -> None:
     """The index entries of ``paths`` as ``parent`` has them (none when it has none)."""
     if parent is None:
-        await git.run("rm", "--cached", "-q", "--ignore-unmatch", "--", *paths)
+        # Plumbing, not ``git rm --cached``: that refuses an entry whose staged content
+        # differs from the file and from a HEAD (a nested repository, in the first
+        # commit of a snapshot), and it reads the paths as patterns.
+        await git.run("update-index", "--force-remove", "--", *paths)
     else:
         await git.run("reset", "-q", parent, "--", *paths)

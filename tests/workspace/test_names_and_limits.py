@@ -104,6 +104,30 @@ def test_a_nested_repository_is_left_out_of_the_checkpoints_with_a_warning(
         assert "git repository of its own" in said[0] and "files are not in" in said[0]
 
 
+def test_a_snapshot_run_beside_a_nested_repository_runs(tmp_path: Path) -> None:
+    """A folder that is no repository but holds one (a clone among other files):
+    the snapshot's first commit has no parent, and the nested repository is left
+    out of it as from any other checkpoint, with the same warning."""
+    work = tmp_path / "work"
+    make_repo(work / "clone", {"f.txt": "f\n"})
+    (work / "notes.txt").write_text("notes\n")
+    dot = write(work / "p.dot", ONE)
+    logs = tmp_path / "logs"
+
+    result = invoke(["run", str(dot), "--workdir", str(work), "--logs-dir", str(logs / "r")])
+
+    assert result.exit_code == 0, result.output + result.stderr
+    run_dir = only_run_dir(logs)
+    assert read_json(run_dir / "manifest.json")["workspace"]["mode"] == "snapshot"
+    gitdir = ["--git-dir", str(run_dir / "workspace.git")]
+    tree = git(work, *gitdir, "ls-tree", "-r", "HEAD")
+    assert "notes.txt" in tree and "a.txt" in tree
+    assert "160000" not in tree and "clone" not in tree
+    said = [line for line in result.stderr.splitlines() if line.startswith("warning: clone ")]
+    assert len(said) == 1, result.stderr
+    assert not (work / ".git").exists()
+
+
 async def _workspace(tmp_path: Path, repo: Path):  # type: ignore[no-untyped-def]
     plan = await preflight(None, "test", repo)
     run_dir = tmp_path / "runs" / "r"
