@@ -10,17 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from attractor.agent.run_budget import RunTurnBudget
 from attractor.dot.graph import Graph, Node
 from attractor.events import Event
 from attractor.handlers.context import Context
-from attractor.handlers.interviewer import Interviewer
 from attractor.handlers.outcome import Outcome
 from attractor.llm.types import Message
 from attractor.proc.environment import ExecutionEnvironment
 from attractor.settings import Settings
+
+if TYPE_CHECKING:  # a run with no human gate never loads the interviewers
+    from attractor.handlers.interviewer import Interviewer
 
 
 @dataclass

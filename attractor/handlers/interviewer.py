@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 
 from attractor import redact
@@ -328,13 +327,17 @@ class _ThreadLines:
         self._lines: deque[str | None] = deque()
         self._ready = anyio.Event()
         token = anyio.lowlevel.current_token()
+        # Imported here, not at the top: only a stream without a descriptor needs it.
+        from anyio.from_thread import run_sync
+
+        self._run_sync = run_sync
         threading.Thread(target=self._read, args=(stream, token), daemon=True).start()
 
     def _read(self, stream: TextIO, token: anyio.lowlevel.EventLoopToken) -> None:
         while True:
             line = stream.readline()
             try:
-                anyio.from_thread.run_sync(self._deliver, line or None, token=token)
+                self._run_sync(self._deliver, line or None, token=token)
             except RuntimeError:  # the event loop is gone: nobody will ask again
                 return
             if not line:

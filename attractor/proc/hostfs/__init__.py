@@ -5,3 +5,6 @@ sandbox, a container with the workdir mounted at its own path) answer their file
 operations here (:class:`~attractor.proc.hostfs.ops.HostFiles`); the agent's file
 tools reach them only through the environment (:mod:`attractor.proc.environment`).
 """
+
+#: Lines the ``read_file`` tool returns when the model names no limit.
+DEFAULT_READ_LIMIT = 2000

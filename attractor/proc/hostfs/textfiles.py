@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from attractor.errors import ToolError
+from attractor.proc.hostfs import DEFAULT_READ_LIMIT
 from attractor.proc.hostfs.beneath import Beneath, Found
 from attractor.proc.hostfs.fdio import (
     Line,
@@ -25,7 +26,6 @@ from attractor.proc.hostfs.fdio import (
 )
 from attractor.proc.hostfs.globbing import LISTING_LIMIT
 
-DEFAULT_READ_LIMIT = 2000
 MAX_READ_BYTES = 256 * 1024  # of line text in one read_file answer
 MAX_LINE_BYTES = 16 * 1024  # of one line shown; the rest is cut with a note
 MAX_LINE_SCAN = 16 * 1024 * 1024  # read past the end of a line shown, then stop
