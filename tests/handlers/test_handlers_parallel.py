@@ -89,7 +89,8 @@ async def test_first_success_cancels_the_slower_branches(tmp_path: Path) -> None
     assert result.status == "success"
     by_node = {r.node: r for r in result.node_results}
     assert "slow" not in by_node  # cancelled before it could finish
-    assert "finished" not in (tmp_path / "slow.txt").read_text()
+    slow = tmp_path / "slow.txt"  # absent when it was cancelled before its shell started
+    assert not slow.exists() or "finished" not in slow.read_text()
     assert by_node["join"].note == "Selected best candidate: fast"
 
 
