@@ -15,7 +15,9 @@ callback, a ``__del__`` or the import system's lock clean-up, any of which a
 signal can interrupt. Such a stop would be lost and the run would go on, so the
 handler also notes the signal: the entry point checks the note once click is
 loaded, and :func:`missed` hands it to the engine's stop requests, which start
-right after the engine's own handlers took over.
+right after the engine's own handlers took over. Python would also print such a
+dropped exception with its traceback ("Exception ignored in ..."); the hook
+:func:`install` sets keeps quiet about a dropped stop, which is not lost.
 
 Nothing here imports click or the engine: it must load in a few milliseconds.
 """
@@ -90,9 +92,21 @@ _installed = False
 _ignored: set[int] = set()
 
 
+def _unraisable(info: sys.UnraisableHookArgs) -> None:
+    """Python's report of an exception it dropped, except a stop (noted by the handler)."""
+    if isinstance(info.exc_value, StopSignal):
+        return
+    _python_hook(info)
+
+
+_python_hook = sys.unraisablehook
+
+
 def install() -> None:
     """Make each stop signal raise :class:`StopSignal` (main thread only)."""
     global _installed
+    if not _installed:
+        sys.unraisablehook = _unraisable
     for signum in STOPS:
         if not _installed and signal.getsignal(signum) is signal.SIG_IGN:
             _ignored.add(signum)
