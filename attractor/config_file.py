@@ -17,7 +17,6 @@ import os
 import re
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from attractor.errors import InputFileError, UsageError
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.llm.pricing import ModelPrice, parse_price
 from attractor.mcp_config import mcp_servers_of
+from attractor.valueclass import frozen
 
 #: The config file's table of model prices (not a flag or variable).
 PRICES_KEY = "prices"
@@ -179,7 +179,7 @@ def prices_of(label: str, table: dict[str, Any]) -> dict[str, ModelPrice]:
     return prices
 
 
-@dataclass(frozen=True)
+@frozen
 class AcpAgent:
     """One ``[acp_agents.NAME]`` table: how to start an ACP agent.
 

@@ -37,8 +37,9 @@ that base class at its edge, prints ``str(error)`` as one line and exits with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from attractor.valueclass import frozen
 
 #: ``style`` is a note about spelling (an alias of a canonical name): it changes
 #: nothing at run time, and only ``attractor lint --strict`` counts it.
@@ -48,7 +49,7 @@ Severity = Literal["error", "warning", "info", "style"]
 RULES_DOC = "docs/rules.md"
 
 
-@dataclass(frozen=True)
+@frozen
 class Diagnostic:
     """One finding of a lint rule (or a syntax error, with rule ``syntax``)."""
 

@@ -9,36 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
+from attractor.valueclass import frozen
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+
+@frozen(kw_only=True)
 class Event:
     """Base of every event. ``type`` is the stable name used in JSON."""
 
     type: ClassVar[str] = "event"
     ts: float = field(default_factory=time.time)
-
-    # Every event class is declared ``repr=False, eq=False``: ``dataclasses``
-    # compiles each method it generates, per class, when the module is imported
-    # (half of this module's import time, paid by every run's start-up); these
-    # three, written once here, behave as the generated ones would.
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(self))
-        return f"{type(self).__qualname__}({inner})"
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._values()))
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in _names(self))
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type}
@@ -79,7 +61,7 @@ def _jsonable(value: Any) -> Any:
 # -- pipeline lifecycle ---------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class PipelineStarted(Event):
     type: ClassVar[str] = "pipeline_started"
     name: str
@@ -90,21 +72,21 @@ class PipelineStarted(Event):
     continuation: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class PipelineCompleted(Event):
     type: ClassVar[str] = "pipeline_completed"
     duration: float
     artifact_count: int = 0
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class PipelineFailed(Event):
     type: ClassVar[str] = "pipeline_failed"
     error: str
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class PipelineTimedOut(Event):
     type: ClassVar[str] = "pipeline_timed_out"
     timeout: float
@@ -112,7 +94,7 @@ class PipelineTimedOut(Event):
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class PipelineInterrupted(Event):
     type: ClassVar[str] = "pipeline_interrupted"
     signal: str
@@ -123,7 +105,7 @@ class PipelineInterrupted(Event):
 # -- stages ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class StageStarted(Event):
     type: ClassVar[str] = "stage_started"
     name: str
@@ -135,7 +117,7 @@ class StageStarted(Event):
     visit: int = 1
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class StageCompleted(Event):
     type: ClassVar[str] = "stage_completed"
     name: str
@@ -147,7 +129,7 @@ class StageCompleted(Event):
     preferred_label: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class StageFailed(Event):
     type: ClassVar[str] = "stage_failed"
     name: str
@@ -156,7 +138,7 @@ class StageFailed(Event):
     will_retry: bool
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class StageRetrying(Event):
     type: ClassVar[str] = "stage_retrying"
     name: str
@@ -165,7 +147,7 @@ class StageRetrying(Event):
     delay: float
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class StageOutput(Event):
     """Whole lines a running step's command wrote, batched while it runs.
 
@@ -190,14 +172,14 @@ class StageOutput(Event):
 # -- parallel -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ParallelStarted(Event):
     type: ClassVar[str] = "parallel_started"
     node: str
     branch_count: int
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ParallelBranchStarted(Event):
     type: ClassVar[str] = "parallel_branch_started"
     node: str
@@ -205,7 +187,7 @@ class ParallelBranchStarted(Event):
     index: int
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ParallelBranchCompleted(Event):
     type: ClassVar[str] = "parallel_branch_completed"
     node: str
@@ -215,7 +197,7 @@ class ParallelBranchCompleted(Event):
     success: bool
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ParallelCompleted(Event):
     type: ClassVar[str] = "parallel_completed"
     node: str
@@ -224,7 +206,7 @@ class ParallelCompleted(Event):
     failure_count: int
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ManagerCycle(Event):
     """One observe/steer/wait cycle of a manager node over its child pipeline."""
 
@@ -239,7 +221,7 @@ class ManagerCycle(Event):
 # -- human interaction ----------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class InterviewStarted(Event):
     type: ClassVar[str] = "interview_started"
     question: str
@@ -248,7 +230,7 @@ class InterviewStarted(Event):
     review: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class InterviewCompleted(Event):
     """A question answered: the answer, who gave it and the comment given with it."""
 
@@ -265,7 +247,7 @@ class InterviewCompleted(Event):
     label: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class InterviewTimeout(Event):
     type: ClassVar[str] = "interview_timeout"
     question: str
@@ -273,7 +255,7 @@ class InterviewTimeout(Event):
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class InterviewRejected(Event):
     """An answer that matched no choice; the question is asked again."""
 
@@ -286,7 +268,7 @@ class InterviewRejected(Event):
 # -- checkpoints ----------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class CheckpointSaved(Event):
     type: ClassVar[str] = "checkpoint_saved"
     node_id: str | None
@@ -296,7 +278,7 @@ class CheckpointSaved(Event):
 # -- agent loop (emitted by codergen nodes that run the coding agent) -----------
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class TurnBudgetResolved(Event):
     """The turn budget of one node attempt and where each part came from."""
 
@@ -305,7 +287,7 @@ class TurnBudgetResolved(Event):
     budget: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class AgentTurnStarted(Event):
     type: ClassVar[str] = "agent_turn_started"
     node: str
@@ -314,7 +296,7 @@ class AgentTurnStarted(Event):
     kind: str  # work | reflection | final
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class AgentTurnCompleted(Event):
     type: ClassVar[str] = "agent_turn_completed"
     node: str
@@ -330,7 +312,7 @@ class AgentTurnCompleted(Event):
     cost: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ToolCallStarted(Event):
     """A tool call about to run, so a display can show the call in progress."""
 
@@ -342,7 +324,7 @@ class ToolCallStarted(Event):
     summary: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ToolCallCompleted(Event):
     """One tool call; ``output`` is the full, untruncated output."""
 
@@ -356,7 +338,7 @@ class ToolCallCompleted(Event):
     duration: float
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class AgentReflection(Event):
     type: ClassVar[str] = "agent_reflection"
     node: str
@@ -364,7 +346,7 @@ class AgentReflection(Event):
     text: str
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class AgentWarning(Event):
     """Loop detection, a stubborn final turn, a run budget running out..."""
 
@@ -374,7 +356,7 @@ class AgentWarning(Event):
     message: str
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class TurnLimitReached(Event):
     type: ClassVar[str] = "turn_limit_reached"
     node: str
@@ -383,7 +365,7 @@ class TurnLimitReached(Event):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class DebugNote(Event):
     type: ClassVar[str] = "debug"
     node: str | None
@@ -438,7 +420,7 @@ CHILD_EVENTS = frozenset(
 _NODE_FIELDS = ("name", "node", "stage")
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+@frozen(kw_only=True)
 class ChildEvent(Event):
     """An event of a sub-pipeline's child run, passed on by the parent run.
 

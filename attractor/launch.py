@@ -36,6 +36,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attractor.valueclass import frozen
+
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph, Node
     from attractor.engine.continuation import Continuation as Continuation
@@ -90,7 +92,7 @@ def load_graph(path: Path, *, include_folder: Path | None = None) -> tuple[Graph
     return prepare_checked(path, include_folder=include_folder)
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     """A checked run, ready to launch: the job and the settings it runs with."""
 

@@ -28,10 +28,11 @@ import difflib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from attractor.errors import ConfigTableError, UsageError
+from attractor.valueclass import frozen
 
 KEYS = ("command", "args", "env", "url", "headers", "startup_timeout", "call_timeout")
 DEFAULT_STARTUP_TIMEOUT = 30.0
@@ -47,7 +48,7 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 Pairs = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class McpServerConfig:
     """One ``[mcp_servers.NAME]`` table, checked; ``${VAR}`` kept until :meth:`expanded`."""
 

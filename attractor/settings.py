@@ -21,7 +21,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,7 @@ from attractor.mcp_config import McpServerConfig
 from attractor.proc.allowlist import parse_hosts
 from attractor.proc.envfilter import ENV_POLICIES, check_pattern, split_patterns
 from attractor.redact import Redactor
+from attractor.valueclass import frozen
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph
@@ -241,7 +242,7 @@ def _notify_events(raw: Any) -> tuple[str, ...]:
     return names
 
 
-@dataclass(frozen=True)
+@frozen
 class _Field:
     name: str
     flag: str
@@ -345,7 +346,7 @@ _FIELDS: tuple[_Field, ...] = (
 FIELD_NAMES = tuple(f.name for f in _FIELDS)
 
 
-@dataclass(frozen=True)
+@frozen
 class Settings:
     """Every run option, resolved. ``sources[name]`` says where each value came from.
 

@@ -10,7 +10,8 @@ author should set ``max_turns`` by hand.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from attractor.valueclass import frozen
 
 BASE = 15
 CAP = 50
@@ -130,7 +131,7 @@ _COMPILED = tuple(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class AutoAllocation:
     """The turns allocated for a prompt and the names of the patterns that matched."""
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from attractor.llm.types import Message
+from attractor.valueclass import frozen
 
 CHARS_PER_TOKEN = 4
 COMPACT_AT = 0.8
@@ -24,7 +25,7 @@ COMPACT_TO = 0.5
 MARK = "[tool output compacted to save context"
 
 
-@dataclass(frozen=True)
+@frozen
 class Dropped:
     """One tool output that was replaced."""
 
@@ -36,7 +37,7 @@ class Dropped:
         return {"tool": self.tool, "call_id": self.call_id, "chars": self.chars}
 
 
-@dataclass(frozen=True)
+@frozen
 class Compaction:
     """One compaction: the estimates before and after, and what was dropped."""
 

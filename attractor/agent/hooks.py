@@ -29,7 +29,6 @@ import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,6 +38,7 @@ from attractor.fileio.writes import append_text, run_dir_mode
 from attractor.llm.types import ToolCall
 from attractor.proc.follow import Chunk, OutputFollower
 from attractor.redact import scrub_files
+from attractor.valueclass import frozen
 
 Phase = Literal["pre", "post"]
 Execute = Callable[[ToolCall, ToolContext], Awaitable[ToolResult]]
@@ -58,7 +58,7 @@ WARNING_LINE = 200
 ENV_ARGS_LIMIT = 32 * 1024
 
 
-@dataclass(frozen=True)
+@frozen
 class HookRun:
     """How one hook command ended."""
 
@@ -93,7 +93,7 @@ class HookRun:
         return lines[-1][:WARNING_LINE] if lines else ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class ToolHooks:
     """The hook commands of one session; empty strings mean no hook.
 

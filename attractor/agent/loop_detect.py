@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from dataclasses import dataclass
 
 from attractor.llm.types import ToolCall
+from attractor.valueclass import frozen
 
 DEFAULT_WINDOW = 10
 
 
-@dataclass(frozen=True)
+@frozen
 class LoopFound:
     """A repeating cycle: ``length`` calls repeated ``repeats`` times in the window."""
 

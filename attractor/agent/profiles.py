@@ -20,7 +20,6 @@ than a patch grammar.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from attractor.agent.tools import Tool, ToolRegistry, default_registry
 from attractor.agent.tools.files import file_tools
@@ -30,12 +29,13 @@ from attractor.agent.tools.search import search_tool
 from attractor.agent.tools.shell import shell_tool
 from attractor.errors import UsageError
 from attractor.llm.factory import model_family
+from attractor.valueclass import frozen
 
 PROFILE_NAMES = ("openai", "anthropic", "gemini", "default")
 UNIVERSAL_INSTRUCTIONS = "AGENTS.md"
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolProfile:
     """One provider's tools and conventions.
 

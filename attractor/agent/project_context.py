@@ -16,7 +16,7 @@ import re
 import shlex
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -27,6 +27,7 @@ from attractor.proc.environment import ExecutionEnvironment as Runner
 from attractor.proc.hostfs.beneath import Beneath
 from attractor.proc.hostfs.fdio import read_all, regular
 from attractor.proc.process import run_process
+from attractor.valueclass import frozen
 
 INSTRUCTIONS_BUDGET = 32 * 1024
 TRUNCATED_MARK = "[project instructions truncated at 32 KiB]"
@@ -36,7 +37,7 @@ T = TypeVar("T")
 STATUS_LINES = 20
 
 
-@dataclass(frozen=True)
+@frozen
 class InstructionFile:
     """One instruction file read into the prompt: where, and how many bytes were used."""
 
@@ -48,7 +49,7 @@ class InstructionFile:
         return {"path": str(self.path), "bytes": self.bytes_used, "truncated": self.truncated}
 
 
-@dataclass(frozen=True)
+@frozen
 class ProjectContext:
     """The environment block and the project instructions for the system prompt."""
 
@@ -106,7 +107,7 @@ async def _ask_git(workdir: Path, runner: Runner | None) -> list[str | None]:
     return answers + [None] * (len(_QUESTIONS) - len(answers))
 
 
-@dataclass(frozen=True)
+@frozen
 class GitState:
     root: Path
     branch: str

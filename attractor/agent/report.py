@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from attractor.llm.types import ToolDefinition
+from attractor.valueclass import frozen
 
 TOOL_NAME = "report_outcome"
 #: What a model may report (``skipped`` is the engine's, not the model's).
@@ -27,7 +28,7 @@ _TEXT_TAIL = 20_000
 _MAX_TRIES = 64
 
 
-@dataclass(frozen=True)
+@frozen
 class OutcomeReport:
     """What the model said about its own stage."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from attractor.llm.types import Usage
+from attractor.valueclass import frozen
 
 BudgetKind = Literal["turns", "tokens", "cost"]
 
@@ -26,7 +27,7 @@ def dollars(amount: float, scale: float | None = None) -> str:
 _WORD: dict[BudgetKind, str] = {"turns": "turn", "tokens": "token", "cost": "cost"}
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class RunLimits:
     """What the whole run may spend: ``--max-total-turns``, ``--max-total-tokens`` and
     ``--max-cost`` (None: no limit), and where each limit was set."""

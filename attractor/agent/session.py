@@ -15,7 +15,6 @@ decides each request's kind and the notes that go with it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from attractor import redact
@@ -54,11 +53,12 @@ from attractor.llm.types import (
     ToolDefinition,
     Usage,
 )
+from attractor.valueclass import frozen
 
 __all__ = ["NOTICE_AT", "AgentSession", "SessionConfig", "SessionResult"]
 
 
-@dataclass(frozen=True)
+@frozen
 class SessionResult:
     """How a session ended.
 

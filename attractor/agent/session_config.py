@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.agent.hooks import ToolHooks
 from attractor.agent.project_context import ProjectContext
 from attractor.llm.types import Message
 from attractor.proc.environment import ExecutionEnvironment
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class SessionConfig:
     """What one session needs to know besides its model and tools."""
 

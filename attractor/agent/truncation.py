@@ -7,10 +7,10 @@ says how much was removed and where the full output is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Limits:
     """How much of one tool's output the model sees."""
 

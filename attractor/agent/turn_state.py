@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attractor.agent.tools.base import ToolResult
+from attractor.valueclass import frozen
 
 
 @dataclass
@@ -25,7 +26,7 @@ class TurnState:
     noticed: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class CallOutcome:
     """One tool call answered: its result, and how long the tool ran.
 

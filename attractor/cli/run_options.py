@@ -9,17 +9,17 @@ whichever source it came from (``--max-turns="0": must be an integer from 1 to
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
 from attractor.errors import UsageError
+from attractor.valueclass import frozen
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True)
+@frozen
 class CommonOptions:
     """The parsed, not yet validated, options of one ``run``/``resume`` call."""
 

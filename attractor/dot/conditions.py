@@ -34,11 +34,11 @@ Choices where the reference is loose (documented here because users see them):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, Protocol
 
 from attractor.errors import ConditionError
+from attractor.valueclass import frozen
 
 
 class Lookup(Protocol):
@@ -61,7 +61,7 @@ _SPACE = re.compile(r"\s*")
 _UNESCAPE = re.compile(r"\\(.)")
 
 
-@dataclass(frozen=True)
+@frozen
 class Clause:
     """``key op literal``, or a bare ``key`` (``op`` None) that tests truthiness.
 
@@ -74,7 +74,7 @@ class Clause:
     column: int
 
 
-@dataclass(frozen=True)
+@frozen
 class Condition:
     """A parsed condition: all clauses must hold."""
 

@@ -23,12 +23,12 @@ notes: never read, never reported.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
 from attractor.dot.conditions import OUTCOME_VALUES
 from attractor.dot.schema import SHAPE_TO_TYPE, Scope
 from attractor.dot.source import SourcePos
+from attractor.valueclass import frozen
 
 #: (scope, alias) -> our attribute name.
 ATTRIBUTE_ALIASES: dict[tuple[Scope, str], str] = {
@@ -103,7 +103,7 @@ OUTCOME_ALIASES: dict[str, str] = {
 METADATA_PREFIXES = ("x_", "ui_", "meta.")
 
 
-@dataclass(frozen=True)
+@frozen
 class Foreign:
     """An attribute another engine gives behaviour to, and attractor cannot honour."""
 
@@ -277,7 +277,7 @@ def canonical_condition(text: str) -> tuple[str, list[tuple[str, str, int]]]:
 AliasKind = Literal["attribute", "outcome", "property", "type"]
 
 
-@dataclass(frozen=True)
+@frozen
 class AliasUse:
     """One alias the alias transform resolved: what was written, what it became, where.
 

@@ -40,12 +40,13 @@ from attractor.dot.parser import parse_dot, read_source
 from attractor.dot.source import SourcePos
 from attractor.dot.transforms import AliasResolution
 from attractor.errors import PipelineError
+from attractor.valueclass import frozen
 
 #: The dialects ``migrate`` converts, by the name ``--from`` takes.
 DIALECTS = ("kilroy",)
 
 
-@dataclass(frozen=True)
+@frozen
 class Unconverted:
     """Something the dialect means that attractor cannot be made to mean by rewriting."""
 

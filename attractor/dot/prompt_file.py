@@ -6,12 +6,11 @@ Values only, so the graph (``graph.py``) and the reader of prompt files
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from attractor.dot.source import SourcePos
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class PromptFile:
     """A prompt read from a file: the path as written (after ``@``), its text, and the
     file it was read from (absolute, links resolved; a server checks it is inside its root)."""
@@ -21,7 +20,7 @@ class PromptFile:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class PromptFileError:
     """A prompt file that could not be read, with where the ``prompt`` was written."""
 

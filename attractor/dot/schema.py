@@ -13,11 +13,11 @@ import math
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from attractor.mcp_config import MCP_SERVER_NAME
 from attractor.proc.allowlist import parse_hosts
+from attractor.valueclass import frozen
 
 Scope = Literal["graph", "node", "edge"]
 
@@ -274,7 +274,7 @@ def parse_paths(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
-@dataclass(frozen=True)
+@frozen
 class AttrSpec:
     """One known attribute: where it may appear, how it parses, its default."""
 

@@ -15,12 +15,12 @@ over an earlier one of equal specificity. ``/* */`` comments are allowed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from attractor.dot.dialects import PROPERTY_ALIASES
 from attractor.errors import StylesheetError
+from attractor.valueclass import frozen
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Node
@@ -40,7 +40,7 @@ _TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
     """One ``selector { property: value; ... }`` rule."""
 
@@ -63,7 +63,7 @@ class Rule:
         return node.shape == self.name
 
 
-@dataclass(frozen=True)
+@frozen
 class Stylesheet:
     """Parsed rules in source order."""
 

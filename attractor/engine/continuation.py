@@ -16,7 +16,6 @@ continuation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,10 @@ from attractor.dot.graph import Graph
 from attractor.errors import UsageError
 from attractor.store.checkpoint import RUNNING, Checkpoint, apply_record
 from attractor.store.journal import JOURNAL, read_records
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Continuation:
     """How a resume continues a run: ``retry_failed``, or ``from_node`` (``fork``: in a
     new run that keeps only the history before ``from_node`` was first entered)."""

@@ -34,6 +34,7 @@ from attractor.run_status import RunStatus
 from attractor.settings import Settings
 from attractor.store.base import StoreFactory
 from attractor.store.rundir import RunDir
+from attractor.valueclass import frozen
 
 if TYPE_CHECKING:
     from attractor.engine.continuation import Continuation
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from attractor.workspace.preflight import WorkspacePlan
 
 
-@dataclass(frozen=True)
+@frozen
 class RunJob:
     """One run to execute: ``path`` is the pipeline file (run) or the run directory (resume)."""
 

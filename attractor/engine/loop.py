@@ -7,7 +7,6 @@ branch (with its own context clone, stopping at the fan-in node).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -24,9 +23,10 @@ from attractor.handlers.context import Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, arrival
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.simple import LAST_NODE_KEY, LAST_REASON_KEY
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class WalkEnd:
     """How a traversal ended. ``restart_at`` is set when a loop_restart edge was taken."""
 

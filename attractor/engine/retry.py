@@ -7,12 +7,13 @@ runs. Both FAIL and RETRY outcomes are retried (see docs/engine.md).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from attractor.dot.graph import Graph, Node
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class BackoffConfig:
     """Exponential backoff in seconds; jitter scales each delay by 0.5-1.5."""
 
@@ -29,7 +30,7 @@ class BackoffConfig:
         return delay
 
 
-@dataclass(frozen=True)
+@frozen
 class RetryPolicy:
     """``max_attempts`` is at least 1 (1 means no retries)."""
 

@@ -20,12 +20,12 @@ when the step worked, not when it failed); see docs/engine.md.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from attractor.dot.conditions import condition_keys, evaluate
 from attractor.dot.graph import Edge, Graph, Node, normalize_label
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.valueclass import frozen
 
 CONDITIONAL = "conditional"
 
@@ -59,7 +59,7 @@ def select_edge(node: Node, outcome: Outcome, context: Context) -> Edge | None:
     return best_by_weight(plain)
 
 
-@dataclass(frozen=True)
+@frozen
 class Step:
     """The next move: go to ``target`` (how: ``via``), or stop when ``target`` is None."""
 

@@ -11,7 +11,7 @@ in, not attached afterwards.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ from attractor.handlers.builtin import default_registry
 from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.settings import Settings
+from attractor.valueclass import frozen
 
 if TYPE_CHECKING:
     from attractor.engine.child import Resume, Start
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 WORKDIR = "workdir"
 
 
-@dataclass(frozen=True)
+@frozen
 class RunWide:
     """What every run directory of one run shares, built once by the driver."""
 

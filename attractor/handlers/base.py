@@ -23,12 +23,13 @@ from attractor.handlers.outcome import Outcome
 from attractor.proc.environment import LocalEnvironment
 from attractor.run_status import RunStatus
 from attractor.settings import Settings
+from attractor.valueclass import frozen
 
 if TYPE_CHECKING:
     from attractor.handlers.interviewer import Interviewer
 
 
-@dataclass(frozen=True)
+@frozen
 class BranchResult:
     """How one parallel branch ended."""
 
@@ -124,7 +125,7 @@ class Steering:
         return taken
 
 
-@dataclass(frozen=True)
+@frozen
 class ChildRun:
     """A child pipeline a supervisor node asks the engine to run (or resume)."""
 
@@ -140,7 +141,7 @@ class ChildRun:
     shares_steps: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class ChildResult:
     """How a child run ended."""
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
@@ -40,12 +39,13 @@ from attractor.proc.environment import (
     sandbox_problem,
 )
 from attractor.settings import Settings
+from attractor.valueclass import frozen
 
 #: Handler types whose steps run commands (tool nodes; agents run shell and hooks).
 COMMAND_STEPS = ("tool", "codergen")
 
 
-@dataclass(frozen=True)
+@frozen
 class Boundary:
     """What one step's commands may reach."""
 

@@ -17,12 +17,12 @@ thread ids reads as one conversation, which is what an author drawing
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from attractor.dot.graph import Edge, Graph, Node
 from attractor.dot.schema import FIDELITY_MODES
 from attractor.handlers.context import Context
+from attractor.valueclass import frozen
 
 DEFAULT = "compact"
 FULL = "full"
@@ -34,7 +34,7 @@ ARRIVAL_KEY = "internal.arrival"
 THREAD_OF_PREFIX = "internal.thread_of."
 
 
-@dataclass(frozen=True)
+@frozen
 class ContextPlan:
     """The fidelity mode of one stage and, under ``full``, its thread key."""
 

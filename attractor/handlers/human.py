@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -43,6 +42,7 @@ from attractor.handlers.interviewer import (
     match_option,
 )
 from attractor.handlers.outcome import Outcome, StageStatus
+from attractor.valueclass import frozen
 
 REVIEW_CHARS = 4000
 MAX_ASKS = 10
@@ -50,7 +50,7 @@ COMMENT_KEY = "human.gate.comment"
 GATE_KEY = "human.gate.node"
 
 
-@dataclass(frozen=True)
+@frozen
 class Choice:
     key: str
     label: str

@@ -21,7 +21,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -33,6 +33,7 @@ from attractor.dot.accelerators import accelerator_key as accelerator_key
 from attractor.dot.accelerators import strip_accelerator
 from attractor.errors import InputFileError, UsageError
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
+from attractor.valueclass import frozen
 
 
 class QuestionType(enum.StrEnum):
@@ -49,13 +50,13 @@ class AnswerValue(enum.StrEnum):
     TIMEOUT = "timeout"
 
 
-@dataclass(frozen=True)
+@frozen
 class Option:
     key: str
     label: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Answer:
     """``value`` is an option key, an :class:`AnswerValue` or free text."""
 
@@ -78,7 +79,7 @@ class Answer:
         return self.value == AnswerValue.SKIPPED
 
 
-@dataclass(frozen=True)
+@frozen
 class Question:
     text: str
     type: QuestionType = QuestionType.MULTIPLE_CHOICE

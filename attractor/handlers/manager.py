@@ -35,6 +35,7 @@ from attractor.handlers.base import ChildResult, ChildRun, StageEnv, Steering
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.run_status import RunStatus
+from attractor.valueclass import frozen
 
 ACTIONS = frozenset({"observe", "steer", "wait"})
 #: The folder of the run directory where child runs live.
@@ -42,7 +43,7 @@ CHILDREN = "children"
 _ALWAYS = ("stack.child.status", "stack.child.outcome", "stack.child.run_dir")
 
 
-@dataclass(frozen=True)
+@frozen
 class ManagerConfig:
     """The manager's attributes, checked."""
 

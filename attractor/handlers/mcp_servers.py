@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from attractor.dot.graph import Node
 from attractor.dot.schema import parse_mcp_servers, parse_mcp_tools
 from attractor.errors import UsageError
 from attractor.mcp_config import McpServerConfig
 from attractor.settings import Settings
+from attractor.valueclass import frozen
 
 Patterns = tuple[tuple[str, str], ...]
 
@@ -27,7 +27,7 @@ def _own_or_graph(node: Node, key: str) -> str:
     return (own if own is not None else node.graph.raw(key) or "").strip()
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeServers:
     """A node's servers as the config defines them, and its allow and deny lists."""
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from attractor.redact import Redactor
+from attractor.valueclass import frozen
 
 
 class StageStatus(enum.StrEnum):
@@ -29,7 +30,7 @@ class StageStatus(enum.StrEnum):
         return self in (StageStatus.FAIL, StageStatus.RETRY)
 
 
-@dataclass(frozen=True)
+@frozen
 class Outcome:
     """The result of executing a node handler."""
 

@@ -20,16 +20,16 @@ A stage with nothing before it (only the start node ran) gets no preamble.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from weakref import WeakKeyDictionary
 
 from attractor.dot.graph import Graph
 from attractor.handlers.base import RunRecord, StageRecord
 from attractor.handlers.context import Context
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Shape:
     """How much of the run one mode shows."""
 

@@ -11,19 +11,19 @@ Resolution, once per attempt:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from attractor.agent.auto_turns import allocate
 from attractor.dot.graph import Graph, Node
 from attractor.settings import Settings
+from attractor.valueclass import frozen
 
 PROFILE_TURNS: dict[str, int] = {"smoke": 5, "fast": 15, "strict": 40, "yolo": 150}
 
 OnTurnLimit = Literal["fail", "partial_success", "retry"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TurnBudget:
     """The resolved budget and where each part came from.
 

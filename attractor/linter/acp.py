@@ -9,19 +9,19 @@ ACP agent, so a pipeline without one never touches the config.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 
 from attractor.dot.graph import Graph, SourcePos
 from attractor.dot.schema import ACP_PREFIX, is_acp_backend
 from attractor.errors import AttractorError, Diagnostic
 from attractor.linter.base import at
+from attractor.valueclass import frozen
 
 #: Returns (where the config came from, the agent names it defines); may raise
 #: an AttractorError for a config file that cannot be read.
 AgentsLoader = Callable[[], tuple[str, Collection[str]]]
 
 
-@dataclass(frozen=True)
+@frozen
 class AcpAgentsRule:
     """A lint rule: every ``acp:NAME`` a codergen node runs names a configured agent."""
 

@@ -6,7 +6,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 from attractor.dot.graph import Edge, Graph, Node, SourcePos
@@ -14,11 +14,12 @@ from attractor.dot.schema import SHAPE_TO_TYPE
 from attractor.errors import Diagnostic, Severity
 from attractor.linter.handler_types import closed_handler_types as closed_handler_types
 from attractor.linter.handler_types import handler_types_closed as handler_types_closed
+from attractor.valueclass import frozen
 
 Check = Callable[[Graph], list[Diagnostic]]
 
 
-@dataclass(frozen=True)
+@frozen
 class Facts:
     """Views of a graph computed once per ``validate`` call and shared by the rules.
 
@@ -65,7 +66,7 @@ def caching(graph: Graph) -> Iterator[None]:
         _FACTS.pop(id(graph), None)
 
 
-@dataclass(frozen=True)
+@frozen
 class FunctionRule:
     """A LintRule whose check is a plain function (its docstring documents the rule).
 

@@ -10,7 +10,6 @@ they drift).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.dialects import (
@@ -27,9 +26,10 @@ from attractor.dot.schema import PRESENTATION_ATTRIBUTES, SHAPE_TO_TYPE, SPECS, 
 from attractor.errors import RULES_DOC, Severity
 from attractor.linter.base import did_you_mean
 from attractor.linter.registry import builtin_rules
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class RuleDoc:
     """What ``explain`` and docs/rules.md say about one rule."""
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from attractor.errors import MissingCredentialsError
+from attractor.valueclass import frozen
 
 #: Each provider's own key variables, in the order they are read.
 PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
@@ -100,7 +100,7 @@ def check_variable_name(name: str) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@frozen
 class KeyPlan:
     """Which variables' key goes to which host for one model.
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from attractor.errors import UsageError
 from attractor.llm.credentials import resolve_key
 from attractor.llm.types import Model
+from attractor.valueclass import frozen
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 _OPENAI_MODEL = re.compile(r"^(gpt-|chatgpt-|o[134](-|$))")
@@ -27,7 +27,7 @@ BASE_URL_ENVS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class ModelSpec:
     """Which model to use and how to reach it."""
 

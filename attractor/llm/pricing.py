@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from attractor.llm.types import Model, ModelRequest, ModelResponse, Usage
+from attractor.valueclass import frozen
 
 PER = 1_000_000
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 
 
-@dataclass(frozen=True)
+@frozen
 class ModelPrice:
     """US dollars per million tokens; cache prices default to the input price."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
@@ -22,6 +21,7 @@ from typing import TypeVar
 import anyio
 
 from attractor.errors import ProviderError, RetryableProviderError
+from attractor.valueclass import frozen
 
 T = TypeVar("T")
 
@@ -41,7 +41,7 @@ _STATUS_LABELS = {
 _REASON_LIMIT = 300
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class RetryPolicy:
     """How often and how patiently to retry transient provider failures.
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,12 +25,13 @@ from attractor.errors import InputFileError, UsageError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.llm.types import Message, ModelRequest, ModelResponse, ToolCall, Usage
+from attractor.valueclass import frozen
 
 Then = Literal["repeat_last", "stop"]
 STOP_TEXT = "The scripted responses are used up; stopping here."
 
 
-@dataclass(frozen=True)
+@frozen
 class ScriptedResponse:
     """One scripted reply: text, tool calls (name and arguments) and optional usage."""
 

@@ -7,16 +7,18 @@ backend) translates them to and from its own wire format.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from attractor.valueclass import frozen
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 ToolChoice = Literal["auto", "none", "required"]
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolCall:
     """One tool call requested by the model, with its arguments already parsed.
 
@@ -47,7 +49,7 @@ class ToolCall:
         return len(self.name) + len(str(self.arguments))
 
 
-@dataclass(frozen=True)
+@frozen
 class Message:
     """One conversation message. Build them with the classmethods."""
 
@@ -80,7 +82,7 @@ class Message:
         return cls("tool", content, tool_call_id=call.id, name=call.name, is_error=is_error)
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolDefinition:
     """A tool offered to the model: name, description and JSON schema of arguments."""
 
@@ -89,7 +91,7 @@ class ToolDefinition:
     parameters: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@frozen
 class Usage:
     """Token counts and cost of one request (or a sum of requests).
 
@@ -173,7 +175,7 @@ class Usage:
         return data
 
 
-@dataclass(frozen=True)
+@frozen
 class ModelRequest:
     """Everything one model request carries.
 
@@ -188,7 +190,7 @@ class ModelRequest:
     max_tokens: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class ModelResponse:
     """What came back from one model request.
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from lsprotocol import types as lsp
+
+from attractor.valueclass import frozen
 
 #: Strings, comments and the punctuation that opens and closes statements.
 _SCAN = re.compile(
@@ -106,7 +107,7 @@ def target_occurrences(text: str, name: str) -> Iterator[int]:
 Where = Literal["name", "value", "edge_target", "statement", "string"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Cursor:
     """What the text before the cursor says it is in.
 

@@ -19,10 +19,10 @@ import hashlib
 import hmac
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 
 import anyio
 
+from attractor.valueclass import frozen
 from attractor.version import __version__
 
 #: Seconds to wait before each retry; one more attempt than there are pauses.
@@ -31,7 +31,7 @@ SIGNATURE_HEADER = "X-Attractor-Signature-256"
 _RETRIED = frozenset({408, 429})
 
 
-@dataclass(frozen=True)
+@frozen
 class Delivery:
     """How sending one notification ended."""
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from attractor import events as ev
 from attractor.run_status import RunStatus
+from attractor.valueclass import frozen
 
 #: Characters of a gate's review material a payload quotes.
 REVIEW_CHARS = 1000
@@ -56,7 +57,7 @@ class RunFacts:
     failed_node: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Notice:
     """One notification: its event name and the payload to send."""
 

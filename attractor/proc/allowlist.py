@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from attractor.valueclass import frozen
 
 #: The port the bridge listens on inside the sandbox.
 INSIDE_PORT = 3128
@@ -53,7 +54,7 @@ def split_host_port(target: str, default: int | None) -> tuple[str, int | None]:
     return target, default
 
 
-@dataclass(frozen=True)
+@frozen
 class AllowList:
     """Which ``host:port`` a sandboxed command may reach through the proxy."""
 

@@ -28,11 +28,11 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from attractor.proc.allowlist import INSIDE_DIR, bridge_argv, proxy_env
+from attractor.valueclass import frozen
 
 #: Secret places under the home directory, never visible inside the sandbox.
 HIDDEN_IN_HOME = (
@@ -63,7 +63,7 @@ HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_*_key")
 _PROBE_TIMEOUT = 10.0
 
 
-@dataclass(frozen=True)
+@frozen
 class Fence:
     """Where one command may write and whether it may reach the network."""
 

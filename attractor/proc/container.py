@@ -43,6 +43,7 @@ import anyio
 
 from attractor.proc.environment import LocalEnvironment
 from attractor.proc.process import ProcessResult, run_process
+from attractor.valueclass import frozen
 
 CONTAINER_ENGINES = ("docker", "podman")
 #: Variables of the engine's host that name host paths: the image sets its own.
@@ -110,7 +111,7 @@ def info_problem(engine: str, code: int, out: bytes, err: bytes) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@frozen
 class Container:
     """What a container of one step is made of."""
 

@@ -23,7 +23,9 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from attractor.valueclass import frozen
 
 ENV_POLICIES = ("inherit", "core", "none")
 
@@ -133,7 +135,7 @@ def check_pattern(pattern: str) -> str:
     return pattern
 
 
-@dataclass(frozen=True)
+@frozen
 class EnvPolicy:
     """Which variables a command inherits: a mode plus allow and deny patterns."""
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+
+from attractor.valueclass import frozen
 
 #: Seconds between two reads of the files while the command runs.
 INTERVAL = 0.1
@@ -35,7 +36,7 @@ LATE_CHUNK_LIMIT = 4 * 1024
 LATE_INTERVAL = 1.0
 
 
-@dataclass(frozen=True)
+@frozen
 class Chunk:
     """Whole lines a command wrote to one stream.
 

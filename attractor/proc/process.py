@@ -32,7 +32,6 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from attractor.proc.files import file_mode
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, Streams, direct_argv
+from attractor.valueclass import frozen
 
 #: Captured output kept in memory per stream; beyond it, bytes are counted, not kept.
 CAPTURE_LIMIT = 8 * 1024 * 1024
@@ -52,7 +52,7 @@ CAPTURE_LIMIT = 8 * 1024 * 1024
 FILE_TAIL = 64 * 1024
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessResult:
     """How a command ended.
 

@@ -55,6 +55,7 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.settings import Settings, redactor_for
 from attractor.store.rundir import PROCESSES, RunDir
 from attractor.store.worker import WORKER_FILE
+from attractor.valueclass import frozen
 from attractor.workspace.branches import branch_name
 from attractor.workspace.transport import Parcel, discard, receive, send, send_back, take_back
 from attractor.workspace.workspace import branch_of
@@ -112,7 +113,7 @@ def branch_resources(graph: Graph, start: str, stop_at: str | None) -> dict[str,
     return node_resources(",".join(f"{k}={v}" for k, v in most.items()))
 
 
-@dataclass(frozen=True)
+@frozen
 class _BranchSpec:
     run_dir: Path
     settings: Settings

@@ -16,7 +16,6 @@ or so each: small next to a model request.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 import ray
@@ -25,9 +24,10 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from attractor.agent.run_budget import BudgetKind, RunLimits, RunTurnBudget
 from attractor.llm.types import Usage
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class BudgetState:
     """The changing part of a run budget, as it travels between processes."""
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -28,6 +27,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from attractor.engine.seam import EventBus
 from attractor.events import Event
 from attractor.handlers.interviewer import Answer, Interviewer, Question
+from attractor.valueclass import frozen
 
 #: How often the driver takes what arrived, and a gate looks for its answer.
 _POLL = 0.1
@@ -77,7 +77,7 @@ def event_hub() -> Any:
     return _HUBS[job]
 
 
-@dataclass(frozen=True)
+@frozen
 class Outbox:
     """The task's end: an observer that sends each event to the hub under ``key``."""
 
@@ -99,7 +99,7 @@ class Outbox:
         return Outbox(self.hub, f"{self.key}/{name}/{secrets.token_hex(4)}", self.node)
 
 
-@dataclass(frozen=True)
+@frozen
 class RemoteInterviewer:
     """A task's human gates, answered by the driver's interviewer (console, web page, file).
 

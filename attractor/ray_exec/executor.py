@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ from attractor.run_status import RunStatus
 from attractor.settings import Settings, absolute_backend
 from attractor.store.rundir import CHECKPOINT, new_run_dir
 from attractor.store.worker import WORKER_FILE
+from attractor.valueclass import frozen
 from attractor.workspace.preflight import WorkspacePlan
 
 PROBE = ".shared-check"
@@ -134,7 +135,7 @@ class RayExecutor:
 # -- the whole run ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class _RunSpec:
     job: RunJob
     run_dir: Path

@@ -12,7 +12,6 @@ import errno
 import json
 import socket
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -24,6 +23,7 @@ from attractor.errors import AttractorError, InputFileError, RunError, UsageErro
 from attractor.fileio.reads import read_head
 from attractor.fileio.writes import write_text
 from attractor.run_status import STOPPED, RunStatus, run_status
+from attractor.valueclass import frozen
 
 STOP = ".stop"
 #: How often a task looks for a stop request, and the driver for a finished task.
@@ -121,7 +121,7 @@ def value_of(ref: Any) -> Any:
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@frozen
 class Held(Generic[T]):
     """A task's value, or the error it ended with, carried out of a task group."""
 

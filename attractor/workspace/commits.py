@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.errors import WorkspaceError
+from attractor.valueclass import frozen
 from attractor.workspace.git import Git, failure
 
 #: git's empty tree: the parent tree of a first commit.
@@ -32,7 +32,7 @@ _NO_COMMIT = re.compile(r"^error: '(.+)' does not have a commit checked out$", r
 _MAX_NESTED = 64
 
 
-@dataclass(frozen=True)
+@frozen
 class Saved:
     """What one checkpoint did."""
 

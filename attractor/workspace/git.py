@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import anyio
 
 from attractor.errors import WorkspaceError
 from attractor.proc.children import watch_children
+from attractor.valueclass import frozen
 
 #: Who the run's commits are by (the user's own commits keep the user's name).
 IDENTITY = {
@@ -56,7 +57,7 @@ def base_environment() -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
+@frozen
 class Git:
     """``git`` for one repository: run from ``cwd``, with ``env`` added to the environment.
 

@@ -11,11 +11,12 @@ exists.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attractor.errors import UsageError, WorkspaceError
+from attractor.valueclass import frozen
 from attractor.workspace.git import Git, git_path
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ _IN_PROGRESS = (
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@frozen
 class WorkspacePlan:
     """The workspace a run will get: its mode and where it comes from."""
 

@@ -12,9 +12,9 @@ machines. Only the run directory is shared, never a git directory.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
+from attractor.valueclass import frozen
 from attractor.workspace.create import safe_id
 from attractor.workspace.git import Git
 from attractor.workspace.workspace import Workspace, branch_of
@@ -23,7 +23,7 @@ from attractor.workspace.workspace import Workspace, branch_of
 BUNDLES = "bundles"
 
 
-@dataclass(frozen=True)
+@frozen
 class Parcel:
     """What a remote branch needs to make its workspace: a bundle and where to start."""
 

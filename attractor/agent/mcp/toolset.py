@@ -42,6 +42,7 @@ from attractor.mcp_config import McpServerConfig
 from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 from attractor.proc.process import CAPTURE_LIMIT
 from attractor.proc.service import open_service
+from attractor.valueclass import frozen
 
 #: The prefix of every MCP tool's name as the model sees it.
 PREFIX = "mcp__"
@@ -64,7 +65,7 @@ def tool_name(server: str, tool: str) -> str:
     return f"{PREFIX}{server}__{tool}"
 
 
-@dataclass(frozen=True)
+@frozen
 class McpSelection:
     """The servers of one step (``${VAR}`` expanded) and its allow and deny lists."""
 

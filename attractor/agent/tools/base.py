@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,10 @@ from attractor import redact
 from attractor.errors import McpServerError, ToolError
 from attractor.llm.types import ToolCall, ToolDefinition
 from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolContext:
     """What every tool call may use: where it runs and the shell limits."""
 
@@ -44,7 +45,7 @@ class ToolContext:
 ToolFunction = Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
 
 
-@dataclass(frozen=True)
+@frozen
 class Tool:
     """A tool: its definition offered to the model and the function that runs it.
 
@@ -67,7 +68,7 @@ class Tool:
         return self.definition.name
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolResult:
     """The full output of one call, and whether it is an error report."""
 

@@ -30,10 +30,10 @@ graph, and every answer is logged to tools.log; a refusal also shows as an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from attractor.dot.graph import Node
+from attractor.valueclass import frozen
 
 DEFAULT_POLICY = "allow_edits"
 _READS = frozenset({"read", "search", "think"})
@@ -50,7 +50,7 @@ _KINDS: dict[str, frozenset[str] | None] = {
 Decision = Literal["allow", "refuse", "ask"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Policy:
     """One node's ``acp_permissions``."""
 

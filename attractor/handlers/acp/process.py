@@ -20,7 +20,6 @@ import json
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from attractor.proc.capped import CappedLog, copying
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 from attractor.proc.process import terminate_group
+from attractor.valueclass import frozen
 
 STDERR_FILE = "agent_stderr.txt"
 #: The longest message line read (an agent's file read or diff can be large).
@@ -40,7 +40,7 @@ LINE_LIMIT = 64 * 1024 * 1024
 _QUOTE = 200
 
 
-@dataclass(frozen=True)
+@frozen
 class AgentCommand:
     """How to start the agent for one attempt."""
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attractor.errors import UsageError
 from attractor.fileio.writes import write_text
 from attractor.mcp_config import McpServerConfig
+from attractor.valueclass import frozen
 
 Patterns = tuple[tuple[str, str], ...]
 
@@ -39,7 +39,7 @@ _BEARER = re.compile(r"Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 GEMINI_SETTINGS = "gemini-mcp-settings.json"
 
 
-@dataclass(frozen=True)
+@frozen
 class CliServers:
     """The MCP servers of one CLI attempt, ``${VAR}`` kept as written."""
 

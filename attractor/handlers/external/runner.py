@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import anyio
 from attractor.handlers.tool import redact_result
 from attractor.proc.process import ProcessResult, run_process
 from attractor.redact import scrub_files
+from attractor.valueclass import frozen
 
 STREAM_FILE = "agent_stream.jsonl"
 STDERR_FILE = "agent_stderr.txt"
@@ -32,7 +32,7 @@ _POLL_FIRST, _POLL_MAX = 0.005, 0.1
 _LINE_LIMIT = 16 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@frozen
 class AgentProcess:
     """How to start the CLI for one attempt."""
 
@@ -44,7 +44,7 @@ class AgentProcess:
     env: dict[str, str]
 
 
-@dataclass(frozen=True)
+@frozen
 class Ended:
     """How the CLI ended: ``result`` is None when attractor stopped it."""
 

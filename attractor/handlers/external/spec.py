@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.handlers.external.mcp import CliServers
 from attractor.handlers.external.steps import StreamParser
+from attractor.valueclass import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Invocation:
     """What one node attempt asks of the CLI (the prompt goes to its stdin)."""
 
@@ -30,7 +30,7 @@ class Invocation:
     mcp: CliServers = CliServers()
 
 
-@dataclass(frozen=True)
+@frozen
 class AgentCli:
     """One external agent CLI.
 

@@ -8,16 +8,18 @@ understand: an unknown event is simply no step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol
 
+from attractor.valueclass import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class TurnStarted:
     """The agent made one more model request (one turn of our budget)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Said:
     """Text the model wrote in the current turn.
 
@@ -29,7 +31,7 @@ class Said:
     fragment: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolUsed:
     """The model called a tool."""
 
@@ -38,7 +40,7 @@ class ToolUsed:
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolDone:
     """A tool call finished (``id`` matches the :class:`ToolUsed`)."""
 
@@ -47,7 +49,7 @@ class ToolDone:
     is_error: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class TokensUsed:
     """Token counts; ``total`` says they cover the whole run, not one turn."""
 
@@ -59,7 +61,7 @@ class TokensUsed:
     cache_write_tokens: int = 0
 
 
-@dataclass(frozen=True)
+@frozen
 class Failed:
     """The CLI reported an error (``auth`` when it is not logged in)."""
 
@@ -71,7 +73,7 @@ class Failed:
 Ending = Literal["success", "error", "max_turns"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Finished:
     """The CLI's final result; ``text`` is its final answer when it gives one."""
 

@@ -20,11 +20,11 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Generic, TypeVar
 
 from attractor.errors import PathEscapeError, ToolError
+from attractor.valueclass import frozen
 
 MAX_SYMLINKS = 40  # Linux's own limit for one path lookup
 # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
@@ -34,7 +34,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@frozen
 class Found(Generic[T]):
     """An entry a walk reached: its directory's descriptor, its name there, its path
     relative to the working directory (symlinks resolved) and what the last step gave."""

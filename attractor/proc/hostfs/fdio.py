@@ -12,9 +12,9 @@ import contextlib
 import os
 import secrets
 import stat
-from dataclasses import dataclass
 
 from attractor.errors import ToolError
+from attractor.valueclass import frozen
 
 CHUNK = 64 * 1024
 BINARY_SNIFF = 8192  # a NUL in this many first bytes marks a binary file
@@ -60,7 +60,7 @@ def read_all(fd: int, limit: int) -> bytes | None:
     return b"".join(parts)
 
 
-@dataclass(frozen=True)
+@frozen
 class Line:
     """One line, without its newline (or ``\\r\\n``)."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.errors import ToolError
@@ -27,11 +26,12 @@ from attractor.proc.hostfs.fdio import (
 )
 from attractor.proc.hostfs.patch_format import FileOp, apply_hunks, parse_patch
 from attractor.proc.hostfs.reasons import reason
+from attractor.valueclass import frozen
 
 MAX_PATCH_FILE_BYTES = 32 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@frozen
 class _Change:
     """What one operation will do: write ``data`` to ``path`` (None: delete it)."""
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from attractor.errors import PathEscapeError
 from attractor.proc.hostfs.beneath import READ_FLAGS, Beneath, show
 from attractor.proc.hostfs.reasons import reason
+from attractor.valueclass import frozen
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOTED = 5  # skipped paths named in the note; the rest are counted
@@ -44,7 +45,7 @@ class Skipped:
         return f"[skipped {count} path{'s' if count > 1 else ''}: {named}{more}]"
 
 
-@dataclass(frozen=True)
+@frozen
 class Folder:
     """One directory of a walk: its path below the start, descriptor and sorted entries."""
 
