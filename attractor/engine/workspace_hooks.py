@@ -445,7 +445,9 @@ async def summary(workspace: Workspace | None, mode_none: bool) -> dict[str, Any
         return {"mode": "none"} if mode_none else None
     with anyio.CancelScope(shield=True):
         head = await workspace.tip()
-        count = await workspace.git.out("rev-list", "--count", f"{workspace.base}..{head}")
+        count = "0"  # a run that changed nothing asks git nothing
+        if head != workspace.base:
+            count = await workspace.git.out("rev-list", "--count", f"{workspace.base}..{head}")
         files = await changed_paths(workspace.git, workspace.base, head)
     data: dict[str, Any] = {
         "mode": workspace.mode,
