@@ -99,7 +99,14 @@ def names_secret(name: str, declared: Iterable[str] = ()) -> bool:
     upper = name.upper()
     if upper in NAMES_NOT_SECRETS:
         return False
-    return any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_NAME_PATTERNS, *declared))
+    return _secret_names(tuple(declared)).match(upper) is not None
+
+
+@functools.cache
+def _secret_names(declared: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for every name pattern (a run checks each variable of its environment)."""
+    names = (*SECRET_NAME_PATTERNS, *declared)
+    return re.compile("|".join(fnmatch.translate(p.upper()) for p in names))
 
 
 def worth_redacting(value: str) -> bool:
@@ -143,8 +150,22 @@ class Redactor:
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str], declared: Iterable[str] = ()) -> Redactor:
-        """The redactor for the secret variables of ``environ`` (plus ``declared`` names)."""
+        """The redactor for the secret variables of ``environ`` (plus ``declared`` names).
+
+        The same environment and names give the same redactor (a run asks for it
+        more than once while it starts; a redactor never changes once made).
+        """
         declared = tuple(declared)
+        key = (tuple(environ.items()), declared)
+        made = _MADE.get(key)
+        if made is None:
+            made = _MADE[key] = cls._from_environment(environ, declared)
+            while len(_MADE) > 8:
+                del _MADE[next(iter(_MADE))]
+        return made
+
+    @classmethod
+    def _from_environment(cls, environ: Mapping[str, str], declared: tuple[str, ...]) -> Redactor:
         secrets: dict[str, str] = {}
         for name in sorted(environ):
             value = environ[name]
@@ -225,6 +246,10 @@ class Redactor:
                 if out is not None and not out.closed:
                     out.close()
                     tmp.unlink(missing_ok=True)
+
+
+#: The redactors made from an environment, by (its items, the declared names).
+_MADE: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], Redactor] = {}
 
 
 @functools.cache
