@@ -34,6 +34,7 @@ from attractor.engine.seam import (
     open_branch,
     prepare_run_graph,
 )
+from attractor.events import Event
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchResult
 from attractor.handlers.context import Context
@@ -41,7 +42,7 @@ from attractor.handlers.interviewer import Interviewer
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger, stop_survivors
 from attractor.ray_exec.budget import SharedBudget, adopt, open_bank
-from attractor.ray_exec.events import Outbox, RemoteInterviewer, drain, relay
+from attractor.ray_exec.events import Batcher, Outbox, RemoteInterviewer, drain, emit_all, relay
 from attractor.ray_exec.tasks import (
     STOP,
     cancel_on_request,
@@ -144,6 +145,8 @@ class _BranchOutput:
     #: The branch's commits, as a bundle in the run directory, and their ref in it.
     bundle: Path | None = None
     ref: str = ""
+    #: The branch's events the task still held when it ended (see ``events.Batcher``).
+    events: list[Event] = field(default_factory=list)
 
 
 class RayBranches:
@@ -208,6 +211,7 @@ class RayBranches:
             drain(outbox, run.bus)
             self._settle_budget()
         output: _BranchOutput = held.value()
+        emit_all(run.bus, output.events)  # after those it sent while it ran
         for row in output.rows:
             run.add_result(row)
         if run.workspace is not None and output.bundle is not None:
@@ -232,7 +236,8 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
         raise unseen(spec.run_dir)
     graph = _run_graph(run_dir.pipeline_path)
     note_worker(run_dir.stage_dir(spec.start) / WORKER_FILE)
-    bus = EventBus([spec.events])
+    batcher = Batcher(spec.events)
+    bus = EventBus([batcher])
     options = worker_options(
         spec.settings, graph, spec.interviewer, spec.make_backend, executor=spec.executor
     )
@@ -249,18 +254,20 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
     redacting = CURRENT_REDACTOR.set(redactor_for(spec.settings))
     result = BranchResult(id=spec.start, status="fail", failure_reason="the branch was stopped")
     local = Path(tempfile.mkdtemp(prefix="attractor-branch-")) if spec.parcel else None
-    bundle, ref = None, ""
+    bundle, ref, done = None, "", False
     try:
         if spec.parcel is not None and local is not None:
             branch.run.workspace = await receive(spec.parcel, local)
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_request, stop_file, group.cancel_scope)
+            group.start_soon(batcher.send_every)
             result = await branch.runner(spec.start, spec.context, spec.stop_at, spec.progress)
             group.cancel_scope.cancel()
         remote = branch.run.workspace
         if remote is not None and result.commit:
             ref = "refs/heads/" + branch_of(branch_name(remote, spec.start))
             bundle = await send_back(remote, ref, spec.run_dir, spec.start)
+        done = True
     finally:
         with anyio.CancelScope(shield=True):
             if local is not None:
@@ -269,8 +276,9 @@ async def _branch_remote(spec: _BranchSpec) -> _BranchOutput:
             ledger.close()
             CURRENT_LEDGER.reset(token)
             CURRENT_REDACTOR.reset(redacting)
-            spec.events.flush()  # every event is in the hub before the run task drains it
-    return _BranchOutput(result, list(branch.rows), bundle, ref)
+            if not done:  # every event is in the hub before the run task drains it
+                batcher.send_rest()
+    return _BranchOutput(result, list(branch.rows), bundle, ref, batcher.rest())
 
 
 #: Parsed pipeline copies by path and change time: a worker runs many branches of a run.

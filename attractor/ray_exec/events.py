@@ -7,9 +7,16 @@ driver's answers until the task takes them. A branch task sends its events under
 a key of its own to its run task, which relays them into the run's event log
 (and so on to the driver) while the branch runs.
 
-A task sends each event without waiting; an actor runs one caller's calls in the
-order they were sent, so :meth:`Outbox.flush` returning means every event sent
-before it is in the hub.
+A task keeps its events in a :class:`Batcher` and sends what it holds in one call
+every :data:`BATCH_SECONDS` (so a watcher sees a long task's progress); the events
+still held when the task ends go back with its result, and whoever waited for the
+result (the driver, the run task) emits them after it drained the hub. A task
+that ends sooner than one batch never calls the hub at all: a worker's first call
+to an actor, and the calls of one event each, cost more than a short branch. An
+actor runs one caller's calls in the order they were sent, so
+:meth:`Outbox.flush` returning means every batch sent before it is in the hub:
+a task that sent any flushes before it returns the rest, and a task that fails
+sends the rest and flushes.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from attractor.valueclass import frozen
 
 #: How often the driver takes what arrived, and a gate looks for its answer.
 _POLL = 0.1
+#: How often a task sends the events it holds.
+BATCH_SECONDS = 0.2
 
 #: A question for the driver: ("ask", id, question) or ("withdraw", id, None).
 Ask = tuple[str, str, Question | None]
@@ -43,8 +52,8 @@ class _EventHub:
         self.asks: dict[str, list[Ask]] = {}
         self.answers: dict[tuple[str, str], Answer] = {}
 
-    def put(self, key: str, event: Event) -> None:
-        self.waiting.setdefault(key, []).append(event)
+    def put_many(self, key: str, events: list[Event]) -> None:
+        self.waiting.setdefault(key, []).extend(events)
 
     def take(self, key: str) -> tuple[list[Event], list[Ask]]:
         return self.waiting.pop(key, []), self.asks.pop(key, [])
@@ -79,15 +88,12 @@ def event_hub() -> Any:
 
 @frozen
 class Outbox:
-    """The task's end: an observer that sends each event to the hub under ``key``."""
+    """Where a task's events go: the hub, under ``key`` (a :class:`Batcher` sends them)."""
 
     hub: Any
     key: str
     #: The driver's cluster node, where the hub lives (set by the driver).
     node: str = ""
-
-    def __call__(self, event: Event) -> None:
-        self.hub.put.remote(self.key, event)
 
     def flush(self) -> None:
         # The events are for the driver's display; the run's record is on disk.
@@ -97,6 +103,55 @@ class Outbox:
     def sub(self, name: str) -> Outbox:
         """A box of its own for a part of the run (a branch task) under this one."""
         return Outbox(self.hub, f"{self.key}/{name}/{secrets.token_hex(4)}", self.node)
+
+
+class Batcher:
+    """A task's events, held and sent to its :class:`Outbox` in batches (see the module doc).
+
+    An observer of the task's event bus. Run :meth:`send_every` beside the task's
+    work; when the work is done, :meth:`rest` gives the events to return with the
+    result, or, when it failed, :meth:`send_rest` sends them.
+    """
+
+    def __init__(self, outbox: Outbox) -> None:
+        self.outbox = outbox
+        self.held: list[Event] = []
+        self.sent = False
+
+    def __call__(self, event: Event) -> None:
+        self.held.append(event)
+
+    def send(self) -> None:
+        """Send the events held, in one call, without waiting."""
+        if self.held:
+            batch, self.held = self.held, []
+            self.outbox.hub.put_many.remote(self.outbox.key, batch)
+            self.sent = True
+
+    async def send_every(self, seconds: float = BATCH_SECONDS) -> None:
+        """Send what arrived every ``seconds`` (until cancelled)."""
+        while True:
+            await anyio.sleep(seconds)
+            self.send()
+
+    def rest(self) -> list[Event]:
+        """The events not sent, once every batch sent is in the hub (to return)."""
+        if self.sent:
+            self.outbox.flush()
+        rest, self.held = self.held, []
+        return rest
+
+    def send_rest(self) -> None:
+        """Send the events not sent and wait until the hub has every one (a failed task)."""
+        self.send()
+        if self.sent:
+            self.outbox.flush()
+
+
+def emit_all(bus: EventBus, events: list[Event]) -> None:
+    """Emit the events a task returned (after :func:`drain` took those it sent)."""
+    for event in events:
+        bus.emit(event)
 
 
 @frozen

@@ -44,7 +44,15 @@ from attractor.handlers.base import BranchRunner
 from attractor.handlers.interviewer import ConsoleInterviewer
 from attractor.ray_exec.branches import BackendFactory, RayBranches, worker_options
 from attractor.ray_exec.connect import connect
-from attractor.ray_exec.events import Outbox, RemoteInterviewer, drain, event_hub, relay
+from attractor.ray_exec.events import (
+    Batcher,
+    Outbox,
+    RemoteInterviewer,
+    drain,
+    emit_all,
+    event_hub,
+    relay,
+)
 from attractor.ray_exec.tasks import (
     STOP,
     Held,
@@ -112,19 +120,23 @@ class RayExecutor:
             bus.add_observer(observer)
         interviewer = options.interviewer or ConsoleInterviewer()
         stop = Stop()
+        output: _RunOutput | None = None
         try:
             async with anyio.create_task_group() as group:
                 if options.handle_signals:
                     await group.start(_signals_to_file, run_dir / STOP, stop)
                 group.start_soon(relay, events, bus, interviewer)
-                result: Held[RunResult] = await unwrapped(
+                held: Held[_RunOutput] = await unwrapped(
                     wait_for(ref, run_dir / STOP, settings.kill_grace)
                 )
                 group.cancel_scope.cancel()
+            output = held.value()
         finally:
             drain(events, bus)
+            if output is not None:  # the events the task held to the end come last
+                emit_all(bus, output.events)
             bus.close()
-        return result.value()
+        return output.result
 
     def branches(self, run: Run, local: BranchRunner) -> BranchRunner:
         if self.events is None:  # not in a run task: nothing to relay branch events to
@@ -171,12 +183,19 @@ def _claim(job: RunJob, settings: Settings) -> tuple[Settings, Path, str]:
     return settings, run_dir, token
 
 
+@frozen
+class _RunOutput:
+    result: RunResult
+    #: The run's events the task still held when it ended (see ``events.Batcher``).
+    events: list[Event]
+
+
 @ray.remote(max_retries=3)
-def _run_task(spec: _RunSpec) -> RunResult:
+def _run_task(spec: _RunSpec) -> _RunOutput:
     return run_remote(_drive_remote, spec)
 
 
-async def _drive_remote(spec: _RunSpec) -> RunResult:
+async def _drive_remote(spec: _RunSpec) -> _RunOutput:
     first = (spec.run_dir / PROBE).exists()  # the first attempt removes the probe
     fresh = spec.job.kind == "run" and not (spec.run_dir / CHECKPOINT).exists()
     check_shared(spec.run_dir, spec.token, required=fresh)
@@ -186,6 +205,7 @@ async def _drive_remote(spec: _RunSpec) -> RunResult:
         job = replace(spec.job, path=spec.run_dir)
     else:  # a retry after the worker was lost: continue from the checkpoint
         job = RunJob("resume", spec.run_dir, spec.job.graph)
+    batcher = Batcher(spec.events)
     options = worker_options(
         spec.settings,
         job.graph,
@@ -195,16 +215,23 @@ async def _drive_remote(spec: _RunSpec) -> RunResult:
         context_seed=dict(spec.seed) if fresh else {},
         executor=RayExecutor(events=spec.events, make_backend=spec.make_backend),
         stop_requests=lambda: stop_requested(spec.run_dir / STOP),
-        observers=[_noting_worker(spec.run_dir / WORKER_FILE), spec.events],
+        observers=[_noting_worker(spec.run_dir / WORKER_FILE), batcher],
         workspace=spec.workspace,
     )
+    done = False
     try:
-        return await drive_job(job, options)
+        async with anyio.create_task_group() as group:
+            group.start_soon(batcher.send_every)
+            result = await drive_job(job, options)
+            group.cancel_scope.cancel()
+        done = True
     finally:
-        spec.events.flush()  # every event is with the driver before the run's end
+        if not done:  # every event is with the driver before the run's end
+            batcher.send_rest()
         if options.backend is not None:
             with anyio.CancelScope(shield=True):
                 await options.backend.aclose()
+    return _RunOutput(result, batcher.rest())
 
 
 def check_shared(run_dir: Path, token: str, *, required: bool) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import socket
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -28,10 +29,11 @@ from attractor.valueclass import frozen
 STOP = ".stop"
 #: How often a task looks for a stop request, and the driver for a finished task.
 POLL = 0.1
-#: The driver's first look for a finished task: the interval grows from this to
-#: POLL, so a short task (a branch of one quick node) is seen ended within
-#: milliseconds, not half a POLL on average, and a long one costs no more looks.
+#: The first look for a finished task: the interval grows from this to
+#: LAST_POLL, so a short task (a branch of one quick node) is seen ended within
+#: milliseconds, and a long one within LAST_POLL.
 FIRST_POLL = 0.002
+LAST_POLL = 0.01
 #: How long past the kill grace a stopped task may take to write its last checkpoint.
 _FINISH_GRACE = 10.0
 #: The stop file holds the status to stop as (one of STOPPED).
@@ -74,14 +76,45 @@ async def wait_for(ref: Any, stop_file: Path, grace: float) -> Any:
     return value_of(ref)
 
 
+class _Waits(threading.local):
+    """The tasks this thread's event loop waits for: per waiter, its task and its event."""
+
+    def __init__(self) -> None:
+        self.waiters: dict[anyio.Event, Any] = {}
+
+
+_WAITS = _Waits()
+
+
 async def _finished(ref: Any) -> None:
+    """Return once ``ref``'s task has ended.
+
+    Every task an event loop waits for is looked at in one ``ray.wait`` call, made by
+    the first waiter (the others wait for their event, and take its place when it
+    leaves): a run task waiting for a hundred branches makes one call every
+    LAST_POLL at most, not a hundred, so it can look often and see a short branch
+    end within milliseconds.
+    """
+    waiters = _WAITS.waiters
+    done = anyio.Event()
+    waiters[done] = ref
     delay = FIRST_POLL
-    while True:
-        ready, _ = ray.wait([ref], timeout=0)
-        if ready:
-            return
-        await anyio.sleep(delay)
-        delay = min(POLL, delay * 1.5)
+    try:
+        while not done.is_set():
+            if next(iter(waiters)) is not done:
+                with anyio.move_on_after(LAST_POLL):
+                    await done.wait()
+                continue
+            pending = list(dict.fromkeys(waiters.values()))  # ray.wait wants each once
+            ready = set(ray.wait(pending, num_returns=len(pending), timeout=0)[0])
+            for event, waited in waiters.items():
+                if waited in ready:
+                    event.set()
+            if not done.is_set():
+                await anyio.sleep(delay)
+                delay = min(LAST_POLL, delay * 1.5)
+    finally:
+        del waiters[done]
 
 
 class Failure(Exception):
