@@ -76,11 +76,20 @@ async def wait_for(ref: Any, stop_file: Path, grace: float) -> Any:
     return value_of(ref)
 
 
+class _Waiter:
+    """One wait for one task: woken when its task ended or when it is to lead."""
+
+    def __init__(self, ref: Any) -> None:
+        self.ref = ref
+        self.ended = False
+        self.wake = anyio.Event()
+
+
 class _Waits(threading.local):
-    """The tasks this thread's event loop waits for: per waiter, its task and its event."""
+    """The waits of this thread's event loop, the one that looks for all first."""
 
     def __init__(self) -> None:
-        self.waiters: dict[anyio.Event, Any] = {}
+        self.waiters: list[_Waiter] = []
 
 
 _WAITS = _Waits()
@@ -90,31 +99,35 @@ async def _finished(ref: Any) -> None:
     """Return once ``ref``'s task has ended.
 
     Every task an event loop waits for is looked at in one ``ray.wait`` call, made by
-    the first waiter (the others wait for their event, and take its place when it
-    leaves): a run task waiting for a hundred branches makes one call every
-    LAST_POLL at most, not a hundred, so it can look often and see a short branch
-    end within milliseconds.
+    the first waiter; the others sleep until it tells them their task ended, or
+    until it leaves and the next one leads. A run task waiting for a hundred
+    branches makes one call every LAST_POLL at most, not a hundred, so it can look
+    often and see a short branch end within milliseconds.
     """
     waiters = _WAITS.waiters
-    done = anyio.Event()
-    waiters[done] = ref
+    me = _Waiter(ref)
+    waiters.append(me)
     delay = FIRST_POLL
     try:
-        while not done.is_set():
-            if next(iter(waiters)) is not done:
-                with anyio.move_on_after(LAST_POLL):
-                    await done.wait()
+        while not me.ended:
+            if waiters[0] is not me:
+                await me.wake.wait()
+                me.wake = anyio.Event()
                 continue
-            pending = list(dict.fromkeys(waiters.values()))  # ray.wait wants each once
+            pending = list(dict.fromkeys(w.ref for w in waiters))  # ray.wait wants each once
             ready = set(ray.wait(pending, num_returns=len(pending), timeout=0)[0])
-            for event, waited in waiters.items():
-                if waited in ready:
-                    event.set()
-            if not done.is_set():
+            for waiter in waiters:
+                if waiter.ref in ready:
+                    waiter.ended = True
+                    waiter.wake.set()
+            if not me.ended:
                 await anyio.sleep(delay)
                 delay = min(LAST_POLL, delay * 1.5)
     finally:
-        del waiters[done]
+        leading = waiters[0] is me
+        waiters.remove(me)
+        if leading and waiters:
+            waiters[0].wake.set()  # the next one looks for all now
 
 
 class Failure(Exception):
