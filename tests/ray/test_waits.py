@@ -4,6 +4,7 @@ and a waiter that gives up (the first, which looks for all) hands the looking ov
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.lowlevel
@@ -36,6 +37,10 @@ def test_each_waiter_returns_when_its_task_ends_even_when_the_first_gives_up(
                 await _finished(_sleep.remote(60))
                 ended.append(60)
 
+        with anyio.fail_after(60):  # a wait nobody looks for would hang here
+            await _all(first, gives_up)
+
+    async def _all(first: anyio.CancelScope, gives_up: Callable[[], Awaitable[None]]) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(gives_up)
             await anyio.lowlevel.checkpoint()  # it waits first
