@@ -11,7 +11,7 @@ import pytest
 from attractor.errors import RetryableProviderError
 from attractor.llm.openai_model import OpenAIModel, parse_arguments
 from attractor.llm.retry import RetryPolicy
-from attractor.llm.types import ModelRequest
+from attractor.llm.types import Message, ModelRequest, ToolDefinition
 from tests.llm.fake_http import FakeServer, Reply, refused_url
 from tests.llm.wire import (
     NOT_AN_API,
@@ -117,6 +117,31 @@ async def test_each_request_sends_the_conversation_as_it_is_now(
     assert contents[1] == [*contents[0], "no such file", "Now summarise."]
     assert contents[2] == [*contents[0][:3], "[compacted]", "no such file", "Now summarise."]
     assert contents[3] == contents[0][:2]
+
+
+async def test_each_request_offers_its_own_tools_and_text_arrives_unchanged(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    """The body is encoded by the adapter (the tools once for a session): each
+    request still carries exactly the tools it offers, and any text as written."""
+    grep = ToolDefinition("grep", "Search files", {"type": "object", "properties": {}})
+    offers: list[tuple[ToolDefinition, ...]] = [(READ_FILE,), (READ_FILE,), (READ_FILE, grep)]
+    offers += [(), (READ_FILE,)]
+    for _ in offers:
+        server.add(Reply(body=openai_completion("ok")))
+    model = make_model(server.url, fast_retry)
+    text = 'naïve "quoted" \\ back\nslash, emoji 🙂, line\u2028separator'
+    talk = (*conversation(), Message.user(text))
+    try:
+        for tools in offers:
+            await model.request(ModelRequest(messages=talk, tools=tools))
+    finally:
+        await model.aclose()
+    names = [[t["function"]["name"] for t in body.get("tools", ())] for body in server.bodies]
+    assert names == [["read_file"], ["read_file"], ["read_file", "grep"], [], ["read_file"]]
+    assert ["tool_choice" in body for body in server.bodies] == [True, True, True, False, True]
+    assert all(body["messages"][-1] == {"role": "user", "content": text} for body in server.bodies)
+    assert all(body["model"] == "gpt-test" for body in server.bodies)
 
 
 async def test_tool_calls_parsed_and_bad_json_reported(
