@@ -37,8 +37,9 @@ from attractor.llm.types import (
 )
 
 try:
+    import httpx2  # the HTTP client the SDK is built on
     import openai
-    from openai import AsyncAPIResponse, AsyncOpenAI, AsyncStream, Omit, RequestOptions
+    from openai import AsyncOpenAI, AsyncStream, Omit, RequestOptions
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 except ImportError as exc:
@@ -66,8 +67,6 @@ def tls_context() -> ssl.SSLContext:
     """The SDK's own default TLS context, made once a process and shared by every
     client: reading the certificate authorities took 15-35 ms, and each run's
     client read them again, even for an ``http://`` server."""
-    import httpx2  # the HTTP client the SDK is built on
-
     return httpx2.create_ssl_context()
 
 
@@ -242,24 +241,18 @@ class OpenAIModel(SdkModel):
         return {"content": b"".join(parts)}, notes
 
     async def _send_plain(self, kwargs: dict[str, Any]) -> ModelResponse:
-        # The raw response keeps the status and content type for a clear error
-        # when a 200 answer is not a completion (the SDK would hand back a str,
-        # or raise a bare JSONDecodeError).
+        # The HTTP response itself: its status and content type make a clear error
+        # when a 200 answer is not a completion, and its JSON is read here into the
+        # answer (the SDK would first build its typed completion of it).
         raw = await self._client.post(
-            _PATH,
-            cast_to=AsyncAPIResponse[ChatCompletion],
-            content=kwargs["content"],
-            options=self._options,
+            _PATH, cast_to=httpx2.Response, content=kwargs["content"], options=self._options
         )
         status, content_type = raw.status_code, raw.headers.get("content-type")
         try:
-            completion = await raw.parse()
-            if isinstance(completion, ChatCompletion) and isinstance(completion.choices, list):
-                return completion_to_response(completion, self._model)
-        except (ValueError, AttributeError, TypeError) as error:
+            return completion_from_json(json.loads(raw.content), self._model)
+        except (ValueError, LookupError, AttributeError, TypeError) as error:
             # Undecodable JSON, or JSON of another shape (fields missing or None).
             raise self._not_an_answer(status, content_type) from error
-        raise self._not_an_answer(status, content_type)
 
     async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
         assembler = StreamAssembler()
@@ -377,24 +370,63 @@ def finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
     return mapped
 
 
-def completion_to_response(completion: ChatCompletion, model: str) -> ModelResponse:
-    """Translate a non-streamed completion."""
-    if not completion.choices:
+def completion_from_json(data: Any, model: str) -> ModelResponse:
+    """Translate a non-streamed completion as the server sent it (parsed JSON).
+
+    Reads what the SDK's typed completion would say, and the same way: a missing
+    field is None, as in the SDK's unvalidated models, and anything of another
+    shape raises ``TypeError`` or ``AttributeError``.
+    """
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        raise TypeError("choices is not a list")
+    if not choices:
         raise ProviderError("response has no choices", provider=PROVIDER, model=model)
-    choice = completion.choices[0]
-    calls = tuple(
-        make_tool_call(tc.id, tc.function.name, tc.function.arguments, index)
-        for index, tc in enumerate(choice.message.tool_calls or ())
-        if tc.type == "function"
-    )
+    choice = choices[0]
+    message = choice.get("message")
+    calls = _calls_from_json(message.get("tool_calls") or ())
     return ModelResponse(
-        text=choice.message.content or "",
+        text=message.get("content") or "",
         tool_calls=calls,
-        usage=usage_of(completion.usage),
-        finish_reason=finish_reason(choice.finish_reason, bool(calls)),
-        model=completion.model or model,
+        usage=_usage_from_json(data.get("usage")),
+        finish_reason=finish_reason(choice.get("finish_reason"), bool(calls)),
+        model=data.get("model") or model,
         provider=PROVIDER,
     )
+
+
+def _calls_from_json(items: Any) -> tuple[ToolCall, ...]:
+    calls = []
+    for index, item in enumerate(items):
+        if item.get("type") == "function":
+            function = item.get("function")
+            name, arguments = function.get("name"), function.get("arguments")
+            calls.append(make_tool_call(item.get("id"), name, arguments, index))
+    return tuple(calls)
+
+
+def _usage_from_json(usage: Any) -> Usage | None:
+    """:func:`usage_of` for the usage as the server sent it."""
+    if usage is None:
+        return None
+    prompt = usage.get("prompt_tokens_details")
+    completion = usage.get("completion_tokens_details")
+    if prompt is None:
+        prompt = {}
+    if completion is None:
+        completion = {}
+    return Usage(
+        _count(usage.get("prompt_tokens")),
+        _count(usage.get("completion_tokens")),
+        cache_read_tokens=_count(prompt.get("cached_tokens") or 0),
+        cache_write_tokens=_count(prompt.get("cache_write_tokens") or 0),
+        reasoning_tokens=_count(completion.get("reasoning_tokens") or 0),
+    )
+
+
+def _count(value: Any) -> Any:
+    # The SDK's integer fields make a JSON true 1 (and false 0).
+    return int(value) if isinstance(value, bool) else value
 
 
 def usage_of(usage: CompletionUsage | None) -> Usage | None:

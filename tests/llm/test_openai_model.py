@@ -380,3 +380,38 @@ async def test_a_200_answer_that_is_not_a_completion_is_a_clear_provider_error(
     assert error.reason == (
         f"the server did not answer with a chat completion (got {content_type}); check --base-url"
     )
+
+
+async def test_a_plain_answer_is_read_as_the_server_wrote_it(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    """Usage details, a call without an id, a call of another type and an answer
+    without choices, read from the JSON itself."""
+    call = {"id": None, "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+    other = {"id": "x", "type": "custom", "custom": {"name": "grep", "input": ""}}
+    usage = {
+        "prompt_tokens": 30,
+        "completion_tokens": 7,
+        "total_tokens": 37,
+        "prompt_tokens_details": {"cached_tokens": 20, "cache_write_tokens": 5},
+        "completion_tokens_details": {"reasoning_tokens": 3},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [other, call]}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    body = {"id": "c", "object": "chat.completion", "created": 0, "model": "served-name"}
+    server.add(Reply(body={**body, "choices": [choice], "usage": usage}))
+    server.add(Reply(body={**body, "choices": []}))
+    model = make_model(server.url, fast_retry)
+    try:
+        answer = await model.request(simple_request())
+        empty = await failure_of(model)
+    finally:
+        await model.aclose()
+    assert (answer.text, answer.model, answer.finish_reason) == ("", "served-name", "tool_calls")
+    [only] = answer.tool_calls
+    assert (only.id, only.name, only.arguments) == ("call_1", "grep", {})
+    assert answer.usage is not None
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (30, 7)
+    assert (answer.usage.cache_read_tokens, answer.usage.cache_write_tokens) == (20, 5)
+    assert answer.usage.reasoning_tokens == 3
+    assert (empty.reason, empty.status) == ("response has no choices", None)
