@@ -88,9 +88,36 @@ def _latest_round(messages: Sequence[Message]) -> int:
     return len(messages)
 
 
-def compact(messages: list[Message], window: int) -> Compaction | None:
-    """Compact ``messages`` in place when they near ``window`` tokens; what was done."""
-    before = estimate_tokens(messages)
+class SizeTally:
+    """A conversation's size in characters, counting only what changed since the last
+    count: a session's conversation grows by a few messages a turn, so summing
+    every message again would make each turn cost more than the one before."""
+
+    def __init__(self) -> None:
+        self._seen: tuple[Message, ...] = ()
+        self._chars = 0
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        """What :func:`estimate_tokens` says of ``messages``."""
+        seen = self._seen
+        # The very objects of the last count open ``messages`` (compared in C): add the rest.
+        if len(messages) >= len(seen) and all(map(operator.is_, seen, messages)):
+            self._chars += sum(map(_SIZE, messages[len(seen) :]))
+        else:
+            self._chars = sum(map(_SIZE, messages))
+        self._seen = tuple(messages)
+        return self._chars // CHARS_PER_TOKEN
+
+
+def compact(
+    messages: list[Message], window: int, tally: SizeTally | None = None
+) -> Compaction | None:
+    """Compact ``messages`` in place when they near ``window`` tokens; what was done.
+
+    ``tally`` keeps the size between calls on one growing conversation.
+    """
+    estimate = (tally or SizeTally()).tokens
+    before = estimate(messages)
     if window <= 0 or before <= COMPACT_AT * window:
         return None
     target = COMPACT_TO * window * CHARS_PER_TOKEN
@@ -110,4 +137,4 @@ def compact(messages: list[Message], window: int) -> Compaction | None:
             Dropped(message.name or "", message.tool_call_id or "", len(message.content))
         )
         messages[index] = replace(message, content=note)
-    return Compaction(window, before, estimate_tokens(messages), tuple(dropped))
+    return Compaction(window, before, estimate(messages), tuple(dropped))

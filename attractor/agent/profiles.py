@@ -45,7 +45,7 @@ class ToolProfile:
         instruction_files: Project instruction file names read besides AGENTS.md.
         context_window: Tokens the model's context holds (a conservative figure).
         subagents: Offer ``spawn_agent``.
-        build: Builds a fresh registry of the profile's tools.
+        build: Builds a registry of the profile's tools.
     """
 
     id: str
@@ -56,7 +56,18 @@ class ToolProfile:
     build: Callable[[], ToolRegistry]
 
     def registry(self) -> ToolRegistry:
-        return self.build()
+        """The profile's tools, built once a process: a tool holds no state of a session
+        and a registry is never changed in place (``with_tools`` and ``without`` make
+        new ones), so every session shares one and its definitions are the same
+        objects on every request (an adapter encodes them once)."""
+        built = _BUILT.get(self.build)
+        if built is None:
+            built = _BUILT[self.build] = self.build()
+        return built
+
+
+#: The registries :meth:`ToolProfile.registry` built, by builder.
+_BUILT: dict[Callable[[], ToolRegistry], ToolRegistry] = {}
 
 
 def _file_tools() -> dict[str, Tool]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from attractor import redact
 from attractor.agent import prompts
-from attractor.agent.compaction import Compaction, compact
+from attractor.agent.compaction import Compaction, SizeTally, compact
 from attractor.agent.loop_detect import LoopDetector
 from attractor.agent.report import (
     TOOL_NAME,
@@ -126,6 +126,8 @@ class AgentSession:
             Message.user(redact.text(config.prompt)),
         ]
         self.usage = Usage()
+        #: The conversation's size, kept between requests (compaction).
+        self.size = SizeTally()
         #: Messages a host injects before the next request; see :meth:`steer`.
         self.steering = SteeringQueue()
         #: Where the session stands between requests (budget verdicts, reflection, notices).
@@ -259,7 +261,7 @@ class AgentSession:
 
     def _compact(self) -> Compaction | None:
         """Compact old tool outputs when the conversation nears the context window."""
-        done = compact(self.messages, self.config.context_window)
+        done = compact(self.messages, self.config.context_window, self.size)
         if done is not None:
             self._warn(done.summary())
         return done

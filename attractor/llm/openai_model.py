@@ -37,8 +37,9 @@ from attractor.llm.types import (
 )
 
 try:
+    import httpx2  # the HTTP client the SDK is built on
     import openai
-    from openai import AsyncOpenAI, AsyncStream, Omit
+    from openai import AsyncOpenAI, AsyncStream, Omit, RequestOptions
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 except ImportError as exc:
@@ -66,15 +67,14 @@ def tls_context() -> ssl.SSLContext:
     """The SDK's own default TLS context, made once a process and shared by every
     client: reading the certificate authorities took 15-35 ms, and each run's
     client read them again, even for an ``http://`` server."""
-    import httpx2  # the HTTP client the SDK is built on
-
     return httpx2.create_ssl_context()
 
 
 def client_options(
     api_key: str | None, api_key_env: str | None, base_url: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The ``AsyncOpenAI`` keywords and the per-request ones (``OPENAI_BASE_URL`` if None).
+    """The ``AsyncOpenAI`` keywords and the per-request ``create`` ones (``OPENAI_BASE_URL``
+    if None).
 
     The key follows :func:`attractor.llm.credentials.resolve_key`. Without one,
     no ``Authorization`` header is sent at all (the SDK's own fallback to
@@ -160,27 +160,34 @@ class OpenAIModel(SdkModel):
         self._parallel_tool_calls = parallel_tool_calls
         self._reasoning_effort = reasoning_effort
         self._retry = retry
-        #: Each message's wire form by ``id``, with the message (so the id stays
-        #: its own): a request resends the conversation, each message is
-        #: converted once. Cleared when it grows past :data:`_WIRE_CACHE`.
-        self._wire: dict[int, tuple[Message, dict[str, Any]]] = {}
-        #: The messages of the last request and their wire forms (see ``_messages``).
-        self._last: tuple[tuple[Message, ...], list[dict[str, Any]]] = ((), [])
-        client, self._per_request = client_options(api_key, api_key_env, base_url)
+        #: Each message's wire form by ``id``, encoded, with the message (so the
+        #: id stays its own): a request resends the conversation, each message is
+        #: converted and encoded once. Cleared when it grows past :data:`_WIRE_CACHE`.
+        self._wire: dict[int, tuple[Message, bytes]] = {}
+        #: The messages of the last request and their encoded forms (see ``_messages``).
+        self._last: tuple[tuple[Message, ...], list[bytes]] = ((), [])
+        #: The tools of the last request that offered any, and their encoded list.
+        self._tools: tuple[tuple[ToolDefinition, ...], bytes] = ((), b"[]")
+        client, per_request = client_options(api_key, api_key_env, base_url)
         self._client = AsyncOpenAI(
             **client,
             max_retries=0,  # our retry policy is the only one
             timeout=timeout,
         )
+        # What ``create`` would send besides the body: its auth, and the headers
+        # given per request (an omitted Authorization).
+        self._options: RequestOptions = {"security": {"bearer_auth": True}}
+        if "extra_headers" in per_request:
+            self._options["headers"] = per_request["extra_headers"]
 
     def _sdk(self) -> ModuleType:
         return openai
 
-    def _messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    def _messages(self, messages: Sequence[Message]) -> list[bytes]:
         # A session's request is its previous one plus a few messages: when the
         # previous request's messages open this one (the very objects, compared
-        # at C speed), its wire list is reused and only the rest is looked up, so
-        # a turn's cost does not grow with the conversation in Python code.
+        # at C speed), its encoded list is reused and only the rest is looked up,
+        # so a turn's cost does not grow with the conversation in Python code.
         last, last_wire = self._last
         if last and len(messages) >= len(last) and all(map(operator.is_, last, messages)):
             out, rest = last_wire.copy(), messages[len(last) :]
@@ -192,54 +199,70 @@ class OpenAIModel(SdkModel):
         for message in rest:
             known = wire.get(id(message))
             if known is None or known[0] is not message:
-                known = wire[id(message)] = (message, message_to_openai(message))
+                known = wire[id(message)] = (message, _dumps(message_to_openai(message)))
             out.append(known[1])
         self._last = (tuple(messages), out.copy())
         return out
 
+    def _encoded_tools(self, tools: tuple[ToolDefinition, ...]) -> bytes:
+        # A session offers the same tools every turn: encoded once, not per request.
+        if tools != self._tools[0]:
+            self._tools = (tools, _dumps([tool_to_openai(t) for t in tools]))
+        return self._tools[1]
+
     def _build_kwargs(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[str, ...]]:
-        kwargs: dict[str, Any] = {
-            "model": self._model,
-            "messages": self._messages(request.messages),
-            **self._per_request,
-        }
+        # The body's fields in the order ``create`` sends them.
+        head: dict[str, Any] = {"model": self._model}
+        fields: dict[str, Any] = {}
+        if self._stream:
+            head["stream"] = True
+            fields["stream_options"] = {"include_usage": True}
         if request.max_tokens is not None:
             # Hosted OpenAI wants the newer name (o-series refuse max_tokens);
             # compatible servers reliably know only the older one.
             key = "max_tokens" if self._base_url else "max_completion_tokens"
-            kwargs[key] = request.max_tokens
+            fields[key] = request.max_tokens
+        tail: dict[str, Any] = {}
         if request.tools:
-            kwargs["tools"] = [tool_to_openai(t) for t in request.tools]
-            kwargs["tool_choice"] = request.tool_choice
+            tail["tool_choice"] = request.tool_choice
             if self._parallel_tool_calls is not None:
-                kwargs["parallel_tool_calls"] = self._parallel_tool_calls
+                tail["parallel_tool_calls"] = self._parallel_tool_calls
         notes: tuple[str, ...] = ()
         effort = request.reasoning_effort or self._reasoning_effort
         if effort and supports_reasoning_effort(self._model):
-            kwargs["reasoning_effort"] = effort
+            tail["reasoning_effort"] = effort
         elif effort:
             notes = (f"reasoning_effort={effort!r} ignored: {self._model} does not support it",)
-        return kwargs, notes
+        messages = b",".join(self._messages(request.messages))
+        parts = [_dumps(head)[:-1], b',"messages":[', messages, b"]", *_members(fields)]
+        if request.tools:
+            parts += [b',"tools":', self._encoded_tools(request.tools)]
+        parts += [*_members(tail), b"}"]
+        return {"content": b"".join(parts)}, notes
 
     async def _send_plain(self, kwargs: dict[str, Any]) -> ModelResponse:
-        # The raw response keeps the status and content type for a clear error
-        # when a 200 answer is not a completion (the SDK would hand back a str,
-        # or raise a bare JSONDecodeError).
-        raw = await self._client.chat.completions.with_raw_response.create(**_as_json(kwargs))
+        # The HTTP response itself: its status and content type make a clear error
+        # when a 200 answer is not a completion, and its JSON is read here into the
+        # answer (the SDK would first build its typed completion of it).
+        raw = await self._client.post(
+            _PATH, cast_to=httpx2.Response, content=kwargs["content"], options=self._options
+        )
         status, content_type = raw.status_code, raw.headers.get("content-type")
         try:
-            completion = raw.parse()
-            if isinstance(completion, ChatCompletion) and isinstance(completion.choices, list):
-                return completion_to_response(completion, self._model)
-        except (ValueError, AttributeError, TypeError) as error:
+            return completion_from_json(json.loads(raw.content), self._model)
+        except (ValueError, LookupError, AttributeError, TypeError) as error:
             # Undecodable JSON, or JSON of another shape (fields missing or None).
             raise self._not_an_answer(status, content_type) from error
-        raise self._not_an_answer(status, content_type)
 
     async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
         assembler = StreamAssembler()
-        stream: AsyncStream[ChatCompletionChunk] = await self._client.chat.completions.create(
-            **_as_json(kwargs), stream=True, stream_options={"include_usage": True}
+        stream = await self._client.post(
+            _PATH,
+            cast_to=ChatCompletion,
+            content=kwargs["content"],
+            options=self._options,
+            stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
         )
         status = stream.response.status_code
         content_type = stream.response.headers.get("content-type")
@@ -258,22 +281,25 @@ class OpenAIModel(SdkModel):
 #: How many messages' wire forms a model keeps (see ``OpenAIModel._wire``).
 _WIRE_CACHE = 20_000
 
-#: Keywords of ``create`` that are options of the request, not fields of its body.
-_REQUEST_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
+#: Where Chat Completions are posted, under the client's base URL.
+_PATH = "/chat/completions"
 
 
-def _as_json(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``create``'s keywords with the body's fields handed over as ``extra_body``.
+def _dumps(value: object) -> bytes:
+    """``value`` as the SDK encodes a request body (``openai._utils._json``): UTF-8
+    JSON, no ASCII escapes, no spaces, no NaN.
 
-    The SDK walks every body field against its typed dicts before sending
-    (about 3 ms of CPU a request with the agent's tool schemas, more as the
-    transcript grows); ours are built in the wire shape already, and
-    ``extra_body`` is sent as it is, each field replacing the typed one.
+    The body is encoded here, a message at a time, and handed to the SDK as
+    content: the SDK would encode the whole conversation again on every request
+    (a cost that grows with each turn), after walking every field against its
+    typed dicts (about 3 ms of CPU a request with the agent's tool schemas).
     """
-    body = {k: v for k, v in kwargs.items() if k not in _REQUEST_OPTIONS}
-    options = {k: v for k, v in kwargs.items() if k in _REQUEST_OPTIONS}
-    extra = {**body, **(options.pop("extra_body", None) or {})}
-    return {"model": body["model"], "messages": [], **options, "extra_body": extra}
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _members(fields: dict[str, Any]) -> list[bytes]:
+    """``fields`` as members of a JSON object, each after a comma."""
+    return [b"," + _dumps(key) + b":" + _dumps(value) for key, value in fields.items()]
 
 
 def message_to_openai(message: Message) -> dict[str, Any]:
@@ -344,24 +370,63 @@ def finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
     return mapped
 
 
-def completion_to_response(completion: ChatCompletion, model: str) -> ModelResponse:
-    """Translate a non-streamed completion."""
-    if not completion.choices:
+def completion_from_json(data: Any, model: str) -> ModelResponse:
+    """Translate a non-streamed completion as the server sent it (parsed JSON).
+
+    Reads what the SDK's typed completion would say, and the same way: a missing
+    field is None, as in the SDK's unvalidated models, and anything of another
+    shape raises ``TypeError`` or ``AttributeError``.
+    """
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        raise TypeError("choices is not a list")
+    if not choices:
         raise ProviderError("response has no choices", provider=PROVIDER, model=model)
-    choice = completion.choices[0]
-    calls = tuple(
-        make_tool_call(tc.id, tc.function.name, tc.function.arguments, index)
-        for index, tc in enumerate(choice.message.tool_calls or ())
-        if tc.type == "function"
-    )
+    choice = choices[0]
+    message = choice.get("message")
+    calls = _calls_from_json(message.get("tool_calls") or ())
     return ModelResponse(
-        text=choice.message.content or "",
+        text=message.get("content") or "",
         tool_calls=calls,
-        usage=usage_of(completion.usage),
-        finish_reason=finish_reason(choice.finish_reason, bool(calls)),
-        model=completion.model or model,
+        usage=_usage_from_json(data.get("usage")),
+        finish_reason=finish_reason(choice.get("finish_reason"), bool(calls)),
+        model=data.get("model") or model,
         provider=PROVIDER,
     )
+
+
+def _calls_from_json(items: Any) -> tuple[ToolCall, ...]:
+    calls = []
+    for index, item in enumerate(items):
+        if item.get("type") == "function":
+            function = item.get("function")
+            name, arguments = function.get("name"), function.get("arguments")
+            calls.append(make_tool_call(item.get("id"), name, arguments, index))
+    return tuple(calls)
+
+
+def _usage_from_json(usage: Any) -> Usage | None:
+    """:func:`usage_of` for the usage as the server sent it."""
+    if usage is None:
+        return None
+    prompt = usage.get("prompt_tokens_details")
+    completion = usage.get("completion_tokens_details")
+    if prompt is None:
+        prompt = {}
+    if completion is None:
+        completion = {}
+    return Usage(
+        _count(usage.get("prompt_tokens")),
+        _count(usage.get("completion_tokens")),
+        cache_read_tokens=_count(prompt.get("cached_tokens") or 0),
+        cache_write_tokens=_count(prompt.get("cache_write_tokens") or 0),
+        reasoning_tokens=_count(completion.get("reasoning_tokens") or 0),
+    )
+
+
+def _count(value: Any) -> Any:
+    # The SDK's integer fields make a JSON true 1 (and false 0).
+    return int(value) if isinstance(value, bool) else value
 
 
 def usage_of(usage: CompletionUsage | None) -> Usage | None:

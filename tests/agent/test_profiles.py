@@ -132,3 +132,17 @@ def test_shell_default_timeout_follows_the_profile() -> None:
     shells = {key: PROFILES[key].registry().get("shell") for key in ("openai", "anthropic")}
     assert "default timeout is 10 seconds" in shells["openai"].definition.description  # type: ignore[union-attr]
     assert "default timeout is 120 seconds" in shells["anthropic"].definition.description  # type: ignore[union-attr]
+
+
+def test_sessions_share_a_profiles_tools_and_none_changes_them() -> None:
+    """A profile's registry is built once; what a session adds (MCP tools, spawn_agent)
+    goes into a registry of its own."""
+    first, second = PROFILES["openai"].registry(), PROFILES["openai"].registry()
+    assert first is second
+    before = first.names()
+    read = first.get("read_file")
+    assert read is not None
+    extra = first.with_tools(read.renamed("peek"))
+    assert extra.names() == [*before, "peek"]
+    assert PROFILES["openai"].registry().names() == before
+    assert first.definitions() == second.definitions()

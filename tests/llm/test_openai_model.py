@@ -11,7 +11,7 @@ import pytest
 from attractor.errors import RetryableProviderError
 from attractor.llm.openai_model import OpenAIModel, parse_arguments
 from attractor.llm.retry import RetryPolicy
-from attractor.llm.types import ModelRequest
+from attractor.llm.types import Message, ModelRequest, ToolDefinition
 from tests.llm.fake_http import FakeServer, Reply, refused_url
 from tests.llm.wire import (
     NOT_AN_API,
@@ -117,6 +117,31 @@ async def test_each_request_sends_the_conversation_as_it_is_now(
     assert contents[1] == [*contents[0], "no such file", "Now summarise."]
     assert contents[2] == [*contents[0][:3], "[compacted]", "no such file", "Now summarise."]
     assert contents[3] == contents[0][:2]
+
+
+async def test_each_request_offers_its_own_tools_and_text_arrives_unchanged(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    """The body is encoded by the adapter (the tools once for a session): each
+    request still carries exactly the tools it offers, and any text as written."""
+    grep = ToolDefinition("grep", "Search files", {"type": "object", "properties": {}})
+    offers: list[tuple[ToolDefinition, ...]] = [(READ_FILE,), (READ_FILE,), (READ_FILE, grep)]
+    offers += [(), (READ_FILE,)]
+    for _ in offers:
+        server.add(Reply(body=openai_completion("ok")))
+    model = make_model(server.url, fast_retry)
+    text = 'naïve "quoted" \\ back\nslash, emoji 🙂, line\u2028separator'
+    talk = (*conversation(), Message.user(text))
+    try:
+        for tools in offers:
+            await model.request(ModelRequest(messages=talk, tools=tools))
+    finally:
+        await model.aclose()
+    names = [[t["function"]["name"] for t in body.get("tools", ())] for body in server.bodies]
+    assert names == [["read_file"], ["read_file"], ["read_file", "grep"], [], ["read_file"]]
+    assert ["tool_choice" in body for body in server.bodies] == [True, True, True, False, True]
+    assert all(body["messages"][-1] == {"role": "user", "content": text} for body in server.bodies)
+    assert all(body["model"] == "gpt-test" for body in server.bodies)
 
 
 async def test_tool_calls_parsed_and_bad_json_reported(
@@ -355,3 +380,38 @@ async def test_a_200_answer_that_is_not_a_completion_is_a_clear_provider_error(
     assert error.reason == (
         f"the server did not answer with a chat completion (got {content_type}); check --base-url"
     )
+
+
+async def test_a_plain_answer_is_read_as_the_server_wrote_it(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    """Usage details, a call without an id, a call of another type and an answer
+    without choices, read from the JSON itself."""
+    call = {"id": None, "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+    other = {"id": "x", "type": "custom", "custom": {"name": "grep", "input": ""}}
+    usage = {
+        "prompt_tokens": 30,
+        "completion_tokens": 7,
+        "total_tokens": 37,
+        "prompt_tokens_details": {"cached_tokens": 20, "cache_write_tokens": 5},
+        "completion_tokens_details": {"reasoning_tokens": 3},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [other, call]}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    body = {"id": "c", "object": "chat.completion", "created": 0, "model": "served-name"}
+    server.add(Reply(body={**body, "choices": [choice], "usage": usage}))
+    server.add(Reply(body={**body, "choices": []}))
+    model = make_model(server.url, fast_retry)
+    try:
+        answer = await model.request(simple_request())
+        empty = await failure_of(model)
+    finally:
+        await model.aclose()
+    assert (answer.text, answer.model, answer.finish_reason) == ("", "served-name", "tool_calls")
+    [only] = answer.tool_calls
+    assert (only.id, only.name, only.arguments) == ("call_1", "grep", {})
+    assert answer.usage is not None
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (30, 7)
+    assert (answer.usage.cache_read_tokens, answer.usage.cache_write_tokens) == (20, 5)
+    assert answer.usage.reasoning_tokens == 3
+    assert (empty.reason, empty.status) == ("response has no choices", None)
