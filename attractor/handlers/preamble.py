@@ -121,7 +121,12 @@ def _stage_lines(stages: Sequence[StageRecord], shape: Shape) -> list[str]:
     return lines
 
 
-@lru_cache(maxsize=1024)
+#: Twice the most stage lines a mode shows: a line is built once while it stays in
+#: view, and a long run does not keep the lines of stages long out of view.
+_LINES_KEPT = 2 * max(shape.stages for shape in SHAPES.values())
+
+
+@lru_cache(maxsize=_LINES_KEPT)
 def _brief_line(node: str, status: str, note: str, details: str = "") -> str:
     """One stage's line (each stays in view for the next 20 or 30 stages: built once)."""
     line = f"- {node}: {status}{details}"
