@@ -111,10 +111,10 @@ def _stage_lines(stages: Sequence[StageRecord], shape: Shape) -> list[str]:
         return []
     recent = stages[-shape.stages :]
     lines = ["", "Recent stages, oldest first:"]
+    if not shape.details:
+        lines += [_brief_line(stage.node, stage.status, stage.note) for stage in recent]
+        return lines
     for stage in recent:
-        if not shape.details:
-            lines.append(_brief_line(stage.node, stage.status, stage.note))
-            continue
         tokens = sum((stage.usage or {}).values())
         details = f" ({stage.attempts} attempt(s), {stage.duration:.1f}s, {tokens} tokens)"
         lines.append(_brief_line(stage.node, stage.status, stage.note, details))
