@@ -77,7 +77,9 @@ def _own_values(node: Node | None) -> tuple[str | None, ...]:
     if node is None:  # the run's own commands (workspace_setup): the run's settings alone
         return _NO_OWN
     attrs = node.attrs
-    return tuple((attrs.get(key) or "").strip() or None for key in _OWN_KEYS)
+    # From a list, not a generator: a tuple built from a generator is resized, and
+    # dropped into the interpreter's free list of that size, which grew a node.
+    return tuple([(attrs.get(key) or "").strip() or None for key in _OWN_KEYS])
 
 
 def boundary_of(node: Node | None, settings: Settings, base: Path) -> Boundary:
