@@ -194,8 +194,14 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            new = {k: self.value(v) for k, v in value.items()}
-            return value if all(new[k] is value[k] for k in value) else new
+            new: dict[Any, Any] | None = None  # made at the first change only
+            for key, item in value.items():
+                clean = self.value(item)
+                if clean is not item:
+                    if new is None:
+                        new = dict(value)
+                    new[key] = clean
+            return value if new is None else new
         if isinstance(value, list | tuple):
             items = [self.value(v) for v in value]
             if all(a is b for a, b in zip(items, value, strict=True)):

@@ -12,7 +12,7 @@ import pytest
 
 from attractor.errors import InputFileError, PipelinePathError
 from attractor.fileio.confine import confine_path, read_confined_text
-from attractor.fileio.jsonio import MAX_JSON_DEPTH, json_depth, loads_json
+from attractor.fileio.jsonio import MAX_JSON_DEPTH, json_depth, json_lines, loads_json
 from attractor.fileio.reads import (
     MiB,
     format_size,
@@ -283,3 +283,19 @@ def test_a_byte_order_mark_at_the_start_is_dropped(tmp_path: Path) -> None:
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbfdigraph \xef\xbb\xbf")
     assert read_bounded(path, 100, "pipeline file") == "digraph \ufeff"
+
+
+def test_json_lines_writes_one_field_a_line_as_json_dumps_would() -> None:
+    from attractor.handlers.outcome import StageStatus
+
+    data = {
+        "outcome": StageStatus.SUCCESS,
+        "notes": 'é "quoted"\nline',
+        "context_updates": {"a": [1, None, True]},
+        7: 1.5,
+        "path": Path("/x"),
+    }
+    fields = [f"  {json.dumps(str(k))}: {json.dumps(v, default=str)}" for k, v in data.items()]
+    for _ in range(2):  # the second time from the cache of field starts
+        assert json_lines(data) == "{\n" + ",\n".join(fields) + "\n}\n"
+    assert json_lines({}) == "{}\n"

@@ -54,6 +54,8 @@ class EventBus:
                 observer(event)
             except Exception as exc:  # a display or log bug must not kill the run
                 self.errors.append(f"event observer {observer!r} failed: {exc}")
+        if not self._streams:  # most runs: nobody subscribed
+            return
         for stream in list(self._streams):
             try:
                 stream.send_nowait(event)

@@ -72,17 +72,12 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
             state.on_step(state, node_id)
 
 
-#: What a walk keeps of a node's outcome once applied: its status, which is all
-#: goal gates read (a resumed run rebuilds the same from its checkpoint). One
-#: shared value a status, so a long run does not hold every node's details.
-_KEPT = {status: Outcome(status) for status in StageStatus}
-
-
 def apply_outcome(state: Walk, node: Node, outcome: Outcome) -> None:
     """Record the node as completed and merge its updates into the context."""
     state.completed.append(node.id)
     if outcome.status != StageStatus.SKIPPED:
-        state.outcomes[node.id] = _KEPT[outcome.status]
+        # All a walk keeps of it: its status, which is all goal gates read (a resumed
+        # run rebuilds the same from its checkpoint).
         state.statuses[node.id] = outcome.status.value
     state.context.apply(outcome.context_updates)
     state.context.set("outcome", outcome.status.value)

@@ -32,6 +32,8 @@ CONDITIONAL = "conditional"
 
 def best_by_weight(edges: Iterable[Edge]) -> Edge | None:
     """Highest weight first; equal weights go to the target id that sorts first."""
+    if isinstance(edges, list) and len(edges) < 2:  # most nodes: one edge, nothing to rank
+        return edges[0] if edges else None
     ranked = sorted(edges, key=lambda e: (-e.weight, e.target))
     return ranked[0] if ranked else None
 
@@ -41,6 +43,8 @@ def select_edge(node: Node, outcome: Outcome, context: Context) -> Edge | None:
     edges = node.outgoing()
     if not edges:
         return None
+    if len(edges) == 1 and not edges[0].condition:
+        return edges[0]  # each of the steps below would choose it
     matched = [
         e for e in edges if e.condition and evaluate_condition(e.condition, outcome, context)
     ]

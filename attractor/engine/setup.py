@@ -18,7 +18,6 @@ from attractor.engine.state import NodeResult, Walk, sum_usage
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.handlers.context import Context
-from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
 from attractor.proc.ledger import stop_survivors
 from attractor.run_status import RESUMABLE, RunStatus
@@ -341,7 +340,6 @@ def restore_walk(checkpoint: Checkpoint) -> Walk:
     return Walk(
         context=context,
         completed=list(checkpoint.completed_nodes),
-        outcomes={k: Outcome(StageStatus(v)) for k, v in checkpoint.node_outcomes.items()},
         statuses=dict(checkpoint.node_outcomes),
         visits=Counter(checkpoint.node_visits),
         retries=dict(checkpoint.node_retries),

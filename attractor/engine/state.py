@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -17,7 +17,7 @@ from attractor.events import CheckpointSaved, Event
 from attractor.fileio.jsonio import dumps
 from attractor.handlers.base import BranchRunner, Services
 from attractor.handlers.context import Context
-from attractor.handlers.outcome import Outcome
+from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.registry import HandlerRegistry
 from attractor.llm.types import Usage
 from attractor.run_status import RunStatus
@@ -109,8 +109,8 @@ class Walk:
 
     context: Context
     completed: list[str] = field(default_factory=list)
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
-    #: outcomes' statuses as text, kept alongside so a checkpoint need not rebuild it.
+    #: Each node's last status (as text, as the checkpoint keeps it): all a walk keeps
+    #: of an outcome once applied (see :attr:`outcomes`).
     statuses: dict[str, str] = field(default_factory=dict)
     visits: Counter[str] = field(default_factory=Counter)
     retries: dict[str, int] = field(default_factory=dict)
@@ -128,6 +128,34 @@ class Walk:
     #: A parallel branch's own worktree and the services that work in it (None: the run's).
     workspace: Workspace | None = None
     services: Services | None = None
+
+    @property
+    def outcomes(self) -> Mapping[str, Outcome]:
+        """Each node's last outcome as goal gates read it: its status only, one shared
+        :class:`Outcome` a status, so a long run does not hold every node's details."""
+        return _StatusOutcomes(self.statuses)
+
+
+#: The outcome a walk keeps of each status (:attr:`Walk.outcomes`).
+_KEPT = {status.value: Outcome(status) for status in StageStatus}
+
+
+class _StatusOutcomes(Mapping[str, Outcome]):
+    """A read-only view of a walk's statuses as outcomes, in the order they were set."""
+
+    __slots__ = ("_statuses",)
+
+    def __init__(self, statuses: dict[str, str]) -> None:
+        self._statuses = statuses
+
+    def __getitem__(self, node_id: str) -> Outcome:
+        return _KEPT[self._statuses[node_id]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._statuses)
+
+    def __len__(self) -> int:
+        return len(self._statuses)
 
 
 @dataclass

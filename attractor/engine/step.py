@@ -84,13 +84,14 @@ async def _attempts(
     """The final outcome, the attempts made and what they all spent (None: no model asked)."""
     policy = policy_for(node, run.graph, run.backoff)
     try:
-        handler_type = run.registry.resolve_type(node)
+        handler_type: str | None = run.registry.resolve_type(node)
     except RunError:
-        handler_type = "unknown"  # _attempt reports the error as the node's failure
+        handler_type = None  # _attempt reports the error as the node's failure
+    shown = handler_type or "unknown"
     # Failed attempts of this visit made before the run was stopped (restored
     # from the checkpoint on resume); the interrupted attempt runs again.
     attempt = min(walk.retries.get(node.id, 0) + 1, policy.max_attempts)
-    acts = has_side_effects(handler_type, run.services.backend)
+    acts = has_side_effects(shown, run.services.backend)
     spent: Usage | None = None
     while True:
         if acts and run.progress is not None:
@@ -99,9 +100,7 @@ async def _attempts(
             run.progress.sync()
         visit = walk.visits[node.id]
         run.emit(
-            StageStarted(
-                name=node.id, index=index, handler=handler_type, attempt=attempt, visit=visit
-            )
+            StageStarted(name=node.id, index=index, handler=shown, attempt=attempt, visit=visit)
         )
         if acts:
             await workspace_hooks.before_attempt(run, walk, node, attempt)
@@ -110,7 +109,7 @@ async def _attempts(
             await workspace_hooks.after_attempt(run, walk, node, attempt, outcome)
         spent = _add_usage(spent, outcome)
         if (
-            not _retryable(outcome, handler_type)
+            not _retryable(outcome, shown)
             or attempt >= policy.max_attempts
             # Another attempt could not make a model request; the engine ends the
             # run with the budget's reason right after this node.
@@ -149,7 +148,7 @@ def _retryable(outcome: Outcome, handler_type: str) -> bool:
     return outcome.status.is_failure and handler_type != "conditional"
 
 
-def _attempt_timeout(node: Node, handler_type: str) -> float | None:
+def _attempt_timeout(node: Node, handler_type: str | None) -> float | None:
     # A human gate without human.timeout uses its timeout for the question, so
     # that human.default_choice applies; bounding the node too would fail it
     # at the same moment.
@@ -159,9 +158,17 @@ def _attempt_timeout(node: Node, handler_type: str) -> float | None:
 
 
 async def _attempt(
-    run: Run, walk: Walk, node: Node, attempt: int, run_branch: BranchRunner, handler_type: str
+    run: Run,
+    walk: Walk,
+    node: Node,
+    attempt: int,
+    run_branch: BranchRunner,
+    handler_type: str | None,
 ) -> Outcome:
-    """One handler call under the node's own timeout; errors become FAIL."""
+    """One handler call under the node's own timeout; errors become FAIL.
+
+    ``handler_type``: the node's type, None when it has none that resolves.
+    """
     stage_dir, created = run.run_dir.open_stage_dir(node.id)
     # A fresh run's first attempt finds an empty folder; anything else may find the
     # files of an earlier attempt (a retry, a loop, the attempt a resume runs again).
@@ -180,7 +187,10 @@ async def _attempt(
     # A folder made just now holds no status.json: no need to look.
     before = None if created else status_file.signature(env.stage_dir)
     try:
-        handler = run.registry.resolve(node)
+        if handler_type is None:
+            handler = run.registry.resolve(node)  # raises what is wrong with its type
+        else:
+            handler = run.registry.handler(handler_type, node)
         if timeout is None:  # no cancel scope to enter and leave for nothing
             result = await handler.execute(node, walk.context, run.graph, env)
         else:

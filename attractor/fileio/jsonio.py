@@ -61,9 +61,25 @@ def json_lines(data: dict[str, Any]) -> str:
     As readable as ``indent=2`` for a record of a few fields (status.json), at
     half its cost: ``json.dumps`` with ``indent`` takes the pure-Python encoder.
     """
-    encode = dumps
-    fields = ",\n".join(f"  {encode(str(k))}: {encode(v)}" for k, v in data.items())
+    heads = _HEADS
+    fields = ",\n".join(
+        (heads.get(k) or _head(k)) + (_encode_str(v) if type(v) is str else dumps(v))
+        for k, v in data.items()
+    )
     return f"{{\n{fields}\n}}\n" if fields else "{}\n"
+
+
+#: The start of a json_lines field (``  "outcome": ``) by key: records repeat their keys.
+_HEADS: dict[Any, str] = {}
+_HEADS_LIMIT = 1024
+_encode_str = json.encoder.encode_basestring_ascii
+
+
+def _head(key: Any) -> str:
+    head = f"  {dumps(str(key))}: "
+    if len(_HEADS) < _HEADS_LIMIT and type(key) is str:
+        _HEADS[key] = head
+    return head
 
 
 # -- JSON nesting -------------------------------------------------------------------

@@ -88,7 +88,7 @@ def atomic_write_text(
         try:
             if mode is None:
                 _keep_mode(fd, path)
-            _write_all(fd, text.encode("utf-8"))
+            write_all(fd, text.encode("utf-8"))
             if fsync:
                 os.fsync(fd)
         finally:
@@ -110,8 +110,12 @@ def _keep_mode(fd: int, path: Path) -> None:
         os.fchmod(fd, stat.S_IMODE(old))
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (one call unless the kernel takes less)."""
+    written = os.write(fd, data)
+    if written == len(data):  # nearly always: no view to make
+        return
+    view = memoryview(data)[written:]
     while view:
         view = view[os.write(fd, view) :]
 
@@ -142,7 +146,7 @@ class AppendFile:
         """Append ``text`` (ignored once closed: a late event after the run ended)."""
         if self._fd is not None:
             clean = text if self._redacted else redact.text(text)
-            _write_all(self._fd, clean.encode("utf-8"))
+            write_all(self._fd, clean.encode("utf-8"))
 
     def close(self) -> None:
         if self._fd is not None:
@@ -158,7 +162,7 @@ def write_text(path: str | Path, text: str) -> None:
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, run_file_mode())
     try:
-        _write_all(fd, redact.text(text).encode("utf-8"))
+        write_all(fd, redact.text(text).encode("utf-8"))
     finally:
         os.close(fd)
 
@@ -167,6 +171,6 @@ def append_text(path: str | Path, text: str) -> None:
     """Append ``text`` to a run directory's log file (created with :func:`run_file_mode`)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode())
     try:
-        _write_all(fd, redact.text(text).encode("utf-8"))
+        write_all(fd, redact.text(text).encode("utf-8"))
     finally:
         os.close(fd)

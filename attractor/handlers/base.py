@@ -221,19 +221,20 @@ class StageEnv:
         self, node: Node, prompt: str, context: Context, graph: Graph, **extra: Any
     ) -> StageRequest:
         """What the codergen backend gets for this attempt (``extra``: history, steering)."""
+        workdir = self.workdir(node, graph)
         return StageRequest(
             node=node,
             prompt=prompt,
             context=context,
             graph=graph,
             stage_dir=self.stage_dir,
-            workdir=self.workdir(node, graph),
+            workdir=workdir,
             attempt=self.attempt,
             visit=self.visit,
             settings=self.settings,
             emit=self.emit,
             run_budget=self.services.run_budget,
-            environment=self.environment(node, graph),
+            environment=self.environment(node, graph, workdir),
             interviewer=self.services.interviewer,
             **extra,
         )
@@ -253,14 +254,17 @@ class StageEnv:
         owner = node.id if node.has("workdir") else None
         return confine_path(base / raw, self.read_roots(), attribute="workdir", node=owner)
 
-    def environment(self, node: Node, graph: Graph) -> LocalEnvironment:
-        """Where this step's commands run (see :mod:`attractor.handlers.boundary`)."""
+    def environment(
+        self, node: Node, graph: Graph, workdir: Path | None = None
+    ) -> LocalEnvironment:
+        """Where this step's commands run (see :mod:`attractor.handlers.boundary`);
+        ``workdir``: :meth:`workdir`, when the caller has it already."""
         from attractor.handlers.boundary import environment_for
 
         return environment_for(
             node,
             self.settings,
-            self.workdir(node, graph),
+            self.workdir(node, graph) if workdir is None else workdir,
             base=self.services.base_workdir,
             run_dir=self.logs_root,
             stage_dir=self.stage_dir,

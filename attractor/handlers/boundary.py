@@ -16,7 +16,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import weakref
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import AGENT_BACKENDS, parse_network, parse_paths, parse_patterns
@@ -59,29 +62,63 @@ class Boundary:
     image: str = ""
 
 
-def _own(node: Node | None, key: str) -> str | None:
+#: The node attributes a step's boundary reads.
+_OWN_KEYS = ("env", "env_allow", "env_deny", "sandbox", "network", "writable", "image")
+_NO_OWN: tuple[str | None, ...] = (None,) * len(_OWN_KEYS)
+#: Boundaries worked out for each live Settings (by id, dropped with it), by base
+#: and the node's own values: the same few recur on every node of a run, and a
+#: boundary's env policy keeps its answer for each variable it was asked about.
+_KNOWN: dict[int, tuple[weakref.ref[Settings], dict[Any, Boundary]]] = {}
+_KNOWN_LIMIT = 256
+
+
+def _own_values(node: Node | None) -> tuple[str | None, ...]:
+    """The node's own boundary attributes, stripped (None: absent or blank)."""
     if node is None:  # the run's own commands (workspace_setup): the run's settings alone
-        return None
-    raw = node.raw(key)
-    return raw.strip() if raw is not None and raw.strip() else None
+        return _NO_OWN
+    attrs = node.attrs
+    # From a list, not a generator: a tuple built from a generator is resized, and
+    # dropped into the interpreter's free list of that size, which grew a node.
+    return tuple([(attrs.get(key) or "").strip() or None for key in _OWN_KEYS])
 
 
 def boundary_of(node: Node | None, settings: Settings, base: Path) -> Boundary:
     """The step's boundary before checking that the sandbox works here (``node`` None:
-    the run's own, from the settings alone)."""
-    mode = _own(node, "env") or settings.env
-    allow = settings.env_allow + parse_patterns(_own(node, "env_allow") or "")
-    deny = settings.env_deny + parse_patterns(_own(node, "env_deny") or "")
-    sandbox = _own(node, "sandbox") or settings.sandbox
+    the run's own, from the settings alone). Worked out once per run for each
+    combination of a node's own values (``writable`` paths resolved then)."""
+    own = _own_values(node)
+    key = id(settings)
+    known = _KNOWN.get(key)
+    if known is None or known[0]() is not settings:
+        ref = weakref.ref(settings, partial(_forget, key))
+        known = _KNOWN[key] = (ref, {})
+    boundaries = known[1]
+    boundary = boundaries.get((base, own))
+    if boundary is None:
+        boundary = _boundary(own, settings, base)
+        if len(boundaries) < _KNOWN_LIMIT:
+            boundaries[(base, own)] = boundary
+    return boundary
+
+
+def _forget(key: int, _: object) -> None:
+    _KNOWN.pop(key, None)
+
+
+def _boundary(own: tuple[str | None, ...], settings: Settings, base: Path) -> Boundary:
+    env, env_allow, env_deny, own_sandbox, net, own_writable, own_image = own
+    mode = env or settings.env
+    allow = settings.env_allow + parse_patterns(env_allow or "")
+    deny = settings.env_deny + parse_patterns(env_deny or "")
+    sandbox = own_sandbox or settings.sandbox
     if sandbox == "auto" and settings.sandbox == SANDBOX_REQUIRED:
         sandbox = SANDBOX_REQUIRED  # a node's auto cannot undo the run's requirement
-    net = _own(node, "network")
     network = parse_network(net) if net is not None else settings.network
     hosts = network if isinstance(network, tuple) else ()
-    extra = settings.writable + parse_paths(_own(node, "writable") or "")
+    extra = settings.writable + parse_paths(own_writable or "")
     writable = tuple(dict.fromkeys((base / p).resolve() for p in extra))
     policy = EnvPolicy(mode, allow, deny)
-    image = _own(node, "image") or settings.image or ""
+    image = own_image or settings.image or ""
     return Boundary(sandbox, policy, network is True, writable, hosts, image)
 
 

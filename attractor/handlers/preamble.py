@@ -65,11 +65,12 @@ def build(mode: str, *, graph: Graph, context: Context, record: RunRecord) -> st
     done, failed, partial = record.tally()
     if shape is None or not done:
         return ""
-    recent = _recent(record.stages(), graph, max(shape.stages, shape.responses * 4, 1))
+    window = _window(record, graph, max(shape.stages, shape.responses * 4, 1))
+    recent = window.found
     parts = [f"Goal: {graph.goal or '(none given)'}", f"Run: {record.run_id}"]
     if mode != "truncate":
         parts.append(f"Stages finished: {done} ({failed} failed, {partial} partial).")
-        parts.extend(_stage_lines(recent, shape))
+        parts.extend(_stage_lines(recent, shape, window.lines))
         parts.extend(_context_lines(context, shape))
         parts.extend(_responses(recent, record, shape))
     body = "\n".join(parts)
@@ -94,6 +95,60 @@ def _start_ids(graph: Graph) -> frozenset[str]:
     return starts
 
 
+class _Window:
+    """The last stages one size of preamble showed from a record, and their brief lines."""
+
+    __slots__ = ("graph", "seen", "first", "last", "found", "lines")
+
+    def __init__(
+        self,
+        graph: Graph,
+        stages: Sequence[StageRecord],
+        found: list[StageRecord],
+        lines: list[str],
+    ) -> None:
+        self.graph = graph
+        #: How many rows of the record were read, the first and the last of them (rows
+        #: put before them, as a resumed branch's rows are, mean reading all again).
+        self.seen = len(stages)
+        self.first = stages[0] if stages else None
+        self.last = stages[-1] if stages else None
+        self.found = found
+        self.lines = lines
+
+
+#: Each record's windows, by size: a run adds a row or two between two stages, so
+#: a preamble reads only the rows added since the last one and makes only their lines.
+_WINDOWS: WeakKeyDictionary[RunRecord, dict[int, _Window]] = WeakKeyDictionary()
+
+
+def _window(record: RunRecord, graph: Graph, n: int) -> _Window:
+    """The last ``n`` stages of ``record`` (:func:`_recent`) and their brief lines."""
+    stages = record.stages()
+    try:
+        windows = _WINDOWS.setdefault(record, {})
+    except TypeError:  # a record that cannot be weakly referenced: nothing kept
+        windows = {}
+    known = windows.get(n)
+    if (
+        known is None
+        or known.graph is not graph
+        or known.seen > len(stages)
+        or (known.seen and stages[known.seen - 1] is not known.last)
+        or (known.seen and stages[0] is not known.first)
+    ):
+        found = _recent(stages, graph, n)
+        lines = [_brief_line(s.node, s.status, s.note) for s in found]
+    else:
+        starts = _start_ids(graph)
+        new = [s for s in stages[known.seen :] if s.status != "skipped" and s.node not in starts]
+        new = new[-n:]
+        found = (known.found + new)[-n:]
+        lines = (known.lines + [_brief_line(s.node, s.status, s.note) for s in new])[-n:]
+    window = windows[n] = _Window(graph, stages, found, lines)
+    return window
+
+
 def _recent(stages: Sequence[StageRecord], graph: Graph, n: int) -> list[StageRecord]:
     """The last ``n`` stages, oldest first, read from the end."""
     found: list[StageRecord] = []
@@ -106,22 +161,28 @@ def _recent(stages: Sequence[StageRecord], graph: Graph, n: int) -> list[StageRe
     return found[::-1]
 
 
-def _stage_lines(stages: Sequence[StageRecord], shape: Shape) -> list[str]:
+def _stage_lines(stages: Sequence[StageRecord], shape: Shape, brief: list[str]) -> list[str]:
+    """The lines of the last stages ``shape`` shows; ``brief``: each stage's brief line."""
     if not shape.stages:
         return []
     recent = stages[-shape.stages :]
     lines = ["", "Recent stages, oldest first:"]
+    if not shape.details:
+        lines += brief[-shape.stages :]
+        return lines
     for stage in recent:
-        if not shape.details:
-            lines.append(_brief_line(stage.node, stage.status, stage.note))
-            continue
         tokens = sum((stage.usage or {}).values())
         details = f" ({stage.attempts} attempt(s), {stage.duration:.1f}s, {tokens} tokens)"
         lines.append(_brief_line(stage.node, stage.status, stage.note, details))
     return lines
 
 
-@lru_cache(maxsize=1024)
+#: Twice the most stage lines a mode shows: a line is built once while it stays in
+#: view, and a long run does not keep the lines of stages long out of view.
+_LINES_KEPT = 2 * max(shape.stages for shape in SHAPES.values())
+
+
+@lru_cache(maxsize=_LINES_KEPT)
 def _brief_line(node: str, status: str, note: str, details: str = "") -> str:
     """One stage's line (each stays in view for the next 20 or 30 stages: built once)."""
     line = f"- {node}: {status}{details}"

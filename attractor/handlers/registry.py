@@ -70,7 +70,11 @@ class HandlerRegistry:
         return by_shape
 
     def resolve(self, node: Node) -> Handler:
-        name = self.resolve_type(node)
+        return self.handler(self.resolve_type(node), node)
+
+    def handler(self, name: str, node: Node) -> Handler:
+        """The handler of type ``name``, the :meth:`resolve_type` of ``node`` (built the
+        first time a node of that type runs)."""
         handler = self._handlers.get(name)
         if handler is not None:
             return handler

@@ -245,24 +245,25 @@ class _ListCache:
 class _MapCache:
     """The JSON of a dict of scalars (statuses, counters) keyed by node id.
 
-    Only the entries of ``candidates`` (the nodes touched since the previous
-    write) are re-encoded; a cheap comparison with the previous state then
-    checks that nothing else changed, else the whole dict is encoded again.
-    The candidates only make it fast, never wrong: the result always parses to
-    the dict, in the dict's order for statuses.
+    Keeps a copy of the dict as last encoded and its JSON body. When the only
+    change since is entries added at the end (the nodes of ``candidates``, those
+    touched since the previous write), only they are encoded and appended; any
+    other change (a node entered again) encodes the whole dict once more, in C.
+    A comparison with the copy checks that nothing else changed: the candidates
+    only make it fast, never wrong. The result always parses to the dict, in the
+    dict's order for statuses. No JSON is kept a node: a long run's snapshots are
+    spaced out (engine/progress.py), its memory is not.
     """
 
     def __init__(self, ordered: bool) -> None:
-        #: The dict as last encoded, and each entry's JSON in the same order.
+        #: The dict as last encoded, and its JSON without the braces.
         self.prev: dict[Any, Any] = {}
-        self.parts: dict[Any, str] = {}
         self.body = ""
         self.ordered = ordered
 
     def encode(self, values: Mapping[Any, Any], candidates: list[str]) -> str:
-        prev, parts = self.prev, self.parts
+        prev = self.prev
         appended: list[str] = []
-        rewritten = False
         for key in candidates:
             if key not in values:
                 continue
@@ -270,17 +271,13 @@ class _MapCache:
             if key in prev:
                 if type(prev[key]) is type(value) and prev[key] == value:
                     continue
-                rewritten = True
-            else:
-                appended.append(key)
+                return self._rebuild(values)  # a value changed in place
+            appended.append(key)
             prev[key] = value
-            parts[key] = dumps_compact(key) + ":" + dumps_compact(value)
         if len(prev) != len(values) or prev != values or not self._same_order(values):
             return self._rebuild(values)
-        if rewritten:
-            self.body = ",".join(parts.values())
-        elif appended:
-            new = ",".join(parts[key] for key in appended)
+        if appended:
+            new = ",".join(f"{dumps_compact(key)}:{dumps_compact(values[key])}" for key in appended)
             self.body = f"{self.body},{new}" if self.body else new
         return f"{{{self.body}}}"
 
@@ -291,11 +288,10 @@ class _MapCache:
 
     def _rebuild(self, values: Mapping[Any, Any]) -> str:
         if not all(type(key) is str for key in values):  # json.dumps converts other keys
-            self.prev, self.parts, self.body = {}, {}, ""
+            self.prev, self.body = {}, ""
             return dumps_compact(dict(values))
         self.prev = dict(values)
-        self.parts = {k: dumps_compact(k) + ":" + dumps_compact(v) for k, v in values.items()}
-        self.body = ",".join(self.parts.values())
+        self.body = dumps_compact(self.prev)[1:-1]
         return f"{{{self.body}}}"
 
 

@@ -32,7 +32,7 @@ from attractor import redact
 from attractor.errors import CheckpointError, InputFileError
 from attractor.fileio.jsonio import dumps_compact, loads_json
 from attractor.fileio.reads import read_lines
-from attractor.fileio.writes import run_file_mode
+from attractor.fileio.writes import run_file_mode, write_all
 
 JOURNAL = "journal.jsonl"
 
@@ -62,9 +62,7 @@ class Journal:
     def _write(self, data: bytes) -> None:
         if self._fd is None:
             raise CheckpointError(f"{self.path}: the journal is closed")
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        write_all(self._fd, data)
         self.offset += len(data)
         self._unsynced = True
 

@@ -21,6 +21,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import stat
 import time
@@ -97,8 +98,22 @@ def utc_stamp(when: float | None = None) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
 
 
+#: A name made only of what a folder name keeps as it is (``\\w`` is what
+#: ``str.isalnum`` accepts, and ``_``).
+_SAFE_NAME = re.compile(r"[\w.-]+")
+
+
 def _safe_name(name: str) -> str:
-    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    """``name`` as a folder name: a new string, never ``name`` itself.
+
+    Python 3.11's pathlib interns each part of a path it builds: the graph's own
+    id would stay in the interpreter's table for as long as the graph lives,
+    an entry a node of a long run; a copy leaves it when its path is dropped.
+    """
+    if _SAFE_NAME.fullmatch(name):  # most node ids: a copy, not a loop a character
+        cleaned = name.encode().decode()
+    else:
+        cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return cleaned.strip("._") or "pipeline"
 
 
@@ -328,9 +343,10 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        #: Nodes whose folder this process has made sure exists: ids, not paths,
-        #: so that a long run does not hold a path object a node.
-        self._opened: set[str] = set()
+        #: The node whose folder this process made sure exists last, and the folder:
+        #: the engine asks for it again as the node ends. Only the last: a long run
+        #: holds nothing a node, and a node entered again costs one mkdir that fails.
+        self._opened: tuple[str, Path] | None = None
         self._lock_fd: int | None = None
         self._encoder: CheckpointEncoder | None = None
 
@@ -496,9 +512,9 @@ class RunDir:
 
     def open_stage_dir(self, node_id: str) -> tuple[Path, bool]:
         """The folder of node ``node_id``, and whether this call created it (so it is empty)."""
+        if self._opened is not None and self._opened[0] == node_id:
+            return self._opened[1], False
         path = self.path / _safe_name(node_id)
-        if node_id in self._opened:
-            return path, False
         try:
             make_run_dir(path)
             created = True
@@ -507,7 +523,7 @@ class RunDir:
         except FileNotFoundError:  # the run directory itself went away: say where
             path.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
             created = True
-        self._opened.add(node_id)
+        self._opened = (node_id, path)
         return path, created
 
     def copy_source(self, text: str) -> None:

@@ -132,3 +132,16 @@ def test_fail_takes_an_outcome_edge_combined_with_context_clauses() -> None:
     )
     step = next_step(graph.node("n"), FAIL, Context({"env": "prod"}))
     assert (step.target, step.via) == ("fix", "fail_edge")
+
+
+def test_a_single_edge_is_taken_whatever_the_outcome_prefers() -> None:
+    graph = graph_of('n -> a [label="Go"]\n m -> b [condition="outcome=fail"]\n start -> n -> m')
+    for outcome in (
+        OK,
+        Outcome(StageStatus.SUCCESS, preferred_label="other"),
+        Outcome(StageStatus.PARTIAL_SUCCESS, suggested_next_ids=("elsewhere",)),
+    ):
+        edge = select_edge(graph.node("n"), outcome, Context())
+        assert edge is not None and edge.target == "a"
+    # One edge with a condition that does not hold is no edge to take.
+    assert select_edge(graph.node("m"), OK, Context()) is None

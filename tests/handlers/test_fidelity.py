@@ -124,3 +124,22 @@ def test_summary_high_quotes_the_last_responses() -> None:
         "summary:high", graph=_graph("x"), context=Context(), record=_Record(stages)
     )
     assert "Response of review:" in text and "Response of plan:" in text
+
+
+@pytest.mark.parametrize("mode", ["compact", "summary:medium", "summary:high"])
+def test_a_growing_record_gives_the_preamble_a_fresh_reading_gives(mode: str) -> None:
+    # Each preamble reads only the rows added since the last one: it must say what
+    # a first reading of the same rows says, also once rows come before the others.
+    graph = _graph("x")
+    stages = [_Stage("start")]
+    record = _Record(stages)
+    for i in range(60):
+        status = "skipped" if i % 7 == 3 else "fail" if i % 5 == 0 else "success"
+        stages += [_Stage(f"s{i}", status=status, note=f"note {i}")] * (1 + i % 3)
+        if i == 40:  # a resumed branch's rows go first
+            stages[:0] = [_Stage("b0", note="from the branch"), _Stage("b1")]
+        if i == 50:
+            stages[:] = stages[:30]  # fewer rows than read last time
+        built = preamble.build(mode, graph=graph, context=Context(), record=record)
+        fresh = preamble.build(mode, graph=graph, context=Context(), record=_Record(stages))
+        assert built == fresh

@@ -137,3 +137,19 @@ def test_the_agent_shell_tool_gets_an_allowed_variable(workspace: Path) -> None:
         workspace, "printenv DEPLOY_TOKEN", "--env-allow", "DEPLOY_TOKEN", DEPLOY_TOKEN="d-5"
     )
     assert "d-5" in done[0]["output"]
+
+
+def test_each_node_of_a_run_keeps_its_own_env_allow(workspace: Path) -> None:
+    # Nodes with the same attributes share one worked-out boundary; others do not.
+    command = 'shape=parallelogram, tool_command="printenv DEPLOY_TOKEN; true"'
+    write(
+        workspace / "p.dot",
+        "digraph p {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n"
+        f'  a [{command}, env_allow="DEPLOY_*"]\n  b [{command}]\n'
+        f'  c [{command}, env_allow="DEPLOY_*"]\n  d [{command}, env_allow="OTHER_*"]\n'
+        "  start -> a -> b -> c -> d -> done\n}\n",
+    )
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/r"], env={"DEPLOY_TOKEN": "d-5"})
+    assert result.exit_code == 0, result.output + result.stderr
+    out = {n: (workspace / "runs/r" / n / "stdout.txt").read_text() for n in "abcd"}
+    assert out == {"a": "d-5\n", "b": "", "c": "d-5\n", "d": ""}
