@@ -953,6 +953,15 @@ def model_rows(quick: bool) -> list[Row]:
             fan["wall_s"] <= 1.2 * fan["ideal_s"],
         ),
         Row(
+            "  (the OpenAI SDK alone sending the same 64 requests at once, its client open)",
+            fan["bare_wall_s"],
+            "s",
+            "the ideal",
+            fan["ideal_s"],
+            "-",
+            None,
+        ),
+        Row(
             "  (the same fan-out in a git repository, its default workspace: a worktree a "
             "branch, checkpointed, merged at the fan-in)",
             in_repo["wall_s"],

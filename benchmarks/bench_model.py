@@ -213,7 +213,7 @@ def _make_repo(work: Path) -> None:
 
 def fan_out(branches: int, delay: float, reps: int, folder: Path) -> dict[str, float]:
     ideal = math.ceil(branches / branches) * delay
-    walls, cpus, bare = [], [], []
+    walls, cpus, bare, bare_walls = [], [], [], []
     with Server(delay) as server:
         run_once(fan_dot(4), folder, server.url)  # warm-up: imports, the client's pool
         bare_requests(server.url, [[_USER]] * 4)
@@ -221,7 +221,9 @@ def fan_out(branches: int, delay: float, reps: int, folder: Path) -> dict[str, f
             wall, cpu, _ = run_once(fan_dot(branches), folder, server.url)
             walls.append(wall)
             cpus.append(cpu)
-            bare.append(bare_requests(server.url, [[_USER]] * branches))
+            bare_cpu, bare_wall = bare_requests(server.url, [[_USER]] * branches)
+            bare.append(bare_cpu)
+            bare_walls.append(bare_wall)
     wall = statistics.median(walls)
     return {
         "wall_s": wall,
@@ -229,28 +231,31 @@ def fan_out(branches: int, delay: float, reps: int, folder: Path) -> dict[str, f
         "ratio": wall / ideal,
         "cpu_ms_per_request": statistics.median(cpus) / branches * 1e3,
         "bare_cpu_ms_per_request": statistics.median(bare) / branches * 1e3,
+        # The same requests from the SDK alone, with a client already open: what the
+        # HTTP stack and the server cost on this machine before any engine work.
+        "bare_wall_s": statistics.median(bare_walls),
     }
 
 
 _USER = {"role": "user", "content": "Say done"}
 
 
-def bare_requests(url: str, conversations: list[list[dict[str, Any]]]) -> float:
-    """CPU seconds of this process for one chat completion per conversation, all at once,
-    with the OpenAI SDK alone (the body handed over as the engine's adapter does)."""
+def bare_requests(url: str, conversations: list[list[dict[str, Any]]]) -> tuple[float, float]:
+    """CPU and wall seconds of this process for one chat completion per conversation, all
+    at once, with the OpenAI SDK alone (the body handed over as the engine's adapter does)."""
     from openai import AsyncOpenAI
 
     async def send(client: AsyncOpenAI, messages: list[dict[str, Any]]) -> None:
         body = {"messages": messages}
         await client.chat.completions.create(model="gpt-5", messages=[], extra_body=body)
 
-    async def together() -> float:
+    async def together() -> tuple[float, float]:
         async with AsyncOpenAI(base_url=url, api_key="bench") as client:
-            cpu = time.process_time()
+            cpu, wall = time.process_time(), time.perf_counter()
             async with anyio.create_task_group() as tg:
                 for messages in conversations:
                     tg.start_soon(send, client, messages)
-            return time.process_time() - cpu
+            return time.process_time() - cpu, time.perf_counter() - wall
 
     return anyio.run(together)
 
