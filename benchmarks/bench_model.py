@@ -352,6 +352,11 @@ def main() -> None:
         "'default' leaves the run's own)",
     )
     parser.add_argument(
+        "--dir",
+        type=Path,
+        help="where the runs' folders go (default: the system's temporary folder)",
+    )
+    parser.add_argument(
         "--repo",
         action="store_true",
         help="each run's workdir is a git repository (the default workspace: a worktree)",
@@ -364,7 +369,7 @@ def main() -> None:
         serve(args.serve, args.delay)
         return
     figures: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="bench-model-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-model-", dir=args.dir) as tmp:
         if args.only in (None, "fan"):
             figures["fan_out"] = fan_out(args.branches, args.delay, args.reps, Path(tmp))
         if args.only in (None, "session"):
