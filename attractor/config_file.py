@@ -46,20 +46,20 @@ def read_config(
     :data:`~attractor.fileio.reads.TEXT_LIMIT` bytes (a FIFO named ``attractor.toml``
     is an error, not a file to skip or to wait on).
     """
+    path = config_file_path(cwd, explicit)
+    if path is None:
+        return None
     if explicit is not None:
-        path = Path(explicit)
         label = path.name
         table = _read_toml(path, explicit, pyproject=path.name == "pyproject.toml")
-    elif os.path.exists(cwd / "attractor.toml"):
+    elif path.name == "attractor.toml":
         label = "attractor.toml"
-        table = _read_toml(cwd / label, label, pyproject=False)
-    elif os.path.exists(cwd / "pyproject.toml"):
+        table = _read_toml(path, label, pyproject=False)
+    else:
         label = "pyproject.toml [tool.attractor]"
-        table = _read_toml(cwd / "pyproject.toml", "pyproject.toml", pyproject=True)
+        table = _read_toml(path, "pyproject.toml", pyproject=True)
         if not table:
             return None
-    else:
-        return None
     _check_keys(label, table, settings)
     return label, table
 

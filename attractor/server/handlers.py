@@ -41,12 +41,11 @@ from attractor.server.failure import failure_of
 from attractor.server.gantt import gantt
 from attractor.server.output import TERMINALS, stage_file, stage_listing, stage_slice
 from attractor.server.prune import prune_ids
-from attractor.server.questions import MAX_DIFF, read_changes
+from attractor.server.questions import read_changes, stage_diff
 from attractor.server.resume import check_resumable, continuation_of
 from attractor.server.runs import RunManager
 from attractor.server.sse import EventStreamResponse, event_stream
 from attractor.settings import environment_redactor
-from attractor.workspace.diff import run_diff
 
 STATIC = Path(__file__).parent / "static"
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
@@ -443,12 +442,9 @@ class Handlers:
         path = self.run_path(request)
         node_id = str(request.path_params["node"])
         try:
-            diff = await run_diff(path, node_id)
-            stat = await run_diff(path, node_id, stat=True)
+            data = await stage_diff(path, node_id)
         except UsageError as err:
             raise Problem(404, str(err)) from None
-        cut = len(diff) > MAX_DIFF
-        data = {"node": node_id, "diff": diff[:MAX_DIFF], "stat": stat, "truncated": cut}
         return JSONResponse(self.redactor.value(data))
 
     # -- helpers ------------------------------------------------------------

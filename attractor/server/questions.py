@@ -63,17 +63,26 @@ class Pending:
         }
 
 
+async def stage_diff(run_dir: Path, node: str) -> dict[str, Any]:
+    """What stage ``node`` of the run in ``run_dir`` changed: ``{"node", "diff", "stat",
+    "truncated"}``, the diff cut at :data:`MAX_DIFF` (git asked for the ``--stat`` only
+    when the diff holds something).
+
+    Raises:
+        UsageError: the run has no workspace, or no checkpoint of the stage.
+    """
+    diff = await run_diff(run_dir, node)
+    stat = await run_diff(run_dir, node, stat=True) if diff else ""
+    return {"node": node, "diff": diff[:MAX_DIFF], "stat": stat, "truncated": len(diff) > MAX_DIFF}
+
+
 async def stage_changes(run_dir: Path, node: str) -> dict[str, Any] | None:
-    """What stage ``node`` of the run in ``run_dir`` changed: its diff (cut at
-    :data:`MAX_DIFF`) and ``--stat``; None when it changed nothing or has no checkpoint."""
+    """:func:`stage_diff`, or None when the stage changed nothing or it cannot be read."""
     try:
-        diff = await run_diff(run_dir, node)
-        stat = await run_diff(run_dir, node, stat=True)
+        changes = await stage_diff(run_dir, node)
     except (AttractorError, OSError):
         return None  # no workspace, no checkpoint of it, or git cannot read it
-    if not diff.strip():
-        return None
-    return {"node": node, "diff": diff[:MAX_DIFF], "stat": stat, "truncated": len(diff) > MAX_DIFF}
+    return changes if changes["diff"].strip() else None
 
 
 async def read_changes(run_dir: Path, pending: Pending) -> None:
