@@ -75,7 +75,8 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     "--prune",
     is_flag=True,
     help="Remove the worktrees and branches of runs whose run directory was deleted "
-    "(with --older-than: delete those runs first).",
+    "(with --older-than: delete the runs that ended before then, with their worktrees "
+    "and branches, instead).",
 )
 @click.option(
     "--older-than",
@@ -117,7 +118,8 @@ def runs(
             sys.exit(2)
         if older_than is not None:
             _prune_older(base, older_than, _statuses(statuses), pipeline)
-        _prune(base)
+        else:
+            _prune(base)
     wanted = _statuses(statuses)
     found = select_runs(list_runs(base), wanted, pipeline)
     if as_json:
@@ -150,7 +152,7 @@ def _prune_older(base: Path, older_than: str, wanted: list[str], pipeline: str |
 
     from attractor.dot.schema import DURATION_FORM, parse_duration
     from attractor.runview.listing import list_runs, select_runs
-    from attractor.runview.prune import delete_run, ended_at, forget_workspaces, workspace_repo
+    from attractor.runview.prune import delete_runs, ended_at
     from attractor.runview.prune import older_than as aged
 
     try:
@@ -159,20 +161,16 @@ def _prune_older(base: Path, older_than: str, wanted: list[str], pipeline: str |
         click.echo(f"error: --older-than {older_than}: expected {DURATION_FORM}", err=True)
         sys.exit(2)
     found = aged(select_runs(list_runs(base), wanted, pipeline), age)
-    deleted, kept = 0, 0
-    repos: list[tuple[Path, str]] = []
+    done = anyio.run(delete_runs, [(run.id, run.path, False) for run in found])
     for run in found:
-        repo = workspace_repo(run.path)
-        why = delete_run(run.path)
-        if why:
-            click.echo(f"kept run {run.id}: {why}")
-            kept += 1
-            continue
-        click.echo(f"deleted run {run.id} ({run.name}, {run.status}, ended {iso(ended_at(run))})")
-        deleted += 1
-        repos += [repo] if repo is not None else []
-    for run_id in anyio.run(forget_workspaces, repos):
+        if run.id in done.kept:
+            click.echo(f"kept run {run.id}: {done.kept[run.id]}")
+        else:
+            ended = iso(ended_at(run))
+            click.echo(f"deleted run {run.id} ({run.name}, {run.status}, ended {ended})")
+    for run_id in done.workspaces:
         click.echo(f"removed the worktree and branches of {run_id}")
+    deleted, kept = len(done.deleted), len(done.kept)
     click.echo(f"deleted {deleted} run(s) that ended more than {older_than} ago; {kept} kept")
     sys.exit(0)
 

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from attractor.errors import AttractorError
 from attractor.run_status import RunStatus
 from attractor.runview.listing import RunInfo, driver_alive, is_run_dir, run_status
@@ -67,6 +69,23 @@ def workspace_repo(path: Path) -> tuple[Path, str] | None:
     repo = record.get("repo") or record.get("common_dir")
     run_id = record.get("run_id") or path.name
     return (Path(str(repo)), str(run_id)) if repo else None
+
+
+async def delete_runs(runs: Iterable[tuple[str, Path, bool]]) -> Deleted:
+    """Delete each run (its id, its directory, whether the caller drives it: see
+    :func:`delete_run`), then the worktrees and branches of those deleted."""
+    done = Deleted()
+    repos: list[tuple[Path, str]] = []
+    for run_id, path, active in runs:
+        repo = await anyio.to_thread.run_sync(workspace_repo, path)  # before the manifest goes
+        why = await anyio.to_thread.run_sync(delete_run, path, active)
+        if why:
+            done.kept[run_id] = why
+            continue
+        done.deleted.append(run_id)
+        repos += [repo] if repo is not None else []
+    done.workspaces = await forget_workspaces(repos)
+    return done
 
 
 async def forget_workspaces(deleted: Iterable[tuple[Path, str]]) -> list[str]:

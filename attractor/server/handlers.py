@@ -33,7 +33,7 @@ from attractor.runview.costs import branches, budgets, node_usage, requests
 from attractor.runview.files import manifest_file, pipeline_copy, results_file, worker_of
 from attractor.runview.inventory import RunReader, RunState, folder_files, run_graph, stage_path
 from attractor.runview.listing import RUNS_SUBDIR, is_run_dir, list_runs, load_checkpoint, run_info
-from attractor.runview.prune import delete_run, forget_workspaces, workspace_repo
+from attractor.runview.prune import delete_runs
 from attractor.runview.timeline import timeline
 from attractor.server.body import Problem, json_body, json_object
 from attractor.server.confine import inside
@@ -236,29 +236,22 @@ class Handlers:
     async def prune(self, request: Request) -> Response:
         body = await json_body(request)
         ids = await anyio.to_thread.run_sync(prune_ids, body, self.manager.root)
-        deleted: list[str] = []
         kept: dict[str, str] = {}
-        repos: list[tuple[Path, str]] = []
+        paths: dict[str, Path] = {}
         for run_id in ids:
             try:
-                path = self.path_of(run_id)
+                paths[run_id] = self.path_of(run_id)
             except Problem as problem:
                 kept[run_id] = str(problem)
-                continue
-            repo = workspace_repo(path)  # read before the manifest goes
-            why = await anyio.to_thread.run_sync(
-                delete_run, path, run_id in self.manager.active, limiter=self._workers
-            )
-            if why:
-                kept[run_id] = why
-                continue
-            deleted.append(run_id)
-            repos += [repo] if repo is not None else []
-            self._graphs.pop(path, None)
-            self._readers.pop(path, None)
         # The worktrees and branches of the deleted runs go with them.
-        workspaces = await forget_workspaces(repos)
-        return JSONResponse({"deleted": deleted, "kept": kept, "workspaces": workspaces})
+        done = await delete_runs(
+            (run_id, path, run_id in self.manager.active) for run_id, path in paths.items()
+        )
+        for run_id in done.deleted:
+            self._graphs.pop(paths[run_id], None)
+            self._readers.pop(paths[run_id], None)
+        kept.update(done.kept)
+        return JSONResponse({"deleted": done.deleted, "kept": kept, "workspaces": done.workspaces})
 
     @_answers
     async def cancel(self, request: Request) -> Response:
