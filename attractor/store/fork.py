@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import errno
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from attractor.errors import InputFileError, UsageError
 from attractor.fileio.jsonio import loads_json
-from attractor.fileio.reads import read_lines
+from attractor.fileio.reads import EVENTS_LIMIT, STATE_LIMIT, read_lines
 from attractor.fileio.writes import atomic_write_text
 from attractor.store.checkpoint import Checkpoint
 from attractor.store.journal import JOURNAL
@@ -84,19 +84,27 @@ def fork_run_dir(
     return target
 
 
-def _head_lines(path: Path, count: int | None) -> list[str]:
+def _head_lines(
+    path: Path,
+    count: int | None,
+    *,
+    before: Callable[[str], bool] | None = None,
+    total_limit: int = STATE_LIMIT,
+) -> list[str]:
     """The first ``count`` whole lines of run file ``path`` (all with None; none when it is
-    missing), read as every run file is: a regular file, without blocking, bounded.
+    missing), up to the first line ``before`` holds true of, read as every run file is: a
+    regular file, without blocking, at most ``total_limit`` bytes.
 
     Raises:
         UsageError: the file cannot be read (damaged: not a regular file, too large).
     """
     lines: list[str] = []
     try:
-        for _, line in read_lines(path, path.name):
-            if count is not None and len(lines) >= count:
+        for _, raw in read_lines(path, path.name, total_limit=total_limit):
+            line = raw.decode("utf-8", errors="replace") + "\n"
+            if (count is not None and len(lines) >= count) or (before and before(line)):
                 break
-            lines.append(line.decode("utf-8", errors="replace") + "\n")
+            lines.append(line)
     except InputFileError as exc:
         if exc.errno == errno.ENOENT:
             return []
@@ -106,14 +114,16 @@ def _head_lines(path: Path, count: int | None) -> list[str]:
 
 
 def _events_before(path: Path, node: str) -> list[str]:
-    """The event lines of ``path`` before ``node`` first started."""
-    lines = _head_lines(path, None)
-    for number, line in enumerate(lines):
-        if f'"{node}"' in line:  # cheap test first: most lines name another node
-            event = _record(line, path)
-            if event.get("type") == "stage_started" and event.get("name") == node:
-                return lines[:number]
-    return lines
+    """The event lines of ``path`` before ``node`` first started (the event log may be as
+    large as a run lets it grow, :data:`EVENTS_LIMIT`; it is read no further than that)."""
+
+    def starts(line: str) -> bool:
+        if f'"{node}"' not in line:  # cheap test first: most lines name another node
+            return False
+        event = _record(line, path)
+        return event.get("type") == "stage_started" and event.get("name") == node
+
+    return _head_lines(path, None, before=starts, total_limit=EVENTS_LIMIT)
 
 
 def _record(line: str, path: Path) -> dict[str, Any]:
