@@ -94,7 +94,7 @@ def _goal_gate_redirect(run: Run, state: Walk, exit_node: Node) -> str | WalkEnd
         return None
     target = goal_gate_target(gate, run.graph)
     if target is None:
-        status = state.outcomes[gate.id].status.value
+        status = state.statuses[gate.id]
         reason = f"goal gate {gate.id} is not satisfied ({status}) and has no retry_target"
         return WalkEnd("fail", reason, exit_node.id)
     return target

@@ -197,12 +197,17 @@ def _resolver_binds() -> list[str]:
 
 
 @cache
+def _system_secrets() -> tuple[str, ...]:
+    """Secret files of the system (readable when the engine runs as root), looked up once."""
+    return tuple(p for pattern in HIDDEN_SYSTEM for p in sorted(glob.glob(pattern)))
+
+
+@cache
 def _hidden_system() -> tuple[str, ...]:
-    """Secret files of the system (readable when the engine runs as root): /dev/null over each."""
+    """/dev/null over each of the system's secret files."""
     argv: list[str] = []
-    for pattern in HIDDEN_SYSTEM:
-        for path in sorted(glob.glob(pattern)):
-            argv += ["--ro-bind", "/dev/null", path]
+    for path in _system_secrets():
+        argv += ["--ro-bind", "/dev/null", path]
     return tuple(argv)
 
 
@@ -262,7 +267,7 @@ _NO_PROCESS = re.compile(r"No such process|/proc/[0-9]+(?:/|\b)")
 def hidden_paths(home: Path | None) -> list[str]:
     """The places hidden from every sandboxed command (under ``home`` and the system's)."""
     found = [] if home is None else [str(home / name) for name in HIDDEN_IN_HOME]
-    return found + [p for pattern in HIDDEN_SYSTEM for p in sorted(glob.glob(pattern))]
+    return found + list(_system_secrets())
 
 
 def refusal_note(stderr: str, fence: Fence | None = None, stdout: str = "") -> str:

@@ -43,6 +43,7 @@ from anyio.abc import SocketStream
 from attractor.proc.allowlist import INSIDE_DIR, AllowList, describe_network
 from attractor.proc.bwrap import PROXY_REFUSAL, Fence, probe, refusal_note, wrap_argv
 from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.hostfs import DEFAULT_READ_LIMIT
 from attractor.proc.hostfs.ops import HostFiles
 from attractor.proc.netproxy import serve_client
 from attractor.proc.process import ProcessResult, process_env, run_process
@@ -104,7 +105,7 @@ class ExecutionEnvironment(Protocol):
     # The file operations of the agent's tools: each answers the text the model reads,
     # and raises ToolError (or OSError) for a path it cannot use.
 
-    def read_lines(self, path: str, offset: int = 1, limit: int = 2000) -> str:
+    def read_lines(self, path: str, offset: int = 1, limit: int = DEFAULT_READ_LIMIT) -> str:
         """Lines ``offset`` (1-based) to ``offset + limit - 1`` of a text file, numbered."""
         ...
 

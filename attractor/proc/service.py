@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import Process
 
 from attractor.proc.capped import CappedLog, copying
+from attractor.proc.children import watch_children
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 
@@ -48,6 +49,7 @@ async def open_service(
     log = CappedLog.create(stderr_path, append=True) if stderr_path is not None else None
     try:
         before = boot_clock()
+        watch_children()
         process = await anyio.open_process(
             list(argv),
             stdin=subprocess.PIPE,

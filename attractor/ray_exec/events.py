@@ -231,8 +231,7 @@ def drain(outbox: Outbox, bus: EventBus, on_ask: Callable[[Ask], None] | None = 
         events, asks = ray.get(outbox.hub.take.remote(outbox.key))
     except RayError:
         return
-    for event in events:
-        bus.emit(event)
+    emit_all(bus, events)
     if on_ask is not None:
         for ask in asks:
             on_ask(ask)

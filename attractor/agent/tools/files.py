@@ -13,11 +13,10 @@ from attractor.agent.tools.base import Tool, ToolContext, schema, threaded
 from attractor.agent.tools.paths import reports_os_errors
 from attractor.llm.types import ToolDefinition
 from attractor.proc.hostfs import DEFAULT_READ_LIMIT
-from attractor.proc.hostfs.textfiles import MAX_EDIT_BYTES, MAX_LINE_BYTES, MAX_READ_BYTES
+from attractor.proc.hostfs.textfiles import MAX_LINE_BYTES, MAX_READ_BYTES
 
 __all__ = [
     "DEFAULT_READ_LIMIT",
-    "MAX_EDIT_BYTES",
     "MAX_LINE_BYTES",
     "MAX_READ_BYTES",
     "edit_file",

@@ -28,6 +28,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from attractor.proc.capped import CappedLog, copying
+from attractor.proc.children import watch_children
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 from attractor.proc.process import terminate_group
@@ -61,6 +62,7 @@ async def agent_process(command: AgentCommand) -> AsyncIterator[Process]:
     log = CappedLog.create(command.stderr_path)
     try:
         before = boot_clock()
+        watch_children()
         process = await anyio.open_process(
             command.argv,
             stdin=subprocess.PIPE,
