@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.server.serverkit import Server
 from tests.server.test_web_watch import BREAKS, LOOPS
-from tests.workspace.gitkit import git, make_repo
+from tests.workspace.gitkit import age_run, git, make_repo
 
 
 def finished(server: Server, run_id: str) -> dict[str, Any]:
@@ -158,16 +158,6 @@ def _refs(repo: Path) -> set[str]:
     return set(git(repo, "for-each-ref", "--format=%(refname)").splitlines())
 
 
-def _age(root: Path, run_id: str, days: float) -> None:
-    """Date the run's manifest back ``days`` (what a run left long ago looks like)."""
-    manifest = root / ".attractor" / "runs" / run_id / "manifest.json"
-    data = json.loads(manifest.read_text())
-    for key in ("started_at", "finished_at"):
-        if data.get(key) is not None:
-            data[key] -= days * 86400
-    manifest.write_text(json.dumps(data))
-
-
 def test_pruning_a_run_removes_its_worktree_and_branches_from_the_repository(
     server: Server, root: Path
 ) -> None:
@@ -208,8 +198,8 @@ def test_pruning_by_age_deletes_old_ended_runs_and_their_workspaces_and_keeps_ru
         while client.get(f"/pipelines/{going}").json()["current_node"] != "work":
             assert time.monotonic() < deadline, "the run never reached its tool step"
             time.sleep(0.05)
-        _age(root, old, 10)
-        _age(root, going, 10)
+        age_run(root / ".attractor" / "runs" / old, 10)
+        age_run(root / ".attractor" / "runs" / going, 10)
         answer = client.post("/pipelines/prune", json={"older_than": "7d"}).json()
         refused = client.post("/pipelines/prune", json={"older_than": "soon"})
         both = client.post("/pipelines/prune", json={"older_than": "7d", "ids": [recent]})

@@ -26,7 +26,7 @@ from tests.cli.runkit import wait_for
 from tests.notify.hookserver import Hook
 from tests.server.browserkit import NEEDS_CHROMIUM, launched_chromium
 from tests.server.serverkit import Server, scripted_answer, write_spending_run
-from tests.workspace.gitkit import git, make_repo
+from tests.workspace.gitkit import age_run, git, make_repo
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -237,8 +237,8 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     old = _start(server, "breaks.dot")
     old_row = page.locator(f'#runs-body tr[data-run="{old}"]')
     expect(old_row).to_have_attribute("data-status", "fail")
-    _age(root, old, days=10)
-    _age(root, gated, days=10)
+    age_run(root / ".attractor" / "runs" / old, 10)
+    age_run(root / ".attractor" / "runs" / gated, 10)
     page.get_by_label("Ended more than").select_option("7d")
     page.once("dialog", answer)
     page.get_by_role("button", name="Delete old runs").click()
@@ -254,16 +254,6 @@ def test_the_runs_list_follows_runs_live_filters_them_and_prunes_the_ones_picked
     )
     assert not (root / ".attractor" / "runs" / old).exists()
     expect(live).to_be_visible()
-
-
-def _age(root: Path, run_id: str, days: float) -> None:
-    """Date the run's manifest back ``days``, as a run left long ago reads."""
-    manifest = root / ".attractor" / "runs" / run_id / "manifest.json"
-    data = json.loads(manifest.read_text())
-    for key in ("started_at", "finished_at"):
-        if data.get(key) is not None:
-            data[key] -= days * 86400
-    manifest.write_text(json.dumps(data))
 
 
 _FIRST_TRY_FAILS = (
@@ -562,7 +552,6 @@ def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the
     # The lines the step printed so far show while it still runs (it waits for "more").
     terminal = page.locator("#node-output pre.terminal")
     expect(terminal).to_contain_text("ok compiled 3 files\nbuilding 100%\nwarning: slow disk")
-    assert not (root / "more").exists()
     expect(work).to_have_attribute("data-state", "running")
     assert "\x1b" not in terminal.inner_text() and "[32m" not in terminal.inner_text()
     green = terminal.locator("span.ansi", has_text="ok")
@@ -574,7 +563,6 @@ def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the
     # Many lines: the view keeps the last ones and links to the whole files.
     (root / "more").touch()
     expect(terminal).to_contain_text("line 700")
-    assert not (root / "go").exists()
     expect(page.locator("#node-output-cut")).to_contain_text("earlier lines not shown")
     expect(terminal.locator("span.line")).to_have_count(500)
     link = page.locator("#node-output-cut a", has_text="stdout.txt")

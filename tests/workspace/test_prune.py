@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pytest
 
 from attractor.dot.schema import DURATION_FORM
 from tests.cli.runkit import finish, invoke, read_json, spawn, started_stages, wait_for, write
-from tests.workspace.gitkit import git, make_repo
+from tests.workspace.gitkit import age_run, git, make_repo
 
 FAN = """digraph fan {
   start [shape=Mdiamond]; done [shape=Msquare]
@@ -82,16 +81,6 @@ WAITS = """digraph waits {
 """
 
 
-def _age(run_dir: Path, days: float) -> None:
-    """Date the run's manifest back ``days``, as a run left long ago reads."""
-    manifest = run_dir / "manifest.json"
-    data = json.loads(manifest.read_text())
-    for key in ("started_at", "finished_at"):
-        if data.get(key) is not None:
-            data[key] -= days * 86400
-    manifest.write_text(json.dumps(data))
-
-
 def test_prune_older_than_deletes_old_ended_runs_with_their_workspaces_and_keeps_running_ones(
     tmp_path: Path,
 ) -> None:
@@ -106,8 +95,8 @@ def test_prune_older_than_deletes_old_ended_runs_with_their_workspaces_and_keeps
     try:
         log = runs / "going" / "events.jsonl"
         wait_for(lambda: log.exists() and "work" in started_stages(runs / "going"), "the step")
-        _age(runs / "old", 10)
-        _age(runs / "going", 10)
+        age_run(runs / "old", 10)
+        age_run(runs / "going", 10)
 
         result = invoke(["runs", "--root", str(repo), "--prune", "--older-than", "7d"])
 
