@@ -315,22 +315,25 @@ async def fork(
     run_id = await free_id(user, common, run_id)
     branch = branch_of(run_id)
     path = common / "attractor" / "worktrees" / run_id
-    await user.run(
-        "-c", "core.hooksPath=/dev/null", "worktree", "add", "--quiet", "-b", branch,
-        str(path), commit,
-    )  # fmt: skip
-    admin = (path / ".git").read_text().removeprefix("gitdir:").strip()
-    sub = Path(str(record["workdir"])).relative_to(Path(str(record["work_tree"])))
-    linked = _make_links(repo, path, tuple(str(p) for p in record.get("linked", [])))
-    register(common, run_id, run_dir)
-    fresh.update(run_id=run_id, branch=branch, base=commit)
-    fresh.update(
-        work_tree=str(path), workdir=str(path / sub), git_dir=admin, admin=admin, linked=linked
-    )
-    if record.get("setup"):
-        extra = (common, *(repo / name for name in linked))
-        await _run_setup(str(record["setup"]), path / sub, extra, _absolute(run_dir), boundary)
-    return fresh
+    try:
+        # As a run's own worktree is made (_create_worktree), and gone again with its
+        # branch when the fork cannot finish (a failing workspace_setup).
+        admin = str(await add_worktree(common, path, branch, commit, -1))
+        sub = Path(str(record["workdir"])).relative_to(Path(str(record["work_tree"])))
+        linked = _make_links(repo, path, tuple(str(p) for p in record.get("linked", [])))
+        register(common, run_id, run_dir)
+        fresh.update(run_id=run_id, branch=branch, base=commit)
+        fresh.update(
+            work_tree=str(path), workdir=str(path / sub), git_dir=admin, admin=admin, linked=linked
+        )
+        if record.get("setup"):
+            extra = (common, *(repo / name for name in linked))
+            await _run_setup(str(record["setup"]), path / sub, extra, _absolute(run_dir), boundary)
+        return fresh
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await remove_worktree(user, path, branch)
+        raise
 
 
 __all__ = [

@@ -217,3 +217,21 @@ def test_a_fork_of_a_damaged_run_is_one_line_and_makes_nothing(tmp_path: Path) -
     assert "events.jsonl: cannot read: a FIFO" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert not fork_dir.exists()
+
+
+def test_a_fork_whose_workspace_setup_fails_leaves_no_worktree_or_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    dot = write(tmp_path / "p.dot", PIPELINE)
+    logs = tmp_path / "logs"
+    # Set-up that passes in a fresh worktree and fails in one that holds a's output.
+    setup = ["--workspace-setup", "test ! -e log.txt"]
+    ran = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs), *setup])
+    assert ran.exit_code == 0, ran.stderr
+    before = git(repo, "branch", "--list", "attractor/*")
+
+    result = invoke(["fork", str(logs), "--from", "b", "--logs-dir", str(tmp_path / "fork")])
+
+    assert result.exit_code != 0
+    assert "workspace_setup 'test ! -e log.txt' failed" in result.stderr
+    assert git(repo, "branch", "--list", "attractor/*") == before  # no branch of the fork's
+    assert "attractor/fork" not in git(repo, "worktree", "list")
