@@ -150,22 +150,8 @@ class Redactor:
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str], declared: Iterable[str] = ()) -> Redactor:
-        """The redactor for the secret variables of ``environ`` (plus ``declared`` names).
-
-        The same environment and names give the same redactor (a run asks for it
-        more than once while it starts; a redactor never changes once made).
-        """
+        """The redactor for the secret variables of ``environ`` (plus ``declared`` names)."""
         declared = tuple(declared)
-        key = (tuple(environ.items()), declared)
-        made = _MADE.get(key)
-        if made is None:
-            made = _MADE[key] = cls._from_environment(environ, declared)
-            while len(_MADE) > 8:
-                del _MADE[next(iter(_MADE))]
-        return made
-
-    @classmethod
-    def _from_environment(cls, environ: Mapping[str, str], declared: tuple[str, ...]) -> Redactor:
         secrets: dict[str, str] = {}
         for name in sorted(environ):
             value = environ[name]
@@ -252,10 +238,6 @@ class Redactor:
                 if out is not None and not out.closed:
                     out.close()
                     tmp.unlink(missing_ok=True)
-
-
-#: The redactors made from an environment, by (its items, the declared names).
-_MADE: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], Redactor] = {}
 
 
 @functools.cache

@@ -63,14 +63,4 @@ def max_retries_for(node: Node, graph: Graph) -> int:
 
 def policy_for(node: Node, graph: Graph, backoff: BackoffConfig | None = None) -> RetryPolicy:
     """The retry policy of ``node`` with the standard backoff unless one is given."""
-    key = (max_retries_for(node, graph) + 1, backoff or PRESETS["standard"].backoff)
-    policy = _POLICIES.get(key)
-    if policy is None:
-        policy = RetryPolicy(*key)
-        if len(_POLICIES) < 256:
-            _POLICIES[key] = policy
-    return policy
-
-
-#: Policies already made (frozen), by attempts and backoff: every node asks for one.
-_POLICIES: dict[tuple[int, BackoffConfig], RetryPolicy] = {}
+    return RetryPolicy(max_retries_for(node, graph) + 1, backoff or PRESETS["standard"].backoff)
