@@ -201,7 +201,7 @@ class OpenAIModel(SdkModel):
             if known is None or known[0] is not message:
                 known = wire[id(message)] = (message, _dumps(message_to_openai(message)))
             out.append(known[1])
-        self._last = (tuple(messages), out.copy())
+        self._last = (tuple(messages), out)  # copied before it is added to (callers only read it)
         return out
 
     def _encoded_tools(self, tools: tuple[ToolDefinition, ...]) -> bytes:
