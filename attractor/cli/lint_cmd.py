@@ -78,10 +78,11 @@ def lint_files(paths: list[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
             unreadable.append(unreadable_diagnostic(path, error))
             continue
         for d in diagnostics:
-            mark = (d.file, d.line, d.message)
-            if d.file != path and d.rule == "mcp" and mark in config_seen:
-                continue  # one config file's problem, said once for all the files
-            config_seen.add(mark)
+            if d.file != path and d.rule == "mcp":  # one config file's problem
+                mark = (d.file, d.line, d.message)
+                if mark in config_seen:
+                    continue  # said once for all the files
+                config_seen.add(mark)
             found.append(d)
     return found, unreadable
 
