@@ -53,14 +53,14 @@ COMPOSITE = frozenset({"parallel", "stack.manager_loop", "subgraph"})
 
 
 async def open_workspace(
-    plan: WorkspacePlan | None, setup: RunSetup, settings: Settings | None = None
+    plan: WorkspacePlan | None, setup: RunSetup, settings: Settings
 ) -> Workspace | None:
     """The run's workspace, ready for its next stage (None: ``--workspace none``).
 
     ``settings``: the run's, whose boundary its ``workspace_setup`` runs in.
     """
     context = setup.main.context
-    boundary = None if settings is None else setup_boundary(settings)
+    boundary = setup_boundary(settings)
     if setup.resumed:
         return await _reopen(plan, setup, boundary)
     if plan is None or plan.mode == "none":
@@ -97,7 +97,7 @@ def setup_boundary(settings: Settings) -> SetupBoundary:
 
 
 async def _reopen(
-    plan: WorkspacePlan | None, setup: RunSetup, boundary: SetupBoundary | None = None
+    plan: WorkspacePlan | None, setup: RunSetup, boundary: SetupBoundary
 ) -> Workspace | None:
     if plan is not None and plan.shared is not None:  # a child run resumed by its parent
         setup.main.context.set(COMMIT_KEY, plan.shared.head)
