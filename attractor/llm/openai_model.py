@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from attractor.errors import ProviderError, ProviderNotInstalledError
+from attractor.llm.connections import ConnectionShelf
 from attractor.llm.credentials import is_official, resolve_key
 from attractor.llm.retry import (
     DEFAULT_POLICY,
@@ -89,8 +90,11 @@ def client_options(
     client: dict[str, Any] = {
         "api_key": key or PLACEHOLDER_KEY,
         "base_url": base_url,
-        # The SDK's client with its own defaults, but the process's one TLS context.
-        "http_client": openai.DefaultAsyncHttpxClient(verify=tls_context()),
+        # The SDK's client with its own defaults, but the process's one TLS context
+        # and a transport whose cost per request stays flat in a wide fan-out.
+        "http_client": openai.DefaultAsyncHttpxClient(
+            verify=tls_context(), transport=ConnectionShelf(verify=tls_context())
+        ),
     }
     if base_url and "?" in base_url:
         # The SDK appends its paths to the URL as written: a query (a gateway's

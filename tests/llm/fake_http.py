@@ -35,6 +35,8 @@ class Reply:
     hold: bool = False
     raw: bytes | None = None
     content_type: str = "application/json"
+    #: Answered only when as many requests as the barrier's parties wait on it.
+    barrier: threading.Barrier | None = None
 
 
 @dataclass(frozen=True)
@@ -45,19 +47,25 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    #: The client's port: one per connection.
+    peer: int = 0
 
 
 class FakeServer:
     """Scripted HTTP server; use :func:`serve` to run it."""
 
-    def __init__(self, replies: Iterable[Reply] = ()) -> None:
+    def __init__(self, replies: Iterable[Reply] = (), *, keep_alive: bool = False) -> None:
+        """``keep_alive`` answers in HTTP/1.1, keeping each connection open for the next
+        request (by default each answer closes its connection, as HTTP/1.0 does)."""
         self.replies: deque[Reply] = deque(replies)
         self.received: list[Received] = []
         self.arrived = threading.Event()
         self.release = threading.Event()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
+        handler = _handler_for(self)
+        if keep_alive:
+            handler.protocol_version = "HTTP/1.1"
+        self._httpd = _Server(("127.0.0.1", 0), handler)
 
     @property
     def url(self) -> str:
@@ -93,6 +101,11 @@ class FakeServer:
             thread.join()
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many clients may connect at once
+
+
 def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -100,12 +113,15 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length)
             body = json.loads(raw) if raw else None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = server.next_reply(Received("POST", self.path, headers, body))
+            peer = self.client_address[1]
+            reply = server.next_reply(Received("POST", self.path, headers, body, peer))
             # The client may give up first (timeout or cancellation): expected.
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self._answer(reply)
 
         def _answer(self, reply: Reply) -> None:
+            if reply.barrier is not None:
+                reply.barrier.wait(timeout=30)
             if reply.hold:
                 server.arrived.set()
                 server.release.wait()

@@ -1,0 +1,152 @@
+"""The HTTP transport of the OpenAI adapters: a request's cost does not grow with the
+number of connections open.
+
+The SDK's own transport keeps every connection in one pool, and that pool walks all
+of them, probing each idle socket, whenever a request starts or a response is closed.
+A fan-out of n model stages so pays n² probes: with 64 branches, 16 of the run's
+120 ms of CPU, most of it on the critical path after the answers arrive.
+
+Here each connection lives in a pool of its own (httpx's transport with room for one),
+and idle pools wait on a shelf per origin. A request takes the pool put back last (its
+connection the likeliest to be still open) or opens a new one; closing the response
+puts the pool back. The SDK's limits hold: at most ``max_connections`` requests at
+once (the rest wait), ``max_keepalive_connections`` idle connections kept, and an
+idle one closed once it has waited ``keepalive_expiry`` seconds (seen when a pool is
+put back, as httpx sees it when a request comes).
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import cast
+
+import anyio
+import httpx2
+
+#: The limits the OpenAI SDK gives its own client (``openai._constants``).
+DEFAULT_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+
+#: (scheme, host, port) of a request's URL.
+Origin = tuple[bytes, bytes, int | None]
+
+
+class ConnectionShelf(httpx2.AsyncBaseTransport):
+    """An httpx transport that keeps each connection in a pool of its own."""
+
+    def __init__(
+        self, *, verify: ssl.SSLContext | bool = True, limits: httpx2.Limits = DEFAULT_LIMITS
+    ) -> None:
+        self._verify = verify
+        self._one = httpx2.Limits(
+            max_connections=1, max_keepalive_connections=1, keepalive_expiry=limits.keepalive_expiry
+        )
+        self._keep = limits.max_keepalive_connections
+        self._expiry = limits.keepalive_expiry
+        self._slots = anyio.Semaphore(limits.max_connections) if limits.max_connections else None
+        #: Idle pools by origin, the last put back last, each with when it was put back.
+        self._idle: dict[Origin, list[tuple[httpx2.AsyncHTTPTransport, float]]] = {}
+        self._idle_count = 0
+        #: Every pool not yet closed, idle or in use (closed with the shelf).
+        self._open: set[httpx2.AsyncHTTPTransport] = set()
+
+    @property
+    def idle_connections(self) -> int:
+        """How many pools wait on the shelf (each holds at most one connection)."""
+        return self._idle_count
+
+    @property
+    def open_pools(self) -> int:
+        """How many pools are open, idle or in use."""
+        return len(self._open)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        slots = self._slots
+        if slots is not None:
+            try:  # no checkpoint when a slot is free: one less round of every task
+                slots.acquire_nowait()
+            except anyio.WouldBlock:
+                await slots.acquire()
+        url = request.url
+        origin = (url.raw_scheme, url.raw_host, url.port)
+        try:
+            pool = self._take(origin)
+        except BaseException:
+            if slots is not None:
+                slots.release()
+            raise
+        try:
+            response = await pool.handle_async_request(request)
+        except BaseException:
+            # httpx has given up the connection; the pool itself serves again.
+            with anyio.CancelScope(shield=True):
+                await self._put_back(origin, pool)
+            raise
+        # An async transport's response body is async (httpx's own transport builds it).
+        body = cast(httpx2.AsyncByteStream, response.stream)
+        response.stream = _ReturnOnClose(body, functools.partial(self._put_back, origin, pool))
+        return response
+
+    def _take(self, origin: Origin) -> httpx2.AsyncHTTPTransport:
+        shelf = self._idle.get(origin)
+        if shelf:
+            self._idle_count -= 1
+            return shelf.pop()[0]
+        pool = httpx2.AsyncHTTPTransport(verify=self._verify, limits=self._one)
+        self._open.add(pool)
+        return pool
+
+    async def _put_back(self, origin: Origin, pool: httpx2.AsyncHTTPTransport) -> None:
+        if self._slots is not None:
+            self._slots.release()
+        now = time.monotonic()
+        shelf = self._idle.setdefault(origin, [])
+        shelf.append((pool, now))
+        self._idle_count += 1
+        # Close what has waited too long (the oldest first) or is beyond the limit.
+        stale = 0
+        if self._expiry is not None:
+            while stale < len(shelf) and now - shelf[stale][1] > self._expiry:
+                stale += 1
+        surplus = self._idle_count - self._keep if self._keep is not None else 0
+        gone = [entry[0] for entry in shelf[: max(stale, min(surplus, len(shelf)))]]
+        if gone:
+            del shelf[: len(gone)]
+            self._idle_count -= len(gone)
+            await self._close(gone)
+
+    async def _close(self, pools: list[httpx2.AsyncHTTPTransport]) -> None:
+        with anyio.CancelScope(shield=True):
+            for pool in pools:
+                self._open.discard(pool)
+                await pool.aclose()
+
+    async def aclose(self) -> None:
+        self._idle.clear()
+        self._idle_count = 0
+        await self._close(list(self._open))
+
+
+class _ReturnOnClose(httpx2.AsyncByteStream):
+    """A response body that puts its pool back on the shelf when closed."""
+
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, put_back: Callable[[], Awaitable[None]]
+    ) -> None:
+        self._inner = inner
+        self._put_back: Callable[[], Awaitable[None]] | None = put_back
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        put_back, self._put_back = self._put_back, None
+        try:
+            await self._inner.aclose()
+        finally:
+            if put_back is not None:
+                with anyio.CancelScope(shield=True):
+                    await put_back()

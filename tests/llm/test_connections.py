@@ -1,0 +1,146 @@
+"""The OpenAI adapters' transport: a connection per request in flight, reused, and bounded
+as the SDK's own pool is, against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import anyio
+import httpx2
+import pytest
+
+from attractor.llm.connections import ConnectionShelf
+from attractor.llm.retry import RetryPolicy
+from attractor.llm.types import Message, ModelRequest
+from tests.llm.fake_http import FakeServer, Reply
+from tests.llm.test_openai_model import make_model
+from tests.llm.wire import openai_completion
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer(keep_alive=True).running() as running:
+        yield running
+
+
+async def _post_all(client: httpx2.AsyncClient, url: str, count: int) -> list[int]:
+    statuses: list[int] = []
+
+    async def post() -> None:
+        response = await client.post(url, content=b"{}")
+        statuses.append(response.status_code)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            for _ in range(count):
+                group.start_soon(post)
+    return statuses
+
+
+async def test_requests_at_once_each_get_a_connection_and_the_next_ones_reuse_them(
+    server: FakeServer,
+) -> None:
+    together = threading.Barrier(6)
+    server.add(*(Reply(body={}, barrier=together) for _ in range(6)))
+    shelf = ConnectionShelf()
+    async with httpx2.AsyncClient(transport=shelf) as client:
+        assert await _post_all(client, server.url, 6) == [200] * 6
+        first = {r.peer for r in server.received}
+        assert len(first) == 6  # six requests in flight at once: six connections
+        assert shelf.idle_connections == 6
+        again = threading.Barrier(6)
+        server.add(*(Reply(body={}, barrier=again) for _ in range(6)))
+        assert await _post_all(client, server.url, 6) == [200] * 6
+        # The same six connections served the second round: none opened.
+        assert {r.peer for r in server.received[6:]} == first
+        assert shelf.open_pools == 6
+    assert shelf.open_pools == 0  # the client's close closed them all
+
+
+async def test_one_request_after_another_keeps_to_one_connection(server: FakeServer) -> None:
+    server.add(*(Reply(body={}) for _ in range(5)))
+    shelf = ConnectionShelf()
+    async with httpx2.AsyncClient(transport=shelf) as client:
+        for _ in range(5):
+            assert (await client.post(server.url, content=b"{}")).status_code == 200
+    assert len({r.peer for r in server.received}) == 1
+
+
+async def test_idle_connections_beyond_the_keep_alive_limit_are_closed(
+    server: FakeServer,
+) -> None:
+    together = threading.Barrier(5)
+    server.add(*(Reply(body={}, barrier=together) for _ in range(5)))
+    limits = httpx2.Limits(max_connections=100, max_keepalive_connections=2)
+    shelf = ConnectionShelf(limits=limits)
+    async with httpx2.AsyncClient(transport=shelf) as client:
+        assert await _post_all(client, server.url, 5) == [200] * 5
+        assert shelf.idle_connections == 2
+        assert shelf.open_pools == 2
+
+
+async def test_an_idle_connection_past_its_keep_alive_is_closed(server: FakeServer) -> None:
+    together = threading.Barrier(3)
+    server.add(*(Reply(body={}, barrier=together) for _ in range(3)))
+    # No idle time allowed: each pool put back closes those put back before it.
+    limits = httpx2.Limits(max_connections=10, max_keepalive_connections=10, keepalive_expiry=0)
+    shelf = ConnectionShelf(limits=limits)
+    async with httpx2.AsyncClient(transport=shelf) as client:
+        assert await _post_all(client, server.url, 3) == [200] * 3
+        assert (shelf.idle_connections, shelf.open_pools) == (1, 1)
+
+
+async def test_no_more_requests_at_once_than_max_connections(server: FakeServer) -> None:
+    pairs = threading.Barrier(2)  # each answer waits for a second request to be in
+    server.add(*(Reply(body={}, barrier=pairs) for _ in range(8)))
+    limits = httpx2.Limits(max_connections=2, max_keepalive_connections=2)
+    shelf = ConnectionShelf(limits=limits)
+    async with httpx2.AsyncClient(transport=shelf) as client:
+        assert await _post_all(client, server.url, 8) == [200] * 8
+    # Two connections carried all eight: the other requests waited for a free one.
+    assert len({r.peer for r in server.received}) == 2
+
+
+async def test_a_cancelled_request_gives_its_connection_slot_back(server: FakeServer) -> None:
+    server.add(Reply(hold=True), Reply(body={"after": True}))
+    limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+    shelf = ConnectionShelf(limits=limits)
+    async with httpx2.AsyncClient(transport=shelf) as client:
+        with anyio.move_on_after(30) as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.post, server.url)
+                await anyio.to_thread.run_sync(server.arrived.wait, 30)
+                group.cancel_scope.cancel()
+        assert not scope.cancelled_caught
+        # With room for one request only, the next one still goes through.
+        with anyio.fail_after(30):
+            response = await client.post(server.url, content=b"{}")
+        assert response.json() == {"after": True}
+        assert shelf.open_pools == 1
+
+
+async def test_a_server_that_closes_each_connection_is_served_by_new_ones() -> None:
+    with FakeServer([Reply(body={}) for _ in range(4)]).running() as closing:
+        shelf = ConnectionShelf()
+        async with httpx2.AsyncClient(transport=shelf) as client:
+            for _ in range(4):
+                assert (await client.post(closing.url, content=b"{}")).status_code == 200
+            assert shelf.open_pools == 1
+    assert len({r.peer for r in closing.received}) == 4
+
+
+async def test_the_openai_adapter_keeps_a_connection_across_a_sessions_turns(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    server.add(*(Reply(body=openai_completion("Done.")) for _ in range(3)))
+    model = make_model(server.url, fast_retry)
+    request = ModelRequest(messages=(Message.user("hi"),))
+    try:
+        for _ in range(3):
+            assert (await model.request(request)).text == "Done."
+    finally:
+        await model.aclose()
+    assert len({r.peer for r in server.received}) == 1
