@@ -930,8 +930,9 @@ def model_rows(quick: bool, mem: Path | None) -> list[Row]:
     figures = _bench_json("bench_model.py", "--reps", "3" if quick else "5")
     assert isinstance(figures, dict)
     fan, talk = figures["fan_out"], figures["session"]
-    # The engine's CPU apart from the disk's: creating a file on this ext4 costs the
-    # kernel 0.05 to over 1 ms (see the engine rows), and each branch makes five.
+    # The engine's time apart from the disk's: creating a file on this ext4 costs the
+    # kernel 0.05 to over 1 ms (see the engine rows), and each branch makes five; the
+    # verdicts are taken on tmpfs, the disk's figures shown under them.
     on_tmpfs = fan
     if mem is not None:
         shm = _bench_json(
@@ -939,6 +940,9 @@ def model_rows(quick: bool, mem: Path | None) -> list[Row]:
         )
         assert isinstance(shm, dict)
         on_tmpfs = shm["fan_out"]
+    where = (
+        "run directories on tmpfs" if mem is not None else "no tmpfs here: run directories on disk"
+    )
     # The same fan-out as a user runs it in a checkout: a worktree a branch.
     reps = "3" if quick else "5"
     worktrees = _bench_json(
@@ -953,17 +957,27 @@ def model_rows(quick: bool, mem: Path | None) -> list[Row]:
     bare_growth = talk["last_tenth_bare_request_cpu_ms"] - talk["first_tenth_bare_request_cpu_ms"]
     return [
         Row(
-            "model-bound fan-out: 64 LLM branches, max_parallel=64, answers after 0.5 s",
-            fan["wall_s"],
+            f"model-bound fan-out: 64 LLM branches, max_parallel=64, answers after 0.5 s, {where}",
+            on_tmpfs["wall_s"],
             "s",
             "the ideal: ceil(64 / 64) x 0.5 s",
-            fan["ideal_s"],
+            on_tmpfs["ideal_s"],
             "<= 1.2x the ideal",
-            fan["wall_s"] <= 1.2 * fan["ideal_s"],
+            on_tmpfs["wall_s"] <= 1.2 * on_tmpfs["ideal_s"],
         ),
         Row(
             "  (the OpenAI SDK alone sending the same 64 requests at once, its client open)",
-            fan["bare_wall_s"],
+            on_tmpfs["bare_wall_s"],
+            "s",
+            "the ideal",
+            on_tmpfs["ideal_s"],
+            "-",
+            None,
+        ),
+        Row(
+            "  (the same fan-out with the run directories on this disk: the kernel's file "
+            "creation included)",
+            fan["wall_s"],
             "s",
             "the ideal",
             fan["ideal_s"],
@@ -981,8 +995,8 @@ def model_rows(quick: bool, mem: Path | None) -> list[Row]:
             None,
         ),
         Row(
-            "  engine's CPU per model request in that fan-out, run directories on tmpfs "
-            "(whole process: engine, agent loop, transcript, events, HTTP client)",
+            f"  engine's CPU per model request in that fan-out, {where} (whole process: engine, "
+            "agent loop, transcript, events, HTTP client)",
             on_tmpfs["cpu_ms_per_request"],
             "ms",
             "the OpenAI SDK alone, 64 requests at once",
