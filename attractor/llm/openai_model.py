@@ -41,7 +41,6 @@ try:
     import httpx2  # the HTTP client the SDK is built on
     import openai
     from openai import AsyncOpenAI, AsyncStream, Omit, RequestOptions
-    from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 except ImportError as exc:
     raise ProviderNotInstalledError("openai", "openai") from exc
@@ -392,7 +391,7 @@ def completion_from_json(data: Any, model: str) -> ModelResponse:
     return ModelResponse(
         text=message.get("content") or "",
         tool_calls=calls,
-        usage=_usage_from_json(data.get("usage")),
+        usage=usage_from_json(data.get("usage")),
         finish_reason=finish_reason(choice.get("finish_reason"), bool(calls)),
         model=data.get("model") or model,
         provider=PROVIDER,
@@ -409,8 +408,9 @@ def _calls_from_json(items: Any) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def _usage_from_json(usage: Any) -> Usage | None:
-    """:func:`usage_of` for the usage as the server sent it."""
+def usage_from_json(usage: Any) -> Usage | None:
+    """Token counts of a completion's ``usage`` as the server sent it (a plain answer's,
+    or a stream's last chunk's); OpenAI caches long prompts by itself and says so."""
     if usage is None:
         return None
     prompt = usage.get("prompt_tokens_details")
@@ -431,22 +431,6 @@ def _usage_from_json(usage: Any) -> Usage | None:
 def _count(value: Any) -> Any:
     # The SDK's integer fields make a JSON true 1 (and false 0).
     return int(value) if isinstance(value, bool) else value
-
-
-def usage_of(usage: CompletionUsage | None) -> Usage | None:
-    """Token counts of a completion; OpenAI caches long prompts by itself and says so."""
-    if usage is None:
-        return None
-    prompt = usage.prompt_tokens_details
-    completion = usage.completion_tokens_details
-    return Usage(
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        cache_read_tokens=(prompt.cached_tokens or 0) if prompt is not None else 0,
-        # Older SDK releases do not know cache writes; OpenAI reports them lately.
-        cache_write_tokens=getattr(prompt, "cache_write_tokens", 0) or 0,
-        reasoning_tokens=(completion.reasoning_tokens or 0) if completion is not None else 0,
-    )
 
 
 @dataclass
@@ -472,7 +456,8 @@ class StreamAssembler:
         self.chunks += 1
         self.model = self.model or chunk.model
         if chunk.usage is not None:
-            self.usage = usage_of(chunk.usage)
+            # Read from the chunk's JSON, as a plain answer's usage is.
+            self.usage = usage_from_json(chunk.usage.model_dump(warnings=False))
         for choice in chunk.choices[:1]:
             if choice.delta.content:
                 self.text.append(choice.delta.content)

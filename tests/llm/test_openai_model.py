@@ -415,3 +415,32 @@ async def test_a_plain_answer_is_read_as_the_server_wrote_it(
     assert (answer.usage.cache_read_tokens, answer.usage.cache_write_tokens) == (20, 5)
     assert answer.usage.reasoning_tokens == 3
     assert (empty.reason, empty.status) == ("response has no choices", None)
+
+
+async def test_a_streams_usage_is_read_as_a_plain_answers_is(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    """The details, and a count a server wrote as a JSON ``true``, alike both ways."""
+    usage = {
+        "prompt_tokens": 30,
+        "completion_tokens": True,
+        "total_tokens": 31,
+        "prompt_tokens_details": {"cached_tokens": 20, "cache_write_tokens": 5},
+        "completion_tokens_details": {"reasoning_tokens": 3},
+    }
+    plain = openai_completion("ok")
+    server.add(Reply(body={**plain, "usage": usage}))
+    last = {**openai_usage_chunk(0, 0), "usage": usage}
+    events = (openai_chunk({"content": "ok"}, finish="stop"), last, "[DONE]")
+    server.add(Reply(events=tuple((None, e) for e in events)))
+    answers = []
+    for stream in (False, True):
+        model = make_model(server.url, fast_retry, stream=stream)
+        answers.append(await ask_once(model))
+    read = [answer.usage for answer in answers]
+    assert read[0] == read[1]
+    assert read[0] is not None
+    assert (read[0].input_tokens, read[0].output_tokens) == (30, 1)
+    assert type(read[1].output_tokens) is int  # not the JSON true itself
+    assert (read[1].cache_read_tokens, read[1].cache_write_tokens) == (20, 5)
+    assert read[1].reasoning_tokens == 3
