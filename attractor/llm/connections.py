@@ -1,7 +1,7 @@
-"""The HTTP transport of the OpenAI adapters: a request's cost does not grow with the
-number of connections open.
+"""The HTTP client of the OpenAI and Anthropic adapters: a request's cost does not grow
+with the number of connections open.
 
-The SDK's own transport keeps every connection in one pool, and that pool walks all
+The SDKs' own transport keeps every connection in one pool, and that pool walks all
 of them, probing each idle socket, whenever a request starts or a response is closed.
 A fan-out of n model stages so pays n² probes: with 64 branches, 16 of the run's
 120 ms of CPU, most of it on the critical path after the answers arrive.
@@ -18,16 +18,51 @@ put back, as httpx sees it when a request comes).
 from __future__ import annotations
 
 import functools
+import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import cast
 
 import anyio
 import httpx2
 
-#: The limits the OpenAI SDK gives its own client (``openai._constants``).
+#: The limits the OpenAI and Anthropic SDKs give their own clients.
 DEFAULT_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+
+#: TCP keep-alive probes on an idle connection after a minute, every minute, five at
+#: most: a long answer's silent connection is not dropped by a router meanwhile.
+TCP_KEEPALIVE: tuple[tuple[int, int, int], ...] = tuple(
+    (level, option, value)
+    for level, name, value in (
+        (socket.SOL_SOCKET, "SO_KEEPALIVE", 1),
+        (socket.IPPROTO_TCP, "TCP_KEEPIDLE", 60),
+        (socket.IPPROTO_TCP, "TCP_KEEPINTVL", 60),
+        (socket.IPPROTO_TCP, "TCP_KEEPCNT", 5),
+    )
+    if (option := getattr(socket, name, None)) is not None
+)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The SDKs' own default TLS context, made once a process and shared by every
+    client: reading the certificate authorities took 15-35 ms, and each run's
+    client read them again, even for an ``http://`` server."""
+    return httpx2.create_ssl_context()
+
+
+def shelf_client(
+    client_class: type[httpx2.AsyncClient], *, tcp_keepalive: bool = False
+) -> httpx2.AsyncClient:
+    """An SDK's own async client (``client_class``, with its defaults) on the process's
+    TLS context and a :class:`ConnectionShelf`; ``tcp_keepalive`` as the Anthropic SDK
+    sets up its own connections (:data:`TCP_KEEPALIVE`)."""
+    context = tls_context()
+    options = TCP_KEEPALIVE if tcp_keepalive else ()
+    shelf = ConnectionShelf(verify=context, socket_options=options)
+    return client_class(verify=context, transport=shelf)
+
 
 #: (scheme, host, port) of a request's URL.
 Origin = tuple[bytes, bytes, int | None]
@@ -37,9 +72,14 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
     """An httpx transport that keeps each connection in a pool of its own."""
 
     def __init__(
-        self, *, verify: ssl.SSLContext | bool = True, limits: httpx2.Limits = DEFAULT_LIMITS
+        self,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx2.Limits = DEFAULT_LIMITS,
+        socket_options: Iterable[tuple[int, int, int]] = (),
     ) -> None:
         self._verify = verify
+        self._socket_options = list(socket_options)
         self._one = httpx2.Limits(
             max_connections=1, max_keepalive_connections=1, keepalive_expiry=limits.keepalive_expiry
         )
@@ -94,7 +134,9 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
         if shelf:
             self._idle_count -= 1
             return shelf.pop()[0]
-        pool = httpx2.AsyncHTTPTransport(verify=self._verify, limits=self._one)
+        pool = httpx2.AsyncHTTPTransport(
+            verify=self._verify, limits=self._one, socket_options=self._socket_options
+        )
         self._open.add(pool)
         return pool
 

@@ -7,12 +7,10 @@ named for it (:mod:`attractor.llm.credentials`).
 
 from __future__ import annotations
 
-import functools
 import json
 import operator
 import os
 import re
-import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -20,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from attractor.errors import ProviderError, ProviderNotInstalledError
-from attractor.llm.connections import ConnectionShelf
+from attractor.llm.connections import shelf_client
 from attractor.llm.credentials import is_official, resolve_key
 from attractor.llm.retry import (
     DEFAULT_POLICY,
@@ -62,14 +60,6 @@ _REASONING_MODEL = re.compile(r"^(o[1-9]|gpt-5)")
 _NO_REASONING_PARAM = ("o1-mini", "o1-preview")
 
 
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The SDK's own default TLS context, made once a process and shared by every
-    client: reading the certificate authorities took 15-35 ms, and each run's
-    client read them again, even for an ``http://`` server."""
-    return httpx2.create_ssl_context()
-
-
 def client_options(
     api_key: str | None, api_key_env: str | None, base_url: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -91,9 +81,7 @@ def client_options(
         "base_url": base_url,
         # The SDK's client with its own defaults, but the process's one TLS context
         # and a transport whose cost per request stays flat in a wide fan-out.
-        "http_client": openai.DefaultAsyncHttpxClient(
-            verify=tls_context(), transport=ConnectionShelf(verify=tls_context())
-        ),
+        "http_client": shelf_client(openai.DefaultAsyncHttpxClient),
     }
     if base_url and "?" in base_url:
         # The SDK appends its paths to the URL as written: a query (a gateway's

@@ -3,6 +3,7 @@ as the SDK's own pool is, against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -10,12 +11,13 @@ import anyio
 import httpx2
 import pytest
 
-from attractor.llm.connections import ConnectionShelf
+from attractor.llm.connections import ConnectionShelf, shelf_client
 from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import Message, ModelRequest
 from tests.llm.fake_http import FakeServer, Reply
+from tests.llm.test_anthropic_model import make_model as make_claude
 from tests.llm.test_openai_model import make_model
-from tests.llm.wire import openai_completion
+from tests.llm.wire import anthropic_message, openai_completion
 
 pytestmark = pytest.mark.anyio
 
@@ -144,3 +146,31 @@ async def test_the_openai_adapter_keeps_a_connection_across_a_sessions_turns(
     finally:
         await model.aclose()
     assert len({r.peer for r in server.received}) == 1
+
+
+async def test_the_anthropic_adapter_keeps_a_connection_across_a_sessions_turns(
+    server: FakeServer, fast_retry: RetryPolicy
+) -> None:
+    answer = anthropic_message([{"type": "text", "text": "Done."}])
+    server.add(*(Reply(body=answer) for _ in range(3)))
+    model = make_claude(server.url, fast_retry)
+    request = ModelRequest(messages=(Message.user("hi"),))
+    try:
+        for _ in range(3):
+            assert (await model.request(request)).text == "Done."
+    finally:
+        await model.aclose()
+    assert len({r.peer for r in server.received}) == 1
+
+
+@pytest.mark.parametrize("keepalive", [True, False])
+async def test_tcp_keep_alive_is_set_on_the_connections_when_asked(
+    server: FakeServer, keepalive: bool
+) -> None:
+    server.add(Reply(body={}))
+    client = shelf_client(httpx2.AsyncClient, tcp_keepalive=keepalive)
+    async with client, client.stream("POST", server.url, content=b"{}") as response:
+        sock = response.extensions["network_stream"].get_extra_info("socket")
+        assert bool(sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)) is keepalive
+        if keepalive:
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 60
