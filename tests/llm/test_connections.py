@@ -13,7 +13,7 @@ import pytest
 
 from attractor.llm.connections import ConnectionShelf, shelf_client
 from attractor.llm.retry import RetryPolicy
-from attractor.llm.types import Message, ModelRequest
+from attractor.llm.types import Message, Model, ModelRequest
 from tests.llm.fake_http import FakeServer, Reply
 from tests.llm.test_anthropic_model import make_model as make_claude
 from tests.llm.test_openai_model import make_model
@@ -134,26 +134,17 @@ async def test_a_server_that_closes_each_connection_is_served_by_new_ones() -> N
     assert len({r.peer for r in closing.received}) == 4
 
 
-async def test_the_openai_adapter_keeps_a_connection_across_a_sessions_turns(
-    server: FakeServer, fast_retry: RetryPolicy
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_an_adapter_keeps_one_connection_across_a_sessions_turns(
+    server: FakeServer, fast_retry: RetryPolicy, provider: str
 ) -> None:
-    server.add(*(Reply(body=openai_completion("Done.")) for _ in range(3)))
-    model = make_model(server.url, fast_retry)
-    request = ModelRequest(messages=(Message.user("hi"),))
-    try:
-        for _ in range(3):
-            assert (await model.request(request)).text == "Done."
-    finally:
-        await model.aclose()
-    assert len({r.peer for r in server.received}) == 1
-
-
-async def test_the_anthropic_adapter_keeps_a_connection_across_a_sessions_turns(
-    server: FakeServer, fast_retry: RetryPolicy
-) -> None:
-    answer = anthropic_message([{"type": "text", "text": "Done."}])
+    model: Model
+    if provider == "openai":
+        answer, model = openai_completion("Done."), make_model(server.url, fast_retry)
+    else:
+        answer = anthropic_message([{"type": "text", "text": "Done."}])
+        model = make_claude(server.url, fast_retry)
     server.add(*(Reply(body=answer) for _ in range(3)))
-    model = make_claude(server.url, fast_retry)
     request = ModelRequest(messages=(Message.user("hi"),))
     try:
         for _ in range(3):
