@@ -12,7 +12,9 @@ connection the likeliest to be still open) or opens a new one; closing the respo
 puts the pool back. The SDK's limits hold: at most ``max_connections`` requests at
 once (the rest wait), ``max_keepalive_connections`` idle connections kept, and an
 idle one closed once it has waited ``keepalive_expiry`` seconds (seen when a pool is
-put back, as httpx sees it when a request comes).
+put back, as httpx sees it when a request comes). With a proxy in the environment the
+SDK's own transport is kept (:func:`shelf_client`), and the certificate authorities are
+read only for the first ``https://`` connection (:func:`tls_context`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import functools
 import socket
 import ssl
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import cast
 
@@ -46,22 +49,42 @@ TCP_KEEPALIVE: tuple[tuple[int, int, int], ...] = tuple(
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """The SDKs' own default TLS context, made once a process and shared by every
-    client: reading the certificate authorities took 15-35 ms, and each run's
-    client read them again, even for an ``http://`` server."""
+    """The SDKs' own default TLS context, made once a process, the first time an
+    ``https://`` connection is opened, and shared by every client: reading the
+    certificate authorities takes 15-35 ms, which a run talking to a local
+    ``http://`` server has no reason to pay."""
     return httpx2.create_ssl_context()
+
+
+@functools.cache
+def _plain_context() -> ssl.SSLContext:
+    """What an ``http://`` connection's pool is given (httpx wants a context; it is
+    never used, and without one httpx would read the authorities for each pool)."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def _proxied() -> bool:
+    """Whether the environment names an HTTP proxy (``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``ALL_PROXY``), as httpx reads it."""
+    found = urllib.request.getproxies()
+    return any(found.get(scheme) for scheme in ("http", "https", "all"))
 
 
 def shelf_client(
     client_class: type[httpx2.AsyncClient], *, tcp_keepalive: bool = False
 ) -> httpx2.AsyncClient:
-    """An SDK's own async client (``client_class``, with its defaults) on the process's
-    TLS context and a :class:`ConnectionShelf`; ``tcp_keepalive`` as the Anthropic SDK
-    sets up its own connections (:data:`TCP_KEEPALIVE`)."""
-    context = tls_context()
+    """An SDK's own async client (``client_class``, with its defaults) on a
+    :class:`ConnectionShelf`; ``tcp_keepalive`` as the Anthropic SDK sets up its own
+    connections (:data:`TCP_KEEPALIVE`).
+
+    With a proxy in the environment the client keeps its own transport, which sends
+    through the proxy (and honours ``NO_PROXY``): httpx routes no request of a client
+    given a transport through the environment's proxies.
+    """
+    if _proxied():
+        return client_class(verify=tls_context())
     options = TCP_KEEPALIVE if tcp_keepalive else ()
-    shelf = ConnectionShelf(verify=context, socket_options=options)
-    return client_class(verify=context, transport=shelf)
+    return client_class(transport=ConnectionShelf(socket_options=options))
 
 
 #: (scheme, host, port) of a request's URL.
@@ -74,10 +97,11 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
     def __init__(
         self,
         *,
-        verify: ssl.SSLContext | bool = True,
+        verify: ssl.SSLContext | None = None,
         limits: httpx2.Limits = DEFAULT_LIMITS,
         socket_options: Iterable[tuple[int, int, int]] = (),
     ) -> None:
+        #: The TLS context of ``https://`` connections; None: :func:`tls_context`.
         self._verify = verify
         self._socket_options = list(socket_options)
         self._one = httpx2.Limits(
@@ -134,8 +158,10 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
         if shelf:
             self._idle_count -= 1
             return shelf.pop()[0]
+        https = origin[0] == b"https"
+        context = (self._verify or tls_context()) if https else _plain_context()
         pool = httpx2.AsyncHTTPTransport(
-            verify=self._verify, limits=self._one, socket_options=self._socket_options
+            verify=context, limits=self._one, socket_options=self._socket_options
         )
         self._open.add(pool)
         return pool

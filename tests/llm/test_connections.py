@@ -3,6 +3,7 @@ as the SDK's own pool is, against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ import anyio
 import httpx2
 import pytest
 
-from attractor.llm.connections import ConnectionShelf, shelf_client
+from attractor.llm.connections import ConnectionShelf, shelf_client, tls_context
 from attractor.llm.retry import RetryPolicy
 from attractor.llm.types import Message, Model, ModelRequest
 from tests.llm.fake_http import FakeServer, Reply
@@ -165,3 +166,41 @@ async def test_tcp_keep_alive_is_set_on_the_connections_when_asked(
         assert bool(sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)) is keepalive
         if keepalive:
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 60
+
+
+@pytest.fixture
+def no_proxy_set(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The environment without any proxy variable, in either case."""
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+async def test_a_proxy_in_the_environment_is_used(
+    server: FakeServer, fast_retry: RetryPolicy, no_proxy_set: pytest.MonkeyPatch
+) -> None:
+    """The proxy (here the scripted server) gets the request for the real server."""
+    no_proxy_set.setenv("HTTP_PROXY", server.url)
+    server.add(Reply(body=openai_completion("via the proxy")))
+    model = make_model("http://upstream.invalid", fast_retry)
+    request = ModelRequest(messages=(Message.user("hi"),))
+    try:
+        assert (await model.request(request)).text == "via the proxy"
+    finally:
+        await model.aclose()
+    [received] = server.received
+    assert received.path == "http://upstream.invalid/v1/chat/completions"
+
+
+async def test_a_plain_http_server_costs_no_certificate_authorities(
+    server: FakeServer, fast_retry: RetryPolicy, no_proxy_set: pytest.MonkeyPatch
+) -> None:
+    tls_context.cache_clear()
+    server.add(Reply(body=openai_completion("Done.")))
+    model = make_model(server.url, fast_retry)
+    try:
+        await model.request(ModelRequest(messages=(Message.user("hi"),)))
+    finally:
+        await model.aclose()
+    assert tls_context.cache_info().currsize == 0  # the 15-35 ms read never happened
