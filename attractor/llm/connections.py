@@ -90,6 +90,9 @@ def shelf_client(
 #: (scheme, host, port) of a request's URL.
 Origin = tuple[bytes, bytes, int | None]
 
+#: The port of a URL that names none.
+_DEFAULT_PORTS = {b"http": 80, b"https": 443}
+
 
 class ConnectionShelf(httpx2.AsyncBaseTransport):
     """An httpx transport that keeps each connection in a pool of its own."""
@@ -110,16 +113,17 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
         self._keep = limits.max_keepalive_connections
         self._expiry = limits.keepalive_expiry
         self._slots = anyio.Semaphore(limits.max_connections) if limits.max_connections else None
-        #: Idle pools by origin, the last put back last, each with when it was put back.
-        self._idle: dict[Origin, list[tuple[httpx2.AsyncHTTPTransport, float]]] = {}
-        self._idle_count = 0
+        #: Idle pools by origin, the one put back last at the end.
+        self._idle: dict[Origin, list[httpx2.AsyncHTTPTransport]] = {}
+        #: Every idle pool with its origin and when it was put back, oldest first.
+        self._idle_since: dict[httpx2.AsyncHTTPTransport, tuple[Origin, float]] = {}
         #: Every pool not yet closed, idle or in use (closed with the shelf).
         self._open: set[httpx2.AsyncHTTPTransport] = set()
 
     @property
     def idle_connections(self) -> int:
         """How many pools wait on the shelf (each holds at most one connection)."""
-        return self._idle_count
+        return len(self._idle_since)
 
     @property
     def open_pools(self) -> int:
@@ -127,19 +131,16 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
         return len(self._open)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        slots = self._slots
-        if slots is not None:
-            try:  # no checkpoint when a slot is free: one less round of every task
-                slots.acquire_nowait()
-            except anyio.WouldBlock:
-                await slots.acquire()
+        if self._slots is not None:
+            await self._slot(self._slots, request)
         url = request.url
-        origin = (url.raw_scheme, url.raw_host, url.port)
+        scheme = url.raw_scheme
+        origin = (scheme, url.raw_host, url.port or _DEFAULT_PORTS.get(scheme))
         try:
             pool = self._take(origin)
         except BaseException:
-            if slots is not None:
-                slots.release()
+            if self._slots is not None:
+                self._slots.release()
             raise
         try:
             response = await pool.handle_async_request(request)
@@ -153,11 +154,29 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
         response.stream = _ReturnOnClose(body, functools.partial(self._put_back, origin, pool))
         return response
 
+    @staticmethod
+    async def _slot(slots: anyio.Semaphore, request: httpx2.Request) -> None:
+        """One of the ``max_connections`` slots, waited for at most the request's pool
+        timeout, as httpx's pool waits for a connection (:class:`httpx2.PoolTimeout`)."""
+        try:  # no checkpoint when a slot is free: one less round of every task
+            slots.acquire_nowait()
+            return
+        except anyio.WouldBlock:
+            pass
+        limit = request.extensions.get("timeout", {}).get("pool")
+        try:
+            with anyio.fail_after(limit):
+                await slots.acquire()
+        except TimeoutError:
+            message = f"every connection still in use after the pool timeout ({limit} s)"
+            raise httpx2.PoolTimeout(message, request=request) from None
+
     def _take(self, origin: Origin) -> httpx2.AsyncHTTPTransport:
         shelf = self._idle.get(origin)
         if shelf:
-            self._idle_count -= 1
-            return shelf.pop()[0]
+            pool = shelf.pop()
+            del self._idle_since[pool]
+            return pool
         https = origin[0] == b"https"
         context = (self._verify or tls_context()) if https else _plain_context()
         pool = httpx2.AsyncHTTPTransport(
@@ -170,19 +189,21 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
         if self._slots is not None:
             self._slots.release()
         now = time.monotonic()
-        shelf = self._idle.setdefault(origin, [])
-        shelf.append((pool, now))
-        self._idle_count += 1
-        # Close what has waited too long (the oldest first) or is beyond the limit.
-        stale = 0
-        if self._expiry is not None:
-            while stale < len(shelf) and now - shelf[stale][1] > self._expiry:
-                stale += 1
-        surplus = self._idle_count - self._keep if self._keep is not None else 0
-        gone = [entry[0] for entry in shelf[: max(stale, min(surplus, len(shelf)))]]
+        self._idle.setdefault(origin, []).append(pool)
+        self._idle_since[pool] = (origin, now)
+        # Close, oldest first and whatever their origin, the idle pools beyond the
+        # limit and those that have waited too long.
+        gone: list[httpx2.AsyncHTTPTransport] = []
+        surplus = len(self._idle_since) - self._keep if self._keep is not None else 0
+        for idle, (where, since) in self._idle_since.items():
+            expired = self._expiry is not None and now - since > self._expiry
+            if len(gone) >= surplus and not expired:
+                break  # the rest were put back later still
+            gone.append(idle)
+            self._idle[where].remove(idle)
+        for idle in gone:
+            del self._idle_since[idle]
         if gone:
-            del shelf[: len(gone)]
-            self._idle_count -= len(gone)
             await self._close(gone)
 
     async def _close(self, pools: list[httpx2.AsyncHTTPTransport]) -> None:
@@ -193,7 +214,7 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         self._idle.clear()
-        self._idle_count = 0
+        self._idle_since.clear()
         await self._close(list(self._open))
 
 

@@ -29,6 +29,15 @@ def server() -> Iterator[FakeServer]:
         yield running
 
 
+@pytest.fixture
+def no_proxy_set(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The environment without any proxy variable, in either case."""
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
 async def _post_all(client: httpx2.AsyncClient, url: str, count: int) -> list[int]:
     statuses: list[int] = []
 
@@ -157,7 +166,7 @@ async def test_an_adapter_keeps_one_connection_across_a_sessions_turns(
 
 @pytest.mark.parametrize("keepalive", [True, False])
 async def test_tcp_keep_alive_is_set_on_the_connections_when_asked(
-    server: FakeServer, keepalive: bool
+    server: FakeServer, keepalive: bool, no_proxy_set: pytest.MonkeyPatch
 ) -> None:
     server.add(Reply(body={}))
     client = shelf_client(httpx2.AsyncClient, tcp_keepalive=keepalive)
@@ -166,15 +175,6 @@ async def test_tcp_keep_alive_is_set_on_the_connections_when_asked(
         assert bool(sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)) is keepalive
         if keepalive:
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 60
-
-
-@pytest.fixture
-def no_proxy_set(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """The environment without any proxy variable, in either case."""
-    for name in list(os.environ):
-        if name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name)
-    return monkeypatch
 
 
 async def test_a_proxy_in_the_environment_is_used(
@@ -204,3 +204,51 @@ async def test_a_plain_http_server_costs_no_certificate_authorities(
     finally:
         await model.aclose()
     assert tls_context.cache_info().currsize == 0  # the 15-35 ms read never happened
+
+
+async def test_a_request_waits_for_a_free_connection_no_longer_than_its_pool_timeout(
+    server: FakeServer,
+) -> None:
+    server.add(Reply(body={"first": True}), Reply(body={}))
+    limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+    async with httpx2.AsyncClient(transport=ConnectionShelf(limits=limits)) as client:
+        async with client.stream("POST", server.url, content=b"{}"):  # holds the one slot
+            with pytest.raises(httpx2.PoolTimeout):
+                await client.post(server.url, content=b"{}", timeout=httpx2.Timeout(30, pool=0.05))
+        # The slot is back once the first response is closed.
+        assert (await client.post(server.url, content=b"{}")).status_code == 200
+
+
+async def test_the_idle_limit_and_expiry_hold_across_origins(server: FakeServer) -> None:
+    with FakeServer(keep_alive=True).running() as other:
+        pairs, other_pairs = threading.Barrier(2), threading.Barrier(2)
+        server.add(*(Reply(body={}, barrier=pairs) for _ in range(2)))
+        other.add(*(Reply(body={}, barrier=other_pairs) for _ in range(2)))
+        other.add(Reply(body={}))
+        limits = httpx2.Limits(max_connections=10, max_keepalive_connections=2)
+        shelf = ConnectionShelf(limits=limits)
+        async with httpx2.AsyncClient(transport=shelf) as client:
+            assert await _post_all(client, server.url, 2) == [200] * 2
+            assert await _post_all(client, other.url, 2) == [200] * 2
+            # Two idle connections kept: the newest, the other server's; the first
+            # server's were closed although no request went there again.
+            assert (shelf.idle_connections, shelf.open_pools) == (2, 2)
+            assert (await client.post(other.url, content=b"{}")).status_code == 200
+            first, second, third = (r.peer for r in other.received)
+            assert third in (first, second)  # an idle connection served it
+            expiring = ConnectionShelf(limits=httpx2.Limits(keepalive_expiry=0))
+            async with httpx2.AsyncClient(transport=expiring) as quick:
+                server.add(Reply(body={}))
+                await quick.post(server.url, content=b"{}")
+                await quick.post(other.url, content=b"{}")
+                # The first server's idle connection had waited past its expiry.
+                assert (expiring.idle_connections, expiring.open_pools) == (1, 1)
+
+
+def test_without_a_proxy_the_clients_keep_each_connection_on_the_shelf(
+    no_proxy_set: pytest.MonkeyPatch,
+) -> None:
+    client = shelf_client(httpx2.AsyncClient)
+    assert isinstance(client._transport, ConnectionShelf)
+    no_proxy_set.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    assert not isinstance(shelf_client(httpx2.AsyncClient)._transport, ConnectionShelf)
