@@ -114,10 +114,13 @@ def test_an_agent_node_shows_its_turn_and_tool_call_live(
     note = page.locator('#graph [id="node-fix"] text.live-note')
     expect(note).to_have_text("turn 1/10 · shell: while [ ! -f go ]; do sleep 0.05; done; …")
     expect(page.locator('#node-list button[data-node="fix"]')).to_contain_text("turn 1/10")
+    # A keyboard user on the node's button stays there while the run's events redraw the list.
+    page.locator('#node-list button[data-node="fix"]').focus()
     (root / "go").touch()
     expect(page.locator("#run-status")).to_have_text("success")
     expect(note).to_have_count(0)
-    page.locator('#node-list button[data-node="fix"]').press("Enter")
+    expect(page.locator('#node-list button[data-node="fix"]')).to_be_focused()
+    page.keyboard.press("Enter")
     expect(page.locator("#node-files")).to_contain_text("response.md")
     expect(page.locator("#node-facts")).to_contain_text("success")
 

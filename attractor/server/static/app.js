@@ -338,6 +338,9 @@ function liveNote(group, text) {
 function renderNodeList() {
   const list = $("node-list");
   const ids = [...new Set([...view.order, ...Object.keys(view.nodes)])];
+  // The list is drawn anew on each event: a node's button that had the focus keeps it
+  // (a keyboard user, or a key pressed as an event arrives, is not left on nothing).
+  const focused = document.activeElement?.closest?.("#node-list button")?.dataset.node;
   list.replaceChildren(...ids.map((id) => {
     const n = view.nodes[id];
     const spent = n.state === "running" && n.liveTokens ? `${n.liveTokens.toLocaleString("en-US")} tok so far`
@@ -353,6 +356,7 @@ function renderNodeList() {
       el("span", { text: id }), el("span", { class: "muted", text: n.state }),
       el("span", { class: "info", text: info })));
   }));
+  if (focused != null) list.querySelector(`button[data-node="${CSS.escape(focused)}"]`)?.focus();
 }
 
 // Show node ``id`` in the panel; ``attempt`` (a folder the timeline names, like
