@@ -141,6 +141,21 @@ def test_branches_on_the_cluster_share_the_runs_turn_budget(
             turns = [json.loads(line) for line in transcript.read_text().splitlines()]
             requests += len(turns)
             # Where an agent got a request, it also got its final, tool-free one.
-            assert turns[-1]["kind"] == "final", (name, [t["kind"] for t in turns])
+            kinds = [t["kind"] for t in turns]
+            assert kinds[-1] == "final", (name, kinds, _stage_story(run_dir, name))
     # Three agents on two workers, never more requests than the run's budget.
     assert 0 < requests <= 4
+
+
+def _stage_story(run_dir: Path, name: str) -> dict[str, object]:
+    """What a failed assertion shows of a branch: its status, its folders, its events."""
+    stage = run_dir / name
+    status = stage / "status.json"
+    events = run_dir / "events.jsonl"
+    return {
+        "status": json.loads(status.read_text()) if status.exists() else None,
+        "folders": sorted(p.name for p in stage.iterdir() if p.is_dir()),
+        "events": [line for line in events.read_text().splitlines() if f'"{name}"' in line]
+        if events.exists()
+        else [],
+    }
