@@ -25,7 +25,7 @@ import ssl
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import cast
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -71,20 +71,20 @@ def _proxied() -> bool:
 
 
 def shelf_client(
-    client_class: type[httpx2.AsyncClient], *, tcp_keepalive: bool = False
+    client_class: type[httpx2.AsyncClient], *, tcp_keepalive: bool = False, **options: Any
 ) -> httpx2.AsyncClient:
-    """An SDK's own async client (``client_class``, with its defaults) on a
-    :class:`ConnectionShelf`; ``tcp_keepalive`` as the Anthropic SDK sets up its own
-    connections (:data:`TCP_KEEPALIVE`).
+    """An async client of ``client_class`` (an SDK's own, with its defaults, or httpx's,
+    given ``options``) on a :class:`ConnectionShelf`; ``tcp_keepalive`` as the Anthropic
+    SDK sets up its own connections (:data:`TCP_KEEPALIVE`).
 
     With a proxy in the environment the client keeps its own transport, which sends
     through the proxy (and honours ``NO_PROXY``): httpx routes no request of a client
     given a transport through the environment's proxies.
     """
     if _proxied():
-        return client_class(verify=tls_context())
-    options = TCP_KEEPALIVE if tcp_keepalive else ()
-    return client_class(transport=ConnectionShelf(socket_options=options))
+        return client_class(verify=tls_context(), **options)
+    shelf = ConnectionShelf(socket_options=TCP_KEEPALIVE if tcp_keepalive else ())
+    return client_class(transport=shelf, **options)
 
 
 #: (scheme, host, port) of a request's URL.

@@ -7,6 +7,7 @@ named for it (:mod:`attractor.llm.credentials`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import operator
 import os
@@ -14,12 +15,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from attractor.errors import ProviderError, ProviderNotInstalledError
 from attractor.llm.connections import shelf_client
 from attractor.llm.credentials import is_official, resolve_key
+from attractor.llm.openai_http import CHAT_PATH, endpoint, http_client, post
 from attractor.llm.retry import (
     DEFAULT_POLICY,
     RetryPolicy,
@@ -35,13 +37,25 @@ from attractor.llm.types import (
     Usage,
 )
 
-try:
-    import httpx2  # the HTTP client the SDK is built on
-    import openai
-    from openai import AsyncOpenAI, AsyncStream, Omit, RequestOptions
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
-except ImportError as exc:
-    raise ProviderNotInstalledError("openai", "openai") from exc
+# The SDK is imported when first needed (_openai), but a module without it installed
+# says so at once, as every adapter does.
+if importlib.util.find_spec("openai") is None:
+    raise ProviderNotInstalledError("openai", "openai")
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, RequestOptions
+    from openai.types.chat import ChatCompletionChunk
+
+
+def _openai() -> ModuleType:
+    """The OpenAI SDK, imported when first needed: a streamed answer, the Responses
+    API (its import costs about 0.4 s; plain answers go without it, see openai_http)."""
+    try:
+        import openai
+    except ImportError as exc:
+        raise ProviderNotInstalledError("openai", "openai") from exc
+    return openai
+
 
 PROVIDER = "openai"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -74,6 +88,7 @@ def client_options(
     Raises:
         MissingCredentialsError: the key's variable is not set.
     """
+    openai = _openai()
     base_url = base_url or os.environ.get(BASE_URL_ENV) or None
     key = resolve_key(PROVIDER, base_url, api_key=api_key, api_key_env=api_key_env)
     client: dict[str, Any] = {
@@ -90,9 +105,10 @@ def client_options(
         client["base_url"] = address
         client["default_query"] = dict(parse_qsl(query, keep_blank_values=True))
     if not is_official(PROVIDER, base_url):
-        client["default_headers"] = {"OpenAI-Organization": Omit(), "OpenAI-Project": Omit()}
+        omit = openai.Omit()
+        client["default_headers"] = {"OpenAI-Organization": omit, "OpenAI-Project": omit}
     # The SDK accepts an omitted Authorization header only per request.
-    per_request = {} if key else {"extra_headers": {"Authorization": Omit()}}
+    per_request = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
     return client, per_request
 
 
@@ -159,20 +175,40 @@ class OpenAIModel(SdkModel):
         self._last: tuple[tuple[Message, ...], list[bytes]] = ((), [])
         #: The tools of the last request that offered any, and their encoded list.
         self._tools: tuple[tuple[ToolDefinition, ...], bytes] = ((), b"[]")
-        client, per_request = client_options(api_key, api_key_env, base_url)
-        self._client = AsyncOpenAI(
-            **client,
-            max_retries=0,  # our retry policy is the only one
-            timeout=timeout,
-        )
-        # What ``create`` would send besides the body: its auth, and the headers
-        # given per request (an omitted Authorization).
-        self._options: RequestOptions = {"security": {"bearer_auth": True}}
-        if "extra_headers" in per_request:
-            self._options["headers"] = per_request["extra_headers"]
+        # Plain answers go over httpx alone; the SDK's client is made for the first
+        # streamed one (see openai_http). The key is resolved now: a missing one stops
+        # the run before anything is sent.
+        chosen = base_url or os.environ.get(BASE_URL_ENV) or None
+        key = resolve_key(PROVIDER, chosen, api_key=api_key, api_key_env=api_key_env)
+        self._endpoint = endpoint(PROVIDER, chosen, key)
+        self._http = http_client(timeout)
+        self._sdk_args = (api_key, api_key_env, base_url, timeout)
+        self._client: AsyncOpenAI | None = None
+        self._options: RequestOptions = {}
 
     def _sdk(self) -> ModuleType:
-        return openai
+        return _openai()
+
+    def _sdk_client(self) -> AsyncOpenAI:
+        """The SDK's client, for streamed answers (made on first use)."""
+        if self._client is None:
+            api_key, api_key_env, base_url, timeout = self._sdk_args
+            client, per_request = client_options(api_key, api_key_env, base_url)
+            # max_retries=0: our retry policy is the only one.
+            self._client = self._sdk().AsyncOpenAI(**client, max_retries=0, timeout=timeout)
+            # What ``create`` would send besides the body: its auth, and the headers
+            # given per request (an omitted Authorization).
+            self._options = {"security": {"bearer_auth": True}}
+            if "extra_headers" in per_request:
+                self._options["headers"] = per_request["extra_headers"]
+        return self._client
+
+    async def aclose(self) -> None:
+        try:
+            await self._http.aclose()
+        finally:
+            if self._client is not None:
+                await self._client.close()
 
     def _messages(self, messages: Sequence[Message]) -> list[bytes]:
         # A session's request is its previous one plus a few messages: when the
@@ -231,12 +267,16 @@ class OpenAIModel(SdkModel):
         parts += [*_members(tail), b"}"]
         return {"content": b"".join(parts)}, notes
 
+    async def _send(self, kwargs: dict[str, Any]) -> ModelResponse:
+        if self._stream:
+            return await super()._send(kwargs)  # through the SDK: its errors translated
+        return await self._send_plain(kwargs)
+
     async def _send_plain(self, kwargs: dict[str, Any]) -> ModelResponse:
         # The HTTP response itself: its status and content type make a clear error
-        # when a 200 answer is not a completion, and its JSON is read here into the
-        # answer (the SDK would first build its typed completion of it).
-        raw = await self._client.post(
-            _PATH, cast_to=httpx2.Response, content=kwargs["content"], options=self._options
+        # when a 200 answer is not a completion, and its JSON is read here.
+        raw = await post(
+            self._http, self._endpoint, kwargs["content"], provider=PROVIDER, model=self._model
         )
         status, content_type = raw.status_code, raw.headers.get("content-type")
         try:
@@ -246,9 +286,13 @@ class OpenAIModel(SdkModel):
             raise self._not_an_answer(status, content_type) from error
 
     async def _send_streaming(self, kwargs: dict[str, Any]) -> ModelResponse:
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        client = self._sdk_client()
         assembler = StreamAssembler()
-        stream = await self._client.post(
-            _PATH,
+        stream = await client.post(
+            CHAT_PATH,
             cast_to=ChatCompletion,
             content=kwargs["content"],
             options=self._options,
@@ -271,9 +315,6 @@ class OpenAIModel(SdkModel):
 
 #: How many messages' wire forms a model keeps (see ``OpenAIModel._wire``).
 _WIRE_CACHE = 20_000
-
-#: Where Chat Completions are posted, under the client's base URL.
-_PATH = "/chat/completions"
 
 
 def _dumps(value: object) -> bytes:

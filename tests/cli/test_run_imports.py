@@ -125,3 +125,24 @@ def test_run_help_loads_neither_the_engine_nor_the_display_nor_the_settings(
     assert result.returncode == 0, result.stderr
     assert "--backend NAME" in result.stdout
     assert "HEAVY []" in result.stderr
+
+
+#: What a run against an OpenAI-compatible server must not load for plain answers:
+#: the OpenAI SDK (about 0.4 s of CPU to import) and the other providers' SDKs.
+MODEL_HEAVY = ("openai", "anthropic", "google", "attractor.llm.openai_responses", "rich")
+
+
+def test_a_run_against_a_compatible_server_loads_no_sdk(tmp_path: Path) -> None:
+    from tests.llm.fake_http import FakeServer, Reply
+    from tests.llm.wire import openai_completion
+
+    path = tmp_path / "pipeline.dot"
+    path.write_text(_linear('prompt="say done"'), encoding="utf-8")
+    with FakeServer([Reply(body=openai_completion("done")) for _ in range(10)]).running() as server:
+        args = ["run", "-q", "--backend", "llm", "--model", "local-model", "--workspace", "none"]
+        args += ["--base-url", f"{server.url}/v1", str(path)]
+        result = _probe(tmp_path, MODEL_HEAVY, *args)
+    assert result.returncode == 0, result.stderr
+    assert "pipeline succeeded" in result.stdout
+    assert "HEAVY []" in result.stderr
+    assert len(server.received) == 10  # each stage asked the server once
