@@ -11,6 +11,7 @@ last so they take precedence, within :data:`INSTRUCTIONS_BUDGET` bytes.
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import re
 import shlex
@@ -159,8 +160,48 @@ async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | N
     A call made while another for the same workdir and boundary is running gets
     that call's answer (see :func:`_together`).
     """
+    if _no_repository(workdir):
+        return None  # what git would say, without starting a (sandboxed) shell for it
     where = "" if runner is None else f"{type(runner).__name__}: {runner.describe()}"
     return await _together(("git", str(workdir), where), lambda: _git_state(workdir, runner))
+
+
+#: Variables that tell git where a repository is, or where to stop looking for one.
+_GIT_PLACES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
+
+
+def _no_repository(workdir: Path) -> bool:
+    """True when git can find no repository from ``workdir``: no ``.git`` in it or in
+    any folder above it, none of them a bare repository, and no variable pointing git
+    elsewhere. A few ``lstat`` calls instead of a shell (about 15 ms in a sandbox, on
+    the way of every session that starts outside a repository); False whenever unsure."""
+    if any(name in os.environ for name in _GIT_PLACES):
+        return False
+    try:
+        here = workdir.resolve()
+        for folder in (here, *here.parents):
+            if _exists(folder / ".git") or all(
+                _exists(folder / name) for name in ("HEAD", "objects", "refs")
+            ):
+                return False
+    except OSError:  # a folder it may not look into: git decides
+        return False
+    return True
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` is there, whatever it is (raises when it cannot be told)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 async def _git_state(workdir: Path, runner: Runner | None) -> GitState | None:

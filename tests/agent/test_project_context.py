@@ -181,3 +181,32 @@ def test_sessions_starting_together_read_the_same_instructions_and_later_ones_re
 def test_outside_a_repository_there_is_no_git_state(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     assert anyio.run(git_state, tmp_path / "plain") is None
+
+
+def test_outside_any_repository_git_is_not_even_started(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    env = _CountingEnvironment(plain)
+    env.commands = []
+    assert anyio.run(git_state, plain, env) is None
+    assert env.commands == []  # a few lstat calls told it: no shell, no sandbox
+
+
+@pytest.mark.parametrize("marker", ["file", "bare", "variable"])
+def test_anything_git_might_take_for_a_repository_is_left_to_git(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inner = tmp_path / "outer" / "inner"
+    inner.mkdir(parents=True)
+    if marker == "file":  # a worktree's pointer, here to nothing
+        (tmp_path / "outer" / ".git").write_text("gitdir: /nowhere\n")
+    elif marker == "bare":  # the folder above looks like a bare repository
+        for name in ("objects", "refs"):
+            (tmp_path / "outer" / name).mkdir()
+        (tmp_path / "outer" / "HEAD").write_text("ref: refs/heads/main\n")
+    else:
+        monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    env = _CountingEnvironment(inner)
+    env.commands = []
+    assert anyio.run(git_state, inner, env) is None  # git itself finds no repository
+    assert len(env.commands) == 1
