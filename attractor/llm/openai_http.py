@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import ssl
 from typing import Any
 from urllib.parse import parse_qsl
 
+import anyio
 import httpx2
 
 from attractor.errors import ProviderError
@@ -32,11 +34,18 @@ from attractor.version import __version__
 OPENAI_URL = "https://api.openai.com/v1"
 #: Where Chat Completions are posted, under the base URL.
 CHAT_PATH = "/chat/completions"
+#: Headers to add to every request, one ``Name: value`` a line (the SDK's variable).
+CUSTOM_HEADERS_ENV = "OPENAI_CUSTOM_HEADERS"
 #: The headers that carry the organisation and project to OpenAI's own service.
 _ACCOUNT_HEADERS = (
     ("OpenAI-Organization", "OPENAI_ORG_ID"),
     ("OpenAI-Project", "OPENAI_PROJECT_ID"),
 )
+
+
+#: A request that got no answer: what httpx raises, and the TLS failures it lets through
+#: unmapped (as the SDK counts them).
+_NO_ANSWER = (httpx2.HTTPError, ssl.SSLError, anyio.EndOfStream)
 
 
 @frozen
@@ -54,24 +63,40 @@ def endpoint(provider: str, base_url: str | None, key: str | None) -> Endpoint:
 
     ``key`` is sent as a bearer token; without one no ``Authorization`` header is sent.
     """
-    address, _, query = (base_url or OPENAI_URL).partition("?")
-    headers = [
-        ("Accept", "application/json"),
-        ("Content-Type", "application/json"),
-        ("User-Agent", f"attractor/{__version__}"),
-    ]
-    if key:
-        headers.append(("Authorization", f"Bearer {key}"))
+    address, _, query = (base_url or OPENAI_URL).partition("#")[0].partition("?")
+    headers = {
+        "Accept": "application/json",
+        "Content-Type": "application/json",
+        "User-Agent": f"attractor/{__version__}",
+    }
     if is_official(provider, base_url):
         for header, variable in _ACCOUNT_HEADERS:
             value = os.environ.get(variable)
             if value is not None:
-                headers.append((header, value))
+                headers[header] = value
+    for name, value in custom_headers().items():
+        for known in [h for h in headers if h.lower() == name.lower()]:
+            del headers[known]
+        headers[name] = value
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
     return Endpoint(
         url=address.rstrip("/") + CHAT_PATH,
         params=tuple(parse_qsl(query, keep_blank_values=True)),
-        headers=tuple(headers),
+        headers=tuple(headers.items()),
     )
+
+
+def custom_headers() -> dict[str, str]:
+    """The headers ``OPENAI_CUSTOM_HEADERS`` adds to every request (``Name: value``
+    lines), as the SDK reads it, but never an ``Authorization``: which server gets a
+    key is :func:`attractor.llm.credentials.resolve_key`'s to decide."""
+    found: dict[str, str] = {}
+    for line in os.environ.get(CUSTOM_HEADERS_ENV, "").split("\n"):
+        name, colon, value = line.partition(":")
+        if colon and name.strip() and name.strip().lower() != "authorization":
+            found[name.strip()] = value.strip()
+    return found
 
 
 def http_client(timeout: float) -> httpx2.AsyncClient:
@@ -101,7 +126,7 @@ async def post(
         )
     except httpx2.TimeoutException as error:
         raise connection_error(error, timed_out=True, provider=provider, model=model) from error
-    except httpx2.HTTPError as error:
+    except _NO_ANSWER as error:
         raise connection_error(error, timed_out=False, provider=provider, model=model) from error
     if response.status_code >= 400:
         raise _status_error(response, provider=provider, model=model)
@@ -113,7 +138,7 @@ def _status_error(response: httpx2.Response, *, provider: str, model: str) -> Pr
     (or the whole body, or its text), as the SDK hands it on."""
     text = response.text.strip()
     body: Any = text
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):
         body = json.loads(text)
     if isinstance(body, dict):
         body = body.get("error", body)

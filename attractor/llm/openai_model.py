@@ -104,9 +104,13 @@ def client_options(
         address, _, query = base_url.partition("?")
         client["base_url"] = address
         client["default_query"] = dict(parse_qsl(query, keep_blank_values=True))
+    # An explicit Authorization (the key, or none) also keeps the SDK from taking one
+    # from OPENAI_CUSTOM_HEADERS: which server gets a key is resolve_key's to decide.
+    omit = openai.Omit()
+    headers: dict[str, Any] = {"Authorization": f"Bearer {key}" if key else omit}
     if not is_official(PROVIDER, base_url):
-        omit = openai.Omit()
-        client["default_headers"] = {"OpenAI-Organization": omit, "OpenAI-Project": omit}
+        headers |= {"OpenAI-Organization": omit, "OpenAI-Project": omit}
+    client["default_headers"] = headers
     # The SDK accepts an omitted Authorization header only per request.
     per_request = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
     return client, per_request

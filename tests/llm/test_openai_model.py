@@ -444,3 +444,26 @@ async def test_a_streams_usage_is_read_as_a_plain_answers_is(
     assert type(read[1].output_tokens) is int  # not the JSON true itself
     assert (read[1].cache_read_tokens, read[1].cache_write_tokens) == (20, 5)
     assert read[1].reasoning_tokens == 3
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("key", [None, "sk-test"], ids=["no-key", "key"])
+async def test_openai_custom_headers_reach_the_server_but_never_decide_the_key(
+    server: FakeServer,
+    fast_retry: RetryPolicy,
+    monkeypatch: pytest.MonkeyPatch,
+    stream: bool,
+    key: str | None,
+) -> None:
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "X-Gateway-Key: g1\nAuthorization: Bearer other")
+    if stream:
+        events = (openai_chunk({"content": "ok"}, finish="stop"), "[DONE]")
+        server.add(Reply(events=tuple((None, e) for e in events)))
+    else:
+        server.add(Reply(body=openai_completion("ok")))
+    url = f"{server.url}/v1"
+    model = OpenAIModel("m", api_key=key, base_url=url, retry=fast_retry, stream=stream)
+    assert (await ask_once(model)).text == "ok"
+    [received] = server.received
+    assert received.headers["x-gateway-key"] == "g1"
+    assert received.headers.get("authorization") == (f"Bearer {key}" if key else None)
