@@ -100,12 +100,9 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
     def __init__(
         self,
         *,
-        verify: ssl.SSLContext | None = None,
         limits: httpx2.Limits = DEFAULT_LIMITS,
         socket_options: Iterable[tuple[int, int, int]] = (),
     ) -> None:
-        #: The TLS context of ``https://`` connections; None: :func:`tls_context`.
-        self._verify = verify
         self._socket_options = list(socket_options)
         self._one = httpx2.Limits(
             max_connections=1, max_keepalive_connections=1, keepalive_expiry=limits.keepalive_expiry
@@ -177,8 +174,7 @@ class ConnectionShelf(httpx2.AsyncBaseTransport):
             pool = shelf.pop()
             del self._idle_since[pool]
             return pool
-        https = origin[0] == b"https"
-        context = (self._verify or tls_context()) if https else _plain_context()
+        context = tls_context() if origin[0] == b"https" else _plain_context()
         pool = httpx2.AsyncHTTPTransport(
             verify=context, limits=self._one, socket_options=self._socket_options
         )

@@ -63,7 +63,7 @@ def endpoint(provider: str, base_url: str | None, key: str | None) -> Endpoint:
 
     ``key`` is sent as a bearer token; without one no ``Authorization`` header is sent.
     """
-    address, _, query = (base_url or OPENAI_URL).partition("#")[0].partition("?")
+    address, query = split_base_url(base_url or OPENAI_URL)
     headers = {
         "Accept": "application/json",
         "Content-Type": "application/json",
@@ -82,9 +82,16 @@ def endpoint(provider: str, base_url: str | None, key: str | None) -> Endpoint:
         headers["Authorization"] = f"Bearer {key}"
     return Endpoint(
         url=address.rstrip("/") + CHAT_PATH,
-        params=tuple(parse_qsl(query, keep_blank_values=True)),
+        params=tuple(query.items()),
         headers=tuple(headers.items()),
     )
+
+
+def split_base_url(base_url: str) -> tuple[str, dict[str, str]]:
+    """A base URL without its fragment, and its query (a gateway's ``?api-version=...``),
+    which must come after the path a request adds, not before it."""
+    address, _, query = base_url.partition("#")[0].partition("?")
+    return address, dict(parse_qsl(query, keep_blank_values=True))
 
 
 def custom_headers() -> dict[str, str]:

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from attractor.errors import ProviderError, ProviderNotInstalledError
 from attractor.llm.connections import shelf_client
 from attractor.llm.credentials import is_official, resolve_key
-from attractor.llm.openai_http import CHAT_PATH, endpoint, http_client, post
+from attractor.llm.openai_http import CHAT_PATH, endpoint, http_client, post, split_base_url
 from attractor.llm.retry import (
     DEFAULT_POLICY,
     RetryPolicy,
@@ -98,12 +98,12 @@ def client_options(
         # and a transport whose cost per request stays flat in a wide fan-out.
         "http_client": shelf_client(openai.DefaultAsyncHttpxClient),
     }
-    if base_url and "?" in base_url:
-        # The SDK appends its paths to the URL as written: a query (a gateway's
-        # ``?api-version=...``) would end up before ``/chat/completions``.
-        address, _, query = base_url.partition("?")
-        client["base_url"] = address
-        client["default_query"] = dict(parse_qsl(query, keep_blank_values=True))
+    if base_url:
+        # The SDK appends its paths to the URL as written: a query would end up
+        # before ``/chat/completions``.
+        client["base_url"], query = split_base_url(base_url)
+        if query:
+            client["default_query"] = query
     # An explicit Authorization (the key, or none) also keeps the SDK from taking one
     # from OPENAI_CUSTOM_HEADERS: which server gets a key is resolve_key's to decide.
     omit = openai.Omit()
