@@ -647,7 +647,6 @@ def startup_rows(reps: int, folder: Path) -> list[Row]:
     for _ in range(max(reps, 9)):
         for name, argv in commands.items():
             times[name].append(process_run(argv, cached, repo)[0])
-    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], check=True)
     lint, run_s, none, tool_run, help_, click, floor_s, floor_none = (
         float(statistics.median(times[k]))
         for k in ("lint", "run", "none", "tools", "help", "click", "floor", "floor_none")

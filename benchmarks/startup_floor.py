@@ -6,8 +6,8 @@ What any run must do and nothing more: check the file as ``attractor lint`` does
 same command, in this process), start an anyio event loop (every run runs under one),
 write each node's folder, its three small files and a journal line under a new folder
 of FOLDER, and with ``--worktree`` make the one git worktree a run in REPO works in
-(``git worktree add --detach``; the caller removes it). Start-up goals that lie below
-this floor are judged against it.
+(``git worktree add --detach``; it goes with the caller's folder, the repository too).
+Start-up goals that lie below this floor are judged against it.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from attractor.run_status import STOPPED, RunStatus, run_status
 from attractor.valueclass import frozen
 
 STOP = ".stop"
-#: How often a task looks for a stop request, and the driver for a finished task.
+#: How often a task looks for a stop request.
 POLL = 0.1
 #: The first look for a finished task: the interval grows from this to
 #: LAST_POLL, so a short task (a branch of one quick node) is seen ended within

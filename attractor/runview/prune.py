@@ -71,14 +71,16 @@ def workspace_repo(path: Path) -> tuple[Path, str] | None:
     return (Path(str(repo)), str(run_id)) if repo else None
 
 
-async def delete_runs(runs: Iterable[tuple[str, Path, bool]]) -> Deleted:
+async def delete_runs(
+    runs: Iterable[tuple[str, Path, bool]], limiter: anyio.CapacityLimiter | None = None
+) -> Deleted:
     """Delete each run (its id, its directory, whether the caller drives it: see
-    :func:`delete_run`), then the worktrees and branches of those deleted."""
+    :func:`delete_run`), then the worktrees and branches of those deleted; the file work
+    in worker threads, at most ``limiter`` at once (default: anyio's own limit)."""
     done = Deleted()
     repos: list[tuple[Path, str]] = []
     for run_id, path, active in runs:
-        repo = await anyio.to_thread.run_sync(workspace_repo, path)  # before the manifest goes
-        why = await anyio.to_thread.run_sync(delete_run, path, active)
+        repo, why = await anyio.to_thread.run_sync(_delete_one, path, active, limiter=limiter)
         if why:
             done.kept[run_id] = why
             continue
@@ -86,6 +88,12 @@ async def delete_runs(runs: Iterable[tuple[str, Path, bool]]) -> Deleted:
         repos += [repo] if repo is not None else []
     done.workspaces = await forget_workspaces(repos)
     return done
+
+
+def _delete_one(path: Path, active: bool) -> tuple[tuple[Path, str] | None, str]:
+    """The run's workspace (read before its manifest goes), and why it was kept ('')."""
+    repo = workspace_repo(path)
+    return repo, delete_run(path, active)
 
 
 async def forget_workspaces(deleted: Iterable[tuple[Path, str]]) -> list[str]:

@@ -245,7 +245,8 @@ class Handlers:
                 kept[run_id] = str(problem)
         # The worktrees and branches of the deleted runs go with them.
         done = await delete_runs(
-            (run_id, path, run_id in self.manager.active) for run_id, path in paths.items()
+            ((run_id, path, run_id in self.manager.active) for run_id, path in paths.items()),
+            limiter=self._workers,
         )
         for run_id in done.deleted:
             self._graphs.pop(paths[run_id], None)

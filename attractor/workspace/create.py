@@ -157,8 +157,7 @@ async def _create_worktree(
     try:
         # free_id found no branch of that name: nothing is reset (git worktree add -b),
         # and the branch goes again with the worktree when the run cannot start.
-        await add_worktree(plan.common_dir, path, branch_of(run_id), base, -1)
-        admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
+        admin = await add_worktree(plan.common_dir, path, branch_of(run_id), base, -1)
         sub = plan.workdir.relative_to(plan.repo)
         env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
         workspace = Workspace(
