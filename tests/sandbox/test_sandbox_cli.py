@@ -255,7 +255,11 @@ def test_a_sandboxed_command_dies_with_the_engine_even_without_its_guard(
 ) -> None:
     write(workspace / "p.dot", TOOL % (f"touch started.txt; sleep {mark}", ""))
     proc = spawn(["run", "p.dot", "--logs-dir", "runs/{timestamp}"], workspace)
-    wait_for(lambda: pids_with(mark) != [], "the sandboxed sleep to start")
+    # Wait for the command itself, not for a process whose command line names the
+    # sleep: bwrap's own argv names it as soon as bwrap is exec'd, before bwrap has
+    # asked to die with its parent. An engine killed in that window leaves only the
+    # crash guard to clean up, and this test kills the guard too.
+    wait_for(lambda: (workspace / "started.txt").exists(), "the sandboxed command to start")
     wait_for(lambda: len(_guards(proc.pid)) == 1, "the crash guard to start")
     for pid in (*_guards(proc.pid), proc.pid):
         os.kill(pid, signal.SIGKILL)
