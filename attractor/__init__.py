@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from attractor import methodcache
 from attractor.version import __version__
+
+methodcache.install()
 
 __all__ = ["__version__", "draw", "lint", "load", "resume", "run"]
 
