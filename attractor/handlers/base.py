@@ -220,8 +220,12 @@ class StageEnv:
     def request(
         self, node: Node, prompt: str, context: Context, graph: Graph, **extra: Any
     ) -> StageRequest:
-        """What the codergen backend gets for this attempt (``extra``: history, steering)."""
+        """What the codergen backend gets for this attempt (``extra``: history, steering);
+        a simulated stage runs no command and gets no environment."""
+        from attractor.handlers.boundary import runs_commands
+
         workdir = self.workdir(node, graph)
+        commands = runs_commands(node, self.settings)
         return StageRequest(
             node=node,
             prompt=prompt,
@@ -234,7 +238,7 @@ class StageEnv:
             settings=self.settings,
             emit=self.emit,
             run_budget=self.services.run_budget,
-            environment=self.environment(node, graph, workdir),
+            environment=self.environment(node, graph, workdir) if commands else None,
             interviewer=self.services.interviewer,
             **extra,
         )

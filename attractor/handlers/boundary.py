@@ -25,6 +25,7 @@ from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import AGENT_BACKENDS, parse_network, parse_paths, parse_patterns
 from attractor.errors import UsageError
 from attractor.fileio.writes import make_run_dir
+from attractor.handlers.external.router import backend_name
 from attractor.proc.allowlist import describe_network
 from attractor.proc.bwrap import Fence
 from attractor.proc.container import (
@@ -202,6 +203,13 @@ def describe_boundary(node: Node | None, settings: Settings, base: Path) -> str:
     return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"
 
 
+def runs_commands(node: Node, settings: Settings) -> bool:
+    """Whether ``node``'s step may run commands: a tool step, or an agent not simulated."""
+    if node.handler_type not in COMMAND_STEPS:
+        return False
+    return node.handler_type != "codergen" or backend_name(node, settings) != "simulate"
+
+
 def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
     """Refuse a run whose boundaries cannot hold; else a notice to show, or None.
 
@@ -210,12 +218,13 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
             without a working sandbox, a node's ``sandbox=none`` under
             ``--sandbox required``, or a ``writable`` path that does not exist.
     """
+    steps = [node for node in graph.nodes() if runs_commands(node, settings)]
+    if not steps:  # nothing runs a command: no sandbox to try
+        return None
     problem = sandbox_problem()
     fallback: list[str] = []
     notices: list[str] = []
-    for node in graph.nodes():
-        if node.handler_type not in COMMAND_STEPS:
-            continue
+    for node in steps:
         boundary = boundary_of(node, settings, base)
         readonly = _read_only_workdir(node, graph, settings, base, boundary, problem)
         if readonly is not None:

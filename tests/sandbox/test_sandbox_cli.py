@@ -78,6 +78,30 @@ def test_sandbox_required_without_bwrap_refuses_to_run(
     assert not (workspace / "ran.txt").exists()
 
 
+def test_a_simulated_run_tries_no_sandbox(workspace: Path, tmp_path: Path) -> None:
+    bin_dir = Path(_no_bwrap_path(tmp_path))
+    calls = tmp_path / "bwrap-calls.txt"
+    (bin_dir / "bwrap").write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit 1\n')
+    (bin_dir / "bwrap").chmod(0o755)
+    write(
+        workspace / "p.dot",
+        "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; "
+        'plan [prompt="plan it"]; start -> plan -> done }',
+    )
+    env = {"PATH": str(bin_dir)}
+    args = ["run", "p.dot", "--backend", "simulate", "--logs-dir", "runs"]
+    # Nothing runs a command: no sandbox is tried, none is missing, none is required.
+    code, _, err = finish(spawn([*args, "--sandbox", "required"], workspace, env))
+    assert code == 0, err
+    assert "notice" not in err
+    assert not calls.exists()
+    # A tool step does run one: the same sandbox is tried, and refused.
+    write(workspace / "t.dot", TOOL % ("touch ran.txt", ""))
+    code, _, err = finish(spawn(["run", "t.dot", "--sandbox", "required"], workspace, env))
+    assert code == 2 and "bwrap cannot create a sandbox here" in err
+    assert calls.exists() and not (workspace / "ran.txt").exists()
+
+
 def test_auto_without_bwrap_says_so_in_one_line_and_runs(workspace: Path, tmp_path: Path) -> None:
     write(workspace / "p.dot", TOOL % ("touch ran.txt", ""))
     env = {"PATH": _no_bwrap_path(tmp_path)}
