@@ -63,6 +63,8 @@ def _jsonable(value: Any) -> Any:
 
 @frozen(kw_only=True)
 class PipelineStarted(Event):
+    """A run began, or a resumed run took up where it stopped."""
+
     type: ClassVar[str] = "pipeline_started"
     name: str
     run_id: str
@@ -74,6 +76,8 @@ class PipelineStarted(Event):
 
 @frozen(kw_only=True)
 class PipelineCompleted(Event):
+    """The run reached its exit node."""
+
     type: ClassVar[str] = "pipeline_completed"
     duration: float
     artifact_count: int = 0
@@ -81,6 +85,8 @@ class PipelineCompleted(Event):
 
 @frozen(kw_only=True)
 class PipelineFailed(Event):
+    """The run ended failed; ``error`` says why."""
+
     type: ClassVar[str] = "pipeline_failed"
     error: str
     duration: float
@@ -88,6 +94,8 @@ class PipelineFailed(Event):
 
 @frozen(kw_only=True)
 class PipelineTimedOut(Event):
+    """The run's ``--timeout`` ran out; ``node`` is the stage it stopped."""
+
     type: ClassVar[str] = "pipeline_timed_out"
     timeout: float
     node: str | None
@@ -96,6 +104,8 @@ class PipelineTimedOut(Event):
 
 @frozen(kw_only=True)
 class PipelineInterrupted(Event):
+    """A stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the run."""
+
     type: ClassVar[str] = "pipeline_interrupted"
     signal: str
     node: str | None
@@ -107,6 +117,8 @@ class PipelineInterrupted(Event):
 
 @frozen(kw_only=True)
 class StageStarted(Event):
+    """One attempt of a node began."""
+
     type: ClassVar[str] = "stage_started"
     name: str
     index: int
@@ -119,6 +131,8 @@ class StageStarted(Event):
 
 @frozen(kw_only=True)
 class StageCompleted(Event):
+    """One attempt of a node ended with an outcome other than a failure (``status``)."""
+
     type: ClassVar[str] = "stage_completed"
     name: str
     index: int
@@ -131,6 +145,8 @@ class StageCompleted(Event):
 
 @frozen(kw_only=True)
 class StageFailed(Event):
+    """One attempt of a node failed; ``will_retry`` says whether another one follows."""
+
     type: ClassVar[str] = "stage_failed"
     name: str
     index: int
@@ -140,6 +156,8 @@ class StageFailed(Event):
 
 @frozen(kw_only=True)
 class StageRetrying(Event):
+    """A failed attempt is tried again after ``delay`` seconds."""
+
     type: ClassVar[str] = "stage_retrying"
     name: str
     index: int
@@ -174,6 +192,8 @@ class StageOutput(Event):
 
 @frozen(kw_only=True)
 class ParallelStarted(Event):
+    """A parallel node is starting its branches."""
+
     type: ClassVar[str] = "parallel_started"
     node: str
     branch_count: int
@@ -181,6 +201,8 @@ class ParallelStarted(Event):
 
 @frozen(kw_only=True)
 class ParallelBranchStarted(Event):
+    """One branch of a parallel node began."""
+
     type: ClassVar[str] = "parallel_branch_started"
     node: str
     branch: str
@@ -189,6 +211,8 @@ class ParallelBranchStarted(Event):
 
 @frozen(kw_only=True)
 class ParallelBranchCompleted(Event):
+    """One branch of a parallel node ended."""
+
     type: ClassVar[str] = "parallel_branch_completed"
     node: str
     branch: str
@@ -199,6 +223,8 @@ class ParallelBranchCompleted(Event):
 
 @frozen(kw_only=True)
 class ParallelCompleted(Event):
+    """Every branch of a parallel node ended."""
+
     type: ClassVar[str] = "parallel_completed"
     node: str
     duration: float
@@ -223,6 +249,8 @@ class ManagerCycle(Event):
 
 @frozen(kw_only=True)
 class InterviewStarted(Event):
+    """A human gate asked its question."""
+
     type: ClassVar[str] = "interview_started"
     question: str
     stage: str
@@ -249,6 +277,8 @@ class InterviewCompleted(Event):
 
 @frozen(kw_only=True)
 class InterviewTimeout(Event):
+    """A human gate's question went unanswered for its whole timeout."""
+
     type: ClassVar[str] = "interview_timeout"
     question: str
     stage: str
@@ -270,6 +300,8 @@ class InterviewRejected(Event):
 
 @frozen(kw_only=True)
 class CheckpointSaved(Event):
+    """The run's state was saved before or after a node (``phase``)."""
+
     type: ClassVar[str] = "checkpoint_saved"
     node_id: str | None
     phase: str = "after"
@@ -289,6 +321,8 @@ class TurnBudgetResolved(Event):
 
 @frozen(kw_only=True)
 class AgentTurnStarted(Event):
+    """The coding agent of a node began a turn."""
+
     type: ClassVar[str] = "agent_turn_started"
     node: str
     turn: int
@@ -298,6 +332,8 @@ class AgentTurnStarted(Event):
 
 @frozen(kw_only=True)
 class AgentTurnCompleted(Event):
+    """The coding agent of a node ended a turn."""
+
     type: ClassVar[str] = "agent_turn_completed"
     node: str
     turn: int
@@ -340,6 +376,8 @@ class ToolCallCompleted(Event):
 
 @frozen(kw_only=True)
 class AgentReflection(Event):
+    """What the agent wrote on a forced reflection turn."""
+
     type: ClassVar[str] = "agent_reflection"
     node: str
     turn: int
@@ -358,6 +396,8 @@ class AgentWarning(Event):
 
 @frozen(kw_only=True)
 class TurnLimitReached(Event):
+    """A node's agent used its turns: ``reason`` says which limit held."""
+
     type: ClassVar[str] = "turn_limit_reached"
     node: str
     turns_used: int
@@ -367,6 +407,8 @@ class TurnLimitReached(Event):
 
 @frozen(kw_only=True)
 class DebugNote(Event):
+    """A side note from a model adapter or an agent, not a step of the run."""
+
     type: ClassVar[str] = "debug"
     node: str | None
     message: str

@@ -28,7 +28,6 @@ from attractor.engine.step_budget import StepBudget
 from attractor.events import Event
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchRunner, Steering
-from attractor.handlers.interviewer import Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.run_status import RunStatus
 from attractor.settings import Settings
@@ -36,9 +35,10 @@ from attractor.store.base import StoreFactory
 from attractor.store.rundir import RunDir
 from attractor.valueclass import frozen
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a run with no human gate never loads the interviewers
     from attractor.engine.continuation import Continuation
     from attractor.engine.state import NodeResult, Run
+    from attractor.handlers.interviewer import Interviewer
     from attractor.workspace.preflight import WorkspacePlan
 
 

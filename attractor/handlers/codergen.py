@@ -15,9 +15,8 @@ from attractor.fileio.writes import write_text
 from attractor.handlers import preamble
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.base import StageEnv
-from attractor.handlers.context import Context
+from attractor.handlers.context import GATE_COMMENT_KEY, GATE_LABEL_KEY, GATE_NODE_KEY, Context
 from attractor.handlers.fidelity import ARRIVAL_KEY, ContextPlan, plan_for
-from attractor.handlers.human import COMMENT_KEY, GATE_KEY
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.threads import ThreadStore
 
@@ -66,10 +65,10 @@ def _gate_comment(context: Context) -> str:
     """The comment given at the human gate the run just came from, if any."""
     came = context.get(ARRIVAL_KEY)
     gate = came.get("from") if isinstance(came, dict) else None
-    comment = context.get_string(COMMENT_KEY)
-    if not gate or not comment or context.get_string(GATE_KEY) != gate:
+    comment = context.get_string(GATE_COMMENT_KEY)
+    if not gate or not comment or context.get_string(GATE_NODE_KEY) != gate:
         return ""
-    chose = context.get_string("human.gate.label")
+    chose = context.get_string(GATE_LABEL_KEY)
     return f"## Comment from the reviewer at {gate} (chose {chose})\n\n{comment}"
 
 

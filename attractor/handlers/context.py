@@ -6,6 +6,13 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+#: Context keys a human gate sets when answered (the stage after it reads them):
+#: the choice's key and label, the reviewer's comment and the gate's node id.
+GATE_SELECTED_KEY = "human.gate.selected"
+GATE_LABEL_KEY = "human.gate.label"
+GATE_COMMENT_KEY = "human.gate.comment"
+GATE_NODE_KEY = "human.gate.node"
+
 
 class Context:
     """Key-value state passed between stages.

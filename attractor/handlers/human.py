@@ -31,7 +31,13 @@ from attractor.events import (
 )
 from attractor.fileio.confine import read_confined_text
 from attractor.handlers.base import StageEnv
-from attractor.handlers.context import Context
+from attractor.handlers.context import (
+    GATE_COMMENT_KEY,
+    GATE_LABEL_KEY,
+    GATE_NODE_KEY,
+    GATE_SELECTED_KEY,
+    Context,
+)
 from attractor.handlers.fidelity import ARRIVAL_KEY
 from attractor.handlers.interviewer import (
     Answer,
@@ -46,8 +52,6 @@ from attractor.valueclass import frozen
 
 REVIEW_CHARS = 4000
 MAX_ASKS = 10
-COMMENT_KEY = "human.gate.comment"
-GATE_KEY = "human.gate.node"
 
 
 @frozen
@@ -300,10 +304,10 @@ def _chosen(node: Node, choice: Choice, comment: str = "", note: str = "") -> Ou
         preferred_label=choice.label,
         suggested_next_ids=(choice.target,),
         context_updates={
-            "human.gate.selected": choice.key,
-            "human.gate.label": choice.label,
-            COMMENT_KEY: comment,
-            GATE_KEY: node.id,
+            GATE_SELECTED_KEY: choice.key,
+            GATE_LABEL_KEY: choice.label,
+            GATE_COMMENT_KEY: comment,
+            GATE_NODE_KEY: node.id,
         },
         notes=notes,
     )
