@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from attractor.events import Event
     from attractor.handlers.acp.describe import describe_acp as describe_acp
     from attractor.handlers.backend import CodergenBackend
-    from attractor.handlers.external.router import backend_name as backend_name
+    from attractor.handlers.backend import backend_name as backend_name
     from attractor.handlers.human import check_auto_choice as check_auto_choice
     from attractor.handlers.human import gates_needing_a_person as gates_needing_a_person
     from attractor.handlers.interviewer import Answer as Answer
@@ -505,10 +505,10 @@ def check_boundaries(settings: Settings, graph: Graph) -> None:
 
 def step_boundary(node: Node, settings: Settings) -> str | None:
     """Where ``node``'s commands would run, in one line (None: a step that runs none)."""
+    from attractor.handlers.backend import backend_name
     from attractor.handlers.boundary import COMMAND_STEPS, describe_boundary
     from attractor.handlers.external.agents import AGENTS
     from attractor.handlers.external.bounds import describe_cli_boundary
-    from attractor.handlers.external.router import backend_name
 
     kind = node.handler_type
     if kind not in COMMAND_STEPS:
@@ -582,8 +582,8 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend:
     """
     check_boundaries(settings, graph)
     from attractor.dot.schema import ACP_PREFIX, AGENT_BACKENDS
+    from attractor.handlers.backend import backend_name
     from attractor.handlers.external import route_backends
-    from attractor.handlers.external.router import backend_name
     from attractor.handlers.mcp_servers import check_servers
 
     agents = [(n, backend_name(n, settings)) for n in graph.nodes() if n.handler_type == "codergen"]
@@ -638,7 +638,7 @@ _FRONT_END: dict[str, str] = {
     "check_logs_dir": "attractor.store.rundir",
     "disk_full": "attractor.store.rundir",
     # What the launch would give a node (with step_boundary above).
-    "backend_name": "attractor.handlers.external.router",
+    "backend_name": "attractor.handlers.backend",
     "describe_acp": "attractor.handlers.acp.describe",
     "describe_servers": "attractor.handlers.mcp_servers",
     "max_retries_for": "attractor.engine.retry",

@@ -70,3 +70,17 @@ class CodergenBackend(Protocol):
     async def run(self, request: StageRequest) -> str | Outcome: ...
 
     async def aclose(self) -> None: ...
+
+
+def backend_name(node: Node, settings: Settings) -> str:
+    """The backend that answers ``node``: its ``backend`` attribute, else the graph's,
+    else the run's (see :mod:`attractor.handlers.external.router`); ``simulate`` given
+    explicitly for the run (flag, variable or config) simulates every node."""
+    run = settings.backend
+    if run == "simulate" and settings.source("backend") != "default":
+        return run
+    chosen = node.raw("backend") or node.graph.raw("backend") or run
+    chosen = chosen.strip()
+    if chosen == "llm" and run.startswith("scripted:"):
+        return run
+    return chosen

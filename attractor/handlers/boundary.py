@@ -25,7 +25,7 @@ from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import AGENT_BACKENDS, parse_network, parse_paths, parse_patterns
 from attractor.errors import UsageError
 from attractor.fileio.writes import make_run_dir
-from attractor.handlers.external.router import backend_name
+from attractor.handlers.backend import backend_name
 from attractor.proc.allowlist import describe_network
 from attractor.proc.bwrap import Fence
 from attractor.proc.container import (

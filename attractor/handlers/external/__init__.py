@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from attractor.handlers.external.router import backend_name, route_backends
+    from attractor.handlers.external.router import route_backends
 
-__all__ = ["backend_name", "route_backends"]
+__all__ = ["route_backends"]
 
 
 def __getattr__(name: str) -> Any:
-    """The router's names, imported when first read: importing a submodule
+    """The router's entry point, imported when first read: importing a submodule
     (say :mod:`.runner` for its file names) must not load every backend."""
     if name in __all__:
         from attractor.handlers.external import router

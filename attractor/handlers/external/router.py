@@ -13,24 +13,12 @@ from __future__ import annotations
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import AGENT_BACKENDS, is_acp_backend
 from attractor.errors import UsageError
-from attractor.handlers.backend import CodergenBackend, StageRequest
+from attractor.handlers.backend import CodergenBackend, StageRequest, backend_name
 from attractor.handlers.outcome import Outcome
 from attractor.settings import Settings
 
 # The backends themselves (agent loop, LLM clients, agent CLIs, ACP) are imported
 # by ``_build`` only when a run uses them: a simulate run loads none of them.
-
-
-def backend_name(node: Node, settings: Settings) -> str:
-    """The backend that answers ``node`` (see the module docstring)."""
-    run = settings.backend
-    if run == "simulate" and settings.source("backend") != "default":
-        return run
-    chosen = node.raw("backend") or node.graph.raw("backend") or run
-    chosen = chosen.strip()
-    if chosen == "llm" and run.startswith("scripted:"):
-        return run
-    return chosen
 
 
 def _codergen_nodes(graph: Graph) -> list[Node]:
