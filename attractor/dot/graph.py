@@ -16,7 +16,7 @@ from collections.abc import Iterator, KeysView
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attractor.dot.schema import SHAPE_TO_TYPE, Scope, typed_value
+from attractor.dot.schema import SHAPE_TO_TYPE, SPECS, Scope, typed_value
 from attractor.dot.source import Source, SourcePos
 from attractor.dot.store import EdgeData, Item, NodeData, Pos
 
@@ -127,7 +127,9 @@ class Node(_View):
         ``exit``/``Exit``/``end``/``End`` the exit, whatever its shape, unless
         another node is one by shape or type (see :meth:`Graph.start_candidates`).
         """
-        by_shape = SHAPE_TO_TYPE.get(self.shape)
+        # The raw text is the typed value of a string attribute (``shape``): no lookup.
+        shape = self._item.attrs.get("shape")
+        by_shape = SHAPE_TO_TYPE.get(_DEFAULT_SHAPE if shape is None else shape)
         if self.id in START_IDS or self.id in EXIT_IDS:
             kind = "start" if self.id in START_IDS else "exit"
             # The usual `start [shape=Mdiamond]` needs no look at the other nodes.
@@ -226,6 +228,9 @@ class Graph(_View):
         self._item = Item() if self._source is None else Item({}, None, {})
         #: Whether the nodes' ``out`` and ``into`` lists are built.
         self._indexed = False
+        #: The views :meth:`nodes` made last; nodes are only ever added, so they
+        #: stand while the count of nodes does.
+        self._views: list[Node] = []
         #: (node id, first declaration, repeated declaration) for duplicate_node.
         self.duplicates: list[tuple[str, SourcePos, SourcePos]] = []
         #: The aliases the alias transform resolved (for the ``alias`` lint rule).
@@ -429,8 +434,10 @@ class Graph(_View):
         return list(self._nodes)
 
     def nodes(self) -> list[Node]:
-        """All nodes in the order they were first mentioned."""
-        return [Node(self, n) for n in self._nodes]
+        """All nodes in the order they were first mentioned (a new list each time)."""
+        if len(self._views) != len(self._nodes):
+            self._views = [Node(self, n) for n in self._nodes]
+        return self._views.copy()
 
     def edges(self) -> list[Edge]:
         """All edges in declaration order."""
@@ -507,6 +514,8 @@ class Graph(_View):
         return node.id in self.exit_ids()
 
 
+#: The shape of a node that names none (its handler type comes from it).
+_DEFAULT_SHAPE: str = SPECS["shape"].default
 #: Ids that make a node the start, or the exit, when no node is one by type or shape.
 START_IDS = frozenset({"start", "Start"})
 EXIT_IDS = frozenset({"exit", "Exit", "end", "End"})

@@ -34,7 +34,7 @@ class AcpAgentsRule:
         config: tuple[str, Collection[str]] | str | None = None
         for node in graph.nodes():
             chosen = (node.raw("backend") or graph.raw("backend") or "").strip()
-            if node.handler_type != "codergen" or not is_acp_backend(chosen):
+            if not is_acp_backend(chosen) or node.handler_type != "codergen":
                 continue
             pos = node.pos_of("backend") or graph.pos_of("backend")
             if config is None:

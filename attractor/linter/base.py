@@ -29,13 +29,20 @@ class Facts:
 
     nodes: list[Node]
     edges: list[Edge]
+    #: Each node's handler type, by node id.
     types: dict[str, str]
     starts: list[Node]
     exits: list[Node]
+    #: The nodes of each handler type, in graph order.
+    by_type: dict[str, list[Node]]
 
     @property
     def start(self) -> Node | None:
         return self.starts[0] if len(self.starts) == 1 else None
+
+    def of_type(self, kind: str) -> list[Node]:
+        """The nodes whose handler type is ``kind``."""
+        return self.by_type.get(kind, [])
 
 
 _FACTS: dict[int, tuple[Graph, Facts]] = {}
@@ -47,13 +54,13 @@ def facts(graph: Graph) -> Facts:
     if cached is not None and cached[0] is graph:
         return cached[1]
     nodes = graph.nodes()
-    return Facts(
-        nodes,
-        graph.edges(),
-        {n.id: n.handler_type for n in nodes},
-        graph.start_candidates(),
-        graph.exit_candidates(),
-    )
+    types: dict[str, str] = {}
+    by_type: dict[str, list[Node]] = {}
+    for node in nodes:
+        kind = types[node.id] = node.handler_type
+        by_type.setdefault(kind, []).append(node)
+    starts, exits = graph.start_candidates(), graph.exit_candidates()
+    return Facts(nodes, graph.edges(), types, starts, exits, by_type)
 
 
 @contextmanager

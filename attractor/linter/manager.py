@@ -16,7 +16,7 @@ _ACTIONS = ("observe", "steer", "wait")
 
 
 def _managers(graph: Graph) -> list[Node]:
-    return [n for n in facts(graph).nodes if n.handler_type == MANAGER]
+    return facts(graph).of_type(MANAGER)
 
 
 @rule("manager_child", "error", "warning")

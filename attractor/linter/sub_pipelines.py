@@ -33,7 +33,7 @@ Lint = Callable[[Path], "tuple[Graph | None, list[Diagnostic]]"]
 
 
 def _subgraphs(graph: Graph) -> list[Node]:
-    return [n for n in facts(graph).nodes if n.handler_type == SUBGRAPH]
+    return facts(graph).of_type(SUBGRAPH)
 
 
 @rule("sub_pipeline", "error")
@@ -98,7 +98,7 @@ def follow_sub_pipelines(graph: Graph, lint: Lint) -> list[Diagnostic]:
     Each error keeps its own file:line and is reported under ``sub_pipeline``,
     its rule and the node that includes it named in the message.
     """
-    nodes = [n for n in graph.nodes() if n.handler_type == SUBGRAPH and written_path(n)]
+    nodes = [n for n in graph.nodes() if written_path(n) and n.handler_type == SUBGRAPH]
     if not nodes:
         return []
     chain = _CHAIN.get()

@@ -26,8 +26,9 @@ def thread_without_full(graph: Graph) -> list[Diagnostic]:
     """A ``thread_id`` on an LLM node that never runs with ``fidelity=full``."""
     found: list[Diagnostic] = []
     seen: set[SourcePos | None] = set()
-    for node in facts(graph).nodes:
-        if not node.has("thread_id") or node.handler_type not in _LLM:
+    shared = facts(graph)
+    for node in shared.nodes:
+        if not node.has("thread_id") or shared.types[node.id] not in _LLM:
             continue
         if _may_run_full(node, graph):
             continue
