@@ -108,6 +108,38 @@ async def test_each_command_sees_the_environment_as_it_is_when_it_starts(
 
 
 @pytest.mark.anyio
+async def test_a_filtered_environment_follows_changes_and_is_never_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attractor.proc.envfilter import EnvPolicy
+    from attractor.proc.environment import LocalEnvironment
+
+    monkeypatch.setenv("ATTRACTOR_TEST_KEPT", "one")
+    monkeypatch.setenv("ATTRACTOR_TEST_TOKEN", "secret")
+    policy = EnvPolicy("inherit", deny=("ATTRACTOR_TEST_TOKEN",))
+    local = LocalEnvironment(tmp_path, policy)
+    first = local.env({"EXTRA": 1})
+    assert first["ATTRACTOR_TEST_KEPT"] == "one" and first["EXTRA"] == "1"
+    assert "ATTRACTOR_TEST_TOKEN" not in first
+    first["ATTRACTOR_TEST_KEPT"] = "changed by a caller"
+    assert local.env()["ATTRACTOR_TEST_KEPT"] == "one" and "EXTRA" not in local.env()
+    monkeypatch.setenv("ATTRACTOR_TEST_KEPT", "two")
+    monkeypatch.setenv("ATTRACTOR_TEST_NEW", "new")
+    out = tmp_path / "out.txt"
+    result = await local.run(
+        "printenv ATTRACTOR_TEST_KEPT ATTRACTOR_TEST_NEW; printenv ATTRACTOR_TEST_TOKEN",
+        stdout_path=out,
+        stderr_path=tmp_path / "err.txt",
+    )
+    assert out.read_text() == "two\nnew\n" and result.returncode == 1
+    monkeypatch.setenv("MY_PROJECT_SETTING", "x")  # not a core variable
+    assert local.env()["MY_PROJECT_SETTING"] == "x"
+    strict = LocalEnvironment(tmp_path, EnvPolicy("core"))
+    assert "MY_PROJECT_SETTING" not in strict.env()  # each policy filters on its own
+    assert "MY_PROJECT_SETTING" in local.env()
+
+
+@pytest.mark.anyio
 async def test_commands_read_an_empty_stdin_one_after_another(tmp_path: Path) -> None:
     for name in ("a", "b"):
         out = tmp_path / f"{name}.txt"
