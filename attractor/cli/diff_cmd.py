@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-import anyio
 import click
 
+from attractor.cli import stop_signals
 from attractor.errors import AttractorError
 from attractor.settings import environment_redactor
 from attractor.workspace.diff import run_diff
@@ -36,7 +36,7 @@ def diff(run_dir: str, node: str | None, stat: bool) -> NoReturn:
     printed is redacted like the API's diff.
     """
     try:
-        text = anyio.run(lambda: run_diff(Path(run_dir), node, stat=stat))
+        text = stop_signals.run(lambda: run_diff(Path(run_dir), node, stat=stat))
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from attractor.cli import stop_signals
+
 _EPILOG = """\b
 Examples:
   attractor mcp
@@ -41,8 +43,6 @@ too, and docs/agent.md describes the tools.
 def mcp(root: str, executor: str | None) -> None:
     """Serve attractor's tools (lint, run, status, answer, cancel, resume, ...) over MCP."""
     try:
-        import anyio
-
         from attractor.server.mcp_server import log_to_stderr, serve_stdio
     except ImportError as error:
         click.echo(
@@ -53,4 +53,4 @@ def mcp(root: str, executor: str | None) -> None:
         sys.exit(2)
     log_to_stderr()
     flags = {"executor": executor} if executor else {}
-    anyio.run(serve_stdio, Path(root).resolve(), flags)
+    stop_signals.run(serve_stdio, Path(root).resolve(), flags)

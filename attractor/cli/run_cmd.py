@@ -267,12 +267,10 @@ def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
 
 
 def _print_plan(plan: Plan, file: str) -> int:
-    import anyio
-
     from attractor.cli.plan import format_plan
     from attractor.launch import workspace_plan
 
-    workspace = anyio.run(workspace_plan, plan)
+    workspace = stop_signals.run(workspace_plan, plan)
     text = format_plan(plan.graph, plan.settings, file, workspace=workspace.describe())
     click.echo(text, nl=False)
     return 0
@@ -302,8 +300,6 @@ def _simulation_note(settings: Settings, graph: Graph) -> str | None:
 
 
 def _run_planned(plan: Plan, options: CommonOptions) -> int:
-    import anyio
-
     from attractor.cli.display import silence_broken_pipe
     from attractor.launch import Hooks, launch
 
@@ -316,7 +312,7 @@ def _run_planned(plan: Plan, options: CommonOptions) -> int:
         stop_requests=stop_signals.missed,
     )
     try:
-        result = anyio.run(launch, plan, hooks)
+        result = stop_signals.run(launch, plan, hooks)
     finally:
         stop_signals.reinstall()  # asyncio put the defaults back when the run ended
     try:

@@ -148,8 +148,7 @@ def runs(
 
 def _prune_older(base: Path, older_than: str, wanted: list[str], pipeline: str | None) -> NoReturn:
     """``--prune --older-than``: delete the runs that ended before then, and their workspaces."""
-    import anyio
-
+    from attractor.cli import stop_signals
     from attractor.dot.schema import DURATION_FORM, parse_duration
     from attractor.runview.listing import list_runs, select_runs
     from attractor.runview.prune import delete_runs, ended_at
@@ -161,7 +160,7 @@ def _prune_older(base: Path, older_than: str, wanted: list[str], pipeline: str |
         click.echo(f"error: --older-than {older_than}: expected {DURATION_FORM}", err=True)
         sys.exit(2)
     found = aged(select_runs(list_runs(base), wanted, pipeline), age)
-    done = anyio.run(delete_runs, [(run.id, run.path, False) for run in found])
+    done = stop_signals.run(delete_runs, [(run.id, run.path, False) for run in found])
     for run in found:
         if run.id in done.kept:
             click.echo(f"kept run {run.id}: {done.kept[run.id]}")
@@ -177,11 +176,10 @@ def _prune_older(base: Path, older_than: str, wanted: list[str], pipeline: str |
 
 def _prune(base: Path) -> NoReturn:
     """``--prune``: the git repository at ``base`` forgets the runs whose directory is gone."""
-    import anyio
-
+    from attractor.cli import stop_signals
     from attractor.workspace.prune import prune
 
-    done = anyio.run(prune, base)
+    done = stop_signals.run(prune, base)
     for run_id in done.removed:
         click.echo(f"removed the worktree and branches of {run_id} (its run directory is gone)")
     click.echo(f"pruned {len(done.removed)} run(s); {len(done.kept)} kept (run directory exists)")

@@ -10,6 +10,15 @@ the engine's own handlers take over (the run is saved as interrupted,
 terminated or hung up); asyncio puts the defaults back when they are removed,
 so :func:`install` is called again after the run.
 
+Inside an event loop the handler raises nothing: the signal may have cut into
+one of the loop's callbacks (a child's exit or a thread's result being handed
+over), which would then never finish. It has the loop cancel what :func:`run`
+runs instead (every ``anyio.run`` of the CLI goes through it), and the
+:class:`StopSignal` is raised once that has unwound; raising it out of the loop
+would have asyncio cancel all its tasks at once, its own among them, and one that
+connects a starting child's pipes, cancelled, leaves the wait for that child
+without end (the process hung with no word said).
+
 Python drops an exception raised where it cannot propagate: in a weakref
 callback, a ``__del__`` or the import system's lock clean-up, any of which a
 signal can interrupt. Such a stop would be lost and the run would go on, so the
@@ -28,9 +37,13 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from types import FrameType
+from typing import Any, TypeVar, cast
 
 from attractor.run_status import RunStatus
+
+T = TypeVar("T")
 
 #: signal -> the status a run stopped by it ends with
 _STATUSES: dict[int, RunStatus] = {
@@ -63,7 +76,60 @@ _taken: int | None = None
 def _raise(signum: int, frame: FrameType | None) -> None:
     global _taken
     _taken = signum
+    loop = _running_loop()
+    if loop is not None:
+        # Not here: the signal may have cut into one of the loop's callbacks (a child's
+        # exit being handed over, say), which would then never finish and leave a task
+        # waiting for it forever. The loop stops the work itself, from a callback.
+        with contextlib.suppress(RuntimeError):  # a closed loop: raise at once
+            loop.call_soon_threadsafe(_stop, signum)
+            return
     raise StopSignal(signum)
+
+
+#: The cancel scopes of the event loops :func:`run` runs, the innermost last.
+_scopes: list[Any] = []
+
+
+def _stop(signum: int) -> None:
+    """In the event loop: cancel what :func:`run` runs (it raises the stop once that has
+    unwound); outside of one, raise."""
+    if not _scopes:
+        raise StopSignal(signum)
+    _scopes[-1].cancel()
+
+
+def run(func: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``anyio.run(func, *args)``, stopped by a stop signal as a cancellation.
+
+    A stop signal cancels ``func`` (its cleanup runs as for any cancellation: a
+    child process being started finishes starting and is waited for), then raises
+    :class:`StopSignal`. Raising it out of the event loop instead would leave asyncio
+    cancelling every task at once, its own included: one that connects a starting
+    child's pipes, cancelled, leaves the wait for that child without end.
+    """
+    import anyio
+
+    async def cancellable() -> T | None:
+        with anyio.CancelScope() as scope:
+            _scopes.append(scope)
+            try:
+                return await func(*args)
+            finally:
+                _scopes.remove(scope)
+        return None
+
+    result = anyio.run(cancellable)
+    check()  # cancelled: only a stop does that
+    return cast(T, result)
+
+
+def _running_loop() -> Any:
+    """The event loop anyio runs in this thread, if any: asyncio's, looked up without
+    importing asyncio (a handler must not load modules; none is loaded before a run)."""
+    # Looked up by module name: a signal may land while asyncio itself is loading.
+    running = getattr(sys.modules.get("asyncio.events"), "_get_running_loop", None)
+    return None if running is None else running()
 
 
 def check() -> None:

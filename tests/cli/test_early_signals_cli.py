@@ -213,3 +213,32 @@ def test_a_stop_signal_wrapped_by_python_still_gives_its_exit_code() -> None:
     )
     assert done.returncode == 129, done.stderr
     assert done.stderr == "error: hung up (SIGHUP)\n"
+
+
+def test_a_stop_signal_inside_the_event_loop_cuts_nothing_short() -> None:
+    """A signal that lands while the event loop runs (a child's exit or a worker
+    thread's result being handed over, say) must not raise there: what it cut short
+    would never finish, and a task waiting for it would hang the process. The work is
+    cancelled instead, its cleanup runs, and the stop's exit code comes after."""
+    script = (
+        "import os, signal, anyio\n"
+        "from attractor.cli import stop_signals\n"
+        "stop_signals.install()\n"
+        "steps = []\n"
+        "async def main():\n"
+        "    os.kill(os.getpid(), signal.SIGHUP)\n"
+        "    steps.append('the rest of the step')\n"
+        "    try:\n"
+        "        await anyio.run_process(['sleep', '30'])\n"
+        "        steps.append('slept')\n"
+        "    finally:\n"
+        "        steps.append('cleaned up')\n"
+        "try:\n"
+        "    stop_signals.run(main)\n"
+        "except stop_signals.StopSignal as stop:\n"
+        "    print(steps, stop.code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.strip() == "['the rest of the step', 'cleaned up'] 129", done.stderr
