@@ -105,8 +105,16 @@ def names_secret(name: str, declared: Iterable[str] = ()) -> bool:
 @functools.cache
 def _secret_names(declared: tuple[str, ...]) -> re.Pattern[str]:
     """One pattern for every name pattern (a run checks each variable of its environment)."""
-    names = (*SECRET_NAME_PATTERNS, *declared)
-    return re.compile("|".join(fnmatch.translate(p.upper()) for p in names))
+    found = glob_regex((*SECRET_NAME_PATTERNS, *declared))
+    assert found is not None  # SECRET_NAME_PATTERNS is never empty
+    return found
+
+
+def glob_regex(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex that matches an upper-cased name any of the globs ``patterns`` matches
+    (upper-cased too, blanks skipped; None: no pattern)."""
+    parts = [fnmatch.translate(p.strip().upper()) for p in patterns if p.strip()]
+    return re.compile("|".join(parts)) if parts else None
 
 
 def worth_redacting(value: str) -> bool:

@@ -18,13 +18,13 @@ hook variables) are added after filtering, so every mode keeps them.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 
+from attractor.redact import glob_regex
 from attractor.valueclass import frozen
 
 ENV_POLICIES = ("inherit", "core", "none")
@@ -117,8 +117,7 @@ def _matcher(patterns: Iterable[str]) -> re.Pattern[str] | None:
 def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     # A policy is built for every step (and for every node at preflight): the same
     # few pattern lists, translated once, not once per node.
-    parts = [fnmatch.translate(p.strip().upper()) for p in patterns if p.strip()]
-    return re.compile("|".join(parts)) if parts else None
+    return glob_regex(patterns)
 
 
 def split_patterns(text: str) -> tuple[str, ...]:
