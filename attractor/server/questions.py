@@ -19,7 +19,7 @@ from attractor.launch import (
     QuestionType,
     match_option,
 )
-from attractor.workspace.diff import run_diff
+from attractor.workspace.diff import diff_range
 
 _YES = ("y", "yes", "true", "1")
 #: The longest stage diff the page gets (characters); a longer one is cut.
@@ -71,8 +71,9 @@ async def stage_diff(run_dir: Path, node: str) -> dict[str, Any]:
     Raises:
         UsageError: the run has no workspace, or no checkpoint of the stage.
     """
-    diff = await run_diff(run_dir, node)
-    stat = await run_diff(run_dir, node, stat=True) if diff else ""
+    found = await diff_range(run_dir, node)  # the manifest and status read once
+    diff = await found.diff()
+    stat = await found.diff(stat=True) if diff else ""
     return {"node": node, "diff": diff[:MAX_DIFF], "stat": stat, "truncated": len(diff) > MAX_DIFF}
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from attractor.errors import InputFileError, UsageError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
+from attractor.valueclass import frozen
 from attractor.workspace.git import Git
 
 _STATUS_FILES = ("status.engine.json", "status.json")
@@ -66,6 +67,32 @@ async def run_diff(run_dir: Path, node: str | None = None, *, stat: bool = False
     Raises:
         UsageError: no workspace, or ``node`` has no checkpoint (it did not run).
     """
+    return await (await diff_range(run_dir, node)).diff(stat=stat)
+
+
+@frozen
+class DiffRange:
+    """Two commits of a run's workspace and the git that compares them."""
+
+    git: Git
+    start: str
+    end: str
+
+    async def diff(self, *, stat: bool = False) -> str:
+        """The unified diff (or ``--stat`` summary) from ``start`` to ``end``."""
+        how = ["--stat"] if stat else ["--patch", "--binary"]
+        _, out, _ = await self.git.run(
+            "diff", *how, "--no-color", "--no-ext-diff", self.start, self.end
+        )
+        return out
+
+
+async def diff_range(run_dir: Path, node: str | None = None) -> DiffRange:
+    """What :func:`run_diff` compares: the whole run, or stage ``node``.
+
+    Raises:
+        UsageError: no workspace, or ``node`` has no checkpoint (it did not run).
+    """
     record = workspace_record(run_dir)
     git = _git(record)
     if node is None:
@@ -79,5 +106,4 @@ async def run_diff(run_dir: Path, node: str | None = None, *, stat: bool = False
                 "kept none); attractor status RUN_DIR lists the stages"
             )
         start, end = found
-    how = ["--stat"] if stat else ["--patch", "--binary"]
-    return (await git.run("diff", *how, "--no-color", "--no-ext-diff", start, end))[1]
+    return DiffRange(git, start, end)
