@@ -338,11 +338,6 @@ async def _drain(stream: ByteReceiveStream, capture: _Capture) -> None:
         capture.add(chunk)
 
 
-async def terminate_group(process: Process, kill_grace: float) -> None:
-    """SIGTERM ``process``'s group, SIGKILL it after ``kill_grace``; for long-lived children."""
-    await _terminate(process, kill_grace)
-
-
 async def _terminate(process: Process, kill_grace: float) -> None:
     """SIGTERM the group, SIGKILL it after ``kill_grace`` seconds if still alive."""
     _signal_group(process.pid, signal.SIGTERM)

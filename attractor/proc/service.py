@@ -37,16 +37,20 @@ async def open_service(
     env: Mapping[str, str],
     stderr_path: Path | None = None,
     kill_grace: float = 2.0,
+    exit_grace: float = EXIT_GRACE,
+    append: bool = True,
 ) -> AsyncIterator[Process]:
     """Start ``argv`` with piped stdin and stdout; stop its process group on exit.
 
-    stderr goes to ``stderr_path`` (appended, at most :data:`~attractor.proc.capped.LOG_LIMIT`
-    bytes of it, then a note), else to /dev/null.
+    stderr goes to ``stderr_path`` (appended, or written anew without ``append``; at
+    most :data:`~attractor.proc.capped.LOG_LIMIT` bytes of it, then a note), else to
+    /dev/null. On exit stdin is closed and the process gets ``exit_grace`` seconds to
+    end by itself before its group's SIGTERM (and SIGKILL ``kill_grace`` later).
 
     Raises:
         OSError: the program cannot be started (not found, not executable).
     """
-    log = CappedLog.create(stderr_path, append=True) if stderr_path is not None else None
+    log = CappedLog.create(stderr_path, append=append) if stderr_path is not None else None
     try:
         before = boot_clock()
         watch_children()
@@ -71,17 +75,18 @@ async def open_service(
             yield process
         finally:
             with anyio.CancelScope(shield=True):
-                await stop(process, kill_grace)
+                await stop(process, kill_grace, exit_grace)
                 if ledger is not None:
                     ledger.ended(process.pid)
 
 
-async def stop(process: Process, kill_grace: float) -> None:
-    """Close stdin, give the process a moment, then SIGTERM and SIGKILL its group."""
+async def stop(process: Process, kill_grace: float, exit_grace: float = EXIT_GRACE) -> None:
+    """Close stdin, give the process ``exit_grace`` seconds, then SIGTERM and SIGKILL its
+    group (also when it exited by itself: whatever it left running in its group goes)."""
     if process.stdin is not None:
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
-    with anyio.move_on_after(EXIT_GRACE if process.returncode is None else 0):
+    with anyio.move_on_after(exit_grace if process.returncode is None else 0):
         await process.wait()
     _signal_group(process.pid, signal.SIGTERM)
     with anyio.move_on_after(kill_grace):

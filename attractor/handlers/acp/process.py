@@ -17,7 +17,6 @@ a log line to stdout), remembering it for the step's failure reason.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -27,11 +26,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from attractor.proc.capped import CappedLog, copying
-from attractor.proc.children import watch_children
-from attractor.proc.ledger import CURRENT as ledger_of_run
-from attractor.proc.ledger import boot_clock
-from attractor.proc.process import terminate_group
+from attractor.proc.service import open_service
 from attractor.valueclass import frozen
 
 STDERR_FILE = "agent_stderr.txt"
@@ -54,52 +49,22 @@ class AgentCommand:
 
 @asynccontextmanager
 async def agent_process(command: AgentCommand) -> AsyncIterator[Process]:
-    """The running agent; it and its group are gone when the block ends (shielded).
+    """The running agent; it and its group are gone when the block ends (shielded): its
+    stdin closed, ``kill_grace`` seconds to exit, then SIGTERM and SIGKILL.
 
     Raises:
         OSError: the program cannot be started (not found, not executable).
     """
-    log = CappedLog.create(command.stderr_path)
-    try:
-        before = boot_clock()
-        watch_children()
-        process = await anyio.open_process(
-            command.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=command.cwd,
-            env=command.env,
-            start_new_session=True,
-        )
-        spawned = (before, boot_clock())
-    except BaseException:
-        log.close()
-        raise
-    ledger = ledger_of_run.get()
-    if ledger is not None:
-        ledger.started(process.pid, spawned)
-    async with copying(process.stderr, log):
-        try:
-            yield process
-        finally:
-            with anyio.CancelScope(shield=True):
-                await _stop(process, command.kill_grace)
-                if ledger is not None:
-                    ledger.ended(process.pid)
-
-
-async def _stop(process: Process, kill_grace: float) -> None:
-    """End of input first, then the group's SIGTERM and SIGKILL; nothing survives."""
-    if process.stdin is not None:
-        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await process.stdin.aclose()
-    if process.returncode is None:
-        with anyio.move_on_after(kill_grace):
-            await process.wait()
-    # Also when it exited by itself: whatever it left running in its group goes.
-    await terminate_group(process, kill_grace)
-    await process.aclose()
+    async with open_service(
+        command.argv,
+        cwd=command.cwd,
+        env=command.env,
+        stderr_path=command.stderr_path,
+        kill_grace=command.kill_grace,
+        exit_grace=command.kill_grace,
+        append=False,
+    ) as process:
+        yield process
 
 
 def stderr_tail(path: Path) -> str:
