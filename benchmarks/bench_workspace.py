@@ -25,6 +25,7 @@ from pathlib import Path
 import anyio
 
 from attractor.launch import launch, plan_run
+from attractor.proc.environment import LocalEnvironment
 from attractor.workspace.create import create
 from attractor.workspace.preflight import preflight
 from attractor.workspace.workspace import Workspace
@@ -93,7 +94,8 @@ async def bench_checkpoint(base: Path, files: int, reps: int) -> None:
     plan = await preflight("worktree", "bench", repo)
     run_dir = base / "runs" / "bench"
     run_dir.mkdir(parents=True)
-    workspace = await create(plan, run_dir, "bench")
+    # No workspace_setup: the boundary it would run in is the plain local one.
+    workspace = await create(plan, run_dir, "bench", lambda workdir, *_: LocalEnvironment(workdir))
     # One warm-up each: the first add -A after a checkout refreshes the stat cache.
     bare_commit(copy, 1)
     await checkpoints(workspace, 1)

@@ -41,7 +41,7 @@ import anyio
 from attractor import redact
 from attractor.errors import WorkspaceError
 from attractor.fileio.writes import run_file_mode
-from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
+from attractor.proc.environment import ExecutionEnvironment
 from attractor.workspace.commits import Saved, commit_work_tree, exclusions, message, not_ignored
 from attractor.workspace.git import Git
 from attractor.workspace.names import CHECKOUT_INDEX, OWN_FOLDER, SETUP_LOG, SNAPSHOT_GIT_DIR
@@ -78,7 +78,7 @@ def run_exclusions(root: Path, run_dir: Path) -> list[str]:
 
 
 async def create(
-    plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary | None = None
+    plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary
 ) -> Workspace:
     """The new workspace of the run in ``run_dir`` (worktree or snapshot, as planned);
     ``boundary``: where its ``workspace_setup`` runs."""
@@ -146,7 +146,7 @@ def _copy_index(real: Path, copy: Path) -> bool:
 
 
 async def _create_worktree(
-    plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary | None
+    plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary
 ) -> Workspace:
     assert plan.repo is not None and plan.common_dir is not None and plan.git_dir is not None
     user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
@@ -212,12 +212,12 @@ async def _run_setup(
     workdir: Path,
     writable: tuple[Path, ...],
     run_dir: Path,
-    boundary: SetupBoundary | None,
+    boundary: SetupBoundary,
 ) -> None:
     """Run ``workspace_setup`` once in the new worktree, inside the run's boundary; its
     output (both streams, secrets redacted) goes to the run directory."""
     log = run_dir / SETUP_LOG
-    env = LocalEnvironment(workdir) if boundary is None else boundary(workdir, writable, run_dir)
+    env = boundary(workdir, writable, run_dir)
     try:
         done = await env.run(command, cwd=workdir, stdout_path=log, stderr_path=log)
     finally:
@@ -282,7 +282,7 @@ async def fork(
     run_id: str,
     commit: str,
     run_dir: Path,
-    boundary: SetupBoundary | None = None,
+    boundary: SetupBoundary,
 ) -> dict[str, Any]:
     """The workspace record of a fork: a branch of its own (and a worktree).
 

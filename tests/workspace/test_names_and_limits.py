@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from attractor.errors import WorkspaceError
+from attractor.proc.environment import LocalEnvironment
 from attractor.workspace.create import create
 from attractor.workspace.git import failure
 from attractor.workspace.preflight import preflight
@@ -132,7 +133,8 @@ async def _workspace(tmp_path: Path, repo: Path):  # type: ignore[no-untyped-def
     plan = await preflight(None, "test", repo)
     run_dir = tmp_path / "runs" / "r"
     run_dir.mkdir(parents=True)
-    return await create(plan, run_dir, "r")
+    # No workspace_setup here: the boundary it would run in is the plain local one.
+    return await create(plan, run_dir, "r", lambda workdir, *_: LocalEnvironment(workdir))
 
 
 @pytest.mark.anyio
