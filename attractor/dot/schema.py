@@ -288,6 +288,11 @@ class AttrSpec:
         """Parse ``raw``; raises ValueError whose message names the accepted form."""
         return self.parse(raw)
 
+    @property
+    def free_text(self) -> bool:
+        """Any text is a value of this attribute (the value is the text itself)."""
+        return self.parse is _string
+
 
 _G: frozenset[Scope] = frozenset({"graph"})
 _N: frozenset[Scope] = frozenset({"node"})

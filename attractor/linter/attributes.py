@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from attractor.dot.conditions import parse_condition, special_key_typo
 from attractor.dot.dialects import agrees, foreign, is_metadata
@@ -60,18 +60,30 @@ def attribute_value(graph: Graph) -> list[Diagnostic]:
     """A known attribute whose value does not parse for its type."""
     found: list[Diagnostic] = []
     seen: set[tuple[str, SourcePos | None]] = set()
+    # Each attribute's texts parsed once: thousands of nodes share a few values.
+    errors: dict[tuple[str, str], str | None] = {}
     for item in _items(graph):
         for key, raw in item.attrs.items():
             spec = spec_for(key, item.scope)
-            if spec is None or key in _OWN_RULE:
+            if spec is None or spec.free_text or key in _OWN_RULE:
                 continue
-            try:
-                spec.coerce(raw)
-            except ValueError as error:
-                if _once(seen, key, item):
-                    message, fix = _value_message(key, raw, spec.parse, str(error))
-                    found.append(at("attribute_value", "error", item, message, key=key, fix=fix))
+            if (key, raw) in errors:
+                error = errors[key, raw]
+            else:
+                error = errors[key, raw] = _parse_error(spec.coerce, raw)
+            if error is not None and _once(seen, key, item):
+                message, fix = _value_message(key, raw, spec.parse, error)
+                found.append(at("attribute_value", "error", item, message, key=key, fix=fix))
     return found
+
+
+def _parse_error(parse: Callable[[str], object], raw: str) -> str | None:
+    """Why ``raw`` does not parse (None: it does)."""
+    try:
+        parse(raw)
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 _BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")

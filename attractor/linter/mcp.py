@@ -59,6 +59,8 @@ def mcp(graph: Graph) -> list[Diagnostic]:
 
 
 def _lists(node: Node) -> list[Diagnostic]:
+    if "mcp_allow" not in node.attrs and "mcp_deny" not in node.attrs:
+        return []  # only a node's own lists are checked here (see below)
     servers = _servers(node)
     found: list[Diagnostic] = []
     for key in ("mcp_allow", "mcp_deny"):
