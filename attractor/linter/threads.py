@@ -30,11 +30,11 @@ def thread_without_full(graph: Graph) -> list[Diagnostic]:
     for node in shared.nodes:
         if not node.has("thread_id") or shared.types[node.id] not in _LLM:
             continue
-        if _may_run_full(node, graph):
-            continue
         pos = node.pos_of("thread_id")
         if pos in seen:
             continue  # a node [thread_id=...] default: reported once
+        if _may_run_full(node, graph):
+            continue
         seen.add(pos)
         found.append(
             at(
