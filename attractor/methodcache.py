@@ -54,8 +54,6 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, **options: An
             code = compile(source, "<string>", "exec", dont_inherit=True)
             _kept[source] = code
             _compiled += 1
-            if _compiled == 1:
-                atexit.register(_save)
         _used.add(source)
         source = code
     builtins.exec(source, globals, locals, **options)
@@ -87,8 +85,9 @@ def _load(path: str) -> dict[str, CodeType]:
 
 
 def _save() -> None:
+    """At exit: write the kept code objects when this process compiled any."""
     path = cache_path()
-    if path is None or sys.dont_write_bytecode:
+    if not _compiled or path is None or sys.dont_write_bytecode:
         return
     table = _kept
     if len(table) > LIMIT:
@@ -112,3 +111,4 @@ def install() -> None:
     if path is not None:
         _kept.update(_load(path))
     dataclasses.exec = _exec  # type: ignore[attr-defined]
+    atexit.register(_save)
