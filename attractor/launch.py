@@ -504,17 +504,17 @@ def check_boundaries(settings: Settings, graph: Graph) -> None:
 
 
 def step_boundary(node: Node, settings: Settings) -> str | None:
-    """Where ``node``'s commands would run, in one line (None: a step that runs none)."""
+    """Where ``node``'s commands would run, in one line (None: a step that runs none,
+    a simulated agent stage among them)."""
     from attractor.handlers.backend import backend_name
-    from attractor.handlers.boundary import COMMAND_STEPS, describe_boundary
+    from attractor.handlers.boundary import describe_boundary, runs_commands
     from attractor.handlers.external.agents import AGENTS
     from attractor.handlers.external.bounds import describe_cli_boundary
 
-    kind = node.handler_type
-    if kind not in COMMAND_STEPS:
+    if not runs_commands(node, settings):
         return None
     base = Path(settings.workdir or ".").resolve()
-    cli = AGENTS.get(backend_name(node, settings)) if kind == "codergen" else None
+    cli = AGENTS.get(backend_name(node, settings)) if node.handler_type == "codergen" else None
     if cli is not None:
         return describe_cli_boundary(cli, node, settings, base)
     return describe_boundary(node, settings, base)

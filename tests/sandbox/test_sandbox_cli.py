@@ -389,3 +389,20 @@ def test_a_repository_config_an_earlier_step_wrote_runs_inside_the_sandbox(
     assert "sh hook.sh" in (workspace / ".git" / "config").read_text()  # it was planted
     assert not (outside / "ran").exists(), "the planted git hook ran outside the sandbox"
     assert not (outside / "env.txt").exists()
+
+
+def test_a_dry_run_names_no_boundary_for_a_simulated_stage(workspace: Path) -> None:
+    write(
+        workspace / "p.dot",
+        """digraph p {
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            plan [prompt="plan it"]
+            t [shape=parallelogram, tool_command="true", sandbox=none]
+            start -> plan -> t -> done
+        }""",
+    )
+    result = invoke(["run", "p.dot", "--dry-run", "--backend", "simulate"])
+    assert result.exit_code == 0, result.stderr
+    lines = [line.strip() for line in result.output.splitlines() if "boundary:" in line]
+    assert lines == ["boundary: local, no sandbox, env=core"]  # the tool step's alone
