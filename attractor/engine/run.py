@@ -372,13 +372,24 @@ def _failed_walk(run: Run, exc: AttractorError | OSError, stop: Stop) -> WalkEnd
 async def watch_signals(
     scope: anyio.CancelScope, stop: Stop, *, task_status: TaskStatus[None]
 ) -> None:
-    """Cancel ``scope`` at the first stop signal, noting the status it leaves."""
-    with anyio.open_signal_receiver(*_STOP_SIGNALS) as received:
-        task_status.started()
-        async for signum in received:
-            stop.status = _STOP_SIGNALS[signum]
-            scope.cancel()
-            return
+    """Cancel ``scope`` at the first stop signal, noting the status it leaves.
+
+    The handlers found in place are put back afterwards: asyncio would leave the
+    defaults, which kill the process (SIGTERM, SIGHUP) or raise wherever the loop
+    is (SIGINT) while the run is still being closed.
+    """
+    before = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    try:
+        with anyio.open_signal_receiver(*_STOP_SIGNALS) as received:
+            task_status.started()
+            async for signum in received:
+                stop.status = _STOP_SIGNALS[signum]
+                scope.cancel()
+                return
+    finally:
+        for signum, handler in before.items():
+            if handler is not None:  # None: not set from Python, nothing to put back
+                signal.signal(signum, handler)
 
 
 async def _watch_requests(
