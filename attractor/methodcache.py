@@ -41,6 +41,8 @@ _NAME = "dataclass-methods"
 _kept: dict[str, CodeType] = {}
 _used: set[str] = set()
 _compiled = 0
+#: Whether the file held entries of no use (not code): written again at exit.
+_stale = False
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /, **options: Any) -> None:  # noqa: A002
@@ -74,6 +76,7 @@ def cache_path() -> str | None:
 
 
 def _load(path: str) -> dict[str, CodeType]:
+    global _stale
     try:
         with open(path, "rb") as file:
             stamp, table = marshal.loads(file.read())
@@ -81,13 +84,16 @@ def _load(path: str) -> dict[str, CodeType]:
         return {}
     if stamp != importlib.util.MAGIC_NUMBER or type(table) is not dict:
         return {}
-    return table
+    usable = {text: code for text, code in table.items() if type(code) is CodeType}
+    _stale = len(usable) < len(table)
+    return usable
 
 
 def _save() -> None:
-    """At exit: write the kept code objects when this process compiled any."""
+    """At exit: write the kept code objects when this process compiled any (or the
+    file held entries of no use)."""
     path = cache_path()
-    if not _compiled or path is None or sys.dont_write_bytecode:
+    if not (_compiled or _stale) or path is None or sys.dont_write_bytecode:
         return
     table = _kept
     if len(table) > LIMIT:

@@ -130,6 +130,16 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_replaced(
     assert run(pyc)["compiled"] == 0  # the bad file was replaced by a good one
 
 
+def test_an_entry_that_cannot_be_read_is_compiled_again_and_replaced(pyc: Path) -> None:
+    cache = Path(str(run(pyc)["cache"]))
+    stamp, table = marshal.loads(cache.read_bytes())
+    cache.write_bytes(marshal.dumps((stamp, dict.fromkeys(table, b"not code"))))
+    damaged = run(pyc)
+    assert {k: damaged[k] for k in EXPECTED} == EXPECTED
+    assert damaged["compiled"] == len(table)
+    assert run(pyc)["compiled"] == 0
+
+
 def test_an_unwritable_cache_folder_costs_only_the_compiling(tmp_path: Path) -> None:
     blocked = tmp_path / "pyc"
     blocked.write_text("a file where the cache folder would go")
