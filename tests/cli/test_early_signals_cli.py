@@ -40,6 +40,13 @@ def _spawn_script(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     )
 
 
+def _python(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a new interpreter, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
 def _caught(pid: int) -> int:
     """The SigCgt mask of ``pid``: bit N-1 is set when signal N has a handler."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -110,9 +117,8 @@ def test_a_signal_ignored_at_start_stays_ignored() -> None:
         "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN,\n"
         "      signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
 
 
@@ -129,9 +135,7 @@ def test_a_keyboard_interrupt_that_reaches_click_is_130_not_aborted(tmp_path: Pa
         "sys.argv = ['attractor', 'boom']\n"
         "main.main()\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = _python(script)
     assert done.returncode == 130, done.stderr
     assert done.stderr == "error: interrupted (Ctrl-C)\n"
 
@@ -208,9 +212,7 @@ def test_a_stop_signal_wrapped_by_python_still_gives_its_exit_code() -> None:
         "sys.argv = ['attractor', 'load']\n"
         "main.main()\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = _python(script)
     assert done.returncode == 129, done.stderr
     assert done.stderr == "error: hung up (SIGHUP)\n"
 
@@ -238,7 +240,5 @@ def test_a_stop_signal_inside_the_event_loop_cuts_nothing_short() -> None:
         "except stop_signals.StopSignal as stop:\n"
         "    print(steps, stop.code)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = _python(script)
     assert done.stdout.strip() == "['the rest of the step', 'cleaned up'] 129", done.stderr

@@ -148,6 +148,11 @@ def test_lint_checks_the_boundary_attributes(workspace: Path) -> None:
     assert "'B$' is not a variable-name pattern" in text
 
 
+def _boundary_lines(output: str) -> list[str]:
+    """The ``boundary:`` lines of a dry run's plan, one a step that runs commands."""
+    return [line.strip() for line in output.splitlines() if "boundary:" in line]
+
+
 @needs_bwrap
 def test_dry_run_shows_each_steps_boundary(workspace: Path) -> None:
     write(
@@ -163,7 +168,7 @@ def test_dry_run_shows_each_steps_boundary(workspace: Path) -> None:
     )
     result = invoke(["run", "p.dot", "--dry-run"])
     assert result.exit_code == 0, result.stderr
-    lines = [line.strip() for line in result.output.splitlines() if "boundary:" in line]
+    lines = _boundary_lines(result.output)
     assert lines == [
         "boundary: bwrap sandbox, network off, writable: workdir, env=core",
         "boundary: local, no sandbox, env=core",
@@ -404,5 +409,5 @@ def test_a_dry_run_names_no_boundary_for_a_simulated_stage(workspace: Path) -> N
     )
     result = invoke(["run", "p.dot", "--dry-run", "--backend", "simulate"])
     assert result.exit_code == 0, result.stderr
-    lines = [line.strip() for line in result.output.splitlines() if "boundary:" in line]
+    lines = _boundary_lines(result.output)
     assert lines == ["boundary: local, no sandbox, env=core"]  # the tool step's alone
