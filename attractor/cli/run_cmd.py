@@ -311,10 +311,7 @@ def _run_planned(plan: Plan, options: CommonOptions) -> int:
         handle_signals=True,
         stop_requests=stop_signals.missed,
     )
-    try:
-        result = stop_signals.run(launch, plan, hooks)
-    finally:
-        stop_signals.reinstall()  # asyncio put the defaults back when the run ended
+    result = stop_signals.run(launch, plan, hooks)
     try:
         _report(result, screen.console, mode=screen.mode, elapsed=screen.elapsed)
     except BrokenPipeError:

@@ -7,8 +7,7 @@ the entry point does, before click is even imported) replaces all three with a
 handler that raises :class:`StopSignal`: a :class:`SystemExit` carrying the
 shell's code, which neither click nor the event loop swallow. While a run goes,
 the engine's own handlers take over (the run is saved as interrupted,
-terminated or hung up); asyncio puts the defaults back when they are removed,
-so :func:`install` is called again after the run.
+terminated or hung up), and put these back when the run's handling ends.
 
 Inside an event loop the handler raises nothing: the signal may have cut into
 one of the loop's callbacks (a child's exit or a thread's result being handed
@@ -178,15 +177,6 @@ def install() -> None:
             _ignored.add(signum)
         signal.signal(signum, signal.SIG_IGN if signum in _ignored else _raise)
     _installed = True
-
-
-def reinstall() -> None:
-    """:func:`install` again after a run, if the entry point installed the handlers.
-
-    In-process callers (click's test runner, the library) keep their own handlers.
-    """
-    if _installed:
-        install()
 
 
 def settle(stop: StopSignal) -> int:

@@ -113,7 +113,7 @@ def test_a_signal_ignored_at_start_stays_ignored() -> None:
         "import signal, sys\n"
         "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
         "from attractor.cli import stop_signals\n"
-        "stop_signals.install(); stop_signals.reinstall()\n"
+        "stop_signals.install(); stop_signals.install()\n"
         "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN,\n"
         "      signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN))\n"
     )
@@ -123,8 +123,8 @@ def test_a_signal_ignored_at_start_stays_ignored() -> None:
 
 
 def test_a_keyboard_interrupt_that_reaches_click_is_130_not_aborted(tmp_path: Path) -> None:
-    """Python's own SIGINT handler (asyncio puts it back after a run) raises
-    KeyboardInterrupt; click would print "Aborted!" and exit 1."""
+    """A KeyboardInterrupt (Python's own SIGINT handler, where one is in place) that
+    reaches click; click would print "Aborted!" and exit 1."""
     script = (
         "import sys, click\n"
         "from attractor.cli import main\n"
