@@ -6,12 +6,16 @@ What any run must do and nothing more: check the file as ``attractor lint`` does
 same command, in this process), start an anyio event loop (every run runs under one),
 write each node's folder, its three small files and a journal line under a new folder
 of FOLDER, and with ``--worktree`` make the one git worktree a run in REPO works in
-(``git worktree add --detach``; it goes with the caller's folder, the repository too).
-Start-up goals that lie below this floor are judged against it.
+(``git worktree add --detach``; it goes with the caller's folder, the repository too),
+and end as the command line ends: exit handlers, flushed streams, then ``os._exit``
+without the interpreter's teardown. Start-up goals that lie below this floor are judged
+against it.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -47,6 +51,9 @@ def main() -> None:
                 journal.flush()
 
     anyio.run(run)
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

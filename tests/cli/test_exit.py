@@ -1,0 +1,83 @@
+"""How an ``attractor`` process ends: without the interpreter's teardown, but with
+everything that teardown does that anyone can see.
+
+Each test runs the console script's ``main`` in a new interpreter, as a user's
+shell (or a script wrapping the command line) does.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli.runkit import write
+
+_FLOW = "digraph g { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }\n"
+
+
+def _main(prelude: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``attractor ARGS`` after ``prelude`` ran in the same interpreter."""
+    script = f"{prelude}\nimport sys\nsys.argv = ['attractor', *{args!r}]\n"
+    script += "from attractor.cli.entry import main\nmain()\n"
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_exit_handlers_run_and_the_exit_code_is_kept(tmp_path: Path) -> None:
+    write(tmp_path / "bad.dot", "digraph g { start [shape=Mdiamond]; start -> nowhere }\n")
+    mark = tmp_path / "handler-ran"
+    prelude = (
+        "import atexit, pathlib\n"
+        f"atexit.register(lambda: pathlib.Path({str(mark)!r}).write_text('yes'))"
+    )
+    done = _main(prelude, ["lint", "bad.dot"], tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "error" in done.stdout
+    assert mark.read_text() == "yes"
+
+
+def test_a_long_output_reaches_a_pipe_whole(tmp_path: Path) -> None:
+    """Nothing is left in the stream's buffer when the process ends."""
+    nodes = "\n".join(f"  n{i}" for i in range(3000))
+    chain = " -> ".join(f"n{i}" for i in range(3000))
+    text = f"digraph g {{\n  start [shape=Mdiamond]; done [shape=Msquare]\n{nodes}\n"
+    write(tmp_path / "big.dot", f"{text}  start -> {chain} -> done\n}}\n")
+    done = _main("", ["lint", "big.dot"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("has no prompt or label") == 3000
+    assert done.stdout.rstrip().endswith("0 error(s), 3000 warning(s) in 1 file")
+
+
+def test_a_thread_left_running_is_waited_for_as_python_would(tmp_path: Path) -> None:
+    """A caller's own thread that is not a daemon finishes before the process ends."""
+    write(tmp_path / "flow.dot", _FLOW)
+    mark = tmp_path / "thread-done"
+    prelude = (
+        "import pathlib, threading, time\n"
+        "def late():\n"
+        "    time.sleep(0.3)\n"
+        f"    pathlib.Path({str(mark)!r}).write_text('finished')\n"
+        "threading.Thread(target=late).start()"
+    )
+    done = _main(prelude, ["lint", "flow.dot"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert mark.read_text() == "finished"
+
+
+def test_a_run_ends_with_its_files_whole(tmp_path: Path) -> None:
+    write(tmp_path / "flow.dot", _FLOW)
+    args = ["run", "--backend", "simulate", "-q", "--workspace", "none", "flow.dot"]
+    done = _main("", args, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "pipeline succeeded" in done.stdout
+    (run,) = (tmp_path / ".attractor" / "runs").iterdir()
+    lines = (run / "events.jsonl").read_text().splitlines()
+    assert lines[-1].startswith('{"type": "pipeline_completed"')
+    assert '"status": "success"' in (run / "manifest.json").read_text()
