@@ -29,8 +29,9 @@ import anyio
 
 from attractor.proc.bwrap import Fence, bwrap_path
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.environment import BwrapEnvironment, LocalEnvironment, sandbox_problem
+from attractor.proc.environment import LocalEnvironment
 from attractor.proc.process import _found
+from attractor.proc.sandbox_env import BwrapEnvironment, sandbox_problem
 from attractor.proc.spawn import direct_argv
 
 

@@ -19,29 +19,20 @@ import stat
 import weakref
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import AGENT_BACKENDS, parse_network, parse_paths, parse_patterns
 from attractor.errors import UsageError
 from attractor.fileio.writes import make_run_dir
 from attractor.handlers.backend import backend_name
-from attractor.proc.allowlist import describe_network
-from attractor.proc.bwrap import Fence
-from attractor.proc.container import (
-    CONTAINER_ENGINES,
-    Container,
-    ContainerEnvironment,
-    container_problem,
-    describe_container,
-)
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.environment import (
-    SANDBOX_REQUIRED,
-    BwrapEnvironment,
-    LocalEnvironment,
-    sandbox_problem,
-)
+from attractor.proc.environment import CONTAINER_ENGINES, SANDBOX_REQUIRED, LocalEnvironment
+
+# The sandbox and the containers are imported by the steps that use them: a run whose
+# steps run no command (or run them unsandboxed) never loads them.
+if TYPE_CHECKING:
+    from attractor.proc.container import Container
 from attractor.settings import Settings
 from attractor.valueclass import frozen
 
@@ -128,6 +119,8 @@ def resolved_sandbox(boundary: Boundary) -> str:
     container, else ``none``."""
     if boundary.sandbox in ("none", *CONTAINER_ENGINES):
         return boundary.sandbox
+    from attractor.proc.sandbox_env import sandbox_problem
+
     if boundary.sandbox == "auto" and sandbox_problem() is not None:
         return "none"
     return "bwrap"
@@ -154,8 +147,13 @@ def environment_for(
         scratch = run_dir / "scratch"
         make_run_dir(scratch, exist_ok=True)  # private like the rest of the run directory
     if kind in CONTAINER_ENGINES:
+        from attractor.proc.container import ContainerEnvironment
+
         box = _container(boundary, kind, workdir, run_dir, stage_dir, scratch)
         return ContainerEnvironment(workdir, boundary.policy, box=box)
+    from attractor.proc.bwrap import Fence
+    from attractor.proc.sandbox_env import BwrapEnvironment
+
     fence = Fence(
         workdir,
         writable=boundary.writable,
@@ -176,6 +174,8 @@ def _container(
     stage_dir: Path | None = None,
     scratch: Path | None = None,
 ) -> Container:
+    from attractor.proc.container import Container
+
     return Container(
         engine,
         boundary.image,
@@ -196,8 +196,12 @@ def describe_boundary(node: Node | None, settings: Settings, base: Path) -> str:
     if kind == "none":
         return f"local, no sandbox, {policy}"
     if kind in CONTAINER_ENGINES:
+        from attractor.proc.container import container_problem, describe_container
+
         box = _container(boundary, kind, base)
         return describe_container(box, policy, container_problem(kind) if box.image else None)
+    from attractor.proc.allowlist import describe_network
+
     net = describe_network(boundary.network, boundary.hosts)
     extra = "".join(f", {p}" for p in boundary.writable)
     return f"bwrap sandbox, {net}, writable: workdir{extra}, {policy}"
@@ -221,6 +225,8 @@ def preflight(graph: Graph, settings: Settings, base: Path) -> str | None:
     steps = [node for node in graph.nodes() if runs_commands(node, settings)]
     if not steps:  # nothing runs a command: no sandbox to try
         return None
+    from attractor.proc.sandbox_env import sandbox_problem
+
     problem = sandbox_problem()
     fallback: list[str] = []
     notices: list[str] = []
@@ -279,6 +285,8 @@ def _check_container(node: Node, boundary: Boundary, settings: Settings) -> None
             f"node {node.id}: sandbox={engine} does not apply to the {backend} agent CLI; "
             "use sandbox=auto or bwrap for it"
         )
+    from attractor.proc.container import container_problem
+
     problem = container_problem(engine)
     if problem is not None:
         raise UsageError(f"node {node.id}: sandbox={engine}, but {problem}")

@@ -45,7 +45,6 @@ from attractor.proc.environment import LocalEnvironment
 from attractor.proc.process import ProcessResult, run_process
 from attractor.valueclass import frozen
 
-CONTAINER_ENGINES = ("docker", "podman")
 #: Variables of the engine's host that name host paths: the image sets its own.
 HOST_ONLY = frozenset(
     ("PATH", "HOME", "PWD", "OLDPWD", "SHELL", "HOSTNAME", "TMPDIR", "VIRTUAL_ENV")

@@ -5,9 +5,10 @@ Every command a step runs (the agent's ``shell`` tool, a tool node's
 
 - :class:`LocalEnvironment` runs it on this machine, in its own process group,
   with the environment filtered by an :class:`~attractor.proc.envfilter.EnvPolicy`;
-- :class:`BwrapEnvironment` runs it the same way inside a bubblewrap sandbox
-  (see :mod:`attractor.proc.bwrap`): writes only to the workdir and the run's
-  scratch, secret files hidden, network off unless asked for.
+- :class:`~attractor.proc.sandbox_env.BwrapEnvironment` runs it the same way
+  inside a bubblewrap sandbox (see :mod:`attractor.proc.bwrap`): writes only to
+  the workdir and the run's scratch, secret files hidden, network off unless
+  asked for. It has a module of its own, loaded only by a step that uses it.
 
 Both share the process machinery of :mod:`attractor.proc.process` (process-group
 kill on timeout and cancellation, the run's ledger for the crash guard).
@@ -27,30 +28,20 @@ per read.
 
 from __future__ import annotations
 
-import itertools
-import shutil
 import sys
-import tempfile
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-import anyio
-from anyio.abc import SocketStream
-
-from attractor.proc.allowlist import INSIDE_DIR, AllowList, describe_network
-from attractor.proc.bwrap import PROXY_REFUSAL, Fence, probe, refusal_note, wrap_argv
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.hostfs import DEFAULT_READ_LIMIT
 from attractor.proc.hostfs.ops import HostFiles
-from attractor.proc.netproxy import serve_client
 from attractor.proc.process import ProcessResult, process_env, run_process
 
-SANDBOX_MODES = ("auto", "bwrap", "none", "docker", "podman")
-#: Names of the per-command proxy sockets (unique within the engine process).
-_sockets = itertools.count(1)
+#: The container engines a step may run its commands in (:mod:`attractor.proc.container`).
+CONTAINER_ENGINES = ("docker", "podman")
+SANDBOX_MODES = ("auto", "bwrap", "none", *CONTAINER_ENGINES)
 #: Run-level only: like ``auto``, but a run without a working sandbox is refused.
 SANDBOX_REQUIRED = "required"
 
@@ -223,125 +214,3 @@ class LocalEnvironment(HostFiles):
     def note(self, result: ProcessResult) -> str:
         """A note for the model about how the command hit the boundary ('' when it did not)."""
         return ""
-
-
-@dataclass
-class BwrapEnvironment(LocalEnvironment):
-    """Commands inside a bubblewrap sandbox (see :mod:`attractor.proc.bwrap`)."""
-
-    fence: Fence | None = None
-    name: str = "bwrap"
-
-    def _fence(self) -> Fence:
-        return self.fence if self.fence is not None else Fence(self.workdir)
-
-    #: The bwrap command line per working directory, worked out by the first
-    #: command there: the layout is fixed for the rest of the step.
-    _wraps: dict[Path, list[str]] = field(default_factory=dict, repr=False)
-
-    async def setup(self) -> None:
-        fence = self._fence()
-        for path in (fence.scratch, fence.stage_dir):
-            if path is not None and not path.is_dir():  # normally made by the engine
-                path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if fence.hosts and not fence.network and fence.proxy_dir is None:
-            # Short and private: a unix socket's path has a limit of about 100 bytes.
-            folder = Path(tempfile.mkdtemp(prefix="attractor-net-"))
-            weakref.finalize(self, shutil.rmtree, folder, True)
-            self.fence = replace(fence, proxy_dir=folder)
-
-    async def run(
-        self,
-        command: str,
-        *,
-        cwd: Path | None = None,
-        timeout: float | None = None,
-        kill_grace: float = 2.0,
-        extra_env: Mapping[str, Any] | None = None,
-        stdout_path: Path | None = None,
-        stderr_path: Path | None = None,
-        stdin_path: Path | None = None,
-        stdout_limit: int | None = None,
-    ) -> ProcessResult:
-        await self.setup()
-        fence = self._fence()
-        if fence.proxy_dir is None:  # no proxy: straight to the process (setup is done)
-            return await run_process(
-                command,
-                cwd=cwd or self.workdir,
-                timeout=timeout,
-                kill_grace=kill_grace,
-                env=self.env(extra_env),
-                stdout_path=stdout_path,
-                stderr_path=stderr_path,
-                stdin_path=stdin_path,
-                wrap=self.wrap(cwd),
-                stdout_limit=stdout_limit,
-            )
-        # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
-        name = f"{next(_sockets)}.sock"
-        socket = fence.proxy_dir / name
-        allow = AllowList(fence.hosts)
-        setting = ",".join(fence.hosts)
-        try:
-            listener = await anyio.create_unix_listener(socket)
-            async with listener, anyio.create_task_group() as tg:
-
-                async def handle(client: SocketStream) -> None:
-                    await serve_client(client, allow, setting)
-
-                tg.start_soon(listener.serve, handle, tg)
-                result = await run_process(
-                    command,
-                    cwd=cwd or self.workdir,
-                    timeout=timeout,
-                    kill_grace=kill_grace,
-                    env=self.env(extra_env),
-                    stdout_path=stdout_path,
-                    stderr_path=stderr_path,
-                    stdin_path=stdin_path,
-                    wrap=[*self.wrap(cwd), f"{INSIDE_DIR}/{name}"],
-                    stdout_limit=stdout_limit,
-                )
-                tg.cancel_scope.cancel()
-        finally:
-            socket.unlink(missing_ok=True)
-        return result
-
-    def wrap(self, cwd: Path | None = None) -> list[str]:
-        """``bwrap`` and its flags for a command in ``cwd``, the writable workdir."""
-        cwd = cwd or self.workdir
-        argv = self._wraps.get(cwd)
-        if argv is None:
-            fence = self._fence()
-            if cwd != fence.workdir:  # a subagent's folder: only it is writable
-                fence = replace(fence, workdir=cwd)
-            argv = self._wraps[cwd] = wrap_argv(fence)
-        return argv
-
-    def describe(self) -> str:
-        fence = self._fence()
-        net = describe_network(fence.network, fence.hosts)
-        extra = "".join(f", {p}" for p in fence.writable)
-        return f"bwrap sandbox, {net}, writable: workdir{extra}, {self.policy.describe()}"
-
-    def note(self, result: ProcessResult) -> str:
-        """Why the sandbox stopped the command, for the model ('' when nothing says it did).
-
-        A failed command is looked at whole (a hidden path it named, a process or
-        server outside the sandbox, an errno text of a wall); a command that exited
-        0 only for the allow-list proxy's refusal, which a plain HTTP client prints
-        as the body of a 403 and does not fail on.
-        """
-        if result.returncode is None:
-            return ""
-        if result.returncode == 0:
-            return refusal_note("", None, result.stdout) if PROXY_REFUSAL in result.stdout else ""
-        return refusal_note(result.stderr, self._fence(), result.stdout)
-
-
-def sandbox_problem() -> str | None:
-    """None when the bwrap sandbox works here, else why not (one line)."""
-    if not sys.platform.startswith("linux"):
-        return "the bwrap sandbox needs Linux"
-    return probe()

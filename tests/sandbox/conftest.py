@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from attractor.proc.environment import sandbox_problem
+from attractor.proc.sandbox_env import sandbox_problem
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from attractor.agent.tools.patch import patch_tool
 from attractor.llm.types import ToolCall
 from attractor.proc.bwrap import Fence
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.environment import BwrapEnvironment, LocalEnvironment
+from attractor.proc.environment import LocalEnvironment
+from attractor.proc.sandbox_env import BwrapEnvironment
 from tests.cli.runkit import pids_with
 from tests.sandbox.conftest import needs_bwrap
 

@@ -21,8 +21,8 @@ import pytest
 
 from attractor.proc.bwrap import Fence
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.environment import BwrapEnvironment
 from attractor.proc.process import ProcessResult
+from attractor.proc.sandbox_env import BwrapEnvironment
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [pytest.mark.anyio, needs_bwrap]

@@ -18,7 +18,7 @@ import pytest
 from attractor.dot.schema import parse_network
 from attractor.proc.allowlist import AllowList, parse_hosts
 from attractor.proc.bwrap import Fence
-from attractor.proc.environment import BwrapEnvironment
+from attractor.proc.sandbox_env import BwrapEnvironment
 from tests.cli.runkit import finish, invoke, spawn, write
 from tests.sandbox.conftest import needs_bwrap, needs_socat
 

@@ -46,12 +46,9 @@ from attractor.handlers.acp.terminals import TERMINALS_DIR, Terminals
 from attractor.handlers.acp.updates import prompt_ended
 from attractor.handlers.backend import StageRequest
 from attractor.handlers.external.tracker import Tracker
-from attractor.proc.environment import (
-    BwrapEnvironment,
-    ExecutionEnvironment,
-    LocalEnvironment,
-)
+from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 from attractor.proc.process import process_env
+from attractor.proc.sandbox_env import BwrapEnvironment
 from attractor.redact import scrub_files
 from attractor.version import __version__
 

@@ -32,8 +32,9 @@ from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.handlers.turn_budget import TurnBudget, resolve_budget
 from attractor.proc.bwrap import Fence
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.environment import BwrapEnvironment, ExecutionEnvironment, LocalEnvironment
+from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 from attractor.proc.process import process_env
+from attractor.proc.sandbox_env import BwrapEnvironment
 
 
 class ExternalAgentBackend:

@@ -17,8 +17,8 @@ from attractor.dot.graph import Node
 from attractor.handlers.boundary import boundary_of, resolved_sandbox
 from attractor.handlers.external.spec import AgentCli
 from attractor.proc.allowlist import describe_network
-from attractor.proc.container import CONTAINER_ENGINES
 from attractor.proc.envfilter import EnvPolicy
+from attractor.proc.environment import CONTAINER_ENGINES
 from attractor.settings import Settings
 
 
