@@ -26,12 +26,10 @@ import anyio
 
 from attractor.handlers.base import BranchResult
 from attractor.handlers.outcome import Outcome, StageStatus
-from attractor.workspace.branches import close_branch, merge_branches, open_branch
-from attractor.workspace.commits import changed_paths
-from attractor.workspace.create import SetupBoundary, create, fork, safe_id
-from attractor.workspace.preflight import WorkspacePlan
-from attractor.workspace.workspace import TRAILER, Workspace, branch_of, reopen
+from attractor.workspace.names import TRAILER
 
+# The workspace's git machinery is imported where a workspace exists: a run with
+# ``--workspace none`` never loads it.
 if TYPE_CHECKING:
     from attractor.dot.graph import Node
     from attractor.engine.executor import RunOptions
@@ -39,6 +37,9 @@ if TYPE_CHECKING:
     from attractor.engine.state import Run, Walk
     from attractor.proc.environment import LocalEnvironment
     from attractor.settings import Settings
+    from attractor.workspace.create import SetupBoundary
+    from attractor.workspace.preflight import WorkspacePlan
+    from attractor.workspace.workspace import Workspace
 
 #: The commit the next stage starts from (the last checkpoint), and the one the
 #: stage in progress started from (``--retry-failed`` goes back to it).
@@ -70,6 +71,9 @@ async def open_workspace(
         setup.manifest["workspace"] = {**plan.shared.record(), "shared": True}
         context.set(COMMIT_KEY, plan.shared.head)
         return plan.shared
+    from attractor.workspace.create import create, safe_id
+    from attractor.workspace.workspace import branch_of
+
     name = setup.run_dir.path.name
     workspace = await create(plan, setup.run_dir.path, name, boundary)
     if workspace.run_id != safe_id(name):
@@ -110,6 +114,9 @@ async def _reopen(
         return None
     if record.get("mode") == "snapshot":
         record = _snapshot_where(record, setup.run_dir.path, plan)
+    from attractor.workspace.create import fork
+    from attractor.workspace.workspace import reopen
+
     context = setup.main.context
     forked = bool(record.get("forked_from"))
     if forked:  # attractor fork: a branch (and worktree) of its own
@@ -188,6 +195,8 @@ async def _kept_line(
             f"the workspace went back to {target[:12]}; the later checkpoints it drops are "
             f"kept as {kept}: git show {kept}"
         )
+    from attractor.workspace.commits import changed_paths
+
     files = await changed_paths(workspace.git, target, "refs/" + kept)
     shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
     if node is not None:
@@ -276,6 +285,8 @@ def with_workspace(options: RunOptions, workspace: Workspace | None) -> RunOptio
     """
     if workspace is None:
         return options
+    from attractor.workspace.preflight import WorkspacePlan
+
     settings = with_workspace_paths(options.settings, workspace)
     shared = WorkspacePlan("shared", "the parent run's", workspace.workdir, shared=workspace)
     return dataclasses.replace(options, settings=settings, workspace=shared)
@@ -369,6 +380,8 @@ async def open_branch_workspace(run: Run, walk: Walk, branch: str) -> None:
     main = run.workspace
     if main is None or walk.workspace is not None:
         return
+    from attractor.workspace.branches import open_branch
+
     with anyio.CancelScope(shield=True):  # a resumed branch: back to its last checkpoint
         own = await open_branch(main, branch, walk.context.get_string(COMMIT_KEY) or None)
     walk.workspace = own
@@ -393,6 +406,8 @@ async def fan_in(run: Run, walk: Walk, node: Node, outcome: Outcome) -> Outcome:
     main = run.workspace
     if main is None or node.handler_type != "parallel.fan_in" or walk.branch is not None:
         return outcome
+    from attractor.workspace.branches import close_branch, merge_branches
+
     results = walk.context.get("parallel.results")
     rows = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
     policy = str(node.get("merge") or "all")
@@ -443,6 +458,8 @@ async def summary(workspace: Workspace | None, mode_none: bool) -> dict[str, Any
     """What the run did to its files, for the end-of-run lines and the result."""
     if workspace is None:
         return {"mode": "none"} if mode_none else None
+    from attractor.workspace.commits import changed_paths
+
     with anyio.CancelScope(shield=True):
         head = await workspace.tip()
         count = "0"  # a run that changed nothing asks git nothing

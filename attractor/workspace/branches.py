@@ -22,7 +22,8 @@ from pathlib import Path
 from attractor.workspace.commits import message, not_ignored
 from attractor.workspace.create import _make_links, safe_id
 from attractor.workspace.git import Git
-from attractor.workspace.workspace import TRAILER, Workspace, branch_of
+from attractor.workspace.names import TRAILER
+from attractor.workspace.workspace import Workspace, branch_of
 from attractor.workspace.worktrees import add_worktree, adopt, remove_worktree
 
 #: How a fan-in takes its branches' changes (the node's ``merge`` attribute).

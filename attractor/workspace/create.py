@@ -44,10 +44,16 @@ from attractor.fileio.writes import run_file_mode
 from attractor.proc.environment import ExecutionEnvironment
 from attractor.workspace.commits import Saved, commit_work_tree, exclusions, message, not_ignored
 from attractor.workspace.git import Git
-from attractor.workspace.names import CHECKOUT_INDEX, OWN_FOLDER, SETUP_LOG, SNAPSHOT_GIT_DIR
+from attractor.workspace.names import (
+    CHECKOUT_INDEX,
+    OWN_FOLDER,
+    SETUP_LOG,
+    SNAPSHOT_GIT_DIR,
+    TRAILER,
+)
 from attractor.workspace.preflight import WorkspacePlan
 from attractor.workspace.prune import register
-from attractor.workspace.workspace import TRAILER, Workspace, branch_of
+from attractor.workspace.workspace import Workspace, branch_of
 from attractor.workspace.worktrees import add_worktree
 
 #: The environment ``workspace_setup`` runs in, from its workdir, the other paths it

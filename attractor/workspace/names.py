@@ -15,3 +15,5 @@ CHECKOUT_INDEX = ".checkout-index"
 SETUP_LOG = "workspace-setup.log"
 #: attractor's own folder in a project (run directories): never part of a checkpoint.
 OWN_FOLDER = ".attractor"
+#: The prefix of every trailer key the run writes (``git log --grep Attractor-Run:``).
+TRAILER = "Attractor"

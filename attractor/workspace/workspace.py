@@ -33,15 +33,13 @@ from attractor.errors import WorkspaceError
 from attractor.fileio.writes import atomic_write_json
 from attractor.workspace.commits import Saved, commit_work_tree, message
 from attractor.workspace.git import Git
+from attractor.workspace.names import TRAILER
 
 #: In the workspace's git directory while the files and branch move (restore, merge).
 MOVING = "attractor-moving.json"
 #: In a parallel branch's git directory while one of its stages runs: a resume
 #: then knows its work tree holds that stage's half-done files.
 STAGE_MARK = "attractor-stage.json"
-
-#: The prefix of every trailer key the run writes (``git log --grep Attractor-Run:``).
-TRAILER = "Attractor"
 
 
 def branch_of(run_id: str) -> str:
