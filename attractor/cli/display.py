@@ -31,7 +31,6 @@ from attractor import events as ev
 from attractor.cli.stage_lines import stage_line
 from attractor.dot.schema import format_duration
 from attractor.redact import Redactor
-from attractor.runview.inventory import last_line, progress, stage_path
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -204,6 +203,8 @@ class _ActiveView:
         """A tool node's latest line of output, read from its stage folder."""
         if node.handler != "tool" or self.run_dir is None:
             return ""
+        from attractor.runview.inventory import last_line, stage_path
+
         line = last_line(stage_path(self.run_dir, node.name) / "stdout.txt")
         if self.redactor is not None:
             line = self.redactor.text(line)
@@ -215,6 +216,8 @@ class _ActiveView:
         text = Text("  ", style="dim", no_wrap=True)
         text.append(f"elapsed {_elapsed(elapsed)}")
         if self.main_path:
+            from attractor.runview.inventory import progress
+
             done = progress(self.main_path, self.route)
             text.append(f"  ·  node {done.index} of {done.total} on the main path")
         return text

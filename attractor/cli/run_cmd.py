@@ -347,7 +347,6 @@ class _Screen:
     def watch(self, plan: Plan) -> Iterator[Callable[[Event], None]]:
         """Opened by the launcher once the backend and the interviewer are ready."""
         from attractor.cli.display import make_display
-        from attractor.runview.inventory import main_path
         from attractor.settings import redactor_for
 
         note = _simulation_note(plan.settings, plan.graph)
@@ -356,7 +355,12 @@ class _Screen:
             click.echo(note, err=self.mode == "json")
         self.started = time.monotonic()
         redactor = redactor_for(plan.settings)
-        with make_display(self.mode, self.console, main_path(plan.graph), redactor) as display:
+        path = None
+        if self.mode == "live":  # only the live display says how far along the run is
+            from attractor.runview.inventory import main_path
+
+            path = main_path(plan.graph)
+        with make_display(self.mode, self.console, path, redactor) as display:
 
             def observe(event: Event) -> None:
                 if event.type in _FINAL_EVENTS:

@@ -54,7 +54,6 @@ from attractor.events import (
     PipelineStarted,
     PipelineTimedOut,
 )
-from attractor.handlers.external.runner import STDERR_FILE, STREAM_FILE
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
 from attractor.redact import CURRENT as CURRENT_REDACTOR
@@ -289,12 +288,13 @@ def _resuming(
     return set_up
 
 
-#: The files commands write themselves (tool nodes, agent CLIs), scrubbed when they end.
-_COMMAND_OUTPUTS = ("stdout.txt", "stderr.txt", STREAM_FILE, STDERR_FILE)
-
-
 def _command_outputs(run_dir: Path) -> Iterator[Path]:
-    for name in _COMMAND_OUTPUTS:
+    """The files commands write themselves (tool nodes, agent CLIs), scrubbed when they
+    end: not when the engine died under them."""
+    # Imported here: a run that resumes is the only one that asks.
+    from attractor.handlers.external.runner import STDERR_FILE, STREAM_FILE
+
+    for name in ("stdout.txt", "stderr.txt", STREAM_FILE, STDERR_FILE):
         yield from run_dir.rglob(name)
 
 

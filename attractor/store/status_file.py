@@ -18,7 +18,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from attractor.agent.report import parse_report
 from attractor.errors import InputFileError
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import read_bounded
@@ -78,6 +77,9 @@ def _load(path: Path) -> Any:
 def _parse(data: Any) -> Outcome:
     if not isinstance(data, dict):
         raise ValueError("must hold a JSON object")
+    # Here only: few nodes write a status file, and the parser's module is large.
+    from attractor.agent.report import parse_report
+
     report = parse_report(data, via="file", outcomes=_OUTCOMES)
     reason = data.get("failure_reason") or ""
     if not isinstance(reason, str):
