@@ -14,13 +14,13 @@ from the conversation as it was when the branches forked.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
 from attractor.agent import thread as thread_json
 from attractor.errors import AttractorError
+from attractor.fileio.digest import sha256_hex
 from attractor.fileio.jsonio import loads_json
 from attractor.fileio.reads import STATE_LIMIT, read_bounded
 from attractor.fileio.writes import atomic_write_json, run_dir_mode
@@ -86,5 +86,5 @@ def _safe(name: str) -> str:
     slug = _UNSAFE.sub("_", name).strip("._") or "thread"
     if slug == name and len(name) <= 80:
         return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    digest = sha256_hex(name.encode())[:8]
     return f"{slug[:60]}-{digest}"

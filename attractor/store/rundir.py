@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import re
 import shutil
@@ -41,6 +40,7 @@ from attractor.errors import (
     UsageError,
 )
 from attractor.events import Event
+from attractor.fileio.digest import sha256_hex
 from attractor.fileio.jsonio import dumps, loads_json
 from attractor.fileio.reads import (
     STATE_LIMIT,
@@ -90,7 +90,7 @@ DEFAULT_LOGS_DIR = ".attractor/runs/{timestamp}-{graph}"
 
 
 def source_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def utc_stamp(when: float | None = None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -48,3 +49,18 @@ def test_a_folder_with_a_checkpoint_is_never_discarded(tmp_path: Path) -> None:
     assert not never_started(run_dir)
     discard_unstarted(run_dir)
     assert (run_dir / "workspace.git").is_dir()
+
+
+def test_the_manifest_names_the_pipeline_by_the_sha256_that_sha256sum_prints(
+    tmp_path: Path,
+) -> None:
+    dot = write(
+        tmp_path / "p.dot",
+        "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; start -> done } // é\n",
+    )
+    run_dir = tmp_path / "run"
+    result = invoke(["run", str(dot), "--workspace", "none", "--logs-dir", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    printed = subprocess.run(["sha256sum", str(dot)], capture_output=True, text=True, check=True)
+    assert manifest["source_sha256"] == printed.stdout.split()[0]
