@@ -320,9 +320,15 @@ async def _open_resources(stack: contextlib.AsyncExitStack, plan: Plan) -> Coder
     """
     import anyio
 
-    # In a worker thread: the checks walk every node and may ask an agent CLI
-    # whether it is logged in, which a server's other requests must not wait on.
-    backend = await anyio.to_thread.run_sync(backend_for, plan.settings, plan.graph)
+    from attractor.handlers.boundary import runs_commands
+
+    if any(runs_commands(node, plan.settings) for node in plan.graph.nodes()):
+        # In a worker thread: the checks may try the sandbox, import an SDK or ask an
+        # agent CLI whether it is logged in, which a server's other requests must
+        # not wait on.
+        backend = await anyio.to_thread.run_sync(backend_for, plan.settings, plan.graph)
+    else:  # simulated agents and no command: nothing to wait on, no thread to start
+        backend = backend_for(plan.settings, plan.graph)
     stack.push_async_callback(backend.aclose)
     return backend
 
