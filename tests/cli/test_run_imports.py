@@ -146,3 +146,34 @@ def test_a_run_against_a_compatible_server_loads_no_sdk(tmp_path: Path) -> None:
     assert "pipeline succeeded" in result.stdout
     assert "HEAVY []" in result.stderr
     assert len(server.received) == 10  # each stage asked the server once
+
+
+#: What a simulate run with ``--workspace none`` must not load besides HEAVY: it runs
+#: no command (no sandbox, proxy or container), keeps no workspace (no git machinery),
+#: has no node that writes its own status file, draws no live display and resumes
+#: nothing; and it hashes its pipeline without OpenSSL.
+BARE_HEAVY = (
+    *HEAVY,
+    "attractor.proc.bwrap",
+    "attractor.proc.sandbox_env",
+    "attractor.proc.container",
+    "attractor.proc.netproxy",
+    "attractor.workspace.branches",
+    "attractor.workspace.commits",
+    "attractor.workspace.create",
+    "attractor.workspace.workspace",
+    "attractor.agent.report",
+    "attractor.runview.inventory",
+    "attractor.handlers.external.runner",
+    "hashlib",
+)
+
+
+def test_a_bare_simulate_run_loads_no_sandbox_workspace_or_openssl(tmp_path: Path) -> None:
+    path = tmp_path / "pipeline.dot"
+    path.write_text(_linear('prompt="do it"'), encoding="utf-8")
+    args = ["run", "-q", "--backend", "simulate", "--workspace", "none", str(path)]
+    result = _probe(tmp_path, BARE_HEAVY, *args)
+    assert result.returncode == 0, result.stderr
+    assert "pipeline succeeded" in result.stdout
+    assert "HEAVY []" in result.stderr
