@@ -7,6 +7,7 @@ Subcommands live in their own modules and are imported only when invoked, so
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import os
 import signal
@@ -107,6 +108,22 @@ def main() -> None:
         _exit(stop_signals.settle(stop))
     except SystemExit as done:
         _exit(done.code)
+    except OSError as error:  # the output's disk is full, or a file broke under a command
+        _exit(_io_failure(error))
+
+
+#: ``EX_IOERR``: the exit code of a command that could not write (as a run's full disk).
+_IO_FAILURE = 74
+
+
+def _io_failure(error: OSError) -> int:
+    """Say in one line why a command could not read or write; its exit code."""
+    reason = error.strerror or str(error)
+    # No file named: what failed is the command's own output (a full disk under it).
+    said = f"{error.filename}: {reason}" if error.filename else f"cannot write the output: {reason}"
+    with contextlib.suppress(OSError):
+        print(f"error: {said}", file=sys.stderr)
+    return _IO_FAILURE
 
 
 def _exit(code: int | str | None) -> None:

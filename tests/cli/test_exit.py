@@ -81,3 +81,20 @@ def test_a_run_ends_with_its_files_whole(tmp_path: Path) -> None:
     lines = (run / "events.jsonl").read_text().splitlines()
     assert lines[-1].startswith('{"type": "pipeline_completed"')
     assert '"status": "success"' in (run / "manifest.json").read_text()
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_74(tmp_path: Path) -> None:
+    write(tmp_path / "flow.dot", _FLOW.replace("start -> done", "start -> x -> done"))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", "from attractor.cli.entry import main; main()", "lint"]
+            + ["flow.dot"],
+            cwd=tmp_path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 74
+    assert done.stderr == "error: cannot write the output: No space left on device\n"
