@@ -28,13 +28,13 @@ from attractor.fileio.writes import make_run_dir
 from attractor.handlers.backend import backend_name
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.environment import CONTAINER_ENGINES, SANDBOX_REQUIRED, LocalEnvironment
+from attractor.settings import Settings
+from attractor.valueclass import frozen
 
 # The sandbox and the containers are imported by the steps that use them: a run whose
 # steps run no command (or run them unsandboxed) never loads them.
 if TYPE_CHECKING:
     from attractor.proc.container import Container
-from attractor.settings import Settings
-from attractor.valueclass import frozen
 
 #: Handler types whose steps run commands (tool nodes; agents run shell and hooks).
 COMMAND_STEPS = ("tool", "codergen")
