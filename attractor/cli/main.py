@@ -129,21 +129,22 @@ def _io_failure(error: OSError) -> int:
 def _exit(code: int | str | None) -> None:
     """Exit with ``code``, skipping the interpreter's teardown (``os._exit``).
 
-    By now every file a command wrote is closed. Python's own way out would free
-    the process's objects one by one (some 30,000 after a short run: 10-40% of a
-    short command's wall time here) and join the threads left running. So this
-    does what that teardown does that anyone can see (the exit handlers: the
-    method cache, temporary folders, logging; then the standard streams) and
-    ends the process. A live thread that is not a daemon, which Python would
-    wait for, sends the exit the usual way. A cancelled tool's thread is the
-    exception: it may be inside native code (a long RE2 search), and stopping it
-    while the interpreter shuts down aborts the process (SIGABRT), so that exit
-    never waits for it.
+    By now every file a command wrote is closed. Python's own way out would then
+    free the process's objects one by one (some 30,000 after a short run: 10-40%
+    of a short command's wall time here). So this does, in Python's order, what
+    that exit does that anyone can see: wait for the threads that are not
+    daemons (``threading._shutdown``, the call Python's exit makes first: an
+    event loop's worker thread still ending, a caller's own thread), run the exit
+    handlers (the method cache, temporary folders, logging), flush the standard
+    streams; then it ends the process. A cancelled tool's thread is a daemon, so
+    nothing waits for it: it may be inside native code (a long RE2 search), and
+    stopping it while the interpreter shuts down would abort the process.
     """
-    tools = sys.modules.get("attractor.agent.tools.base")
-    abandoned = tools is not None and tools.abandoned_tool_threads()
-    if not abandoned and _threads_to_wait_for():
-        sys.exit(code)
+    wait_for_threads = getattr(threading, "_shutdown", None)
+    if wait_for_threads is not None:
+        wait_for_threads()
+    elif _threads_to_wait_for() and not _abandoned_tool_threads():
+        sys.exit(code)  # a Python without it: its own exit waits for them
     number = code if isinstance(code, int) else (0 if code is None else 1)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
@@ -160,3 +161,8 @@ def _exit(code: int | str | None) -> None:
 def _threads_to_wait_for() -> bool:
     main = threading.main_thread()
     return any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate())
+
+
+def _abandoned_tool_threads() -> bool:
+    tools = sys.modules.get("attractor.agent.tools.base")
+    return tools is not None and tools.abandoned_tool_threads() > 0

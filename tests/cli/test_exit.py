@@ -71,6 +71,25 @@ def test_a_thread_left_running_is_waited_for_as_python_would(tmp_path: Path) -> 
     assert mark.read_text() == "finished"
 
 
+def test_a_thread_pool_left_open_finishes_its_work_and_lets_the_process_end(
+    tmp_path: Path,
+) -> None:
+    """Its workers stop when told at exit, as Python's own exit tells them."""
+    write(tmp_path / "flow.dot", _FLOW)
+    mark = tmp_path / "job-done"
+    prelude = (
+        "import concurrent.futures, pathlib, time\n"
+        "pool = concurrent.futures.ThreadPoolExecutor(1)\n"
+        "def job():\n"
+        "    time.sleep(0.3)\n"
+        f"    pathlib.Path({str(mark)!r}).write_text('finished')\n"
+        "pool.submit(job)"
+    )
+    done = _main(prelude, ["lint", "flow.dot"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert mark.read_text() == "finished"
+
+
 def test_a_run_ends_with_its_files_whole(tmp_path: Path) -> None:
     write(tmp_path / "flow.dot", _FLOW)
     args = ["run", "--backend", "simulate", "-q", "--workspace", "none", "flow.dot"]
