@@ -7,14 +7,12 @@ the next; the number of instructions a process executes barely moves (a few
 tenths of a percent between runs). Each command runs three times under
 ``valgrind --tool=callgrind`` (after one plain run that fills the bytecode
 cache), and the script prints the median of its instructions and the ratio to
-the floor of
-``benchmarks/startup_floor.py``, the yardstick of ``bench_all.py``'s start-up
-rows. Now and then a run under valgrind, 50 times slower, makes a larger
-collection of the garbage collector than the same run at full speed (code that
-waits on the clock allocates more); the median leaves it out. What it cannot
-see: the kernel's share (system calls, the disk, process starts), so the default
-workspace, whose extra cost is git processes, is left to ``bench_all.py``. Needs
-valgrind (``apt-get install valgrind``); 1-3 minutes.
+the floor of ``benchmarks/startup_floor.py``, the yardstick of ``bench_all.py``'s
+start-up rows; min and max show a count that took another way (docs/performance.md,
+"The fifth pass", tells of one). What it cannot see: the kernel's share (system
+calls, the disk, process starts), so the default workspace, whose extra cost is
+git processes, is left to ``bench_all.py``. Needs valgrind (``apt-get install
+valgrind``); 1-3 minutes.
 """
 
 from __future__ import annotations
