@@ -495,6 +495,8 @@ async def summary(workspace: Workspace | None, mode_none: bool) -> dict[str, Any
 async def _uncommitted_start(workspace: Workspace, head: str) -> str | None:
     """The commit of the checkout's uncommitted changes the run's branch starts from,
     when the checkout's HEAD does not have it (None: the run started from HEAD)."""
+    if workspace.started_clean:  # no such commit was made: no need to ask git
+        return None
     user = workspace.git.with_env(GIT_DIR=str(workspace.common_dir))
     code, out, _ = await user.run(
         "rev-list", "-n1", f"--grep=^{TRAILER}-Kind: start$", head, "--not", "HEAD",

@@ -180,6 +180,7 @@ async def _create_worktree(
             admin=admin,
         )
         workspace.setup = plan.setup
+        workspace.started_clean = not start.made
         workspace.note_left_out(start, "the run's first commit (the checkout as it was)")
         workspace.linked = await _link(plan, path)
         workspace.excluded += await not_ignored(workspace.git, workspace.linked)

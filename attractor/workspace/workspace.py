@@ -84,6 +84,10 @@ class Workspace:
     #: The work tree was just checked out at ``head`` (``tree``) and nothing has run in
     #: it since: the first checkpoint has nothing to look for (a new branch's worktree).
     fresh: bool = False
+    #: The run's branch begins at the checkout's HEAD itself: the checkout had nothing
+    #: uncommitted, so no commit of such changes starts it. Known only to the process
+    #: that made the workspace (False in a reopened one: unknown).
+    started_clean: bool = False
     #: One ``git worktree remove`` of this run's branches at a time (when a branch's
     #: worktree cannot be removed directly, see worktrees.py): git deletes the admin
     #: folder file by file, and another worktree command reading it mid-way fails

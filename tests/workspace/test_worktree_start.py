@@ -5,11 +5,14 @@ Everything here runs the real CLI on real repositories with real git.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.cli.runkit import invoke, only_run_dir, read_json, write
 from tests.workspace.gitkit import git, make_repo, state_of
@@ -298,3 +301,40 @@ def test_a_failing_workspace_setup_stops_the_run_and_leaves_no_worktree(tmp_path
     assert "workspace_setup 'exit 3' failed (exit 3)" in result.stderr
     assert git(repo, "branch", "--list", "attractor/*") == ""
     assert "attractor" not in git(repo, "worktree", "list")
+
+
+def _git_commands(trace: Path) -> list[list[str]]:
+    """The argument lists of the git commands a GIT_TRACE2_EVENT file saw started."""
+    found = []
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "start":
+            found.append(event["argv"][1:])
+    return found
+
+
+def test_a_clean_checkout_ends_with_git_merge_and_no_search_for_a_start_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    result = _run(repo, tmp_path / "logs")
+    assert result.exit_code == 0, result.output + result.stderr
+    manifest = read_json(only_run_dir(tmp_path / "logs") / "manifest.json")
+    assert f"take the result: git merge {manifest['workspace']['branch']}" in result.output
+    started = _git_commands(trace)
+    assert any("commit-tree" in argv for argv in started)  # the trace saw the run's git
+    # Nothing uncommitted: no commit of it begins the branch, none is looked for.
+    assert not any(any("Kind: start" in a for a in argv) for argv in started)
+
+
+def test_a_dirty_checkout_ends_with_a_diff_to_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
+    (repo / "notes.txt").write_text("one\nuncommitted\n")
+    result = _run(repo, tmp_path / "logs")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "take the result: git merge" not in result.output
+    assert "| git -C" in result.output and "apply" in result.output
