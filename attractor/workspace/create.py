@@ -113,11 +113,15 @@ async def free_id(git: Git, common_dir: Path, run_id: str) -> str:
         candidate = f"{run_id}-{n}"
 
 
-async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Saved:
+async def checkout_commit(
+    plan: WorkspacePlan, run_dir: Path, run_id: str, excluded: list[str] | None = None
+) -> Saved:
     """HEAD plus the uncommitted changes of the user's checkout, as one commit.
 
     Staged with a copy of the user's index (its stat cache makes this quick);
-    their index, work tree, stash and branches are not written.
+    their index, work tree, stash and branches are not written. ``excluded``: the
+    run folders' paths git does not ignore, when the caller has them already
+    (:func:`checkout_exclusions`).
     """
     assert plan.repo is not None and plan.git_dir is not None
     index = run_dir / CHECKOUT_INDEX
@@ -135,12 +139,20 @@ async def checkout_commit(plan: WorkspacePlan, run_dir: Path, run_id: str) -> Sa
             "attractor: uncommitted changes of the checkout when the run started",
             {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
         )
-        excluded = await not_ignored(own, run_exclusions(plan.repo, run_dir))
+        if excluded is None:
+            excluded = await checkout_exclusions(plan, run_dir)
         return await commit_work_tree(
             own, plan.repo, head, head_tree, text, excluded=excluded, max_bytes=plan.max_file_bytes
         )
     finally:
         index.unlink(missing_ok=True)
+
+
+async def checkout_exclusions(plan: WorkspacePlan, run_dir: Path) -> list[str]:
+    """The paths of the run folders in the checkout that its first commit leaves out."""
+    assert plan.repo is not None and plan.git_dir is not None
+    user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
+    return await not_ignored(user, run_exclusions(plan.repo, run_dir))
 
 
 def _copy_index(real: Path, copy: Path) -> bool:
@@ -156,8 +168,25 @@ async def _create_worktree(
 ) -> Workspace:
     assert plan.repo is not None and plan.common_dir is not None and plan.git_dir is not None
     user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
-    run_id = await free_id(user, plan.common_dir, run_id)
-    start = await checkout_commit(plan, run_dir, run_id)
+    # Two questions to git at once (each a process start): a free branch name, and
+    # which run folders the first commit must leave out.
+    found: dict[str, Any] = {}
+    common = plan.common_dir
+
+    async def name() -> None:
+        found["id"] = await free_id(user, common, run_id)
+
+    async def exclusions() -> None:
+        found["excluded"] = await checkout_exclusions(plan, run_dir)
+
+    try:
+        async with anyio.create_task_group() as both:
+            both.start_soon(name)
+            both.start_soon(exclusions)
+    except BaseExceptionGroup as errors:  # as either would have raised it (git missing...)
+        raise errors.exceptions[0] from None
+    run_id = found["id"]
+    start = await checkout_commit(plan, run_dir, run_id, found["excluded"])
     base = start.commit
     path = plan.common_dir / "attractor" / "worktrees" / run_id
     try:
