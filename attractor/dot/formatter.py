@@ -77,10 +77,23 @@ def format_source(text: str) -> str:
 GRAPHVIZ_KEYWORDS = frozenset({"node", "edge", "graph", "digraph", "subgraph", "strict"})
 
 
+#: What Graphviz reads as a bare ID: a name (letters, digits, underscores, not starting
+#: with a digit) or a number. Anything else must be quoted for it.
+_GRAPHVIZ_ID = re.compile(r"[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*|-?(?:\.\d+|\d+(?:\.\d*)?)")
+
+
 def graphviz_text(text: str) -> str:
     """``text`` as Graphviz reads it: a keyword written as an attribute's key or
-    value (``type=subgraph``) quoted, everything else as written."""
-    return "".join(t.text for t in _quoted_keywords(tokens(text)))
+    value (``type=subgraph``) quoted, and a bare word Graphviz would not take for an
+    ID (a dotted key, ``human.default_choice``) quoted; everything else as written.
+    A word holding ``:`` (a node's port) or starting with ``<`` (an HTML label) is left
+    as it is."""
+    out = _quoted_keywords(tokens(text))
+    for i, tok in enumerate(out):
+        bare = tok.kind == "word" and ":" not in tok.text and not tok.text.startswith("<")
+        if bare and not _GRAPHVIZ_ID.fullmatch(tok.text):
+            out[i] = Tok("string", f'"{tok.text}"')
+    return "".join(t.text for t in out)
 
 
 def _quoted_keywords(toks: list[Tok]) -> list[Tok]:

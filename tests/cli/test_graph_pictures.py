@@ -147,3 +147,28 @@ def test_a_bare_graphviz_keyword_as_a_value_still_draws_the_clusters(workspace: 
     assert "Inner" in clusters
     nodes = {g.attrib["id"].removeprefix("node-"): _box(g) for g in _groups(result.stdout, "node")}
     assert _inside(nodes["run_child"], clusters["Inner"])
+
+
+def test_dotted_attribute_names_still_draw_the_clusters_and_say_nothing(workspace: Path) -> None:
+    # human.default_choice is ours, and a syntax error for Graphviz unless quoted.
+    write(
+        workspace / "p.dot",
+        "digraph p {\n    start [shape=Mdiamond]\n    done [shape=Msquare]\n"
+        '    subgraph cluster_gate {\n        label = "Sign-off"\n'
+        '        gate [shape=hexagon, human.default_choice="ok", human.timeout="1h"]\n'
+        "    }\n"
+        '    start -> gate\n    gate -> done [label="[O] ok"]\n}\n',
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "attractor", "graph", "p.dot"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    said = [line for line in result.stderr.splitlines() if not line.startswith("Fontconfig")]
+    assert result.returncode == 0 and said == [], result.stderr
+    clusters = {_title(g): _box(g) for g in _groups(result.stdout, "cluster")}
+    nodes = {g.attrib["id"].removeprefix("node-"): _box(g) for g in _groups(result.stdout, "node")}
+    assert _inside(nodes["gate"], clusters["Sign-off"])
