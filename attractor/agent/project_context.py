@@ -183,19 +183,24 @@ def _no_repository(workdir: Path) -> bool:
     the way of every session that starts outside a repository); False whenever unsure."""
     if any(name in os.environ for name in _GIT_PLACES):
         return False
+    # Plain strings, not Path objects: this runs for every session that starts (64 at
+    # once in a fan-out, one after the other), and each Path join costs microseconds.
     try:
-        here = workdir.resolve()
-        for folder in (here, *here.parents):
-            if _exists(folder / ".git") or all(
-                _exists(folder / name) for name in ("HEAD", "objects", "refs")
+        folder = os.path.realpath(workdir)
+        while True:
+            if _exists(f"{folder}/.git") or all(
+                _exists(f"{folder}/{name}") for name in ("HEAD", "objects", "refs")
             ):
                 return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return True
+            folder = parent
     except OSError:  # a folder it may not look into: git decides
         return False
-    return True
 
 
-def _exists(path: Path) -> bool:
+def _exists(path: str) -> bool:
     """Whether ``path`` is there, whatever it is (raises when it cannot be told)."""
     try:
         os.lstat(path)
