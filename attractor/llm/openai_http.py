@@ -14,6 +14,7 @@ still go through the SDK (:mod:`attractor.llm.openai_model`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import ssl
@@ -128,8 +129,10 @@ async def post(
         ProviderError: any other error status.
     """
     try:
+        # The URL parsed once (httpx parses a text on every request), and no empty
+        # query handed over (httpx parses the URL again to merge even an empty one).
         response = await client.post(
-            where.url, content=content, params=where.params, headers=where.headers
+            _parsed(where.url), content=content, params=where.params or None, headers=where.headers
         )
     except httpx2.TimeoutException as error:
         raise connection_error(error, timed_out=True, provider=provider, model=model) from error
@@ -138,6 +141,11 @@ async def post(
     if response.status_code >= 400:
         raise _status_error(response, provider=provider, model=model)
     return response
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(url: str) -> httpx2.URL:
+    return httpx2.URL(url)
 
 
 def _status_error(response: httpx2.Response, *, provider: str, model: str) -> ProviderError:
