@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -72,8 +72,9 @@ class BwrapEnvironment(LocalEnvironment):
     ) -> ProcessResult:
         await self.setup()
         fence = self._fence()
-        if fence.proxy_dir is None:  # no proxy: straight to the process (setup is done)
-            return await run_process(
+
+        def start(wrap: list[str]) -> Awaitable[ProcessResult]:
+            return run_process(
                 command,
                 cwd=cwd or self.workdir,
                 timeout=timeout,
@@ -82,9 +83,12 @@ class BwrapEnvironment(LocalEnvironment):
                 stdout_path=stdout_path,
                 stderr_path=stderr_path,
                 stdin_path=stdin_path,
-                wrap=self.wrap(cwd),
+                wrap=wrap,
                 stdout_limit=stdout_limit,
             )
+
+        if fence.proxy_dir is None:  # no proxy: straight to the process (setup is done)
+            return await start(self.wrap(cwd))
         # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
         name = f"{next(_sockets)}.sock"
         socket = fence.proxy_dir / name
@@ -98,18 +102,7 @@ class BwrapEnvironment(LocalEnvironment):
                     await serve_client(client, allow, setting)
 
                 tg.start_soon(listener.serve, handle, tg)
-                result = await run_process(
-                    command,
-                    cwd=cwd or self.workdir,
-                    timeout=timeout,
-                    kill_grace=kill_grace,
-                    env=self.env(extra_env),
-                    stdout_path=stdout_path,
-                    stderr_path=stderr_path,
-                    stdin_path=stdin_path,
-                    wrap=[*self.wrap(cwd), f"{INSIDE_DIR}/{name}"],
-                    stdout_limit=stdout_limit,
-                )
+                result = await start([*self.wrap(cwd), f"{INSIDE_DIR}/{name}"])
                 tg.cancel_scope.cancel()
         finally:
             socket.unlink(missing_ok=True)
