@@ -114,18 +114,18 @@ async def free_id(git: Git, common_dir: Path, run_id: str) -> str:
 
 
 async def checkout_commit(
-    plan: WorkspacePlan, run_dir: Path, run_id: str, excluded: list[str] | None = None
+    plan: WorkspacePlan, run_dir: Path, run_id: str, excluded: list[str]
 ) -> Saved:
     """HEAD plus the uncommitted changes of the user's checkout, as one commit.
 
     Staged with a copy of the user's index (its stat cache makes this quick);
     their index, work tree, stash and branches are not written. ``excluded``: the
-    run folders' paths git does not ignore, when the caller has them already
-    (:func:`checkout_exclusions`).
+    run folders' paths git does not ignore (:func:`~attractor.workspace.commits.not_ignored`
+    of :func:`run_exclusions`), which the first commit leaves out.
     """
     assert plan.repo is not None and plan.git_dir is not None
     index = run_dir / CHECKOUT_INDEX
-    user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
+    user = _checkout_git(plan)
     # HEAD as the preflight found it (or, for a plan made elsewhere, as it is now).
     head = plan.head or await user.out("rev-parse", "HEAD^{commit}")
     own = user.with_env(GIT_INDEX_FILE=str(index))
@@ -139,8 +139,6 @@ async def checkout_commit(
             "attractor: uncommitted changes of the checkout when the run started",
             {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
         )
-        if excluded is None:
-            excluded = await checkout_exclusions(plan, run_dir)
         return await commit_work_tree(
             own, plan.repo, head, head_tree, text, excluded=excluded, max_bytes=plan.max_file_bytes
         )
@@ -148,11 +146,10 @@ async def checkout_commit(
         index.unlink(missing_ok=True)
 
 
-async def checkout_exclusions(plan: WorkspacePlan, run_dir: Path) -> list[str]:
-    """The paths of the run folders in the checkout that its first commit leaves out."""
+def _checkout_git(plan: WorkspacePlan) -> Git:
+    """git for the user's checkout itself (its git directory and work tree)."""
     assert plan.repo is not None and plan.git_dir is not None
-    user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
-    return await not_ignored(user, run_exclusions(plan.repo, run_dir))
+    return Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
 
 
 def _copy_index(real: Path, copy: Path) -> bool:
@@ -167,17 +164,17 @@ async def _create_worktree(
     plan: WorkspacePlan, run_dir: Path, run_id: str, boundary: SetupBoundary
 ) -> Workspace:
     assert plan.repo is not None and plan.common_dir is not None and plan.git_dir is not None
-    user = Git(plan.repo, {"GIT_DIR": str(plan.git_dir), "GIT_WORK_TREE": str(plan.repo)})
+    user = _checkout_git(plan)
     # Two questions to git at once (each a process start): a free branch name, and
     # which run folders the first commit must leave out.
     found: dict[str, Any] = {}
-    common = plan.common_dir
+    common, folders = plan.common_dir, run_exclusions(plan.repo, run_dir)
 
     async def name() -> None:
         found["id"] = await free_id(user, common, run_id)
 
     async def exclusions() -> None:
-        found["excluded"] = await checkout_exclusions(plan, run_dir)
+        found["excluded"] = await not_ignored(user, folders)
 
     try:
         async with anyio.create_task_group() as both:
