@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.runkit import write
 
 _FLOW = "digraph g { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }\n"
@@ -55,35 +57,24 @@ def test_a_long_output_reaches_a_pipe_whole(tmp_path: Path) -> None:
     assert done.stdout.rstrip().endswith("0 error(s), 3000 warning(s) in 1 file")
 
 
-def test_a_thread_left_running_is_waited_for_as_python_would(tmp_path: Path) -> None:
-    """A caller's own thread that is not a daemon finishes before the process ends."""
-    write(tmp_path / "flow.dot", _FLOW)
-    mark = tmp_path / "thread-done"
-    prelude = (
-        "import pathlib, threading, time\n"
-        "def late():\n"
-        "    time.sleep(0.3)\n"
-        f"    pathlib.Path({str(mark)!r}).write_text('finished')\n"
-        "threading.Thread(target=late).start()"
-    )
-    done = _main(prelude, ["lint", "flow.dot"], tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert mark.read_text() == "finished"
+#: Work left running by the caller of ``main``: its own thread that is not a daemon, and
+#: a thread pool whose workers stop when told at exit (as Python's own exit tells them).
+_LEFT_RUNNING = {
+    "thread": "threading.Thread(target=job).start()",
+    "pool": "concurrent.futures.ThreadPoolExecutor(1).submit(job)",
+}
 
 
-def test_a_thread_pool_left_open_finishes_its_work_and_lets_the_process_end(
-    tmp_path: Path,
-) -> None:
-    """Its workers stop when told at exit, as Python's own exit tells them."""
+@pytest.mark.parametrize("left", sorted(_LEFT_RUNNING))
+def test_work_left_running_is_waited_for_as_python_would(tmp_path: Path, left: str) -> None:
     write(tmp_path / "flow.dot", _FLOW)
     mark = tmp_path / "job-done"
     prelude = (
-        "import concurrent.futures, pathlib, time\n"
-        "pool = concurrent.futures.ThreadPoolExecutor(1)\n"
+        "import concurrent.futures, pathlib, threading, time\n"
         "def job():\n"
         "    time.sleep(0.3)\n"
         f"    pathlib.Path({str(mark)!r}).write_text('finished')\n"
-        "pool.submit(job)"
+        f"{_LEFT_RUNNING[left]}"
     )
     done = _main(prelude, ["lint", "flow.dot"], tmp_path)
     assert done.returncode == 0, done.stderr

@@ -75,6 +75,28 @@ def _inside(inner: tuple[float, ...], outer: tuple[float, ...]) -> bool:
     )
 
 
+Boxes = dict[str, tuple[float, float, float, float]]
+
+
+def _drawn_silently(workspace: Path) -> tuple[Boxes, Boxes]:
+    """The boxes of the clusters (by title) and of the nodes (by id) of ``attractor graph
+    p.dot`` run in a new process, which must succeed and say nothing on stderr but what
+    a machine's font set-up may say."""
+    result = subprocess.run(
+        [sys.executable, "-m", "attractor", "graph", "p.dot"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    said = [line for line in result.stderr.splitlines() if not line.startswith("Fontconfig")]
+    assert result.returncode == 0 and said == [], result.stderr
+    clusters = {_title(g): _box(g) for g in _groups(result.stdout, "cluster")}
+    nodes = {g.attrib["id"].removeprefix("node-"): _box(g) for g in _groups(result.stdout, "node")}
+    return clusters, nodes
+
+
 def test_clusters_and_labelled_subgraphs_are_drawn_as_boxes_around_their_nodes(
     workspace: Path,
 ) -> None:
@@ -132,20 +154,8 @@ def test_a_bare_graphviz_keyword_as_a_value_still_draws_the_clusters(workspace: 
         '        run_child [type=subgraph, dot_file="child.dot"]\n    }\n'
         "    start -> run_child -> done\n}\n",
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "attractor", "graph", "p.dot"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    # Nothing on stderr but what a machine's font set-up may say.
-    said = [line for line in result.stderr.splitlines() if not line.startswith("Fontconfig")]
-    assert result.returncode == 0 and said == [], result.stderr
-    clusters = {_title(g): _box(g) for g in _groups(result.stdout, "cluster")}
+    clusters, nodes = _drawn_silently(workspace)
     assert "Inner" in clusters
-    nodes = {g.attrib["id"].removeprefix("node-"): _box(g) for g in _groups(result.stdout, "node")}
     assert _inside(nodes["run_child"], clusters["Inner"])
 
 
@@ -159,16 +169,5 @@ def test_dotted_attribute_names_still_draw_the_clusters_and_say_nothing(workspac
         "    }\n"
         '    start -> gate\n    gate -> done [label="[O] ok"]\n}\n',
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "attractor", "graph", "p.dot"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    said = [line for line in result.stderr.splitlines() if not line.startswith("Fontconfig")]
-    assert result.returncode == 0 and said == [], result.stderr
-    clusters = {_title(g): _box(g) for g in _groups(result.stdout, "cluster")}
-    nodes = {g.attrib["id"].removeprefix("node-"): _box(g) for g in _groups(result.stdout, "node")}
+    clusters, nodes = _drawn_silently(workspace)
     assert _inside(nodes["gate"], clusters["Sign-off"])
