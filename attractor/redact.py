@@ -219,7 +219,8 @@ class Redactor:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, IsADirectoryError):
             return False
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:  # most commands' stderr
             os.close(fd)
             return False
         with os.fdopen(fd, "rb") as source:

@@ -201,7 +201,7 @@ class ToolHooks:
         if not files or emit is None:
             yield
             return
-        async with OutputFollower(files, self._sink(emit)).running():
+        with OutputFollower(files, self._sink(emit)).running():
             yield
 
     def _sink(self, emit: Emit) -> Callable[[Chunk], None]:

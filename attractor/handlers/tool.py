@@ -62,7 +62,7 @@ class ToolHandler:
             {"stdout": outputs[0], "stderr": outputs[1]}, output_sink(node.id, env)
         )
         try:
-            async with follower.running():  # the last lines come also when it is stopped
+            with follower.running():  # the last lines come also when it is stopped
                 result = await environment.run(
                     command,
                     cwd=workdir,

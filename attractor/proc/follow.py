@@ -6,6 +6,12 @@ to them every :data:`INTERVAL` seconds while the command runs, and once more
 when it has ended, and hands each batch of whole lines to a callback with its
 byte offset in the file, so a reader can link a chunk to the whole file.
 
+No task of its own does the reading: inside :meth:`OutputFollower.running`, the
+wait of the command the block starts (:mod:`attractor.proc.process`) wakes every
+:meth:`~OutputFollower.interval` to call :meth:`~OutputFollower.poll`. A task group
+and its cancellation cost a short command a tenth of its whole cost; a deadline
+on the wait it does anyway costs next to nothing.
+
 A chatty command cannot flood whoever receives the batches: one batch holds
 at most :data:`CHUNK_LIMIT` bytes (when more arrived since the last read, the
 *last* lines are kept, so a follower sees where the command is, and the batch
@@ -18,10 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
-
-import anyio
 
 from attractor.valueclass import frozen
 
@@ -129,39 +134,30 @@ class _Stream:
 class OutputFollower:
     """Hands whole lines appended to output files to ``sink`` while a command runs.
 
-    Run the command inside :meth:`running`; or use :meth:`follow` in a task
-    group beside it, cancel it when the command ended, then call :meth:`finish`.
+    Run the command inside :meth:`running`: its wait calls :meth:`poll` every
+    :meth:`interval` seconds, and :meth:`finish` comes when the block ends.
     """
 
     def __init__(self, paths: Mapping[str, Path], sink: Callable[[Chunk], None]) -> None:
         self._streams = [_Stream(name, path) for name, path in paths.items()]
         self._sink = sink
 
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[OutputFollower]:
-        """Follow the files while the block runs; the rest is handed over when it ends,
-        also when it fails or is cancelled. An error of the block comes out as itself
-        (the follower never raises), not wrapped in an exception group."""
+    @contextlib.contextmanager
+    def running(self) -> Iterator[OutputFollower]:
+        """Follow the files while a command the block starts waits; the rest is handed
+        over when the block ends, also when it fails or is cancelled (the follower
+        never raises over the block's own error)."""
+        token = CURRENT.set(self)
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self.follow)
-                try:
-                    yield self
-                finally:
-                    group.cancel_scope.cancel()
-        except BaseExceptionGroup as errors:
-            if len(errors.exceptions) != 1:
-                raise
-            raise errors.exceptions[0] from None
+            yield self
         finally:
+            CURRENT.reset(token)
             self.finish()
 
-    async def follow(self) -> None:
-        """Read the files every :data:`INTERVAL` seconds until cancelled."""
-        while True:
-            late = all(s.handed >= STREAM_BUDGET for s in self._streams)
-            await anyio.sleep(LATE_INTERVAL if late else INTERVAL)
-            self.poll(final=False)
+    def interval(self) -> float:
+        """Seconds until the next read: longer once every stream spent its budget."""
+        late = all(s.handed >= STREAM_BUDGET for s in self._streams)
+        return LATE_INTERVAL if late else INTERVAL
 
     def poll(self, final: bool) -> None:
         for stream in self._streams:
@@ -176,3 +172,8 @@ class OutputFollower:
         finally:
             for stream in self._streams:
                 stream.close()
+
+
+#: The follower of the block running now (:meth:`OutputFollower.running`): the wait
+#: of a command started in it polls it (attractor.proc.process).
+CURRENT: ContextVar[OutputFollower | None] = ContextVar("attractor_output_follower", default=None)

@@ -25,6 +25,7 @@ parent is the engine.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -41,6 +42,7 @@ from anyio.abc import ByteReceiveStream, Process
 from attractor.proc.capped import CappedLog
 from attractor.proc.children import watch_children
 from attractor.proc.files import file_mode
+from attractor.proc.follow import CURRENT as follower_of_block
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 from attractor.proc.spawn import HAS_PIDFD, PidfdProcess, Streams, direct_argv
@@ -308,9 +310,7 @@ async def _supervise(
         for stream, capture in zip((process.stdout, process.stderr), buffers, strict=True):
             if stream is not None:
                 tg.start_soon(_drain, stream, capture)
-        with anyio.move_on_after(timeout) as scope:
-            await process.wait()
-        if scope.cancelled_caught:
+        if not await _exited(process, timeout):
             timed_out = True
             await _terminate(process, kill_grace)
         # Leftover background children would keep the pipes open forever.
@@ -320,17 +320,34 @@ async def _supervise(
 
 async def _wait(process: Process, timeout: float | None, kill_grace: float) -> bool:
     """:func:`_supervise` for a command without pipes: no task group needed."""
-    timed_out = False
-    if timeout is None:  # a cancel scope per command is a measurable part of a fan-out
-        await process.wait()
-    else:
-        with anyio.move_on_after(timeout) as scope:
-            await process.wait()
-        timed_out = scope.cancelled_caught
+    timed_out = not await _exited(process, timeout)
     if timed_out:
         await _terminate(process, kill_grace)
     _signal_group(process.pid, signal.SIGKILL)  # whatever it left in its group
     return timed_out
+
+
+async def _exited(process: Process, timeout: float | None) -> bool:
+    """Wait for ``process`` to exit: False when ``timeout`` seconds passed first.
+
+    Meanwhile the follower of the block (:meth:`OutputFollower.running
+    <attractor.proc.follow.OutputFollower.running>`) reads the output files at its
+    interval: the wait wakes for it, no task runs beside it.
+    """
+    follower = follower_of_block.get()
+    if follower is None and timeout is None:  # a cancel scope per command is a
+        await process.wait()  # measurable part of a fan-out
+        return True
+    end = math.inf if timeout is None else anyio.current_time() + timeout
+    while True:
+        poll_at = math.inf if follower is None else anyio.current_time() + follower.interval()
+        with anyio.CancelScope(deadline=min(end, poll_at)) as scope:
+            await process.wait()
+        if not scope.cancelled_caught:
+            return True
+        if follower is None or anyio.current_time() >= end:
+            return False
+        follower.poll(final=False)
 
 
 async def _drain(stream: ByteReceiveStream, capture: _Capture) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from attractor.proc import follow
 from attractor.proc.follow import Chunk, OutputFollower
+from attractor.proc.process import run_process
 
 
 def _follower(path: Path) -> tuple[OutputFollower, list[Chunk]]:
@@ -76,8 +77,52 @@ async def test_an_error_of_the_command_comes_out_as_itself_after_the_last_lines(
 ) -> None:
     out = tmp_path / "stdout.txt"
     follower, got = _follower(out)
-    with pytest.raises(PermissionError, match="no way"):
-        async with follower.running():
-            out.write_bytes(b"last words")
-            raise PermissionError("no way")
+    with pytest.raises(PermissionError, match="no way"), follower.running():
+        out.write_bytes(b"last words")
+        raise PermissionError("no way")
     assert got == [Chunk("stdout", 0, "last words\n")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("timeout", "limit"),
+    [(None, None), (30.0, None), (30.0, 1 << 20)],
+    ids=["no-timeout", "timeout", "piped-stdout"],
+)
+async def test_the_wait_of_a_command_in_the_block_hands_lines_over_while_it_runs(
+    tmp_path: Path, timeout: float | None, limit: int | None
+) -> None:
+    # The command prints, then waits until the test saw that line: only a read
+    # while it runs can let it end (with a timeout or a capped stdout too).
+    out, gate = tmp_path / "stdout.txt", tmp_path / "go"
+    got: list[Chunk] = []
+
+    def sink(chunk: Chunk) -> None:
+        got.append(chunk)
+        gate.touch()
+
+    command = f"echo first; while [ ! -e {gate} ]; do sleep 0.02; done; echo second"
+    with OutputFollower({"stdout": out}, sink).running():
+        result = await run_process(
+            command,
+            cwd=tmp_path,
+            timeout=timeout,
+            stdout_path=out,
+            stderr_path=tmp_path / "stderr.txt",
+            stdout_limit=limit,
+        )
+    assert result.returncode == 0 and not result.timed_out
+    assert got == [Chunk("stdout", 0, "first\n"), Chunk("stdout", 6, "second\n")]
+
+
+@pytest.mark.anyio
+async def test_a_command_followed_still_times_out(tmp_path: Path) -> None:
+    out = tmp_path / "stdout.txt"
+    follower, got = _follower(out)
+    with follower.running():
+        result = await run_process(
+            "echo waiting; sleep 30", cwd=tmp_path, timeout=0.3, kill_grace=0.2,
+            stdout_path=out, stderr_path=tmp_path / "stderr.txt",
+        )  # fmt: skip
+    assert result.timed_out and result.returncode is None
+    assert got == [Chunk("stdout", 0, "waiting\n")]
