@@ -216,11 +216,12 @@ class Redactor:
         FIFO a command left in its place is not waited on), is nothing to do.
         """
         try:
+            if os.stat(path).st_size == 0:  # most commands' stderr: nothing to open
+                return False
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, IsADirectoryError):
             return False
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:  # most commands' stderr
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             return False
         with os.fdopen(fd, "rb") as source:

@@ -110,7 +110,10 @@ class _Stream:
 
     def _size(self) -> int:
         if self.fd < 0:
+            # Opened once it holds something: most commands leave stderr empty.
             try:
+                if os.stat(self.path).st_size <= self.position:
+                    return 0
                 self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             except OSError:
                 return 0
