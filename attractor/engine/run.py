@@ -31,6 +31,7 @@ from attractor.dot.schema import format_duration
 from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import RunJob, RunOptions, RunResult
+from attractor.engine.heap import freeze_once
 from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
@@ -135,6 +136,7 @@ async def _run(set_up: Callable[[], RunSetup], options: RunOptions) -> RunResult
     """
     settings = options.settings
     require_backend(options)  # before anything is written
+    freeze_once()  # what the process held so far: out of the collector's walks
     none = options.workspace is not None and options.workspace.mode == "none"
     with _redacting(settings):
         setup = set_up()
