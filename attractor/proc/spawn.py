@@ -84,7 +84,11 @@ class PidfdProcess(Process):
         streams: Streams,
         cwd: Path,
         env: dict[str, str] | None,
+        *,
+        new_session: bool = True,
+        umask: int = -1,
     ) -> PidfdProcess:
+        """Start ``argv``, in a process group of its own unless ``new_session`` is False."""
         inp, out, err = streams
         popen = subprocess.Popen(
             argv,
@@ -93,7 +97,8 @@ class PidfdProcess(Process):
             stderr=err,
             cwd=cwd,
             env=env,
-            start_new_session=True,
+            start_new_session=new_session,
+            umask=umask,
         )
         pidfd: int | None = None
         with suppress(OSError):  # the command runs already: never start it twice

@@ -1,7 +1,8 @@
 """Running ``git``: one helper every workspace operation goes through.
 
-Each call is a real ``git`` subprocess under anyio (cancelled with its
-caller; the process is killed and reaped). The environment is the caller's
+Each call is a real ``git`` subprocess (:func:`~attractor.proc.capture.captured`:
+cancelled with its caller, the process is killed and reaped; stdin is empty
+unless the call gives it some). The environment is the caller's
 minus the variables that would point git at another repository, plus a
 fixed identity for the commits the run makes, so a user's ``GIT_DIR`` or a
 missing ``user.email`` changes nothing. A failure is a
@@ -16,10 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 
-import anyio
-
 from attractor.errors import WorkspaceError
-from attractor.proc.children import watch_children
+from attractor.proc.capture import captured
 from attractor.valueclass import frozen
 
 #: Who the run's commits are by (the user's own commits keep the user's name).
@@ -81,21 +80,20 @@ class Git:
         if exe is None:
             raise WorkspaceError("git is not installed: install git, or pass --workspace none")
         env = {**base_environment(), **self.env}
-        watch_children()
         try:
-            done = await anyio.run_process(
-                [exe, *args], input=input, cwd=self.cwd, env=env, check=False, umask=self.umask
+            code, raw_out, raw_err = await captured(
+                [exe, *args], input=input, cwd=self.cwd, env=env, umask=self.umask
             )
         except OSError as exc:
             name = " ".join(_subcommand(args)[:1])
             raise WorkspaceError(
                 f"cannot run git {name}: {exc.strerror or exc}", "git " + name
             ) from None
-        out = done.stdout.decode("utf-8", "surrogateescape")
-        err = done.stderr.decode("utf-8", "surrogateescape")
-        if check and done.returncode != 0:
+        out = raw_out.decode("utf-8", "surrogateescape")
+        err = raw_err.decode("utf-8", "surrogateescape")
+        if check and code != 0:
             raise failure(args, err or out)
-        return done.returncode, out, err
+        return code, out, err
 
     async def out(self, *args: str, input: bytes | None = None) -> str:
         """The stdout of ``git ARGS`` without its final newline."""

@@ -1,0 +1,107 @@
+"""Run a short command to its end and keep what it wrote: for git and its like.
+
+:func:`captured` gives the command's stdin, stdout and stderr as anonymous
+in-memory files (``memfd_create``) instead of pipes, and awaits its end on a
+pidfd: one wait, no task draining each pipe, no asyncio transport or watcher.
+A git command the workspace runs costs some 1.3 ms from Python here; anyio's
+process wrapper added 0.2 to 0.3 ms to each, and a fan-out in worktrees runs a
+few hundred. The output is read once the command has ended (it is in memory
+either way). Cancelled, the command is killed and reaped before the
+cancellation goes on. Where memfds or pidfds are missing (not Linux, an old
+kernel), :func:`anyio.run_process` does the same work.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from pathlib import Path
+
+import anyio
+
+from attractor.proc.children import watch_children
+from attractor.proc.spawn import HAS_PIDFD, PidfdProcess
+
+
+def _memfd_works() -> bool:
+    try:
+        os.close(os.memfd_create("attractor-probe", os.MFD_CLOEXEC))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
+_FAST = HAS_PIDFD and _memfd_works()
+
+
+async def captured(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    input: bytes | None = None,
+    umask: int = -1,
+) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` to its end: (exit status, stdout, stderr).
+
+    ``input`` is the command's stdin (default: nothing, as ``/dev/null``).
+
+    Raises:
+        OSError: the command could not be started (not found, not executable).
+    """
+    if not _FAST:
+        watch_children()
+        done = await anyio.run_process(
+            list(argv),
+            input=input or None,
+            stdin=None if input else subprocess.DEVNULL,
+            cwd=cwd,
+            env=env,
+            check=False,
+            umask=umask,
+        )
+        return done.returncode, done.stdout, done.stderr
+    files: list[int] = []
+    try:
+        inp = _memory(files, "stdin")
+        if input:
+            os.write(inp, input)  # a memfd takes it whole
+            os.lseek(inp, 0, os.SEEK_SET)
+        out, err = _memory(files, "stdout"), _memory(files, "stderr")
+        process = PidfdProcess.start(
+            list(argv), (inp, out, err), cwd, dict(env), new_session=False, umask=umask
+        )
+        try:
+            code = await process.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                with suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+            raise
+        finally:
+            process.close()
+        return code, _read_all(out), _read_all(err)
+    finally:
+        for fd in files:
+            os.close(fd)
+
+
+def _memory(files: list[int], name: str) -> int:
+    fd = os.memfd_create(f"attractor-{name}", os.MFD_CLOEXEC)
+    files.append(fd)
+    return fd
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    parts, offset = [], 0
+    while offset < size:  # one pread returns at most about 2 GiB
+        part = os.pread(fd, size - offset, offset)
+        if not part:
+            break
+        parts.append(part)
+        offset += len(part)
+    return b"".join(parts)

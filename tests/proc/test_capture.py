@@ -1,0 +1,79 @@
+"""Short commands run to their end with what they wrote kept (git's way of running)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from attractor.proc import capture
+from attractor.proc.capture import captured
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["memfd", "anyio"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Both ways of running: in-memory files and a pidfd, or anyio's processes."""
+    if request.param == "anyio":
+        monkeypatch.setattr(capture, "_FAST", False)
+    elif not capture._FAST:
+        pytest.skip("this kernel has no memfd or pidfd")
+    yield request.param
+
+
+async def test_the_exit_status_stdout_and_stderr_come_back(way: str, tmp_path: Path) -> None:
+    done = await captured(
+        ["sh", "-c", "echo out; echo err >&2; exit 3"], cwd=tmp_path, env=dict(os.environ)
+    )
+    assert done == (3, b"out\n", b"err\n")
+
+
+async def test_input_larger_than_a_pipe_reaches_stdin_whole(way: str, tmp_path: Path) -> None:
+    data = bytes(range(256)) * 1024  # 256 KiB: four times a pipe's buffer
+    code, out, _ = await captured(["cat"], cwd=tmp_path, env=dict(os.environ), input=data)
+    assert (code, out) == (0, data)
+
+
+async def test_without_input_stdin_is_empty(way: str, tmp_path: Path) -> None:
+    # Not the caller's terminal: cat ends at once.
+    code, out, _ = await captured(["cat"], cwd=tmp_path, env=dict(os.environ))
+    assert (code, out) == (0, b"")
+
+
+async def test_a_large_output_comes_back_whole(way: str, tmp_path: Path) -> None:
+    code, out, _ = await captured(
+        ["head", "-c", "3000000", "/dev/urandom"], cwd=tmp_path, env=dict(os.environ)
+    )
+    assert code == 0 and len(out) == 3_000_000
+
+
+async def test_the_umask_and_folder_are_the_commands(way: str, tmp_path: Path) -> None:
+    code, out, _ = await captured(
+        ["sh", "-c", "umask; pwd"], cwd=tmp_path, env=dict(os.environ), umask=0o077
+    )
+    assert (code, out.decode().split()) == (0, ["0077", str(tmp_path)])
+
+
+async def test_a_missing_program_is_an_os_error(way: str, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        await captured(["no-such-program-here"], cwd=tmp_path, env=dict(os.environ))
+
+
+async def test_a_cancelled_command_is_killed_and_reaped(way: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "started"
+    os.mkfifo(fifo)
+    script = f"echo $$ > {fifo} && exec sleep 30"
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+            group.start_soon(
+                lambda: captured(["sh", "-c", script], cwd=tmp_path, env=dict(os.environ))
+            )
+            # Read once the command has written its pid: it runs.
+            pid = int(await anyio.to_thread.run_sync(fifo.read_text))
+            scope.cancel()
+    with pytest.raises(ProcessLookupError):  # killed, and reaped: no zombie left either
+        os.kill(pid, 0)
