@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = """
 import gc, sys
 from pathlib import Path
@@ -17,6 +19,8 @@ from attractor.handlers.simulate import SimulateBackend
 from attractor.settings import resolve_settings
 
 source = Path(sys.argv[1])
+if sys.argv[3] != "-":  # the host's own threshold for young collections
+    gc.set_threshold(int(sys.argv[3]), 10, 10)
 before = gc.get_freeze_count()
 counts, graphs = [], []
 for n in range(2):
@@ -34,19 +38,24 @@ made = Loop()
 made.me = made  # garbage only the collector can free, made after the runs
 del made
 once = counts[0] > 0 and counts[1] <= counts[0]
-print(result.status, before, once, gc.isenabled(), gc.collect() > 0)
+print(result.status, before, once, gc.isenabled(), gc.collect() > 0, gc.get_threshold()[0])
 """
 
 
+@pytest.mark.parametrize(
+    ("host", "young"),
+    [("-", 5000), ("9000", 9000), ("0", 0)],
+    ids=["python-default", "host-higher", "host-off"],
+)
 def test_the_first_run_sets_aside_what_exists_and_later_garbage_is_still_collected(
-    tmp_path: Path,
+    tmp_path: Path, host: str, young: int
 ) -> None:
     source = tmp_path / "p.dot"
     source.write_text(
         "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; a; start -> a -> done }"
     )
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(source), str(tmp_path / "runs")],
+        [sys.executable, "-c", SCRIPT, str(source), str(tmp_path / "runs"), host],
         capture_output=True,
         text=True,
         timeout=60,
@@ -54,5 +63,6 @@ def test_the_first_run_sets_aside_what_exists_and_later_garbage_is_still_collect
     )
     # Frozen at the first run only (a second freeze would add what the first left;
     # frozen objects freed since only lower the count),
-    # and the collector still runs for what came after.
-    assert done.stdout.strip() == "success 0 True True True", done.stderr
+    # and the collector still runs for what came after, 5,000 new objects apart
+    # unless the host chose more, or none.
+    assert done.stdout.strip() == f"success 0 True True True {young}", done.stderr
