@@ -33,16 +33,14 @@ import itertools
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import anyio
 
-from attractor.proc.environment import LocalEnvironment
-from attractor.proc.process import ProcessResult, run_process
+from attractor.proc.environment import LocalEnvironment, Start
+from attractor.proc.process import ProcessResult
 from attractor.valueclass import frozen
 
 #: Variables of the engine's host that name host paths: the image sets its own.
@@ -125,7 +123,8 @@ class Container:
 
 
 def run_argv(box: Container, cwd: Path, names: list[str], name: str) -> list[str]:
-    """``docker run ...`` up to the image, followed by the command's argv."""
+    """``docker run ...`` up to the image, followed by the command's argv; ``cwd``
+    resolved, as the volumes are."""
     argv = [shutil.which(box.engine) or box.engine, "run", "--rm", "--init", "-i"]
     argv += ["--name", name, "--user", f"{os.getuid()}:{os.getgid()}"]
     if not box.network:
@@ -144,7 +143,7 @@ def run_argv(box: Container, cwd: Path, names: list[str], name: str) -> list[str
             argv += ["--env", key]
     if box.scratch is not None:
         argv += ["--env", f"TMPDIR={box.scratch}"]
-    argv += ["--workdir", str(cwd), box.image]
+    argv += ["--workdir", str(cwd.resolve()), box.image]
     return argv
 
 
@@ -170,36 +169,13 @@ class ContainerEnvironment(LocalEnvironment):
         assert self.box is not None
         return self.box
 
-    async def run(
-        self,
-        command: str,
-        *,
-        cwd: Path | None = None,
-        timeout: float | None = None,
-        kill_grace: float = 2.0,
-        extra_env: Mapping[str, Any] | None = None,
-        stdout_path: Path | None = None,
-        stderr_path: Path | None = None,
-        stdin_path: Path | None = None,
-        stdout_limit: int | None = None,
-    ) -> ProcessResult:
+    async def _execute(self, start: Start, cwd: Path, env: dict[str, str]) -> ProcessResult:
         box = self._box()
-        env = self.env(extra_env)
         name = f"attractor-{os.getpid()}-{next(_names)}"
         client = {k: os.environ[k] for k in CLIENT_ENV if k in os.environ}
+        wrap = run_argv(box, cwd, sorted(env), name)
         try:
-            result = await run_process(
-                command,
-                cwd=cwd or self.workdir,
-                timeout=timeout,
-                kill_grace=kill_grace,
-                env={**env, **client},
-                stdout_path=stdout_path,
-                stderr_path=stderr_path,
-                stdin_path=stdin_path,
-                wrap=run_argv(box, (cwd or self.workdir).resolve(), sorted(env), name),
-                stdout_limit=stdout_limit,
-            )
+            result = await start({**env, **client}, wrap)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await _remove(box.engine, name)

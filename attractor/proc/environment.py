@@ -29,7 +29,7 @@ per read.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,6 +44,8 @@ CONTAINER_ENGINES = ("docker", "podman")
 SANDBOX_MODES = ("auto", "bwrap", "none", *CONTAINER_ENGINES)
 #: Run-level only: like ``auto``, but a run without a working sandbox is refused.
 SANDBOX_REQUIRED = "required"
+#: Starts a step's command with these variables, wrapped in this program and its flags.
+Start = Callable[[dict[str, str], list[str]], Awaitable[ProcessResult]]
 
 
 class ExecutionEnvironment(Protocol):
@@ -178,18 +180,29 @@ class LocalEnvironment(HostFiles):
         stdout_limit: int | None = None,
     ) -> ProcessResult:
         await self.setup()
-        return await run_process(
-            command,
-            cwd=cwd or self.workdir,
-            timeout=timeout,
-            kill_grace=kill_grace,
-            env=self.env(extra_env),
-            stdout_path=stdout_path,
-            stderr_path=stderr_path,
-            stdin_path=stdin_path,
-            wrap=self.wrap(cwd),
-            stdout_limit=stdout_limit,
-        )
+        where = cwd or self.workdir
+
+        async def start(env: dict[str, str], wrap: list[str]) -> ProcessResult:
+            return await run_process(
+                command,
+                cwd=where,
+                timeout=timeout,
+                kill_grace=kill_grace,
+                env=env,
+                stdout_path=stdout_path,
+                stderr_path=stderr_path,
+                stdin_path=stdin_path,
+                wrap=wrap,
+                stdout_limit=stdout_limit,
+            )
+
+        return await self._execute(start, where, self.env(extra_env))
+
+    async def _execute(self, start: Start, cwd: Path, env: dict[str, str]) -> ProcessResult:
+        """Run the command through ``start`` with its variables and wrapper: what an
+        environment changes (a sandbox's wrapper and proxy, a container's name and
+        clean-up), the rest of :meth:`run` being the same for all."""
+        return await start(env, self.wrap(cwd))
 
     def _inside(self, path: str | Path) -> Path:
         full = (self.workdir / path).resolve()

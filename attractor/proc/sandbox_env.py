@@ -14,19 +14,17 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 from anyio.abc import SocketStream
 
 from attractor.proc.allowlist import INSIDE_DIR, AllowList, describe_network
 from attractor.proc.bwrap import PROXY_REFUSAL, Fence, probe, refusal_note, wrap_argv
-from attractor.proc.environment import LocalEnvironment
+from attractor.proc.environment import LocalEnvironment, Start
 from attractor.proc.netproxy import serve_client
-from attractor.proc.process import ProcessResult, run_process
+from attractor.proc.process import ProcessResult
 
 #: Names of the per-command proxy sockets (unique within the engine process).
 _sockets = itertools.count(1)
@@ -57,38 +55,10 @@ class BwrapEnvironment(LocalEnvironment):
             weakref.finalize(self, shutil.rmtree, folder, True)
             self.fence = replace(fence, proxy_dir=folder)
 
-    async def run(
-        self,
-        command: str,
-        *,
-        cwd: Path | None = None,
-        timeout: float | None = None,
-        kill_grace: float = 2.0,
-        extra_env: Mapping[str, Any] | None = None,
-        stdout_path: Path | None = None,
-        stderr_path: Path | None = None,
-        stdin_path: Path | None = None,
-        stdout_limit: int | None = None,
-    ) -> ProcessResult:
-        await self.setup()
+    async def _execute(self, start: Start, cwd: Path, env: dict[str, str]) -> ProcessResult:
         fence = self._fence()
-
-        def start(wrap: list[str]) -> Awaitable[ProcessResult]:
-            return run_process(
-                command,
-                cwd=cwd or self.workdir,
-                timeout=timeout,
-                kill_grace=kill_grace,
-                env=self.env(extra_env),
-                stdout_path=stdout_path,
-                stderr_path=stderr_path,
-                stdin_path=stdin_path,
-                wrap=wrap,
-                stdout_limit=stdout_limit,
-            )
-
-        if fence.proxy_dir is None:  # no proxy: straight to the process (setup is done)
-            return await start(self.wrap(cwd))
+        if fence.proxy_dir is None:  # no proxy: straight to the process
+            return await start(env, self.wrap(cwd))
         # One proxy per command, living exactly as long as it (see attractor.proc.netproxy).
         name = f"{next(_sockets)}.sock"
         socket = fence.proxy_dir / name
@@ -102,7 +72,7 @@ class BwrapEnvironment(LocalEnvironment):
                     await serve_client(client, allow, setting)
 
                 tg.start_soon(listener.serve, handle, tg)
-                result = await start([*self.wrap(cwd), f"{INSIDE_DIR}/{name}"])
+                result = await start(env, [*self.wrap(cwd), f"{INSIDE_DIR}/{name}"])
                 tg.cancel_scope.cancel()
         finally:
             socket.unlink(missing_ok=True)
