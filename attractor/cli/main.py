@@ -140,11 +140,7 @@ def _exit(code: int | str | None) -> None:
     nothing waits for it: it may be inside native code (a long RE2 search), and
     stopping it while the interpreter shuts down would abort the process.
     """
-    wait_for_threads = getattr(threading, "_shutdown", None)
-    if wait_for_threads is not None:
-        wait_for_threads()
-    elif _threads_to_wait_for() and not _abandoned_tool_threads():
-        sys.exit(code)  # a Python without it: its own exit waits for them
+    threading._shutdown()  # type: ignore[attr-defined]  # CPython's, since 2.x
     number = code if isinstance(code, int) else (0 if code is None else 1)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
@@ -156,13 +152,3 @@ def _exit(code: int | str | None) -> None:
             # Python's own exit reports a standard stream it could not flush so.
             number = number or 120
     os._exit(number)
-
-
-def _threads_to_wait_for() -> bool:
-    main = threading.main_thread()
-    return any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate())
-
-
-def _abandoned_tool_threads() -> bool:
-    tools = sys.modules.get("attractor.agent.tools.base")
-    return tools is not None and tools.abandoned_tool_threads() > 0

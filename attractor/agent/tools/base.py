@@ -210,11 +210,6 @@ def threaded(function: Callable[[ToolContext, dict[str, Any]], str]) -> ToolFunc
 _THREAD_NAME = "attractor tool"
 
 
-def abandoned_tool_threads() -> int:
-    """Tool threads still running (abandoned by a cancelled call)."""
-    return sum(1 for t in threading.enumerate() if t.name == _THREAD_NAME and t.is_alive())
-
-
 async def run_daemon(call: Callable[[], str]) -> str:
     """``call()`` in a new daemon thread; cancelling the wait abandons the thread."""
     done = anyio.Event()
