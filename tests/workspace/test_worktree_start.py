@@ -329,9 +329,7 @@ def test_a_clean_checkout_ends_with_git_merge_and_no_search_for_a_start_commit(
     assert not any(any("Kind: start" in a for a in argv) for argv in started)
 
 
-def test_a_dirty_checkout_ends_with_a_diff_to_apply(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_dirty_checkout_ends_with_a_diff_to_apply(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
     (repo / "notes.txt").write_text("one\nuncommitted\n")
     result = _run(repo, tmp_path / "logs")
