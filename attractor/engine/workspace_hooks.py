@@ -497,6 +497,13 @@ async def _uncommitted_start(workspace: Workspace, head: str) -> str | None:
     when the checkout's HEAD does not have it (None: the run started from HEAD)."""
     if workspace.started_clean:  # no such commit was made: no need to ask git
         return None
+    if workspace.start_parent is not None:
+        from attractor.workspace.refs import resolve_head
+
+        # The checkout's HEAD has not moved since this process committed its changes
+        # on top of it: it cannot hold that commit (the branch's first).
+        if resolve_head(workspace.common_dir, workspace.common_dir) == workspace.start_parent:
+            return workspace.base
     user = workspace.git.with_env(GIT_DIR=str(workspace.common_dir))
     code, out, _ = await user.run(
         "rev-list", "-n1", f"--grep=^{TRAILER}-Kind: start$", head, "--not", "HEAD",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attractor.workspace.commits import message, not_ignored
+from attractor.workspace.commits import message
 from attractor.workspace.create import _make_links, safe_id
 from attractor.workspace.git import Git
 from attractor.workspace.names import TRAILER
@@ -84,7 +84,7 @@ async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Wo
     )
     if main.repo is not None:
         workspace.linked = _make_links(main.repo, path, tuple(main.linked)) or list(main.linked)
-        workspace.excluded += await not_ignored(workspace.git, workspace.linked)
+        workspace.excluded += workspace.linked
     if existed:
         workspace.head = await workspace.tip()
         await _put_back_interrupted(main, workspace, branch, at)

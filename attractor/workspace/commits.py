@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import anyio
+
 from attractor.errors import WorkspaceError
 from attractor.valueclass import frozen
 from attractor.workspace.git import Git, failure
@@ -30,6 +32,9 @@ GITLINK = "160000"
 _NO_COMMIT = re.compile(r"^error: '(.+)' does not have a commit checked out$", re.MULTILINE)
 #: How many nested repositories without a commit one checkpoint steps around.
 _MAX_NESTED = 64
+#: What ``git add`` says, exiting 1 after adding everything else, when a path it was
+#: given (even to exclude) is one git ignores.
+_IGNORED = "The following paths are ignored by one of your .gitignore files:"
 
 
 @frozen
@@ -60,17 +65,11 @@ def exclusions(paths: Iterable[str]) -> list[str]:
     return [f":(exclude,literal){path}" for path in paths]
 
 
-async def not_ignored(git: Git, paths: Iterable[str]) -> list[str]:
-    """``paths`` less those git ignores anyway (git refuses to exclude an ignored path)."""
-    paths = list(paths)
-    if not paths:
-        return []
-    names = "".join(f"{p}\0" for p in paths).encode()
-    _, out, _ = await git.run(
-        "check-ignore", "--no-index", "-z", "--stdin", input=names, check=False
-    )
-    ignored = set(out.split("\0"))
-    return [p for p in paths if p not in ignored]
+def _only_ignored(said: str, excluded: Iterable[str]) -> bool:
+    """Whether a ``git add`` that exited 1 only named excluded paths git ignores anyway
+    (it added everything else; nothing under them would have been added)."""
+    lines = [line for line in said.splitlines() if line and not line.startswith("hint:")]
+    return bool(lines) and lines[0] == _IGNORED and set(lines[1:]) <= set(excluded)
 
 
 async def commit_work_tree(
@@ -82,13 +81,22 @@ async def commit_work_tree(
     *,
     excluded: Iterable[str] = (),
     max_bytes: int | None = None,
+    expect_changes: bool = False,
 ) -> Saved:
-    """Commit the work tree on top of ``parent`` when it changed (see the module doc)."""
+    """Commit the work tree on top of ``parent`` when it changed (see the module doc).
+
+    ``expect_changes``: ask git what changed while it writes the tree (one step less
+    when something did, one git process for nothing when not)."""
     unborn = await _stage(git, list(excluded))
-    tree = await git.out("write-tree")
+    before = parent_tree or EMPTY_TREE
+    if expect_changes:
+        tree, changes = await _tree_and_changes(git, before)
+    else:
+        tree, changes = await git.out("write-tree"), None
     if parent is not None and tree == parent_tree:
         return Saved(parent, tree, nested=unborn)
-    changes = await _changes(git, parent_tree or EMPTY_TREE, tree)
+    if changes is None:
+        changes = await _changes(git, "diff-tree", before, tree)
     # A nested repository the parent did not have: only its commit would be stored.
     nested = tuple(path for path, old, new in changes if new == GITLINK and old != GITLINK)
     files = tuple(path for path, _, _ in changes)
@@ -109,13 +117,16 @@ async def commit_work_tree(
 
 async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
     """``git add -A``, stepping around nested repositories that have no commit yet
-    (git refuses to add them, and with them everything else): those left out."""
+    (git refuses to add them, and with them everything else): those left out.
+
+    An excluded path git ignores needs no excluding, and git says so (exit 1, all
+    else added): that is a success, found without asking git first which paths it
+    ignores (a process more for every workspace)."""
     unborn: list[str] = []
     for _ in range(_MAX_NESTED):
-        code, _, said = await git.run(
-            "add", "-A", "--", ".", *exclusions([*excluded, *unborn]), check=False
-        )
-        if code == 0:
+        left_out = [*excluded, *unborn]
+        code, _, said = await git.run("add", "-A", "--", ".", *exclusions(left_out), check=False)
+        if code == 0 or (code == 1 and _only_ignored(said, left_out)):
             return tuple(unborn)
         found = [path.rstrip("/") for path in _NO_COMMIT.findall(said)]
         if not found or any(path in unborn for path in found):
@@ -135,9 +146,26 @@ async def changed_paths(git: Git, before: str, after: str) -> tuple[str, ...]:
     return tuple(p for p in out.split("\0") if p)
 
 
-async def _changes(git: Git, before: str, after: str) -> list[tuple[str, str, str]]:
-    """``(path, old mode, new mode)`` of each path that differs between two trees."""
-    out = await git.out("diff-tree", "-r", "-z", "--no-renames", "--raw", before, after)
+async def _tree_and_changes(git: Git, before: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """``git write-tree`` and, at once, the index's changes since tree ``before``."""
+    found: dict[str, str] = {}
+
+    async def write() -> None:
+        found["tree"] = await git.out("write-tree")
+
+    try:
+        async with anyio.create_task_group() as both:
+            both.start_soon(write)
+            changes = await _changes(git, "diff-index", "--cached", before)
+    except BaseExceptionGroup as errors:  # as either would have raised it
+        raise errors.exceptions[0] from None
+    return found["tree"], changes
+
+
+async def _changes(git: Git, command: str, *trees: str) -> list[tuple[str, str, str]]:
+    """``(path, old mode, new mode)`` of each path that differs between two trees, or
+    between a tree and the index (``diff-index --cached TREE``)."""
+    out = await git.out(command, "-r", "-z", "--no-renames", "--raw", *trees)
     fields = out.split("\0")
     changes = []
     for header, path in zip(fields[::2], fields[1::2], strict=False):

@@ -42,7 +42,7 @@ from attractor import redact
 from attractor.errors import WorkspaceError
 from attractor.fileio.writes import run_file_mode
 from attractor.proc.environment import ExecutionEnvironment
-from attractor.workspace.commits import Saved, commit_work_tree, exclusions, message, not_ignored
+from attractor.workspace.commits import Saved, commit_work_tree, exclusions, message
 from attractor.workspace.git import Git
 from attractor.workspace.names import (
     CHECKOUT_INDEX,
@@ -53,8 +53,9 @@ from attractor.workspace.names import (
 )
 from attractor.workspace.preflight import WorkspacePlan
 from attractor.workspace.prune import register
+from attractor.workspace.refs import any_ref
 from attractor.workspace.workspace import Workspace, branch_of
-from attractor.workspace.worktrees import add_worktree
+from attractor.workspace.worktrees import add_worktree, check_out, discard, register_worktree
 
 #: The environment ``workspace_setup`` runs in, from its workdir, the other paths it
 #: may write (the repository's git directory, the linked environments) and the run
@@ -103,10 +104,10 @@ async def free_id(git: Git, common_dir: Path, run_id: str) -> str:
     worktree or lost refs already."""
     candidate, n = run_id, 1
     while True:
-        taken = await git.out(
-            "for-each-ref", "--count=1", "--format=%(refname)",
-            "refs/heads/" + branch_of(candidate), f"refs/attractor/{candidate}",
-        )  # fmt: skip
+        names = ("refs/heads/" + branch_of(candidate), f"refs/attractor/{candidate}")
+        taken = any_ref(common_dir, names)  # read from the files, where they settle it
+        if taken is None:
+            taken = bool(await git.out("for-each-ref", "--count=1", "--format=%(refname)", *names))
         if not taken and not (common_dir / "attractor" / "worktrees" / candidate).exists():
             return candidate
         n += 1
@@ -120,8 +121,7 @@ async def checkout_commit(
 
     Staged with a copy of the user's index (its stat cache makes this quick);
     their index, work tree, stash and branches are not written. ``excluded``: the
-    run folders' paths git does not ignore (:func:`~attractor.workspace.commits.not_ignored`
-    of :func:`run_exclusions`), which the first commit leaves out.
+    run folders' paths (:func:`run_exclusions`), which the first commit leaves out.
     """
     assert plan.repo is not None and plan.git_dir is not None
     index = run_dir / CHECKOUT_INDEX
@@ -139,8 +139,16 @@ async def checkout_commit(
             "attractor: uncommitted changes of the checkout when the run started",
             {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
         )
+        # A checkout is often dirty (if only the pipeline's own file, new).
         return await commit_work_tree(
-            own, plan.repo, head, head_tree, text, excluded=excluded, max_bytes=plan.max_file_bytes
+            own,
+            plan.repo,
+            head,
+            head_tree,
+            text,
+            excluded=excluded,
+            max_bytes=plan.max_file_bytes,
+            expect_changes=True,
         )
     finally:
         index.unlink(missing_ok=True)
@@ -165,31 +173,30 @@ async def _create_worktree(
 ) -> Workspace:
     assert plan.repo is not None and plan.common_dir is not None and plan.git_dir is not None
     user = _checkout_git(plan)
-    # Two questions to git at once (each a process start): a free branch name, and
-    # which run folders the first commit must leave out.
-    found: dict[str, Any] = {}
-    common, folders = plan.common_dir, run_exclusions(plan.repo, run_dir)
+    run_id = await free_id(user, plan.common_dir, run_id)
+    branch = branch_of(run_id)
+    common = plan.common_dir
+    path = common / "attractor" / "worktrees" / run_id
+    made: dict[str, Path] = {}
 
-    async def name() -> None:
-        found["id"] = await free_id(user, common, run_id)
-
-    async def exclusions() -> None:
-        found["excluded"] = await not_ignored(user, folders)
+    async def admin_folder() -> None:
+        # It needs the names only: written while git stages the checkout.
+        made["admin"] = register_worktree(common, path, branch, -1)
 
     try:
-        async with anyio.create_task_group() as both:
-            both.start_soon(name)
-            both.start_soon(exclusions)
-    except BaseExceptionGroup as errors:  # as either would have raised it (git missing...)
-        raise errors.exceptions[0] from None
-    run_id = found["id"]
-    start = await checkout_commit(plan, run_dir, run_id, found["excluded"])
-    base = start.commit
-    path = plan.common_dir / "attractor" / "worktrees" / run_id
-    try:
+        try:
+            async with anyio.create_task_group() as both:
+                both.start_soon(admin_folder)
+                excluded = run_exclusions(plan.repo, run_dir)
+                start = await checkout_commit(plan, run_dir, run_id, excluded)
+        except BaseExceptionGroup as errors:  # as either would have raised it (git missing...)
+            if "admin" in made:
+                await discard(made["admin"], path)
+            raise errors.exceptions[0] from None
+        base, admin = start.commit, made["admin"]
         # free_id found no branch of that name: nothing is reset (git worktree add -b),
         # and the branch goes again with the worktree when the run cannot start.
-        admin = await add_worktree(plan.common_dir, path, branch_of(run_id), base, -1)
+        await check_out(admin, path, base, -1)
         sub = plan.workdir.relative_to(plan.repo)
         env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
         workspace = Workspace(
@@ -207,9 +214,10 @@ async def _create_worktree(
         )
         workspace.setup = plan.setup
         workspace.started_clean = not start.made
+        workspace.start_parent = plan.head if start.made else None
         workspace.note_left_out(start, "the run's first commit (the checkout as it was)")
         workspace.linked = await _link(plan, path)
-        workspace.excluded += await not_ignored(workspace.git, workspace.linked)
+        workspace.excluded += workspace.linked
         workspace.workdir.mkdir(parents=True, exist_ok=True)
         register(plan.common_dir, run_id, run_dir)
         if plan.setup:
@@ -218,7 +226,7 @@ async def _create_worktree(
         return workspace
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await remove_worktree(user, path, branch_of(run_id))
+            await remove_worktree(user, path, branch)
         raise
 
 
@@ -289,7 +297,7 @@ async def _create_snapshot(plan: WorkspacePlan, run_dir: Path, run_id: str) -> W
         head="",
         max_bytes=plan.max_file_bytes,
     )
-    workspace.excluded = await not_ignored(git, run_exclusions(plan.workdir, run_dir))
+    workspace.excluded = run_exclusions(plan.workdir, run_dir)
     text = message(
         "attractor: the workdir when the run started",
         {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},

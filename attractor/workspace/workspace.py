@@ -88,6 +88,9 @@ class Workspace:
     #: uncommitted, so no commit of such changes starts it. Known only to the process
     #: that made the workspace (False in a reopened one: unknown).
     started_clean: bool = False
+    #: The checkout's HEAD the commit of its uncommitted changes (``base``) was made on
+    #: top of, when this process made that commit (None otherwise: not known).
+    start_parent: str | None = None
     #: One ``git worktree remove`` of this run's branches at a time (when a branch's
     #: worktree cannot be removed directly, see worktrees.py): git deletes the admin
     #: folder file by file, and another worktree command reading it mid-way fails

@@ -99,7 +99,21 @@ def _admin_folder(common_dir: Path, path: Path, ref: str, umask: int) -> Path:
 async def add_worktree(common_dir: Path, path: Path, branch: str, commit: str, umask: int) -> Path:
     """A worktree at ``path`` on branch ``branch`` (made, or reset, at ``commit``),
     like ``git worktree add --force -B``; its admin folder."""
-    admin = _admin_folder(common_dir, path, f"refs/heads/{branch}", umask)
+    admin = register_worktree(common_dir, path, branch, umask)
+    await check_out(admin, path, commit, umask)
+    return admin
+
+
+def register_worktree(common_dir: Path, path: Path, branch: str, umask: int) -> Path:
+    """The first half of :func:`add_worktree`: folder ``path`` and its admin folder,
+    locked, naming branch ``branch`` (its commit not needed yet). Finished by
+    :func:`check_out`, or thrown away by :func:`discard`."""
+    return _admin_folder(common_dir, path, f"refs/heads/{branch}", umask)
+
+
+async def check_out(admin: Path, path: Path, commit: str, umask: int) -> None:
+    """The second half of :func:`add_worktree`: the branch at ``commit``, the index and
+    the files, then the ``.git`` file; the worktree is discarded when this fails."""
     git = Git(path, {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}, umask)
     try:
         # HEAD names the branch: the reset makes it (or moves it, as -B does), the index,
@@ -111,10 +125,14 @@ async def add_worktree(common_dir: Path, path: Path, branch: str, commit: str, u
         _write(path / ".git", f"gitdir: {admin}\n", umask)
         (admin / "locked").unlink()
     except BaseException:  # stopped or failed half way: no locked worktree left behind
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(_discard, admin, path)
+        await discard(admin, path)
         raise
-    return admin
+
+
+async def discard(admin: Path, path: Path) -> None:
+    """Remove a worktree that was never finished (shielded: it runs when cancelled)."""
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(_discard, admin, path)
 
 
 def _discard(admin: Path, path: Path) -> None:

@@ -150,3 +150,38 @@ async def test_files_changed_between_stages_get_a_checkpoint_of_their_own(
     status = read_json(run_dir / "b" / "status.json")
     assert status["files_changed"] == ["b.txt"]  # b's own change only
     assert status["start_commit"] == outside_commit
+
+
+def test_a_stage_that_makes_git_ignore_the_run_folder_still_gets_its_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """The run folder (inside the workdir) is kept out of every commit by name; once a
+    stage's .gitignore ignores it, git says so when asked to exclude it (exit 1):
+    the checkpoint is made all the same, without the folder."""
+    plain = tmp_path / "plain"  # no repository: a snapshot workspace, its git directory
+    plain.mkdir()  # in the run directory, the run directory in the workdir
+    pipeline = """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      before [shape=parallelogram, tool_command="echo one > a.txt"]
+      ignore [shape=parallelogram,
+              tool_command="printf 'runs/\\n' > .gitignore && echo two > a.txt"]
+      after [shape=parallelogram, tool_command="echo three > b.txt"]
+      start -> before -> ignore -> after -> done
+    }
+    """
+    dot = write(tmp_path / "p.dot", pipeline)
+    run_dir = plain / "runs" / "r"
+    result = invoke(["run", str(dot), "--workdir", str(plain), "--logs-dir", str(run_dir)])
+    assert result.exit_code == 0, result.output + result.stderr
+
+    rows = _rows(run_dir)
+    assert [rows[n]["status"] for n in ("before", "ignore", "after")] == ["success"] * 3
+    git_dir = run_dir / "workspace.git"
+    branch = read_json(run_dir / "manifest.json")["workspace"]["branch"]
+    tree = subprocess_git(git_dir, "ls-tree", "-r", "--name-only", branch).split()
+    assert tree == [".gitignore", "a.txt", "b.txt"]
+    assert subprocess_git(git_dir, "show", f"{branch}:a.txt") == "two\n"
+
+
+def subprocess_git(git_dir: Path, *args: str) -> str:
+    return git(git_dir, "--git-dir", str(git_dir), *args)

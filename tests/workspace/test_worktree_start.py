@@ -336,3 +336,61 @@ def test_a_dirty_checkout_ends_with_a_diff_to_apply(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output + result.stderr
     assert "take the result: git merge" not in result.output
     assert "| git -C" in result.output and "apply" in result.output
+
+
+def test_a_dirty_checkout_ends_without_searching_git_for_the_commit_it_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
+    (repo / "notes.txt").write_text("one\nuncommitted\n")
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    result = _run(repo, tmp_path / "logs")
+    assert result.exit_code == 0, result.output + result.stderr
+    branch = read_json(only_run_dir(tmp_path / "logs") / "manifest.json")["workspace"]["branch"]
+    first = git(repo, "rev-list", "--reverse", branch, "--not", "HEAD").split()[0]
+    assert f"diff --binary {first[:12]} {branch} | git -C {repo} apply" in result.output
+    # This process made that commit on the checkout's HEAD, which has not moved.
+    assert not any(any("Kind: start" in a for a in argv) for argv in _git_commands(trace))
+
+
+def test_a_checkout_committed_to_during_the_run_still_gets_the_right_diff(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
+    (repo / "notes.txt").write_text("one\nuncommitted\n")
+    pipeline = f"""digraph p {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      impl [shape=parallelogram, tool_command="echo new > made.txt"]
+      user [shape=parallelogram,
+            tool_command="git -C {repo} -c user.name=u -c user.email=u@x commit -qam mine"]
+      start -> impl -> user -> done
+    }}
+    """
+    result = _run(repo, tmp_path / "logs", pipeline=pipeline)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "mine"  # HEAD moved
+    branch = read_json(only_run_dir(tmp_path / "logs") / "manifest.json")["workspace"]["branch"]
+    first = git(repo, "rev-list", "--reverse", branch, "--not", "HEAD").split()[0]
+    # The branch's first commit (the changes as they were) is still not in HEAD.
+    assert f"diff --binary {first[:12]} {branch} | git -C {repo} apply" in result.output
+
+
+def test_a_first_commit_that_cannot_be_made_leaves_no_worktree_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worktree's admin folder is written while git stages the checkout: when the
+    staging fails, it goes again, with the folder and the branch."""
+    from attractor.workspace import commits
+
+    monkeypatch.setattr(commits, "_MAX_NESTED", 1)
+    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
+    for name in ("one", "two"):  # nested repositories without a commit, two of them
+        git(repo, "init", "-q", name)
+        (repo / name / "f.txt").write_text("x\n")
+    result = _run(repo, tmp_path / "logs")
+    assert result.exit_code != 0
+    assert "nested git repositories without a commit" in result.stderr
+    common = repo / ".git"
+    assert list((common / "attractor" / "worktrees").iterdir()) == []
+    assert not (common / "worktrees").exists() or list((common / "worktrees").iterdir()) == []
+    assert git(repo, "branch", "--list", "attractor/*") == ""
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1

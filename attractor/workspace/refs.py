@@ -1,0 +1,91 @@
+"""git refs read from the repository's files, where that is sure: a git process spared.
+
+git keeps a ref as a file of its own under the common git directory
+(``refs/heads/NAME``, a "loose" ref) or as a line of ``packed-refs``; ``HEAD``
+lives in each worktree's git directory. These functions read those files and
+answer only what the files settle. A repository that keeps its refs otherwise
+(the ``reftable`` format of git 2.45 on) or a file they cannot read or make
+sense of gives ``None``: the caller asks git, as it would have without them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+#: An object name: SHA-1 (40 hex digits) or SHA-256 (64).
+_OBJECT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+#: How many symbolic refs ``HEAD`` may go through (git's own limit is 5).
+_MAX_DEPTH = 5
+
+
+def _readable(common_dir: Path) -> bool:
+    """Whether ``common_dir`` keeps its refs as files (and this can see them)."""
+    return (common_dir / "refs").is_dir() and not (common_dir / "reftable").exists()
+
+
+def _packed(common_dir: Path) -> list[tuple[str, str]] | None:
+    """``(name, object)`` of each line of ``packed-refs`` ([] without one; None: unreadable)."""
+    try:
+        text = (common_dir / "packed-refs").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = []
+    for line in text.splitlines():
+        if not line or line.startswith(("#", "^")):
+            continue  # the header, and the commit a tag above points to
+        value, _, name = line.partition(" ")
+        found.append((name, value))
+    return found
+
+
+def _has_file(folder: Path) -> bool:
+    """Whether ``folder`` holds a file at any depth (git leaves empty folders behind)."""
+    return any(files for _, _, files in os.walk(folder))
+
+
+def any_ref(common_dir: Path, prefixes: Iterable[str]) -> bool | None:
+    """Whether a ref is named by one of ``prefixes`` or lies under it, as
+    ``git for-each-ref --count=1 PREFIX...`` would find one (None: ask git)."""
+    if not _readable(common_dir):
+        return None
+    prefixes = tuple(prefixes)
+    for prefix in prefixes:
+        loose = common_dir / prefix
+        if loose.is_file() or (loose.is_dir() and _has_file(loose)):
+            return True
+    packed = _packed(common_dir)
+    if packed is None:
+        return None
+    return any(name == p or name.startswith(p + "/") for name, _ in packed for p in prefixes)
+
+
+def resolve_head(git_dir: Path, common_dir: Path) -> str | None:
+    """The commit ``HEAD`` of the worktree whose git directory is ``git_dir`` names
+    (None: ask git; an unborn branch is None too)."""
+    if not _readable(common_dir):
+        return None
+    try:
+        text = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for _ in range(_MAX_DEPTH):
+        if _OBJECT.fullmatch(text):
+            return text
+        if not text.startswith("ref: refs/"):
+            return None
+        name = text.removeprefix("ref: ")
+        try:
+            text = (common_dir / name).read_text(encoding="utf-8").strip()
+            continue
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError):
+            return None
+        packed = dict(_packed(common_dir) or ())
+        return packed.get(name) if _OBJECT.fullmatch(packed.get(name, "")) else None
+    return None
