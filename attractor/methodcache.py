@@ -31,7 +31,7 @@ import sys
 from types import CodeType
 from typing import Any
 
-__all__ = ["compiled", "install"]
+__all__ = ["compiled", "install", "run"]
 
 #: Texts saved at most (about 1.5 KB each, all read at every start); past it only
 #: the texts this process used are saved.
@@ -59,6 +59,12 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, **options: An
         _used.add(source)
         source = code
     builtins.exec(source, globals, locals, **options)
+
+
+def run(text: str, globals: dict[str, Any], locals: dict[str, Any]) -> None:  # noqa: A002
+    """Run method ``text`` as ``dataclasses`` does, through the same kept code objects
+    (for :mod:`attractor.valueclass`, which writes the same texts)."""
+    _exec(text, globals, locals)
 
 
 def compiled() -> int:

@@ -7,6 +7,7 @@ from dataclasses import field
 
 import pytest
 
+from attractor import valueclass
 from attractor.valueclass import frozen
 
 
@@ -69,3 +70,143 @@ def test_instances_are_read_only_and_stay_dataclasses() -> None:
 def test_a_method_the_class_writes_is_kept() -> None:
     assert repr(Shouting("hi")) == "HI"
     assert Shouting("hi") == Shouting("hi")
+
+
+# -- the class made without dataclasses (Python 3.11) ---------------------------------
+
+#: Prints, as JSON, what dataclasses would have made of every frozen class of the
+#: package (argv[1] "fast": the path of valueclass.py; "plain": dataclasses itself).
+DESCRIBE = r"""
+import importlib, inspect, json, pkgutil, re, sys
+import attractor.valueclass as valueclass
+valueclass._FAST = sys.argv[1] == "fast"
+import attractor
+
+def norm(value):
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
+
+def describe(cls):
+    init = cls.__init__
+    code = init.__code__
+    fields = {
+        name: [norm(getattr(f, a)) for a in (
+            "name", "type", "default", "default_factory", "init", "repr", "hash", "compare",
+            "metadata", "kw_only", "_field_type")]
+        for name, f in cls.__dataclass_fields__.items()
+    }
+    return {
+        "fields": fields,
+        "params": norm(cls.__dataclass_params__),
+        "signature": str(inspect.signature(init)),
+        "annotations": norm(init.__annotations__),
+        "qualname": init.__qualname__,
+        "code": [code.co_code.hex(), norm(code.co_consts), code.co_names, code.co_varnames,
+                 code.co_freevars, code.co_argcount, code.co_kwonlyargcount],
+        "cells": [norm(cell.cell_contents) for cell in init.__closure__ or ()],
+        "defaults": norm(init.__defaults__), "kwdefaults": norm(init.__kwdefaults__),
+        "match_args": norm(cls.__dict__.get("__match_args__")),
+        "doc": cls.__doc__,
+        "attributes": {name: norm(cls.__dict__.get(name, "-")) for name in fields},
+        "abstract": sorted(getattr(cls, "__abstractmethods__", ())),
+        "guard": cls.__setattr__.__qualname__,
+        "ours": cls.__setattr__.__code__.co_filename == valueclass.__file__,
+    }
+
+found = {}
+for info in pkgutil.walk_packages(attractor.__path__, "attractor."):
+    try:
+        module = importlib.import_module(info.name)
+    except ImportError:  # an optional dependency this machine lacks
+        continue
+    for value in vars(module).values():
+        if (isinstance(value, type) and value.__module__ == info.name
+                and "__dataclass_fields__" in value.__dict__
+                and value.__dataclass_params__.frozen):
+            found[f"{value.__module__}.{value.__qualname__}"] = describe(value)
+print(json.dumps(found))
+"""
+
+
+def _describe(way: str) -> dict[str, dict[str, object]]:
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", DESCRIBE, way], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, dict[str, object]] = json.loads(done.stdout)
+    return found
+
+
+@pytest.mark.skipif(not valueclass._FAST, reason="the path of Python 3.11 only")
+def test_every_frozen_class_of_the_package_is_what_dataclasses_would_make() -> None:
+    fast, plain = _describe("fast"), _describe("plain")
+    assert fast.keys() == plain.keys()
+    ours = [name for name, made in fast.items() if made.pop("ours")]
+    for made in plain.values():
+        assert not made.pop("ours")
+    assert len(ours) > 100  # nearly every frozen class, not a handful
+    for name in fast:
+        assert fast[name] == plain[name], name
+
+
+def test_what_only_dataclasses_does_is_left_to_it() -> None:
+    @frozen
+    class Scaled:
+        base: int
+        factor: dataclasses.InitVar[int] = 2
+        value: int = field(init=False, default=0)
+
+        def __post_init__(self, factor: int) -> None:
+            object.__setattr__(self, "value", self.base * factor)
+
+    @frozen
+    class Marked:
+        a: int
+        _: dataclasses.KW_ONLY
+        b: int = 1
+
+    assert Scaled(3).value == 6 and Scaled(3, 5).value == 15
+    assert Marked(1, b=2).b == 2
+    with pytest.raises(TypeError):
+        Marked(1, 2)  # type: ignore[call-arg]  # b is keyword-only
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @frozen
+        class Mutable:
+            items: list[int] = []  # noqa: RUF012
+
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @frozen
+        class Misordered:
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+
+def test_defaults_factories_and_post_init_behave_as_in_dataclasses() -> None:
+    made: list[str] = []
+
+    @frozen
+    class Job:
+        name: str
+        tags: tuple[str, ...] = ()
+        seen: list[str] = field(default_factory=list)
+        stamp: list[str] = field(init=False, default_factory=lambda: ["new"])
+
+        def __post_init__(self) -> None:
+            made.append(self.name)
+
+    one, two = Job("a"), Job("b", ("x",), ["s"])
+    assert (one.tags, one.seen, one.stamp) == ((), [], ["new"])
+    assert one.seen is not Job("c").seen  # a new list each time
+    assert (two.tags, two.seen) == (("x",), ["s"])
+    assert made == ["a", "b", "c"]
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'name'"):
+        one.name = "z"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'tags'"):
+        del one.tags
+    assert Job.__match_args__ == ("name", "tags", "seen")
+    assert "stamp" not in Job.__dict__ and Job.tags == ()
