@@ -229,12 +229,12 @@ async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
     """Run ``plan`` to its end, then close everything it opened (shielded)."""
     import anyio
 
-    from attractor.engine.run import execute
-
     hooks = hooks or Hooks()
     stack = contextlib.AsyncExitStack()
     try:
         options = await _open(stack, plan, hooks)
+        from attractor.engine.run import execute  # loaded by _open
+
         notifier = _notifier(plan, hooks)
         if notifier is None:
             return await execute(plan.job, options)
@@ -252,11 +252,24 @@ async def launch(plan: Plan, hooks: Hooks | None = None) -> RunResult:
 
 async def _open(stack: contextlib.AsyncExitStack, plan: Plan, hooks: Hooks) -> RunOptions:
     """Everything the run uses, each entered into ``stack`` so that it is closed."""
-    from attractor.engine.run import RunOptions
-    from attractor.handlers.interviewer import AutoApproveInterviewer
+    import anyio
 
     # First: a repository the run cannot start from is refused before anything else.
-    workspace = await workspace_plan(plan)
+    # Its git command runs while the engine's modules load.
+    found: dict[str, WorkspacePlan] = {}
+
+    async def plan_workspace() -> None:
+        found["plan"] = await workspace_plan(plan)
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(plan_workspace)
+            await anyio.lowlevel.checkpoint()  # it has started git (in a repository)
+            from attractor.engine.run import RunOptions
+            from attractor.handlers.interviewer import AutoApproveInterviewer
+    except BaseExceptionGroup as errors:  # as the check would have raised it
+        raise errors.exceptions[0] from None
+    workspace = found["plan"]
     backend = await _open_resources(stack, plan)
     interviewer = hooks.interviewer
     if interviewer is None and hooks.choose_interviewer is not None:

@@ -32,12 +32,14 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.hostfs import DEFAULT_READ_LIMIT
 from attractor.proc.hostfs.ops import HostFiles
-from attractor.proc.process import ProcessResult, process_env, run_process
+
+if TYPE_CHECKING:  # the process machinery loads with the first command (not for a simulated run)
+    from attractor.proc.process import ProcessResult
 
 #: The container engines a step may run its commands in (:mod:`attractor.proc.container`).
 CONTAINER_ENGINES = ("docker", "podman")
@@ -45,7 +47,7 @@ SANDBOX_MODES = ("auto", "bwrap", "none", *CONTAINER_ENGINES)
 #: Run-level only: like ``auto``, but a run without a working sandbox is refused.
 SANDBOX_REQUIRED = "required"
 #: Starts a step's command with these variables, wrapped in this program and its flags.
-Start = Callable[[dict[str, str], list[str]], Awaitable[ProcessResult]]
+Start = Callable[[dict[str, str], list[str]], Awaitable["ProcessResult"]]
 
 
 class ExecutionEnvironment(Protocol):
@@ -157,6 +159,8 @@ class LocalEnvironment(HostFiles):
 
     def env(self, extra_env: Mapping[str, Any] | None = None) -> dict[str, str]:
         """The command's variables: the engine's, filtered, plus ``extra_env``."""
+        from attractor.proc.process import process_env
+
         env = self.policy.apply(process_env())
         for key, value in (extra_env or {}).items():
             env[key] = str(value)
@@ -179,6 +183,8 @@ class LocalEnvironment(HostFiles):
         stdin_path: Path | None = None,
         stdout_limit: int | None = None,
     ) -> ProcessResult:
+        from attractor.proc.process import run_process
+
         await self.setup()
         where = cwd or self.workdir
 

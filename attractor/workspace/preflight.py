@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from attractor.errors import UsageError, WorkspaceError
 from attractor.valueclass import frozen
-from attractor.workspace.git import Git, git_path
 
 if TYPE_CHECKING:
+    from attractor.workspace.git import Git
     from attractor.workspace.workspace import Workspace
 
 #: Files in a git directory that say an operation is half done, and how to end it.
@@ -108,8 +108,10 @@ async def preflight(
         UsageError: the repository cannot give a run a workspace now, or git is missing.
     """
     workdir = _resolved(workdir)
-    if mode == "none":
+    if mode == "none":  # git is not even loaded
         return WorkspacePlan("none", source, workdir)
+    from attractor.workspace.git import git_path
+
     if git_path() is None:
         raise UsageError(
             "git is not installed, and the run's workspace needs it: install git, "
@@ -131,6 +133,12 @@ def _resolved(path: Path) -> Path:
     return path.resolve()
 
 
+def _git(cwd: Path) -> Git:
+    from attractor.workspace.git import Git
+
+    return Git(cwd)
+
+
 _ASKED = ("--is-bare-repository", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir")
 _KEYS = ("bare", "inside", "git_dir", "common")
 
@@ -139,19 +147,19 @@ async def _repository(workdir: Path) -> dict[str, str] | None:
     """What ``git rev-parse`` says of ``workdir``; None outside any repository."""
     # A checkout with a commit, the usual case, says everything in one command; it
     # fails in a bare repository, without a commit, or outside any repository.
-    code, out, _ = await Git(workdir).run(
+    code, out, _ = await _git(workdir).run(
         "rev-parse", *_ASKED, "--show-toplevel", "HEAD^{commit}", "HEAD^{tree}", check=False
     )
     lines = out.splitlines()
     if code == 0 and len(lines) == 7:
         return dict(zip((*_KEYS, "top", "head", "tree"), lines, strict=True))
-    code, out, _ = await Git(workdir).run("rev-parse", *_ASKED, check=False)
+    code, out, _ = await _git(workdir).run("rev-parse", *_ASKED, check=False)
     if code != 0:
         return None
     bare, inside, git_dir, common = (out.splitlines() + ["", "", "", ""])[:4]
     info = {"bare": bare, "inside": inside, "git_dir": git_dir, "common": common}
     if inside == "true":
-        info["top"] = await Git(workdir).out("rev-parse", "--show-toplevel")
+        info["top"] = await _git(workdir).out("rev-parse", "--show-toplevel")
     return info
 
 
@@ -183,7 +191,7 @@ async def _worktree_plan(
     top = Path(found["top"])
     try:
         if "head" not in found:
-            await Git(top).out("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+            await _git(top).out("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     except WorkspaceError:
         raise UsageError(
             f"{top} has no commits yet, so a run has no HEAD to start from: "
