@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 if TYPE_CHECKING:
     from attractor.dot.graph import Graph, Node
@@ -198,7 +198,7 @@ def plan_fork(
         raise
 
 
-@dataclass
+@mutable
 class Hooks:
     """What the front end that starts a run adds to it."""
 

@@ -1,4 +1,4 @@
-"""``@frozen``: a frozen dataclass whose ``__repr__``, ``__eq__`` and ``__hash__`` are shared.
+"""``@frozen`` and ``@mutable``: dataclasses whose ``__repr__``, ``__eq__`` (and hash) are shared.
 
 ``dataclasses`` writes and compiles the source of every method it adds, for every
 class, while the module that declares it is imported: six methods for a frozen
@@ -9,20 +9,23 @@ gives the class three methods written once here, which behave as the generated
 ones: the same text, equality only between instances of the same class, the hash
 of the compared fields (a field declared ``compare=False``, ``repr=False`` or with
 its own ``hash`` is treated as ``dataclasses`` treats it). A method the class
-defines itself is kept.
+defines itself is kept. ``@mutable`` is a plain ``@dataclass`` made the same way:
+writable instances, no hash unless the class writes one (as ``dataclasses``
+decides for a class with ``__eq__``).
 
-Type checkers see a frozen dataclass (``dataclass_transform``); at run time it is
-one (``dataclasses.fields``, ``replace`` and ``asdict`` work as ever).
+Type checkers see dataclasses (``dataclass_transform``); at run time they are
+(``dataclasses.fields``, ``replace`` and ``asdict`` work as ever).
 
 On Python 3.11 (:data:`_FAST`) the class is made here, not by ``dataclasses``,
 which spends some 60 microseconds a class looking for what these classes never
-use: a short run declares over a hundred of them. :func:`_fast_frozen` does what
-``dataclasses`` 3.11 does for a frozen class with string annotations (the same
-fields, defaults, ``__init__`` text, read-only guards, ``__match_args__`` and
-docstring; tests/test_valueclass.py compares every class of the package both
-ways), and hands anything else to ``dataclasses``: an ``InitVar`` or
-``KW_ONLY``, an annotation that is not a string, a method it would refuse to
-overwrite, a mutable default, a non-default field after a default one.
+use: a short run declares over a hundred of them. :func:`_fast` does what
+``dataclasses`` 3.11 does for a class with string annotations (the same fields,
+defaults, ``__init__`` text, read-only guards of a frozen class,
+``__match_args__`` and docstring; tests/test_valueclass.py compares every class
+of the package both ways), and hands anything else to ``dataclasses``: an
+``InitVar`` or ``KW_ONLY``, an annotation that is not a string, a method it
+would refuse to overwrite, a mutable default, a non-default field after a
+default one.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from typing import Any, TypeVar, dataclass_transform, overload
 
 from attractor import methodcache
 
-__all__ = ["frozen"]
+__all__ = ["frozen", "mutable"]
 
 T = TypeVar("T")
 
@@ -60,7 +63,7 @@ def frozen(cls: Any = None, /, *, kw_only: bool = False) -> Any:
     """Declare a frozen dataclass (``@frozen`` or ``@frozen(kw_only=True)``)."""
 
     def wrap(plain: type[T]) -> type[T]:
-        made = _fast_frozen(plain, kw_only) if _FAST else None
+        made = _fast(plain, kw_only, frozen=True) if _FAST else None
         if made is None:
             made = dataclasses.dataclass(frozen=True, kw_only=kw_only, repr=False, eq=False)(plain)
         _share_methods(made)
@@ -69,7 +72,19 @@ def frozen(cls: Any = None, /, *, kw_only: bool = False) -> Any:
     return wrap if cls is None else wrap(cls)
 
 
-def _share_methods(cls: type[Any]) -> None:
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def mutable(cls: type[T], /) -> type[T]:
+    """Declare a plain ``@dataclass`` (writable instances), made as :func:`frozen` makes
+    its classes: the same ``__eq__`` and ``__repr__``, shared, and no hash unless the
+    class defines one (as ``dataclasses`` does for a class it gives ``__eq__``)."""
+    made = _fast(cls, False, frozen=False) if _FAST else None
+    if made is None:
+        made = dataclasses.dataclass(repr=False, eq=False)(cls)
+    _share_methods(made, hashable=False)
+    return made
+
+
+def _share_methods(cls: type[Any], *, hashable: bool = True) -> None:
     fields = dataclasses.fields(cls)
     shown = tuple(f.name for f in fields if f.repr)
     compared = _getter(f.name for f in fields if f.compare)
@@ -95,7 +110,7 @@ def _share_methods(cls: type[Any]) -> None:
     if "__eq__" not in own:
         cls.__eq__ = __eq__  # type: ignore[assignment]
     if not own_hash:
-        cls.__hash__ = __hash__  # type: ignore[assignment]
+        cls.__hash__ = __hash__ if hashable else None  # type: ignore[assignment]
     if "__repr__" not in own:
         cls.__repr__ = __repr__  # type: ignore[assignment]
 
@@ -111,9 +126,9 @@ def _getter(names: Any) -> Callable[[Any], tuple[Any, ...]]:
     return attrgetter(*names)
 
 
-# -- the frozen dataclass made here (Python 3.11) -------------------------------------
+# -- the dataclass made here (Python 3.11) -------------------------------------------
 
-#: Whether :func:`_fast_frozen` is used (the ``dataclasses`` it mirrors is 3.11's).
+#: Whether :func:`_fast` is used (the ``dataclasses`` it mirrors is 3.11's).
 _FAST = sys.version_info[:2] == (3, 11)
 #: How ``dataclasses`` reads a string annotation: ``[module.]name``.
 _ANNOTATION = re.compile(r"^(?:\s*(\w+)\s*\.)?\s*(\w+)")
@@ -124,18 +139,22 @@ _CLASS_VAR: Any = getattr(dataclasses, "_FIELD_CLASSVAR", None)
 _FACTORY: Any = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
 
 
-#: The ``__dataclass_params__`` of every such class (3.11's: init, repr, eq, order,
-#: unsafe_hash, frozen), shared: nothing writes it.
-_PARAMS = dataclasses._DataclassParams(True, False, False, False, False, True) if _FAST else None  # type: ignore[attr-defined]
+#: The ``__dataclass_params__`` of every such class, frozen or not (3.11's: init, repr,
+#: eq, order, unsafe_hash, frozen), shared: nothing writes them.
+_PARAMS = {
+    frozen: dataclasses._DataclassParams(True, False, False, False, False, frozen)  # type: ignore[attr-defined]
+    for frozen in ((False, True) if _FAST else ())
+}
 
 
-def _fast_frozen(cls: type[T], kw_only: bool) -> type[T] | None:
-    """``cls`` made a frozen dataclass as ``dataclasses`` would (see the module doc),
-    or None, ``cls`` untouched, when it needs something only ``dataclasses`` does."""
+def _fast(cls: type[T], kw_only: bool, *, frozen: bool) -> type[T] | None:
+    """``cls`` made a dataclass (frozen or not) as ``dataclasses`` would (see the module
+    doc), or None, ``cls`` untouched, when it needs something only ``dataclasses`` does."""
     own = cls.__dict__
-    if any(name in own for name in ("__init__", "__setattr__", "__delattr__", "__slots__")):
+    kept = ("__init__", "__slots__", *(("__setattr__", "__delattr__") if frozen else ()))
+    if any(name in own for name in kept):
         return None
-    fields = _inherited(cls)
+    fields = _inherited(cls, frozen)
     annotations = own.get("__annotations__", {})
     found = _own_fields(cls, annotations, kw_only)
     if fields is None or found is None:
@@ -149,7 +168,7 @@ def _fast_frozen(cls: type[T], kw_only: bool) -> type[T] | None:
     if not _defaults_last(positional):
         return None  # dataclasses says which field
     # Decided: from here on as dataclasses does it.
-    setattr(cls, "__dataclass_params__", _PARAMS)  # noqa: B010 (not declared on type)
+    setattr(cls, "__dataclass_params__", _PARAMS[frozen])  # noqa: B010 (not declared on type)
     for f in found:
         if isinstance(getattr(cls, f.name, None), Field):
             if f.default is MISSING:
@@ -159,8 +178,10 @@ def _fast_frozen(cls: type[T], kw_only: bool) -> type[T] | None:
     setattr(cls, "__dataclass_fields__", fields)  # noqa: B010
     keywords = [f for f in real if f.init and f.kw_only]
     self_name = "__dataclass_self__" if "self" in fields else "self"
-    setattr(cls, "__init__", _init(cls, real, positional, keywords, self_name))  # noqa: B010
-    _guards(cls, tuple(f.name for f in real))
+    init = _init(cls, real, positional, keywords, self_name, frozen)
+    setattr(cls, "__init__", init)  # noqa: B010
+    if frozen:
+        _guards(cls, tuple(f.name for f in real))
     if not cls.__doc__:  # as dataclasses words it: the name and the signature
         try:
             text = str(inspect.signature(cls)).replace(" -> None", "")
@@ -173,13 +194,14 @@ def _fast_frozen(cls: type[T], kw_only: bool) -> type[T] | None:
     return cls
 
 
-def _inherited(cls: type) -> dict[str, Field[Any]] | None:
-    """The fields of ``cls``'s dataclass bases, the nearest last (None: a base is not frozen)."""
+def _inherited(cls: type, frozen: bool) -> dict[str, Field[Any]] | None:
+    """The fields of ``cls``'s dataclass bases, the nearest last (None: a base is frozen
+    where ``cls`` is not, or the other way round: dataclasses refuses it)."""
     fields: dict[str, Field[Any]] = {}
     for base in cls.__mro__[-1:0:-1]:
         inherited = getattr(base, "__dataclass_fields__", None)
         if inherited is not None:
-            if not getattr(base, "__dataclass_params__").frozen:  # noqa: B009
+            if getattr(base, "__dataclass_params__").frozen != frozen:  # noqa: B009
                 return None
             for f in inherited.values():
                 fields[f.name] = f
@@ -239,8 +261,9 @@ def _init(
     positional: list[Field[Any]],
     keywords: list[Field[Any]],
     self_name: str,
+    frozen: bool,
 ) -> Callable[..., None]:
-    """``__init__``, from the text dataclasses 3.11 writes for a frozen class."""
+    """``__init__``, from the text dataclasses 3.11 writes."""
     names: dict[str, Any] = {f"_type_{f.name}": f.type for f in fields}
     names.update(MISSING=MISSING, _HAS_DEFAULT_FACTORY=_FACTORY)
     names["__dataclass_builtins_object__"] = object
@@ -257,7 +280,12 @@ def _init(
             value = f.name
         else:
             continue
-        body.append(f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})")
+        if frozen:
+            body.append(
+                f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})"
+            )
+        else:
+            body.append(f"{self_name}.{f.name}={value}")
     if hasattr(cls, "__post_init__"):
         body.append(f"{self_name}.__post_init__()")
     params = [self_name, *map(_param, positional)]

@@ -74,13 +74,24 @@ def test_a_method_the_class_writes_is_kept() -> None:
 
 # -- the class made without dataclasses (Python 3.11) ---------------------------------
 
-#: Prints, as JSON, what dataclasses would have made of every frozen class of the
-#: package (argv[1] "fast": the path of valueclass.py; "plain": dataclasses itself).
+#: Prints, as JSON, what was made of every dataclass of the package (argv[1] "fast":
+#: @frozen and @mutable make their classes; "plain": dataclasses makes them).
 DESCRIBE = r"""
 import importlib, inspect, json, pkgutil, re, sys
 import attractor.valueclass as valueclass
 valueclass._FAST = sys.argv[1] == "fast"
 import attractor
+
+ours = set()
+made_here = valueclass._fast
+
+def _fast(cls, *args, **kwargs):
+    made = made_here(cls, *args, **kwargs)
+    if made is not None:
+        ours.add(f"{made.__module__}.{made.__qualname__}")
+    return made
+
+valueclass._fast = _fast
 
 def norm(value):
     return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
@@ -97,7 +108,7 @@ def describe(cls):
     return {
         "fields": fields,
         "params": norm(cls.__dataclass_params__),
-        "signature": str(inspect.signature(init)),
+        "signature": norm(str(inspect.signature(init))),
         "annotations": norm(init.__annotations__),
         "qualname": init.__qualname__,
         "code": [code.co_code.hex(), norm(code.co_consts), code.co_names, code.co_varnames,
@@ -109,7 +120,7 @@ def describe(cls):
         "attributes": {name: norm(cls.__dict__.get(name, "-")) for name in fields},
         "abstract": sorted(getattr(cls, "__abstractmethods__", ())),
         "guard": cls.__setattr__.__qualname__,
-        "ours": cls.__setattr__.__code__.co_filename == valueclass.__file__,
+        "hash": norm(cls.__dict__.get("__hash__", "-")).split(".")[-1],
     }
 
 found = {}
@@ -120,9 +131,9 @@ for info in pkgutil.walk_packages(attractor.__path__, "attractor."):
         continue
     for value in vars(module).values():
         if (isinstance(value, type) and value.__module__ == info.name
-                and "__dataclass_fields__" in value.__dict__
-                and value.__dataclass_params__.frozen):
-            found[f"{value.__module__}.{value.__qualname__}"] = describe(value)
+                and "__dataclass_fields__" in value.__dict__):
+            name = f"{value.__module__}.{value.__qualname__}"
+            found[name] = {**describe(value), "ours": name in ours}
 print(json.dumps(found))
 """
 
@@ -141,7 +152,7 @@ def _describe(way: str) -> dict[str, dict[str, object]]:
 
 
 @pytest.mark.skipif(not valueclass._FAST, reason="the path of Python 3.11 only")
-def test_every_frozen_class_of_the_package_is_what_dataclasses_would_make() -> None:
+def test_every_dataclass_of_the_package_is_what_dataclasses_would_make() -> None:
     fast, plain = _describe("fast"), _describe("plain")
     assert fast.keys() == plain.keys()
     ours = [name for name, made in fast.items() if made.pop("ours")]
@@ -210,3 +221,39 @@ def test_defaults_factories_and_post_init_behave_as_in_dataclasses() -> None:
         del one.tags
     assert Job.__match_args__ == ("name", "tags", "seen")
     assert "stamp" not in Job.__dict__ and Job.tags == ()
+
+
+def test_a_mutable_class_behaves_as_a_plain_dataclass() -> None:
+    from attractor.valueclass import mutable
+
+    @mutable
+    class Counter:
+        name: str
+        seen: list[str] = field(default_factory=list)
+        total: int = field(default=0, compare=False)
+
+    @dataclasses.dataclass
+    class Plain:
+        name: str
+        seen: list[str] = field(default_factory=list)
+        total: int = field(default=0, compare=False)
+
+    @mutable
+    class Keyed:
+        key: str
+
+        def __hash__(self) -> int:
+            return hash(self.key)
+
+    one = Counter("a")
+    one.total += 2
+    one.seen.append("x")
+    assert repr(one) == repr(Plain("a", ["x"], 2)).replace("Plain", "Counter")
+    assert one == Counter("a", ["x"], 5) and one != Counter("b", ["x"])  # total not compared
+    assert Counter("a").seen is not Counter("a").seen
+    with pytest.raises(TypeError):
+        hash(one)  # as a dataclass with __eq__: unhashable
+    assert Counter.__hash__ is None is Plain.__hash__
+    assert hash(Keyed("k")) == hash("k")  # a hash the class wrote is kept
+    assert dataclasses.replace(one, name="b") == Counter("b", ["x"])
+    assert [f.name for f in dataclasses.fields(Counter)] == ["name", "seen", "total"]

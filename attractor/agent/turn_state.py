@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from attractor.agent.tools.base import ToolResult
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 
-@dataclass
+@mutable
 class TurnState:
     """What the session's next request depends on, besides the conversation."""
 

@@ -22,7 +22,6 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Literal
@@ -31,6 +30,7 @@ from attractor import events as ev
 from attractor.cli.stage_lines import stage_line
 from attractor.dot.schema import format_duration
 from attractor.redact import Redactor
+from attractor.valueclass import mutable
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -132,7 +132,7 @@ class PlainDisplay(_Display):
         super().__call__(event)
 
 
-@dataclass
+@mutable
 class _Active:
     """A node that is running now, as the live region shows it."""
 

@@ -19,7 +19,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from attractor.errors import InputFileError
 from attractor.events import call_summary
 from attractor.fileio.reads import open_regular
 from attractor.runview.timeline import attempt_folder
+from attractor.valueclass import mutable
 
 #: How ANSI escapes in output are treated: all taken out, colours kept, all kept.
 AnsiMode = Literal["strip", "colours", "raw"]
@@ -56,7 +57,7 @@ def clean(text: str, mode: AnsiMode) -> str:
     return _ESCAPE.sub(lambda m: m.group() if _COLOUR.fullmatch(m.group()) else "", text)
 
 
-@dataclass
+@mutable
 class _Attempt:
     node: str
     visit: int

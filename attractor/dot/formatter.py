@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.dot.dialects import (
@@ -39,6 +38,7 @@ from attractor.dot.dialects import (
 from attractor.dot.parser import parse_dot, read_source
 from attractor.dot.schema import Scope
 from attractor.errors import PipelineError, PipelineSyntaxError
+from attractor.valueclass import mutable
 
 _TOKEN = re.compile(
     r'(?P<string>"(?:[^"\\]|\\.)*"?)'
@@ -52,7 +52,7 @@ _FIRST = ("shape", "type")
 _KEYWORDS = {"node": "node", "edge": "edge", "graph": "graph"}
 
 
-@dataclass
+@mutable
 class Tok:
     """One token: its kind (as in :data:`_TOKEN`) and its text."""
 
@@ -251,7 +251,7 @@ def _stylesheet(text: str) -> str:
     return _PROPERTY.sub(lambda m: m.group(1) + PROPERTY_ALIASES[m.group(2)] + m.group(3), text)
 
 
-@dataclass
+@mutable
 class _Item:
     key: Tok
     between: list[Tok]  # from the key to the value: spaces and '='

@@ -28,7 +28,7 @@ aliases it uses are spelled our way. Strings and comments are kept as written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from attractor.dot.parser import parse_dot, read_source
 from attractor.dot.source import SourcePos
 from attractor.dot.transforms import AliasResolution
 from attractor.errors import PipelineError
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 #: The dialects ``migrate`` converts, by the name ``--from`` takes.
 DIALECTS = ("kilroy",)
@@ -58,7 +58,7 @@ class Unconverted:
         return f"{self.pos.file}:{self.pos.line}:{self.pos.column}: {self.what}; {self.write}"
 
 
-@dataclass
+@mutable
 class Migration:
     """The converted text, what was converted, and what could not be."""
 

@@ -16,7 +16,6 @@ retried after its result was lost returns that result without running anything.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,10 @@ from attractor.fileio.reads import STATE_LIMIT, read_bounded
 from attractor.fileio.writes import atomic_write_json, run_dir_mode
 from attractor.handlers.base import BranchResult
 from attractor.handlers.context import Context
+from attractor.valueclass import mutable
 
 
-@dataclass
+@mutable
 class Saved:
     """A branch's state as last saved: the node to run next, or how it ended."""
 

@@ -17,7 +17,7 @@ it; either kind reports the context its run ended with.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from attractor.dot.graph import Graph
 from attractor.engine.step_budget import StepBudget
 from attractor.handlers.base import ChildResult, ChildRun
 from attractor.run_status import RESUMABLE
+from attractor.valueclass import mutable
 
 if TYPE_CHECKING:
     from attractor.engine.executor import RunOptions, RunResult
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     Resume = Callable[[Path, RunOptions], Awaitable[RunResult]]
 
 
-@dataclass
+@mutable
 class EngineChildRunner:
     """Runs or resumes child pipelines with the parent run's options."""
 

@@ -16,7 +16,7 @@ Which one a run gets is chosen at the composition root
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -33,7 +33,7 @@ from attractor.run_status import RunStatus
 from attractor.settings import Settings
 from attractor.store.base import StoreFactory
 from attractor.store.rundir import RunDir
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 if TYPE_CHECKING:  # a run with no human gate never loads the interviewers
     from attractor.engine.continuation import Continuation
@@ -93,7 +93,7 @@ _EXIT_CODES = {
 }
 
 
-@dataclass
+@mutable
 class RunOptions:
     """How to run: resolved settings plus the collaborators of the run."""
 
@@ -134,7 +134,7 @@ class RunOptions:
     workspace: WorkspacePlan | None = None
 
 
-@dataclass
+@mutable
 class RunResult:
     """How a run ended, for the summary table and the exit code."""
 

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -70,6 +70,7 @@ from attractor.store.rundir import (
     read_manifest,
     write_error,
 )
+from attractor.valueclass import mutable
 
 __all__ = [
     "NodeResult",
@@ -255,7 +256,7 @@ async def _watch_stops(
         watchers.start_soon(_watch_requests, options.stop_requests, scope, stop)
 
 
-@dataclass
+@mutable
 class Stop:
     """Why the run scope was cancelled from outside the traversal."""
 

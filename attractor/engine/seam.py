@@ -10,7 +10,6 @@ with :func:`watch_signals` and :class:`Stop`, and walks one branch with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from attractor.agent.run_budget import RunTurnBudget
@@ -34,6 +33,7 @@ from attractor.engine.wiring import run_wide, services_for
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import BranchRunner
 from attractor.handlers.context import Context
+from attractor.valueclass import mutable
 
 __all__ = [
     "Branch",
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@mutable
 class Branch:
     """One parallel branch of a run, walked in this process by :attr:`runner`."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,11 @@ from attractor.store.rundir import (
     use_permissions,
     write_error,
 )
+from attractor.valueclass import mutable
 from attractor.version import __version__
 
 
-@dataclass
+@mutable
 class RunSetup:
     """What a run directory starts (or continues) with."""
 

@@ -23,6 +23,7 @@ from attractor.llm.types import Usage
 from attractor.run_status import RunStatus
 from attractor.store.base import RowWriter, RunStore
 from attractor.store.checkpoint import RUNNING, Checkpoint
+from attractor.valueclass import mutable
 
 if TYPE_CHECKING:
     from attractor.workspace.workspace import Workspace
@@ -103,7 +104,7 @@ class NodeResult:
         )
 
 
-@dataclass
+@mutable
 class Walk:
     """One traversal: the main run, or one parallel branch with its context clone."""
 
@@ -158,7 +159,7 @@ class _StatusOutcomes(Mapping[str, Outcome]):
         return len(self._statuses)
 
 
-@dataclass
+@mutable
 class Run:
     """Everything the traversal of one run directory shares."""
 

@@ -11,14 +11,13 @@ the steps its children recorded (:func:`child_steps`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from attractor.dot.graph import Graph
 from attractor.dot.includes import SUBGRAPH
 from attractor.store.base import RunStore
+from attractor.valueclass import mutable
 
 
-@dataclass
+@mutable
 class StepBudget:
     """``limit`` steps for the whole run (None: unbounded); ``taken`` so far."""
 

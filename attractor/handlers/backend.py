@@ -8,7 +8,7 @@ models.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -20,12 +20,13 @@ from attractor.handlers.outcome import Outcome
 from attractor.llm.types import Message
 from attractor.proc.environment import ExecutionEnvironment
 from attractor.settings import Settings
+from attractor.valueclass import mutable
 
 if TYPE_CHECKING:  # a run with no human gate never loads the interviewers
     from attractor.handlers.interviewer import Interviewer
 
 
-@dataclass
+@mutable
 class StageRequest:
     """Everything a codergen backend gets for one node attempt."""
 

@@ -9,7 +9,7 @@ outcomes; cancellation always propagates.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -23,7 +23,7 @@ from attractor.handlers.outcome import Outcome
 from attractor.proc.environment import LocalEnvironment
 from attractor.run_status import RunStatus
 from attractor.settings import Settings
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 if TYPE_CHECKING:
     from attractor.handlers.interviewer import Interviewer
@@ -172,7 +172,7 @@ class BranchRunner(Protocol):
     ) -> BranchResult: ...
 
 
-@dataclass
+@mutable
 class Services:
     """Run-wide collaborators shared by every handler call of one run."""
 
@@ -197,7 +197,7 @@ class Services:
     sync_later: Callable[[Path], None] | None = None
 
 
-@dataclass
+@mutable
 class StageEnv:
     """Everything about one node attempt that is not the node, context or graph."""
 

@@ -13,7 +13,6 @@ the child, which stops like any run; resuming the parent resumes the child.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from attractor.handlers.base import ChildResult, ChildRun, StageEnv, Steering
 from attractor.handlers.context import Context
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.run_status import RunStatus
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 ACTIONS = frozenset({"observe", "steer", "wait"})
 #: The folder of the run directory where child runs live.
@@ -202,7 +201,7 @@ def _first_line(error: AttractorError) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-@dataclass
+@mutable
 class _Loop:
     node: Node
     graph: Graph

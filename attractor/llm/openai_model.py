@@ -13,7 +13,7 @@ import operator
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -36,6 +36,7 @@ from attractor.llm.types import (
     ToolDefinition,
     Usage,
 )
+from attractor.valueclass import mutable
 
 # The SDK is imported when first needed (_openai), but a module without it installed
 # says so at once, as every adapter does.
@@ -466,14 +467,14 @@ def _count(value: Any) -> Any:
     return int(value) if isinstance(value, bool) else value
 
 
-@dataclass
+@mutable
 class _PartialCall:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
 
 
-@dataclass
+@mutable
 class StreamAssembler:
     """Builds one :class:`ModelResponse` from streamed chunks, tool-call deltas included."""
 

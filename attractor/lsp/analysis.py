@@ -8,7 +8,7 @@ related information, so a broken child shows in the parent as you type.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -19,6 +19,7 @@ from attractor.errors import Diagnostic, PipelineError, PipelineSyntaxError
 from attractor.linter.base import closed_handler_types
 from attractor.linter.prepare import prepare, syntax_diagnostic
 from attractor.lsp.text import offset_of, position_of, token_end
+from attractor.valueclass import mutable
 
 #: The rules reference of a source checkout (a wheel ships no docs: then the
 #: client's ``rulesDocs`` initialization option, else no link; hover has the text).
@@ -36,7 +37,7 @@ CHILD_KEY = "stack.child_dotfile"
 Reader = Callable[[Path], str]
 
 
-@dataclass
+@mutable
 class Analysis:
     """The result of linting one version of a document."""
 

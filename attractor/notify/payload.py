@@ -20,14 +20,14 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attractor import events as ev
 from attractor.run_status import RunStatus
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 #: Characters of a gate's review material a payload quotes.
 REVIEW_CHARS = 1000
@@ -44,7 +44,7 @@ _SIGNALS = {
 }
 
 
-@dataclass
+@mutable
 class RunFacts:
     """What the notifier has learnt of the run from its events so far."""
 

@@ -33,7 +33,6 @@ import itertools
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -41,7 +40,7 @@ import anyio
 
 from attractor.proc.environment import LocalEnvironment, Start
 from attractor.proc.process import ProcessResult
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 #: Variables of the engine's host that name host paths: the image sets its own.
 HOST_ONLY = frozenset(
@@ -158,7 +157,7 @@ def remove_argv(engine: str, name: str) -> list[str]:
     return [shutil.which(engine) or engine, "rm", "--force", name]
 
 
-@dataclass
+@mutable
 class ContainerEnvironment(LocalEnvironment):
     """Commands in a fresh container each (see the module docstring)."""
 

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from attractor.proc.envfilter import EnvPolicy
 from attractor.proc.hostfs import DEFAULT_READ_LIMIT
 from attractor.proc.hostfs.ops import HostFiles
+from attractor.valueclass import mutable
 
 if TYPE_CHECKING:  # the process machinery loads with the first command (not for a simulated run)
     from attractor.proc.process import ProcessResult
@@ -139,7 +140,7 @@ class ExecutionEnvironment(Protocol):
         ...
 
 
-@dataclass
+@mutable
 class LocalEnvironment(HostFiles):
     """Commands on this machine with a filtered environment; files on it, beneath the workdir."""
 

@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 import anyio
@@ -25,12 +25,13 @@ from attractor.proc.bwrap import PROXY_REFUSAL, Fence, probe, refusal_note, wrap
 from attractor.proc.environment import LocalEnvironment, Start
 from attractor.proc.netproxy import serve_client
 from attractor.proc.process import ProcessResult
+from attractor.valueclass import mutable
 
 #: Names of the per-command proxy sockets (unique within the engine process).
 _sockets = itertools.count(1)
 
 
-@dataclass
+@mutable
 class BwrapEnvironment(LocalEnvironment):
     """Commands inside a bubblewrap sandbox (see :mod:`attractor.proc.bwrap`)."""
 

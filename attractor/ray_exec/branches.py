@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.settings import Settings, redactor_for
 from attractor.store.rundir import PROCESSES, RunDir
 from attractor.store.worker import WORKER_FILE
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 from attractor.workspace.branches import branch_name
 from attractor.workspace.transport import Parcel, discard, receive, send, send_back, take_back
 from attractor.workspace.workspace import branch_of
@@ -138,7 +138,7 @@ class _BranchSpec:
     parcel: Parcel | None = None
 
 
-@dataclass
+@mutable
 class _BranchOutput:
     result: BranchResult
     rows: list[NodeResult] = field(default_factory=list)

@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from attractor.store.rundir import (
     RunDir,
     _safe_name,
 )
+from attractor.valueclass import mutable
 
 #: Final event types: after one of these, a run's event stream has ended.
 FINAL_EVENTS = frozenset(
@@ -45,7 +46,7 @@ FINAL_EVENTS = frozenset(
 _STATE_OF_STATUS = {"partial_success": "partial"}
 
 
-@dataclass
+@mutable
 class NodeState:
     """One node as the run has seen it so far."""
 
@@ -67,7 +68,7 @@ class NodeState:
         return dict(self.__dict__)
 
 
-@dataclass
+@mutable
 class Progress:
     """Node ``index`` of ``total`` on the main path (start to exit, shortest)."""
 
@@ -78,7 +79,7 @@ class Progress:
         return {"index": self.index, "total": self.total}
 
 
-@dataclass
+@mutable
 class RunState:
     """One run read from its files: the listing fields plus every node."""
 

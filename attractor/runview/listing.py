@@ -12,7 +12,6 @@ import contextlib
 import fnmatch
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +33,13 @@ from attractor.store.rundir import (
     RunDir,
     source_hash,
 )
+from attractor.valueclass import mutable
 
 #: Where runs go under a root (the engine's default, relative to the directory run in).
 RUNS_SUBDIR = Path(".attractor") / "runs"
 
 
-@dataclass
+@mutable
 class RunInfo:
     """A run as a listing shows it (manifest only)."""
 

@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import anyio
@@ -25,13 +25,14 @@ from attractor.errors import AttractorError
 from attractor.run_status import RunStatus
 from attractor.runview.listing import RunInfo, driver_alive, is_run_dir, run_status
 from attractor.store.rundir import RunDir
+from attractor.valueclass import mutable
 from attractor.workspace.prune import prune as prune_workspaces
 
 #: Why a run still going is kept.
 STILL_GOING = "the run is still going; cancel it first"
 
 
-@dataclass
+@mutable
 class Deleted:
     """What a prune deleted (run ids), kept (run id: why) and whose workspaces it removed."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,10 @@ from attractor.runview.inventory import read_events, stage_path
 from attractor.runview.listing import load_checkpoint, run_info, run_status
 from attractor.store.attempts import files_of
 from attractor.store.rundir import CHECKPOINT, RunDir
+from attractor.valueclass import mutable
 
 
-@dataclass
+@mutable
 class Attempt:
     """One attempt of one visit of a node."""
 
@@ -104,7 +104,7 @@ def _files_changed(folder: Path) -> int | None:
     return None
 
 
-@dataclass
+@mutable
 class Spend:
     """Tokens and cost: input (cached input included), of it cached, output; dollars."""
 
@@ -156,7 +156,7 @@ class Spend:
         return dict(self.__dict__)
 
 
-@dataclass
+@mutable
 class StageSpend:
     """What one finished visit of a node spent, every attempt of it counted."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from attractor.launch import (
     QuestionType,
     match_option,
 )
+from attractor.valueclass import mutable
 from attractor.workspace.diff import diff_range
 
 _YES = ("y", "yes", "true", "1")
@@ -26,7 +27,7 @@ _YES = ("y", "yes", "true", "1")
 MAX_DIFF = 512 * 1024
 
 
-@dataclass
+@mutable
 class Pending:
     """A question waiting for its answer."""
 

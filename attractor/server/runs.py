@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -43,6 +43,7 @@ from attractor.runview.listing import RUNS_SUBDIR
 from attractor.server.confine import check_graph_paths, confine
 from attractor.server.questions import Pending, WebInterviewer
 from attractor.settings import RECORDED_SOURCE, Settings
+from attractor.valueclass import mutable
 
 #: The server's log (uvicorn's, on stderr).
 LOG = logging.getLogger("uvicorn.error")
@@ -83,7 +84,7 @@ class Changes:
             await self._event.wait()
 
 
-@dataclass
+@mutable
 class ActiveRun:
     """A run this server is driving now."""
 

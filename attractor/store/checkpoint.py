@@ -17,7 +17,7 @@ from __future__ import annotations
 import errno
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from attractor.fileio.writes import atomic_write_text
 from attractor.handlers.outcome import StageStatus
 from attractor.run_status import RunStatus, run_status
 from attractor.store.journal import JOURNAL, read_records
+from attractor.valueclass import mutable
 
 VERSION = 1
 
@@ -35,7 +36,7 @@ VERSION = 1
 RUNNING = RunStatus.RUNNING
 
 
-@dataclass
+@mutable
 class Checkpoint:
     """A JSON-serialisable snapshot of one run's progress."""
 

@@ -16,9 +16,10 @@ back, kept under a lost ref, and named in the run's notes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from attractor.valueclass import mutable
 from attractor.workspace.commits import message
 from attractor.workspace.create import _make_links, safe_id
 from attractor.workspace.git import Git
@@ -128,7 +129,7 @@ async def close_branch(main: Workspace, branch: str) -> None:
         await _admin_git(main).run("worktree", "remove", "--force", str(path), check=False)
 
 
-@dataclass
+@mutable
 class Merge:
     """How a fan-in merge went."""
 

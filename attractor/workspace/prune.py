@@ -11,9 +11,10 @@ in its run directory, so deleting that directory is enough.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from attractor.valueclass import mutable
 from attractor.workspace.git import Git
 
 #: Where a repository lists its runs: ``<git common dir>/attractor/runs/RUN_ID``.
@@ -27,7 +28,7 @@ def register(common_dir: Path, run_id: str, run_dir: Path) -> None:
     (folder / run_id).write_text(str(run_dir.resolve()) + "\n")
 
 
-@dataclass
+@mutable
 class Pruned:
     """What :func:`prune` removed (run ids), and what it kept (their run directory exists)."""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ import anyio
 
 from attractor.errors import WorkspaceError
 from attractor.fileio.writes import atomic_write_json
+from attractor.valueclass import mutable
 from attractor.workspace.commits import Saved, commit_work_tree, message
 from attractor.workspace.git import Git
 from attractor.workspace.names import TRAILER
@@ -50,7 +51,7 @@ def lost_prefix(run_id: str) -> str:
     return f"refs/attractor/{run_id}/lost/"
 
 
-@dataclass
+@mutable
 class Workspace:
     """A work tree with its checkpoint branch (see the module doc)."""
 

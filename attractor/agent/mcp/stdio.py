@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 
 import anyio
 import mcp_types
 from anyio.abc import Process
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
+
+from attractor.valueclass import mutable
 
 #: The longest message read from a server (a tool result of 50 MB fits, even
 #: sent twice as text and structured content; the model sees it truncated like
@@ -30,7 +31,7 @@ MAX_MESSAGE = 128 * 1024 * 1024
 QUOTE = 120
 
 
-@dataclass
+@mutable
 class Watch:
     """What went wrong with the connection, if anything (for the step's failure)."""
 

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from attractor.mcp_config import McpServerConfig
 from attractor.proc.environment import ExecutionEnvironment, LocalEnvironment
 from attractor.proc.process import CAPTURE_LIMIT
 from attractor.proc.service import open_service
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 #: The prefix of every MCP tool's name as the model sees it.
 PREFIX = "mcp__"
@@ -81,7 +81,7 @@ class McpSelection:
         return not any(n == server and fnmatch.fnmatchcase(tool, p) for n, p in self.deny)
 
 
-@dataclass
+@mutable
 class _Connection:
     server: McpServerConfig
     session: ClientSession

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import anyio
@@ -22,13 +22,14 @@ from anyio.abc import TaskGroup
 
 from attractor.proc.capped import LOG_LIMIT
 from attractor.proc.environment import ExecutionEnvironment
+from attractor.valueclass import mutable
 
 TERMINALS_DIR = "acp_terminals"
 #: Output kept for an agent that names no limit.
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
 
 
-@dataclass
+@mutable
 class _Terminal:
     log: Path
     limit: int

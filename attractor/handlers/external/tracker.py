@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from attractor.agent.report import report_from_text
@@ -38,12 +38,13 @@ from attractor.handlers.external.steps import (
     TurnStarted,
 )
 from attractor.llm.types import ModelResponse, ToolCall, Usage
+from attractor.valueclass import mutable
 
 #: Why attractor stopped the CLI before it ended by itself.
 StopReason = Literal["turn_limit", "run_budget"]
 
 
-@dataclass
+@mutable
 class _Turn:
     number: int
     text: list[str] = field(default_factory=list)
@@ -61,7 +62,7 @@ class _Turn:
         return "\n\n".join(t for t in self.text if t)
 
 
-@dataclass
+@mutable
 class _Call:
     name: str
     arguments: dict[str, Any]

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from attractor.errors import ToolError
+from attractor.valueclass import mutable
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -27,7 +28,7 @@ EOF_MARK = "*** End of File"
 _SHOWN_LINES = 3  # of a hunk that does not fit, quoted back in the error
 
 
-@dataclass
+@mutable
 class Hunk:
     """One change: the lines it expects (context and removed) and what replaces them."""
 
@@ -37,7 +38,7 @@ class Hunk:
     at_end: bool = False
 
 
-@dataclass
+@mutable
 class FileOp:
     """One file operation of a patch."""
 

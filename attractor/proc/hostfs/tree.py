@@ -14,18 +14,18 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from attractor.errors import PathEscapeError
 from attractor.proc.hostfs.beneath import READ_FLAGS, Beneath, show
 from attractor.proc.hostfs.reasons import reason
-from attractor.valueclass import frozen
+from attractor.valueclass import frozen, mutable
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOTED = 5  # skipped paths named in the note; the rest are counted
 
 
-@dataclass
+@mutable
 class Skipped:
     """Paths a walk left out, and why, for a note at the end of the output."""
 
