@@ -602,10 +602,16 @@ def backend_for(settings: Settings, graph: Graph) -> CodergenBackend:
     check_boundaries(settings, graph)
     from attractor.dot.schema import ACP_PREFIX, AGENT_BACKENDS
     from attractor.handlers.backend import backend_name
+
+    agents = [(n, backend_name(n, settings)) for n in graph.nodes() if n.handler_type == "codergen"]
+    if settings.backend == "simulate" and all(name == "simulate" for _, name in agents):
+        # Nothing to check and nothing to route: no MCP or agent CLI module is loaded.
+        from attractor.handlers.simulate import SimulateBackend
+
+        return SimulateBackend()
     from attractor.handlers.external import route_backends
     from attractor.handlers.mcp_servers import check_servers
 
-    agents = [(n, backend_name(n, settings)) for n in graph.nodes() if n.handler_type == "codergen"]
     builtin = [n for n, name in agents if name == "llm" or name.startswith("scripted:")]
     check_servers(builtin, settings)
     # An agent CLI starts the servers itself: no SDK needed for it.
