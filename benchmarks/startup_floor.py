@@ -7,20 +7,23 @@ same command, in this process), start an anyio event loop (every run runs under 
 write each node's folder, its three small files and a journal line under a new folder
 of FOLDER, and with ``--worktree`` make the one git worktree a run in REPO works in
 (``git worktree add --detach``; it goes with the caller's folder, the repository too),
-and end as the command line ends: exit handlers, flushed streams, then ``os._exit``
-without the interpreter's teardown. Start-up goals that lie below this floor are judged
-against it.
+start as the command line starts (the garbage collector paused: cli/collector.py) and end
+as it ends: exit handlers, flushed streams, then ``os._exit`` without the interpreter's
+teardown. Start-up goals that lie below this floor are judged against it.
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from attractor.cli.main import cli
+gc.disable()  # as the console script does for a short command, before its imports
+
+from attractor.cli.main import cli  # noqa: E402
 
 
 def main() -> None:

@@ -8,12 +8,16 @@ handlers before it installs them.
 
 from __future__ import annotations
 
-from attractor.cli import stop_signals
+import sys
+
+from attractor.cli import collector, stop_signals
 
 
 def main() -> None:
     """Console-script entry point (``attractor``, ``python -m attractor``)."""
     stop_signals.install()
+    if sys.argv[1:2] and sys.argv[1] in collector.SHORT_COMMANDS:
+        collector.pause()  # until the run starts (see collector.py)
     try:
         from attractor.cli.main import main as run
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from attractor.cli import stop_signals
+from attractor.cli import collector, stop_signals
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.errors import AttractorError, UsageError, ValidationError
 
@@ -307,6 +307,8 @@ def _run_planned(plan: Plan, options: CommonOptions) -> int:
     hooks = Hooks(
         choose_interviewer=lambda graph: _interviewer(options, graph),
         context=dict(options.context_seed),
+        # The collector paused for start-up runs again from the run's first event.
+        observers=[collector.resume],
         watch=screen.watch,
         handle_signals=True,
         stop_requests=stop_signals.missed,
