@@ -23,6 +23,7 @@ than it found it).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -1128,6 +1129,10 @@ def memory_rows(reps: int, quick: bool, folder: Path) -> list[Row]:
 
 
 GROUPS = ("startup", "engine", "tool", "lint", "fan", "model", "memory", "ray")
+#: The groups whose runs happen in this script's own process: each is measured in a
+#: fresh interpreter of its own (as a run of the command line is), not in a process
+#: that earlier groups' 10,000-node runs and their modules left larger.
+IN_PROCESS = ("engine", "tool", "lint", "fan")
 HEAD = ["work", "attractor", "reference (same run)", "ratio", "goal", "verdict"]
 
 
@@ -1261,6 +1266,7 @@ def main() -> None:
         default=",".join(GROUPS),
         help=f"comma-separated groups among {', '.join(GROUPS)} (implies --no-write)",
     )
+    parser.add_argument("--rows-json", type=Path, help=argparse.SUPPRESS)  # a child's rows
     args = parser.parse_args()
     only = [g.strip() for g in args.only.split(",") if g.strip()]
     if unknown := set(only) - set(GROUPS):
@@ -1286,9 +1292,13 @@ def main() -> None:
     }
     try:
         for name in only:
-            for row in groups[name]():
+            isolated = name in IN_PROCESS and args.rows_json is None and len(only) > 1
+            for row in _in_child(name, args) if isolated else groups[name]():
                 rows.append(row)
                 print(" | ".join(row.cells()), flush=True)
+        if args.rows_json is not None:
+            args.rows_json.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
+            return
     finally:
         shutil.rmtree(base, ignore_errors=True)
         if mem is not None:
@@ -1309,6 +1319,16 @@ def main() -> None:
     if not args.no_write and only == list(GROUPS):
         write_doc(render(rows), setting)
         print(f"wrote {DOC}")
+
+
+def _in_child(group: str, args: argparse.Namespace) -> list[Row]:
+    """The rows of ``group`` measured by this script in a new interpreter."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "rows.json"
+        argv = [sys.executable, __file__, "--only", group, "--dir", str(args.dir)]
+        argv += ["--rows-json", str(out), *(["--quick"] if args.quick else [])]
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        return [Row(**row) for row in json.loads(out.read_text())]
 
 
 def _filesystem(path: Path) -> str:
