@@ -190,13 +190,12 @@ async def _create_worktree(
                 excluded = run_exclusions(plan.repo, run_dir)
                 start = await checkout_commit(plan, run_dir, run_id, excluded)
         except BaseExceptionGroup as errors:  # as either would have raised it (git missing...)
-            if "admin" in made:
-                await discard(made["admin"], path)
             raise errors.exceptions[0] from None
         base, admin = start.commit, made["admin"]
         # free_id found no branch of that name: nothing is reset (git worktree add -b),
         # and the branch goes again with the worktree when the run cannot start.
         await check_out(admin, path, base, -1)
+        made["finished"] = admin
         sub = plan.workdir.relative_to(plan.repo)
         env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
         workspace = Workspace(
@@ -224,8 +223,10 @@ async def _create_worktree(
             extra = (plan.common_dir, *(plan.repo / name for name in workspace.linked))
             await _run_setup(plan.setup, workspace.workdir, extra, run_dir, boundary)
         return workspace
-    except BaseException:
+    except BaseException:  # failed or stopped (Ctrl-C) half way: nothing left behind
         with anyio.CancelScope(shield=True):
+            if "admin" in made and "finished" not in made:
+                await discard(made["admin"], path)  # registered, never checked out
             await remove_worktree(user, path, branch)
         raise
 
