@@ -1293,14 +1293,17 @@ def main() -> None:
     try:
         for name in only:
             isolated = name in IN_PROCESS and args.rows_json is None and len(only) > 1
-            for row in _in_child(name, args) if isolated else groups[name]():
+            for row in _in_child(name, base, args.quick) if isolated else groups[name]():
                 rows.append(row)
                 print(" | ".join(row.cells()), flush=True)
         if args.rows_json is not None:
             args.rows_json.write_text(json.dumps([dataclasses.asdict(r) for r in rows]))
             return
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        # A child's folder is in its parent's, deleted with it at the very end: deleting
+        # files slows the creation of new ones on this disk for minutes.
+        if args.rows_json is None:
+            shutil.rmtree(base, ignore_errors=True)
         if mem is not None:
             shutil.rmtree(mem, ignore_errors=True)
     load = os.getloadavg()
@@ -1321,12 +1324,13 @@ def main() -> None:
         print(f"wrote {DOC}")
 
 
-def _in_child(group: str, args: argparse.Namespace) -> list[Row]:
-    """The rows of ``group`` measured by this script in a new interpreter."""
+def _in_child(group: str, base: Path, quick: bool) -> list[Row]:
+    """The rows of ``group`` measured by this script in a new interpreter, its run
+    directories under ``base``."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "rows.json"
-        argv = [sys.executable, __file__, "--only", group, "--dir", str(args.dir)]
-        argv += ["--rows-json", str(out), *(["--quick"] if args.quick else [])]
+        argv = [sys.executable, __file__, "--only", group, "--dir", str(base)]
+        argv += ["--rows-json", str(out), *(["--quick"] if quick else [])]
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
         return [Row(**row) for row in json.loads(out.read_text())]
 
