@@ -266,7 +266,6 @@ async def _open(stack: contextlib.AsyncExitStack, plan: Plan, hooks: Hooks) -> R
             tasks.start_soon(plan_workspace)
             await anyio.lowlevel.checkpoint()  # it has started git (in a repository)
             from attractor.engine.run import RunOptions
-            from attractor.handlers.interviewer import AutoApproveInterviewer
     except BaseExceptionGroup as errors:  # as the check would have raised it
         raise errors.exceptions[0] from None
     workspace = found["plan"]
@@ -277,9 +276,13 @@ async def _open(stack: contextlib.AsyncExitStack, plan: Plan, hooks: Hooks) -> R
     observers = list(hooks.observers)
     if hooks.watch is not None:
         observers.append(stack.enter_context(hooks.watch(plan)))
+    if interviewer is None:  # every gate takes its default
+        from attractor.handlers.interviewer import AutoApproveInterviewer
+
+        interviewer = AutoApproveInterviewer()
     return RunOptions(
         settings=plan.settings,
-        interviewer=interviewer or AutoApproveInterviewer(),
+        interviewer=interviewer,
         context_seed=dict(hooks.context),
         backend=backend,
         observers=observers,

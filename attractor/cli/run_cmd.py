@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from attractor.cli.display import DisplayMode
     from attractor.dot.graph import Graph
     from attractor.events import Event
-    from attractor.launch import Continuation, Interviewer, Plan, RunResult
+    from attractor.launch import Answer, Continuation, Interviewer, Plan, Question, RunResult
     from attractor.settings import Settings
 
 # The launcher, the display and the settings are imported when a command runs
@@ -255,6 +255,8 @@ def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
         return launcher.AutoApproveInterviewer(options.auto_choice)
     if options.answers is not None:
         return launcher.QueueInterviewer.from_file(Path(options.answers))
+    if not any(node.handler_type == "wait.human" for node in graph.nodes()):
+        return _TerminalWhenAsked()  # no gate: only an agent asking leave could ask
     gates = launcher.gates_needing_a_person(graph)
     if gates and not launcher.stdin_can_answer(sys.stdin):
         raise UsageError(
@@ -264,6 +266,21 @@ def _interviewer(options: CommonOptions, graph: Graph) -> Interviewer:
             "and human.timeout answers itself"
         )
     return launcher.ConsoleInterviewer()
+
+
+class _TerminalWhenAsked:
+    """The console interviewer of a run without human gates, made at the first question
+    (an agent asking leave): a run that asks none loads no interviewer module."""
+
+    def __init__(self) -> None:
+        self._console: Interviewer | None = None
+
+    async def ask(self, question: Question) -> Answer:
+        import attractor.launch as launcher
+
+        if self._console is None:
+            self._console = launcher.ConsoleInterviewer()
+        return await self._console.ask(question)
 
 
 def _print_plan(plan: Plan, file: str) -> int:

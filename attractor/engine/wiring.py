@@ -26,13 +26,13 @@ from attractor.fileio.confine import confine_path
 from attractor.handlers.backend import CodergenBackend
 from attractor.handlers.base import ChildRunner, NoRecord, RunRecord, Services, Steering
 from attractor.handlers.builtin import default_registry
-from attractor.handlers.interviewer import ConsoleInterviewer, Interviewer
 from attractor.handlers.registry import HandlerRegistry
 from attractor.settings import Settings
 from attractor.valueclass import frozen
 
 if TYPE_CHECKING:
     from attractor.engine.child import Resume, Start
+    from attractor.handlers.interviewer import Interviewer
     from attractor.workspace.workspace import Workspace
 
 #: The graph attribute that may set the run's working directory.
@@ -89,7 +89,7 @@ def run_wide(
         bus=bus,
         budget=budget,
         backend=backend,
-        interviewer=options.interviewer or ConsoleInterviewer(),
+        interviewer=options.interviewer or _console(),
         registry=options.registry or default_registry(),
         steps=steps,
         base_workdir=_base_workdir(options.settings, source),
@@ -140,6 +140,13 @@ def require_backend(options: RunOptions) -> CodergenBackend:
             "(attractor.launch.backend_for builds the one the settings name)"
         )
     return options.backend
+
+
+def _console() -> Interviewer:
+    """The terminal's interviewer, for a library caller that gave none (loaded only then)."""
+    from attractor.handlers.interviewer import ConsoleInterviewer
+
+    return ConsoleInterviewer()
 
 
 def _base_workdir(settings: Settings, source: Path | None) -> Path:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 #: Modules (and their submodules) a simulate or tool-only run must not load.
 HEAVY = (
     "attractor.agent.session",
@@ -118,6 +120,31 @@ def test_a_tool_only_run_loads_no_agent_llm_or_agent_cli_module(tmp_path: Path) 
     assert "HEAVY []" in err
 
 
+#: What a simulated run outside a repository (``--workspace none``) with no human gate
+#: has no use for either: the process machinery (no command runs), git, the human gate
+#: and the interviewers (no question can be asked), the MCP and agent-CLI checks.
+SIMULATE_HEAVY = (
+    "attractor.proc.process",
+    "attractor.proc.spawn",
+    "attractor.workspace.git",
+    "attractor.handlers.human",
+    "attractor.handlers.interviewer",
+    "attractor.handlers.mcp_servers",
+    "attractor.handlers.external",
+)
+
+
+def test_a_simulate_run_without_gates_or_workspace_loads_only_what_it_uses(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "pipeline.dot"
+    path.write_text(_linear('prompt="do it"'), encoding="utf-8")
+    args = ("run", "-q", "--backend", "simulate", "--workspace", "none", str(path))
+    result = _probe(tmp_path, SIMULATE_HEAVY, *args)
+    assert result.returncode == 0, result.stderr
+    assert "HEAVY []" in result.stderr
+
+
 def test_run_help_loads_neither_the_engine_nor_the_display_nor_the_settings(
     tmp_path: Path,
 ) -> None:
@@ -177,3 +204,21 @@ def test_a_bare_simulate_run_loads_no_sandbox_workspace_or_openssl(tmp_path: Pat
     assert result.returncode == 0, result.stderr
     assert "pipeline succeeded" in result.stdout
     assert "HEAVY []" in result.stderr
+
+
+def test_a_run_without_gates_still_asks_on_the_terminal_when_an_agent_asks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its interviewer is made at the first question (an agent asking leave)."""
+    import io
+
+    import anyio
+
+    from attractor.cli.run_cmd import _TerminalWhenAsked
+    from attractor.handlers.interviewer import Option, Question
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("allow\n"))
+    question = Question("May the agent write files?", options=(Option("A", "allow"),))
+    answer = anyio.run(_TerminalWhenAsked().ask, question)
+    assert answer.value == "A" and answer.answered_by == "cli"
+    assert "May the agent write files?" in capsys.readouterr().err
