@@ -121,13 +121,19 @@ async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
 
     An excluded path git ignores needs no excluding, and git says so (exit 1, all
     else added): that is a success, found without asking git first which paths it
-    ignores (a process more for every workspace)."""
+    ignores (a process more for every workspace). Should a git word that otherwise,
+    the paths it ignores are asked (``check-ignore``) and left out of the exclusions."""
     unborn: list[str] = []
+    asked = False
     for _ in range(_MAX_NESTED):
         left_out = [*excluded, *unborn]
         code, _, said = await git.run("add", "-A", "--", ".", *exclusions(left_out), check=False)
         if code == 0 or (code == 1 and _only_ignored(said, left_out)):
             return tuple(unborn)
+        if code == 1 and not asked:  # perhaps an ignored path, worded otherwise
+            asked = True
+            excluded = await _not_ignored(git, excluded)
+            continue
         found = [path.rstrip("/") for path in _NO_COMMIT.findall(said)]
         if not found or any(path in unborn for path in found):
             raise failure(("add", "-A"), said)
@@ -136,6 +142,18 @@ async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
         f"more than {_MAX_NESTED} nested git repositories without a commit in the work "
         "tree: remove their .git folders, or run with --workspace none"
     )
+
+
+async def _not_ignored(git: Git, paths: list[str]) -> list[str]:
+    """``paths`` less those git ignores (git refuses to exclude an ignored path)."""
+    if not paths:
+        return []
+    names = "".join(f"{p}\0" for p in paths).encode()
+    _, out, _ = await git.run(
+        "check-ignore", "--no-index", "-z", "--stdin", input=names, check=False
+    )
+    ignored = set(out.split("\0"))
+    return [p for p in paths if p not in ignored]
 
 
 async def changed_paths(git: Git, before: str, after: str) -> tuple[str, ...]:

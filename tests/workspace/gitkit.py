@@ -74,3 +74,13 @@ def age_run(run_dir: Path, days: float) -> None:
         if data.get(key) is not None:
             data[key] -= days * 86400
     manifest.write_text(json.dumps(data))
+
+
+def git_commands(trace: Path) -> list[list[str]]:
+    """The argument lists of the git commands a GIT_TRACE2_EVENT file saw started."""
+    found = []
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "start":
+            found.append(event["argv"][1:])
+    return found

@@ -11,7 +11,7 @@ import pytest
 import attractor
 from attractor.events import Event, StageStarted
 from tests.cli.runkit import invoke, only_run_dir, read_json, write
-from tests.workspace.gitkit import git, make_repo, trailers
+from tests.workspace.gitkit import git, git_commands, make_repo, trailers
 
 STAGES = """digraph p {
   start [shape=Mdiamond]; done [shape=Msquare]
@@ -152,12 +152,37 @@ async def test_files_changed_between_stages_get_a_checkpoint_of_their_own(
     assert status["start_commit"] == outside_commit
 
 
+#: git, but its message about ignored paths worded otherwise (a git of another version).
+REWORDING_GIT = """#!/bin/sh
+case " $* " in
+  *" add "*)
+    err=$(mktemp)
+    "{real}" "$@" 2>"$err"; code=$?
+    sed 's/^The following paths are ignored by one of your .gitignore files:$/Ignored:/' "$err" >&2
+    rm -f "$err"
+    exit $code;;
+esac
+exec "{real}" "$@"
+"""
+
+
+@pytest.mark.parametrize("wording", ["known", "other"])
 def test_a_stage_that_makes_git_ignore_the_run_folder_still_gets_its_checkpoint(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wording: str
 ) -> None:
     """The run folder (inside the workdir) is kept out of every commit by name; once a
     stage's .gitignore ignores it, git says so when asked to exclude it (exit 1):
-    the checkpoint is made all the same, without the folder."""
+    the checkpoint is made all the same, without the folder. A git that words it
+    otherwise is asked which paths it ignores."""
+    if wording == "other":
+        import shutil
+        import stat
+
+        wrapper = tmp_path / "bin" / "git"
+        wrapper.parent.mkdir()
+        wrapper.write_text(REWORDING_GIT.format(real=shutil.which("git")))
+        wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+        monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
     plain = tmp_path / "plain"  # no repository: a snapshot workspace, its git directory
     plain.mkdir()  # in the run directory, the run directory in the workdir
     pipeline = """digraph p {
@@ -171,8 +196,12 @@ def test_a_stage_that_makes_git_ignore_the_run_folder_still_gets_its_checkpoint(
     """
     dot = write(tmp_path / "p.dot", pipeline)
     run_dir = plain / "runs" / "r"
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
     result = invoke(["run", str(dot), "--workdir", str(plain), "--logs-dir", str(run_dir)])
     assert result.exit_code == 0, result.output + result.stderr
+    asked = any("check-ignore" in argv for argv in git_commands(trace))
+    assert asked is (wording == "other")  # git is asked only when its words are unknown
 
     rows = _rows(run_dir)
     assert [rows[n]["status"] for n in ("before", "ignore", "after")] == ["success"] * 3

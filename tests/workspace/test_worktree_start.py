@@ -5,7 +5,6 @@ Everything here runs the real CLI on real repositories with real git.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.runkit import invoke, only_run_dir, read_json, write
-from tests.workspace.gitkit import git, make_repo, state_of
+from tests.workspace.gitkit import git, git_commands, make_repo, state_of
 
 WRITE_PIPELINE = """digraph p {
   start [shape=Mdiamond]; done [shape=Msquare]
@@ -303,16 +302,6 @@ def test_a_failing_workspace_setup_stops_the_run_and_leaves_no_worktree(tmp_path
     assert "attractor" not in git(repo, "worktree", "list")
 
 
-def _git_commands(trace: Path) -> list[list[str]]:
-    """The argument lists of the git commands a GIT_TRACE2_EVENT file saw started."""
-    found = []
-    for line in trace.read_text().splitlines():
-        event = json.loads(line)
-        if event.get("event") == "start":
-            found.append(event["argv"][1:])
-    return found
-
-
 def test_a_clean_checkout_ends_with_git_merge_and_no_search_for_a_start_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -323,7 +312,7 @@ def test_a_clean_checkout_ends_with_git_merge_and_no_search_for_a_start_commit(
     assert result.exit_code == 0, result.output + result.stderr
     manifest = read_json(only_run_dir(tmp_path / "logs") / "manifest.json")
     assert f"take the result: git merge {manifest['workspace']['branch']}" in result.output
-    started = _git_commands(trace)
+    started = git_commands(trace)
     assert any("commit-tree" in argv for argv in started)  # the trace saw the run's git
     # Nothing uncommitted: no commit of it begins the branch, none is looked for.
     assert not any(any("Kind: start" in a for a in argv) for argv in started)
@@ -351,7 +340,7 @@ def test_a_dirty_checkout_ends_without_searching_git_for_the_commit_it_made(
     first = git(repo, "rev-list", "--reverse", branch, "--not", "HEAD").split()[0]
     assert f"diff --binary {first[:12]} {branch} | git -C {repo} apply" in result.output
     # This process made that commit on the checkout's HEAD, which has not moved.
-    assert not any(any("Kind: start" in a for a in argv) for argv in _git_commands(trace))
+    assert not any(any("Kind: start" in a for a in argv) for argv in git_commands(trace))
 
 
 def test_a_checkout_committed_to_during_the_run_still_gets_the_right_diff(tmp_path: Path) -> None:
