@@ -134,6 +134,7 @@ def _resolved(path: Path) -> Path:
 
 
 def _git(cwd: Path) -> Git:
+    """git run from ``cwd`` (its module loads with the first question: none for ``none``)."""
     from attractor.workspace.git import Git
 
     return Git(cwd)
