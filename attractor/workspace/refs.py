@@ -17,8 +17,6 @@ from pathlib import Path
 
 #: An object name: SHA-1 (40 hex digits) or SHA-256 (64).
 _OBJECT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-#: How many symbolic refs ``HEAD`` may go through (git's own limit is 5).
-_MAX_DEPTH = 5
 
 
 def _readable(common_dir: Path) -> bool:
@@ -64,6 +62,21 @@ def any_ref(common_dir: Path, prefixes: Iterable[str]) -> bool | None:
     return any(name == p or name.startswith(p + "/") for name, _ in packed for p in prefixes)
 
 
+def read_ref(common_dir: Path, name: str) -> str | None:
+    """The object ref ``name`` (``refs/heads/...``) points to: its loose file, else its
+    line of ``packed-refs`` (None: ask git; a ref that does not exist is None too)."""
+    try:
+        text = (common_dir / name).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        if not _readable(common_dir):
+            return None
+        value = dict(_packed(common_dir) or ()).get(name, "")
+        return value if _OBJECT.fullmatch(value) else None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if _OBJECT.fullmatch(text) else None
+
+
 def resolve_head(git_dir: Path, common_dir: Path) -> str | None:
     """The commit ``HEAD`` of the worktree whose git directory is ``git_dir`` names
     (None: ask git; an unborn branch is None too)."""
@@ -73,19 +86,8 @@ def resolve_head(git_dir: Path, common_dir: Path) -> str | None:
         text = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    for _ in range(_MAX_DEPTH):
-        if _OBJECT.fullmatch(text):
-            return text
-        if not text.startswith("ref: refs/"):
-            return None
-        name = text.removeprefix("ref: ")
-        try:
-            text = (common_dir / name).read_text(encoding="utf-8").strip()
-            continue
-        except FileNotFoundError:
-            pass
-        except (OSError, UnicodeDecodeError):
-            return None
-        packed = dict(_packed(common_dir) or ())
-        return packed.get(name) if _OBJECT.fullmatch(packed.get(name, "")) else None
-    return None
+    if _OBJECT.fullmatch(text):  # detached
+        return text
+    if not text.startswith("ref: refs/"):
+        return None
+    return read_ref(common_dir, text.removeprefix("ref: "))

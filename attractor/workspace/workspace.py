@@ -35,6 +35,7 @@ from attractor.valueclass import mutable
 from attractor.workspace.commits import Saved, commit_work_tree, message
 from attractor.workspace.git import Git
 from attractor.workspace.names import TRAILER
+from attractor.workspace.refs import read_ref
 
 #: In the workspace's git directory while the files and branch move (restore, merge).
 MOVING = "attractor-moving.json"
@@ -132,14 +133,8 @@ class Workspace:
 
     async def tip(self) -> str:
         """The branch's commit now (a stage may have committed, or moved it)."""
-        loose = self.common_dir / self.ref
-        try:
-            text = loose.read_text().strip()
-        except OSError:
-            text = ""
-        if len(text) >= 40:
-            return text
-        return await self.git.out("rev-parse", "--verify", "--quiet", self.ref)
+        found = read_ref(self.common_dir, self.ref)  # its file, where that settles it
+        return found or await self.git.out("rev-parse", "--verify", "--quiet", self.ref)
 
     async def checkpoint(self, subject: str, trailers: Mapping[str, str | int]) -> Saved:
         """Commit the work tree when it changed since the last checkpoint; move the branch."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attractor.workspace.refs import any_ref, resolve_head
+from attractor.workspace.refs import any_ref, read_ref, resolve_head
 from tests.workspace.gitkit import git, make_repo
 
 
@@ -72,3 +72,14 @@ def test_what_the_files_cannot_settle_is_left_to_git(tmp_path: Path) -> None:
     (repo / ".git" / "reftable").mkdir()
     assert any_ref(repo / ".git", ["refs/heads/main"]) is None
     assert resolve_head(repo / ".git", repo / ".git") is None
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["loose", "packed"])
+def test_a_branch_reads_as_git_reads_it(tmp_path: Path, packed: bool) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "branch", "attractor/run")
+    if packed:
+        git(repo, "pack-refs", "--all")
+    head = git(repo, "rev-parse", "attractor/run").strip()
+    assert read_ref(repo / ".git", "refs/heads/attractor/run") == head
+    assert read_ref(repo / ".git", "refs/heads/attractor/none") is None
