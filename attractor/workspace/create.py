@@ -139,16 +139,8 @@ async def checkout_commit(
             "attractor: uncommitted changes of the checkout when the run started",
             {f"{TRAILER}-Run": run_id, f"{TRAILER}-Kind": "start"},
         )
-        # A checkout is often dirty (if only the pipeline's own file, new).
         return await commit_work_tree(
-            own,
-            plan.repo,
-            head,
-            head_tree,
-            text,
-            excluded=excluded,
-            max_bytes=plan.max_file_bytes,
-            expect_changes=True,
+            own, plan.repo, head, head_tree, text, excluded=excluded, max_bytes=plan.max_file_bytes
         )
     finally:
         index.unlink(missing_ok=True)
@@ -178,6 +170,7 @@ async def _create_worktree(
     common = plan.common_dir
     path = common / "attractor" / "worktrees" / run_id
     made: dict[str, Path] = {}
+    finished = False
 
     async def admin_folder() -> None:
         # It needs the names only: written while git stages the checkout.
@@ -195,7 +188,7 @@ async def _create_worktree(
         # free_id found no branch of that name: nothing is reset (git worktree add -b),
         # and the branch goes again with the worktree when the run cannot start.
         await check_out(admin, path, base, -1)
-        made["finished"] = admin
+        finished = True
         sub = plan.workdir.relative_to(plan.repo)
         env = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(path)}
         workspace = Workspace(
@@ -225,7 +218,7 @@ async def _create_worktree(
         return workspace
     except BaseException:  # failed or stopped (Ctrl-C) half way: nothing left behind
         with anyio.CancelScope(shield=True):
-            if "admin" in made and "finished" not in made:
+            if "admin" in made and not finished:
                 await discard(made["admin"], path)  # registered, never checked out
             await remove_worktree(user, path, branch)
         raise
