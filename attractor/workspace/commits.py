@@ -18,8 +18,6 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import anyio
-
 from attractor.errors import WorkspaceError
 from attractor.valueclass import frozen
 from attractor.workspace.git import Git, failure
@@ -81,22 +79,13 @@ async def commit_work_tree(
     *,
     excluded: Iterable[str] = (),
     max_bytes: int | None = None,
-    expect_changes: bool = False,
 ) -> Saved:
-    """Commit the work tree on top of ``parent`` when it changed (see the module doc).
-
-    ``expect_changes``: ask git what changed while it writes the tree (one step less
-    when something did, one git process for nothing when not)."""
+    """Commit the work tree on top of ``parent`` when it changed (see the module doc)."""
     unborn = await _stage(git, list(excluded))
-    before = parent_tree or EMPTY_TREE
-    if expect_changes:
-        tree, changes = await _tree_and_changes(git, before)
-    else:
-        tree, changes = await git.out("write-tree"), None
+    tree = await git.out("write-tree")
     if parent is not None and tree == parent_tree:
         return Saved(parent, tree, nested=unborn)
-    if changes is None:
-        changes = await _changes(git, "diff-tree", before, tree)
+    changes = await _changes(git, parent_tree or EMPTY_TREE, tree)
     # A nested repository the parent did not have: only its commit would be stored.
     nested = tuple(path for path, old, new in changes if new == GITLINK and old != GITLINK)
     files = tuple(path for path, _, _ in changes)
@@ -164,26 +153,9 @@ async def changed_paths(git: Git, before: str, after: str) -> tuple[str, ...]:
     return tuple(p for p in out.split("\0") if p)
 
 
-async def _tree_and_changes(git: Git, before: str) -> tuple[str, list[tuple[str, str, str]]]:
-    """``git write-tree`` and, at once, the index's changes since tree ``before``."""
-    found: dict[str, str] = {}
-
-    async def write() -> None:
-        found["tree"] = await git.out("write-tree")
-
-    try:
-        async with anyio.create_task_group() as both:
-            both.start_soon(write)
-            changes = await _changes(git, "diff-index", "--cached", before)
-    except BaseExceptionGroup as errors:  # as either would have raised it
-        raise errors.exceptions[0] from None
-    return found["tree"], changes
-
-
-async def _changes(git: Git, command: str, *trees: str) -> list[tuple[str, str, str]]:
-    """``(path, old mode, new mode)`` of each path that differs between two trees, or
-    between a tree and the index (``diff-index --cached TREE``)."""
-    out = await git.out(command, "-r", "-z", "--no-renames", "--raw", *trees)
+async def _changes(git: Git, before: str, after: str) -> list[tuple[str, str, str]]:
+    """``(path, old mode, new mode)`` of each path that differs between two trees."""
+    out = await git.out("diff-tree", "-r", "-z", "--no-renames", "--raw", before, after)
     fields = out.split("\0")
     changes = []
     for header, path in zip(fields[::2], fields[1::2], strict=False):
