@@ -247,6 +247,8 @@ def _own_fields(cls: type, annotations: dict[str, Any], kw_only: bool) -> list[F
                 return None
         elif f.default.__class__.__hash__ is None:
             return None  # a mutable default: dataclasses refuses it
+        # Set on the class's own Field objects as dataclasses sets them; should the class
+        # go to dataclasses after all, it sets the same again.
         f.name, f.type = name, kind
         f._field_type = _CLASS_VAR if special else _PLAIN_FIELD  # type: ignore[attr-defined]
         if not special and f.kw_only is MISSING:
