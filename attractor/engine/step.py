@@ -16,7 +16,7 @@ from attractor import redact
 from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine import workspace_hooks
-from attractor.engine.progress import has_side_effects
+from attractor.engine.progress import PURE_HANDLERS, has_side_effects
 from attractor.engine.retry import policy_for
 from attractor.engine.state import NodeResult, Run, Walk, record_step
 from attractor.errors import RunError
@@ -104,6 +104,10 @@ async def _attempts(
         )
         if acts:
             await workspace_hooks.before_attempt(run, walk, node, attempt)
+        elif shown not in PURE_HANDLERS:
+            # It runs without checkpoints (a simulated stage): what changes in the files
+            # meanwhile is for the next checkpoint to find.
+            workspace_hooks.unsettle(run, walk)
         outcome = await _attempt(run, walk, node, attempt, run_branch, handler_type)
         if acts:
             await workspace_hooks.after_attempt(run, walk, node, attempt, outcome)
@@ -130,6 +134,7 @@ async def _attempts(
             walk.visits[node.id] -= 1
             walk.on_step(walk, node.id)
             walk.visits[node.id] += 1
+        workspace_hooks.unsettle(run, walk)  # files may change while it waits
         await anyio.sleep(delay)
         attempt += 1
 

@@ -355,6 +355,9 @@ async def after_attempt(run: Run, walk: Walk, node: Node, attempt: int, outcome:
     subject = f"attractor: {node.id} (visit {visit}, attempt {attempt}) {outcome.status.value}"
     with anyio.CancelScope(shield=True):
         saved = await workspace.checkpoint(subject, trailers)
+    # Until the next stage starts only the engine runs: that stage's look for changes
+    # made outside one finds nothing, unless something clears this first (unsettle).
+    workspace.fresh = True
     if walk.branch is None:
         (run.run_dir.path / MARKER).unlink(missing_ok=True)
     elif walk.workspace is not None:
@@ -362,6 +365,14 @@ async def after_attempt(run: Run, walk: Walk, node: Node, attempt: int, outcome:
     _set(walk, saved.commit)
     outcome.details["files_changed"] = list(saved.files)
     outcome.details["start_commit"] = walk.context.get_string(START_KEY) or saved.commit
+
+
+def unsettle(run: Run, walk: Walk) -> None:
+    """The work tree may change before the next checkpoint (a stage runs without one, or
+    the engine waits before a retry): that checkpoint looks for changes again."""
+    workspace = walk.workspace or run.workspace
+    if workspace is not None:
+        workspace.fresh = False
 
 
 def stage_commit(run: Run, walk: Walk, outcome: Outcome) -> str | None:

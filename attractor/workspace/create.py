@@ -200,6 +200,7 @@ async def _create_worktree(
             common_dir=plan.common_dir,
             base=base,
             head=base,
+            tree=start.tree,
             max_bytes=plan.max_file_bytes,
             repo=plan.repo,
             admin=admin,
@@ -215,6 +216,8 @@ async def _create_worktree(
         if plan.setup:
             extra = (plan.common_dir, *(plan.repo / name for name in workspace.linked))
             await _run_setup(plan.setup, workspace.workdir, extra, run_dir, boundary)
+        else:  # checked out at the start commit, and nothing has run in it
+            workspace.fresh = True
         return workspace
     except BaseException:  # failed or stopped (Ctrl-C) half way: nothing left behind
         with anyio.CancelScope(shield=True):

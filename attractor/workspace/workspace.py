@@ -83,8 +83,10 @@ class Workspace:
     notes: list[str] = field(default_factory=list)
     #: One git operation at a time (parallel branches share the index).
     lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False, compare=False)
-    #: The work tree was just checked out at ``head`` (``tree``) and nothing has run in
-    #: it since: the first checkpoint has nothing to look for (a new branch's worktree).
+    #: The work tree is as ``head`` (``tree``) says and nothing has run in it since: it
+    #: was just checked out (a new branch's worktree), or a stage's checkpoint was just
+    #: made and only the engine ran after it. The next checkpoint has nothing to look
+    #: for; whatever may change the files first clears it (engine/workspace_hooks.py).
     fresh: bool = False
     #: The run's branch begins at the checkout's HEAD itself: the checkout had nothing
     #: uncommitted, so no commit of such changes starts it. Known only to the process

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import attractor
-from attractor.events import Event, StageStarted
+from attractor.events import Event, StageRetrying, StageStarted
 from tests.cli.runkit import invoke, only_run_dir, read_json, write
 from tests.workspace.gitkit import git, git_commands, make_repo, trailers
 
@@ -150,6 +150,77 @@ async def test_files_changed_between_stages_get_a_checkpoint_of_their_own(
     status = read_json(run_dir / "b" / "status.json")
     assert status["files_changed"] == ["b.txt"]  # b's own change only
     assert status["start_commit"] == outside_commit
+
+
+def test_a_stage_right_after_a_checkpointed_one_does_not_look_for_outside_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between two command stages only the engine runs: the second one's look for
+    # changes made outside a stage (git add, write-tree) would find nothing.
+    repo = make_repo(tmp_path / "repo")
+    pipeline = """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, tool_command="echo a > a.txt"]
+      b [shape=parallelogram, tool_command="echo b > b.txt"]
+      c [shape=parallelogram, tool_command="echo c > c.txt"]
+      start -> a -> b -> c -> done
+    }
+    """
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    run_dir = _run(repo, tmp_path, pipeline)
+
+    trees = [argv for argv in git_commands(trace) if argv[:1] == ["write-tree"]]
+    assert len(trees) == 4  # the run's first commit, then one per stage (it was 7)
+    branch = f"attractor/{run_dir.name}"
+    assert git(repo, "log", "--format=%s", branch).splitlines()[:3] == [
+        "attractor: c (visit 1, attempt 1) success",
+        "attractor: b (visit 1, attempt 1) success",
+        "attractor: a (visit 1, attempt 1) success",
+    ]
+    rows = _rows(run_dir)
+    for node, before in (("b", "a"), ("c", "b")):
+        status = read_json(run_dir / node / "status.json")
+        assert status["start_commit"] == rows[before]["commit"]
+        assert status["files_changed"] == [f"{node}.txt"]
+
+
+@pytest.mark.anyio
+async def test_files_changed_while_a_retry_waits_get_a_checkpoint_of_their_own(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    dot = write(
+        tmp_path / "p.dot",
+        """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      flaky [shape=parallelogram, max_retries=1,
+             tool_command="echo try >> tries.txt && test $(wc -l < tries.txt) -gt 1"]
+      start -> flaky -> done
+    }""",
+    )
+    run_dir = tmp_path / "logs" / "r"
+
+    def outside(event: Event) -> None:
+        # The first attempt failed and was checkpointed; before the second one
+        # starts, someone else writes into the run's worktree.
+        if isinstance(event, StageRetrying):
+            record = read_json(run_dir / "manifest.json")["workspace"]
+            (Path(record["work_tree"]) / "outside.txt").write_text("not a stage's\n")
+
+    flags = {"workdir": str(repo), "logs_dir": str(run_dir), "sandbox": "none"}
+    result = await attractor.run(dot, flags=flags, observers=[outside])
+
+    assert result.status == "success", result.failure_reason
+    branch = f"attractor/{run_dir.name}"
+    assert git(repo, "log", "--format=%s", branch).splitlines()[:3] == [
+        "attractor: flaky (visit 1, attempt 2) success",
+        "attractor: changes made outside a stage, before flaky",
+        "attractor: flaky (visit 1, attempt 1) fail",
+    ]
+    outside_commit = git(repo, "rev-parse", f"{branch}~1").strip()
+    assert git(repo, "show", "--name-only", "--format=", outside_commit).split() == ["outside.txt"]
+    assert read_json(run_dir / "flaky" / "status.json")["files_changed"] == ["tries.txt"]
 
 
 #: git, but its message about ignored paths worded otherwise (a git of another version).
