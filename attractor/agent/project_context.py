@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 import anyio
 import anyio.to_thread
 
+from attractor.agent.checkout import Checkout
 from attractor.proc.environment import ExecutionEnvironment as Runner
 from attractor.proc.hostfs.beneath import Beneath
 from attractor.proc.hostfs.fdio import read_all, regular
@@ -154,16 +155,27 @@ async def _together(key: tuple[str, ...], look: Callable[[], Awaitable[T]]) -> T
     return cast("T", shared.value)
 
 
-async def git_state(workdir: Path, runner: Runner | None = None) -> GitState | None:
+async def git_state(
+    workdir: Path, runner: Runner | None = None, checkout: Checkout | None = None
+) -> GitState | None:
     """Branch, short status and recent commits, or None outside a repository.
 
     A call made while another for the same workdir and boundary is running gets
-    that call's answer (see :func:`_together`).
+    that call's answer (see :func:`_together`); with ``checkout``, one for the same
+    place in an untouched work tree of the same commit (see :class:`Checkout`).
     """
     if _no_repository(workdir):
         return None  # what git would say, without starting a (sandboxed) shell for it
     where = "" if runner is None else f"{type(runner).__name__}: {runner.describe()}"
-    return await _together(("git", str(workdir), where), lambda: _git_state(workdir, runner))
+    if checkout is None or not workdir.is_relative_to(checkout.top):
+        return await _together(("git", str(workdir), where), lambda: _git_state(workdir, runner))
+    # The status names paths from the workdir: the same place in each work tree.
+    place = workdir.relative_to(checkout.top).as_posix()
+    key = ("git-checkout", checkout.commit, place, where)
+    found = await _together(key, lambda: _git_state(workdir, runner))
+    if found is None:
+        return None
+    return GitState(checkout.top, checkout.branch, found.status, found.commits)
 
 
 #: Variables that tell git where a repository is, or where to stop looking for one.
@@ -307,10 +319,12 @@ async def gather(
     *,
     model: str = "",
     runner: Runner | None = None,
+    checkout: Checkout | None = None,
 ) -> ProjectContext:
     """The project context of a session starting in ``workdir`` (git runs through
-    ``runner``, the step's execution environment, when given)."""
-    git = await git_state(workdir, runner)
+    ``runner``, the step's execution environment, when given; ``checkout``: the work
+    tree is one the engine just checked out, see :class:`Checkout`)."""
+    git = await git_state(workdir, runner, checkout)
     root = git.root if git else None
 
     async def look() -> tuple[str, tuple[InstructionFile, ...]]:

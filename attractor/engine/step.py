@@ -187,6 +187,7 @@ async def _attempt(
         services=walk.services or run.services,
         run_branch=run_branch,
         branch=walk.branch,
+        checkout=workspace_hooks.untouched_checkout(run, walk),
     )
     timeout = _attempt_timeout(node, handler_type)
     # A folder made just now holds no status.json: no need to look.

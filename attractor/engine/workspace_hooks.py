@@ -31,6 +31,7 @@ from attractor.workspace.names import TRAILER
 # The workspace's git machinery is imported where a workspace exists: a run with
 # ``--workspace none`` never loads it.
 if TYPE_CHECKING:
+    from attractor.agent.checkout import Checkout
     from attractor.dot.graph import Node
     from attractor.engine.executor import RunOptions
     from attractor.engine.setup import RunSetup
@@ -357,7 +358,7 @@ async def after_attempt(run: Run, walk: Walk, node: Node, attempt: int, outcome:
         saved = await workspace.checkpoint(subject, trailers)
     # Until the next stage starts only the engine runs: that stage's look for changes
     # made outside one finds nothing, unless something clears this first (unsettle).
-    workspace.fresh = True
+    workspace.fresh, workspace.untouched = True, False
     if walk.branch is None:
         (run.run_dir.path / MARKER).unlink(missing_ok=True)
     elif walk.workspace is not None:
@@ -372,7 +373,18 @@ def unsettle(run: Run, walk: Walk) -> None:
     the engine waits before a retry): that checkpoint looks for changes again."""
     workspace = walk.workspace or run.workspace
     if workspace is not None:
-        workspace.fresh = False
+        workspace.fresh = workspace.untouched = False
+
+
+def untouched_checkout(run: Run, walk: Walk) -> Checkout | None:
+    """The stage's work tree as the engine checked it out, when nothing has run in it
+    since (the first stage of a parallel branch): its session's look at git is shared."""
+    workspace = walk.workspace or run.workspace
+    if workspace is None or not workspace.untouched:
+        return None
+    from attractor.agent.checkout import Checkout
+
+    return Checkout(workspace.work_tree, workspace.branch, workspace.head)
 
 
 def stage_commit(run: Run, walk: Walk, outcome: Outcome) -> str | None:

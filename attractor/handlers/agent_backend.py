@@ -135,6 +135,7 @@ class AgentBackend:
             profile.instruction_files,
             model=model.name,
             runner=request.environment,
+            checkout=request.checkout,
         )
         config = _session_config(request, budget, profile, context)
         try:

@@ -23,6 +23,7 @@ from attractor.settings import Settings
 from attractor.valueclass import mutable
 
 if TYPE_CHECKING:  # a run with no human gate never loads the interviewers
+    from attractor.agent.checkout import Checkout
     from attractor.handlers.interviewer import Interviewer
 
 
@@ -52,6 +53,8 @@ class StageRequest:
     environment: ExecutionEnvironment | None = None
     #: Whom to ask when a backend needs a person's yes or no (ACP ``acp_permissions=ask``).
     interviewer: Interviewer | None = None
+    #: The stage's work tree, when nothing has run in it since the engine checked it out.
+    checkout: Checkout | None = None
 
 
 class CodergenBackend(Protocol):

@@ -26,6 +26,7 @@ from attractor.settings import Settings
 from attractor.valueclass import frozen, mutable
 
 if TYPE_CHECKING:
+    from attractor.agent.checkout import Checkout
     from attractor.handlers.interviewer import Interviewer
 
 
@@ -209,6 +210,8 @@ class StageEnv:
     run_branch: BranchRunner
     #: The parallel branch this attempt runs in (its first node), None on the main path.
     branch: str | None = None
+    #: The stage's work tree, when nothing has run in it since it was checked out.
+    checkout: Checkout | None = None
 
     @property
     def settings(self) -> Settings:
@@ -240,6 +243,7 @@ class StageEnv:
             run_budget=self.services.run_budget,
             environment=self.environment(node, graph, workdir) if commands else None,
             interviewer=self.services.interviewer,
+            checkout=self.checkout,
             **extra,
         )
 

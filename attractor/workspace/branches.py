@@ -91,7 +91,7 @@ async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Wo
         await _put_back_interrupted(main, workspace, branch, at)
     else:  # just checked out at the fan-out's checkpoint, whose tree the run knows
         workspace.head, workspace.tree = main.head, main.tree
-        workspace.fresh = True
+        workspace.fresh = workspace.untouched = True
     workspace.workdir.mkdir(parents=True, exist_ok=True)
     return workspace
 

@@ -217,7 +217,7 @@ async def _create_worktree(
             extra = (plan.common_dir, *(plan.repo / name for name in workspace.linked))
             await _run_setup(plan.setup, workspace.workdir, extra, run_dir, boundary)
         else:  # checked out at the start commit, and nothing has run in it
-            workspace.fresh = True
+            workspace.fresh = workspace.untouched = True
         return workspace
     except BaseException:  # failed or stopped (Ctrl-C) half way: nothing left behind
         with anyio.CancelScope(shield=True):

@@ -88,6 +88,9 @@ class Workspace:
     #: made and only the engine ran after it. The next checkpoint has nothing to look
     #: for; whatever may change the files first clears it (engine/workspace_hooks.py).
     fresh: bool = False
+    #: Nothing has run in the work tree since this process checked it out at ``head``
+    #: (no stage, no ``workspace_setup``): git would find it as that commit left it.
+    untouched: bool = False
     #: The run's branch begins at the checkout's HEAD itself: the checkout had nothing
     #: uncommitted, so no commit of such changes starts it. Known only to the process
     #: that made the workspace (False in a reopened one: unknown).

@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from attractor.agent.checkout import Checkout
 from attractor.agent.project_context import (
     INSTRUCTIONS_BUDGET,
     TRUNCATED_MARK,
@@ -143,6 +144,45 @@ def test_sessions_starting_together_share_one_set_of_git_commands(repo: Path) ->
     assert len(env.commands) == 1
     anyio.run(one)  # a session starting later asks git again
     assert len(env.commands) == 2
+
+
+def test_untouched_worktrees_of_one_commit_share_one_look_each_with_its_own_branch(
+    repo: Path, tmp_path: Path
+) -> None:
+    # The branches of a fan-out: worktrees just checked out at the same commit.
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    trees = []
+    for n in range(3):
+        tree = tmp_path / f"branch{n}"
+        _git(repo, "worktree", "add", "-q", "-b", f"fan/b{n}", str(tree), head)
+        trees.append(tree)
+    env = _CountingEnvironment(repo)
+    env.commands = []
+    shared: dict[int, GitState | None] = {}
+
+    async def one(n: int) -> None:
+        where = trees[n] / "pkg"  # the stage's workdir, the same folder in each
+        checkout = Checkout(trees[n], f"fan/b{n}", head)
+        shared[n] = await git_state(where, env, checkout)
+
+    async def together() -> None:
+        async with anyio.create_task_group() as tg:
+            for n in range(3):
+                tg.start_soon(one, n)
+
+    anyio.run(together)
+    assert len(env.commands) == 1  # one shell asked git, for the three of them
+    for n, tree in enumerate(trees):
+        own = anyio.run(git_state, tree / "pkg")  # each asked on its own, for comparison
+        assert own is not None and own.branch == f"fan/b{n}"
+        assert shared[n] == GitState(tree, own.branch, own.status, own.commits)
+        assert own.root.resolve() == tree.resolve()
+    # A session in a work tree something ran in asks its own git.
+    (trees[0] / "pkg" / "new.txt").write_text("x")
+    asked = anyio.run(git_state, trees[0] / "pkg", env)
+    assert asked is not None and "new.txt" in asked.status and len(env.commands) == 2
 
 
 def test_a_repository_with_no_commit_yet_is_still_one(tmp_path: Path) -> None:

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from tests.cli.runkit import invoke, only_run_dir, read_json, write
+from tests.llm.fake_http import FakeServer, Reply
+from tests.llm.wire import openai_completion
 from tests.workspace.gitkit import git, make_repo
 
 
@@ -145,3 +147,42 @@ def test_a_branch_worktree_is_one_git_knows_on_its_own_branch(tmp_path: Path) ->
     assert (work_tree / "left.txt").read_text() == "left\n"
     assert (work_tree / "right.txt").read_text() == "right\n"
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 2  # repo, run
+
+
+def test_each_agent_branch_is_told_its_own_worktree_and_branch(tmp_path: Path) -> None:
+    # The branches' sessions start together, each in a worktree just checked out at
+    # the fan-out's commit: they share one look at git, and each is still told its own.
+    names = ("red", "green", "blue")
+    nodes = "\n".join(f'{n} [prompt="say done"]; split -> {n}; {n} -> join' for n in names)
+    pipeline = f"""digraph agents {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      split [shape=component]
+      join  [shape=tripleoctagon]
+      start -> split
+      {nodes}
+      join -> done
+    }}
+    """
+    repo = make_repo(tmp_path / "repo", {"shared.txt": "base\n"})
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    replies = [Reply(body=openai_completion("done")) for _ in names]
+    with FakeServer(replies).running() as model:
+        result = invoke(
+            ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r"),
+             "--backend", "llm", "--model", "gpt-4o", "--base-url", f"{model.url}/v1"]
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output + result.stderr
+    run_dir = only_run_dir(logs)
+    head = git(repo, "rev-parse", f"attractor/{run_dir.name}").strip()
+    told = {}
+    for body in model.bodies:
+        system = body["messages"][0]["content"]
+        workdir = system.split("Working directory: ", 1)[1].split("\n", 1)[0]
+        told[Path(workdir).name] = system
+    assert sorted(told) == sorted(f"{run_dir.name}--{n}" for n in names)
+    log = git(repo, "log", "--oneline", "-8", head).strip()
+    for folder, system in told.items():
+        assert f"Git branch: attractor/{folder}\n" in system
+        assert "Git status: clean\n" in system
+        assert f"Recent commits:\n{log}" in system
