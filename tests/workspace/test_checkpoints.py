@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -108,48 +109,68 @@ def test_workspace_none_writes_no_commit_and_says_so(tmp_path: Path) -> None:
     assert (repo / "a.txt").read_text() == "one\ntwo\n"  # today's behaviour: in place
 
 
+async def _written_outside(
+    tmp_path: Path, pipeline: str, when: Callable[[Event], bool]
+) -> tuple[Path, Path]:
+    """Run ``pipeline`` in a new repository; at the first event ``when`` picks someone
+    else writes ``outside.txt`` into the run's worktree. The repository and the run dir."""
+    repo = make_repo(tmp_path / "repo")
+    dot = write(tmp_path / "p.dot", pipeline)
+    run_dir = tmp_path / "logs" / "r"
+
+    def outside(event: Event) -> None:
+        work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+        if when(event) and not (work_tree / "outside.txt").exists():
+            (work_tree / "outside.txt").write_text("not a stage's\n")
+
+    flags = {"workdir": str(repo), "logs_dir": str(run_dir), "sandbox": "none"}
+    result = await attractor.run(dot, flags=flags, observers=[outside])
+    assert result.status == "success", result.failure_reason
+    return repo, run_dir
+
+
+def _outside_commit(repo: Path, run_dir: Path, subjects: list[str]) -> str:
+    """The run's branch begins with ``subjects`` (newest first), the second an
+    ``outside`` commit holding only ``outside.txt``: that commit."""
+    branch = f"attractor/{run_dir.name}"
+    assert git(repo, "log", "--format=%s", branch).splitlines()[:3] == subjects
+    commit = git(repo, "rev-parse", f"{branch}~1").strip()
+    assert trailers(repo, commit)["Attractor-Kind"] == "outside"
+    assert git(repo, "show", "--name-only", "--format=", commit).split() == ["outside.txt"]
+    return commit
+
+
 @pytest.mark.anyio
 async def test_files_changed_between_stages_get_a_checkpoint_of_their_own(
     tmp_path: Path,
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
-    dot = write(
-        tmp_path / "p.dot",
-        """digraph p {
+    # While the simulated LLM stage runs (it checkpoints nothing), someone else
+    # writes into the run's worktree: neither a's nor b's change.
+    pipeline = """digraph p {
       start [shape=Mdiamond]; done [shape=Msquare]
       a [shape=parallelogram, tool_command="echo a > a.txt"]
       think [shape=box, prompt="think"]
       b [shape=parallelogram, tool_command="echo b > b.txt"]
       start -> a -> think -> b -> done
-    }""",
+    }"""
+
+    def think(event: Event) -> bool:
+        return isinstance(event, StageStarted) and event.name == "think"
+
+    repo, run_dir = await _written_outside(tmp_path, pipeline, think)
+    outside = _outside_commit(
+        repo,
+        run_dir,
+        [
+            "attractor: b (visit 1, attempt 1) success",
+            "attractor: changes made outside a stage, before b",
+            "attractor: a (visit 1, attempt 1) success",
+        ],
     )
-    run_dir = tmp_path / "logs" / "r"
-
-    def outside(event: Event) -> None:
-        # While the simulated LLM stage runs (it checkpoints nothing), someone else
-        # writes into the run's worktree: neither a's nor b's change.
-        if isinstance(event, StageStarted) and event.name == "think":
-            record = read_json(run_dir / "manifest.json")["workspace"]
-            (Path(record["work_tree"]) / "outside.txt").write_text("not a stage's\n")
-
-    flags = {"workdir": str(repo), "logs_dir": str(run_dir), "sandbox": "none"}
-    result = await attractor.run(dot, flags=flags, observers=[outside])
-
-    assert result.status == "success", result.failure_reason
-    branch = f"attractor/{run_dir.name}"
-    subjects = git(repo, "log", "--format=%s", branch).splitlines()
-    assert subjects[:3] == [
-        "attractor: b (visit 1, attempt 1) success",
-        "attractor: changes made outside a stage, before b",
-        "attractor: a (visit 1, attempt 1) success",
-    ]
-    outside_commit = git(repo, "rev-parse", f"{branch}~1").strip()
-    assert trailers(repo, outside_commit)["Attractor-Kind"] == "outside"
-    assert trailers(repo, outside_commit)["Attractor-Node"] == "b"
-    assert git(repo, "show", "--name-only", "--format=", outside_commit).split() == ["outside.txt"]
+    assert trailers(repo, outside)["Attractor-Node"] == "b"
     status = read_json(run_dir / "b" / "status.json")
     assert status["files_changed"] == ["b.txt"]  # b's own change only
-    assert status["start_commit"] == outside_commit
+    assert status["start_commit"] == outside
 
 
 def test_a_stage_right_after_a_checkpointed_one_does_not_look_for_outside_changes(
@@ -189,37 +210,28 @@ def test_a_stage_right_after_a_checkpointed_one_does_not_look_for_outside_change
 async def test_files_changed_while_a_retry_waits_get_a_checkpoint_of_their_own(
     tmp_path: Path,
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
-    dot = write(
-        tmp_path / "p.dot",
-        """digraph p {
+    # The first attempt failed and was checkpointed; before the second one starts,
+    # someone else writes into the run's worktree.
+    pipeline = """digraph p {
       start [shape=Mdiamond]; done [shape=Msquare]
       flaky [shape=parallelogram, max_retries=1,
              tool_command="echo try >> tries.txt && test $(wc -l < tries.txt) -gt 1"]
       start -> flaky -> done
-    }""",
+    }"""
+
+    def waits(event: Event) -> bool:
+        return isinstance(event, StageRetrying)
+
+    repo, run_dir = await _written_outside(tmp_path, pipeline, waits)
+    _outside_commit(
+        repo,
+        run_dir,
+        [
+            "attractor: flaky (visit 1, attempt 2) success",
+            "attractor: changes made outside a stage, before flaky",
+            "attractor: flaky (visit 1, attempt 1) fail",
+        ],
     )
-    run_dir = tmp_path / "logs" / "r"
-
-    def outside(event: Event) -> None:
-        # The first attempt failed and was checkpointed; before the second one
-        # starts, someone else writes into the run's worktree.
-        if isinstance(event, StageRetrying):
-            record = read_json(run_dir / "manifest.json")["workspace"]
-            (Path(record["work_tree"]) / "outside.txt").write_text("not a stage's\n")
-
-    flags = {"workdir": str(repo), "logs_dir": str(run_dir), "sandbox": "none"}
-    result = await attractor.run(dot, flags=flags, observers=[outside])
-
-    assert result.status == "success", result.failure_reason
-    branch = f"attractor/{run_dir.name}"
-    assert git(repo, "log", "--format=%s", branch).splitlines()[:3] == [
-        "attractor: flaky (visit 1, attempt 2) success",
-        "attractor: changes made outside a stage, before flaky",
-        "attractor: flaky (visit 1, attempt 1) fail",
-    ]
-    outside_commit = git(repo, "rev-parse", f"{branch}~1").strip()
-    assert git(repo, "show", "--name-only", "--format=", outside_commit).split() == ["outside.txt"]
     assert read_json(run_dir / "flaky" / "status.json")["files_changed"] == ["tries.txt"]
 
 
