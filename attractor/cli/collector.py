@@ -7,7 +7,7 @@ them (about 70 in a short run, six of them of the middle generation: 8-10 ms of 
 loads, does one job and exits (``run``, ``resume``, ``fork``, ``lint``: a lint of
 100,000 nodes takes a tenth less time, at the same peak memory); :func:`resume`
 starts it again once a run has started, after the engine froze what the process
-held then (``engine/heap.py``), so that a long run collects its garbage as any
+held then (``heap.py``), so that a long run collects its garbage as any
 process does. A library caller's process is never touched: only the console
 script pauses it.
 """

@@ -31,7 +31,6 @@ from attractor.dot.schema import format_duration
 from attractor.engine.continuation import Continuation
 from attractor.engine.eventbus import EventBus
 from attractor.engine.executor import RunJob, RunOptions, RunResult
-from attractor.engine.heap import freeze_once
 from attractor.engine.loop import WalkEnd, walk
 from attractor.engine.progress import Progress
 from attractor.engine.record import EngineRecord
@@ -55,6 +54,7 @@ from attractor.events import (
     PipelineStarted,
     PipelineTimedOut,
 )
+from attractor.heap import freeze_once
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
 from attractor.redact import CURRENT as CURRENT_REDACTOR

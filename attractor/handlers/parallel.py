@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 
+from attractor import heap
 from attractor.dot.graph import Edge, Graph, Node
 from attractor.errors import InputFileError
 from attractor.events import (
@@ -37,6 +38,10 @@ from attractor.handlers.outcome import Outcome, StageStatus
 FAN_IN = "parallel.fan_in"
 BRANCHES = "branches"
 PROGRESS_SUFFIX = ".progress.json"
+#: Branches started at once from which their starts hold the garbage collector
+#: back until the loop idles (attractor/heap.py): a burst of that size allocates
+#: enough to trigger collections among the starts.
+BURST = 16
 
 
 def find_fan_in(graph: Graph, node: Node) -> str | None:
@@ -69,8 +74,14 @@ class ParallelHandler:
         results: dict[int, BranchResult] = kept.finished(targets)
         started = time.monotonic()
         env.emit(ParallelStarted(node=node.id, branch_count=len(targets)))
+        ok = ("success", "partial_success")
+        won = first_success and any(r.status in ok for r in results.values())
+        left = 0 if won else len(targets) - len(results)
+        # A burst of starts: the collector waits for the loop's first idle moment.
+        pause = heap.Pause() if min(left, limiter.total_tokens) >= BURST else None
 
         async def branch(index: int, target: str, branch_context: Context) -> None:
+            nonlocal left
             async with limiter:
                 env.emit(ParallelBranchStarted(node=node.id, branch=target, index=index))
                 t0 = time.monotonic()
@@ -78,25 +89,32 @@ class ParallelHandler:
                 result = await env.run_branch(target, branch_context, fan_in, progress)
             results[index] = result
             kept.save(index, result)
-            ok = result.status in ("success", "partial_success")
+            succeeded = result.status in ok
             env.emit(
                 ParallelBranchCompleted(
                     node=node.id,
                     branch=target,
                     index=index,
                     duration=time.monotonic() - t0,
-                    success=ok,
+                    success=succeeded,
                 )
             )
-            if ok and first_success:
+            left -= 1
+            if pause is not None and not left:
+                pause.end()  # nothing left to start or to wait for
+            if succeeded and first_success:
                 group.cancel_scope.cancel()
 
-        ok = ("success", "partial_success")
-        won = first_success and any(r.status in ok for r in results.values())
-        async with anyio.create_task_group() as group:
-            for index, edge in enumerate(node.outgoing()):
-                if index not in results and not won:  # finished before a resume: kept
-                    group.start_soon(branch, index, edge.target, _branch_context(context, edge))
+        try:
+            async with anyio.create_task_group() as group:
+                if pause is not None:
+                    group.start_soon(pause.watch)
+                for index, edge in enumerate(node.outgoing()):
+                    if index not in results and not won:  # finished before a resume: kept
+                        group.start_soon(branch, index, edge.target, _branch_context(context, edge))
+        finally:
+            if pause is not None:
+                pause.end()
         ordered = [results.get(i) or _cancelled(t) for i, t in enumerate(targets)]
         return _join(node, ordered, first_success, fan_in, env, time.monotonic() - started)
 

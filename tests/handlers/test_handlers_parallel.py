@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 
 from attractor.dot.graph import Graph, Node
+from attractor.events import Event, ParallelBranchStarted
+from attractor.handlers import parallel
 from attractor.handlers.base import StageEnv
 from attractor.handlers.builtin import default_registry
 from attractor.handlers.context import Context
@@ -131,3 +134,38 @@ async def test_multi_node_branches_run_to_the_fan_in(tmp_path: Path) -> None:
     result = await run(graph, tmp_path)
     assert result.status == "success"
     assert sorted(executed(result)) == sorted(["start", "fan", "a1", "a2", "b1", "join", "done"])
+
+
+@pytest.mark.parametrize(
+    ("branches", "max_parallel", "held"),
+    [(parallel.BURST, parallel.BURST, True), (2, 2, False), (parallel.BURST, 2, False)],
+    ids=["burst", "two", "two-at-a-time"],
+)
+async def test_a_burst_of_branch_starts_holds_the_collector_back_and_the_run_ends_with_it_on(
+    tmp_path: Path, branches: int, max_parallel: int, held: bool
+) -> None:
+    was = gc.isenabled()
+    gc.enable()
+    collecting: list[bool] = []
+
+    def note(event: Event) -> None:
+        if isinstance(event, ParallelBranchStarted):
+            collecting.append(gc.isenabled())
+
+    edges = "".join(f"  fan -> b{i} -> join\n" for i in range(branches))
+    body = (
+        f"fan [shape=component, max_parallel={max_parallel}]\n join [shape=tripleoctagon]\n"
+        f"start -> fan\n{edges} join -> done\n"
+    )
+    try:
+        result = await run(graph_of(body), tmp_path, observers=[note])
+        after = gc.isenabled()
+    finally:
+        if not was:
+            gc.disable()
+    assert result.status == "success"
+    # Every branch started while the collector waited, or none did (a small fan-out,
+    # or one that starts its branches two at a time); on again once the run is over.
+    assert len(collecting) == branches
+    assert collecting[: min(branches, max_parallel)] == [not held] * min(branches, max_parallel)
+    assert after
