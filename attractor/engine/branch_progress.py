@@ -15,6 +15,7 @@ retried after its result was lost returns that result without running anything.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,8 @@ class BranchProgress:
 
     def load(self, branch: str) -> Saved | None:
         """The saved state of ``branch``; None when there is none (or it is unreadable)."""
+        if not os.path.lexists(self.path):  # a branch's first start: one look, no error made
+            return None
         try:  # a FIFO or a huge file is refused without blocking, like damaged JSON
             text = read_bounded(self.path, STATE_LIMIT, "branch progress file")
             data = loads_json(text, self.path, "branch progress file")

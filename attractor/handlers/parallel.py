@@ -69,7 +69,7 @@ class ParallelHandler:
             return Outcome.fail(f"parallel node {node.id} has no outgoing branches")
         fan_in = find_fan_in(graph, node)
         first_success = node.get("join_policy") == "first_success"
-        limiter = anyio.CapacityLimiter(int(node.get("max_parallel")))
+        max_parallel = int(node.get("max_parallel"))
         kept = BranchStore(env)
         results: dict[int, BranchResult] = kept.finished(targets)
         started = time.monotonic()
@@ -77,16 +77,28 @@ class ParallelHandler:
         ok = ("success", "partial_success")
         won = first_success and any(r.status in ok for r in results.values())
         left = 0 if won else len(targets) - len(results)
+        # None when every branch may run at once: nothing to wait for before a start.
+        limiter = anyio.CapacityLimiter(max_parallel) if max_parallel < left else None
         # A burst of starts: the collector waits for the loop's first idle moment.
-        pause = heap.Pause() if min(left, limiter.total_tokens) >= BURST else None
+        pause = heap.Pause() if min(left, max_parallel) >= BURST else None
+
+        async def run_one(
+            index: int, target: str, branch_context: Context
+        ) -> tuple[BranchResult, float]:
+            """The branch's result and how long it took."""
+            env.emit(ParallelBranchStarted(node=node.id, branch=target, index=index))
+            t0 = time.monotonic()
+            progress = kept.progress_file(index)
+            result = await env.run_branch(target, branch_context, fan_in, progress)
+            return result, time.monotonic() - t0
 
         async def branch(index: int, target: str, branch_context: Context) -> None:
             nonlocal left
-            async with limiter:
-                env.emit(ParallelBranchStarted(node=node.id, branch=target, index=index))
-                t0 = time.monotonic()
-                progress = kept.progress_file(index)
-                result = await env.run_branch(target, branch_context, fan_in, progress)
+            if limiter is None:
+                result, took = await run_one(index, target, branch_context)
+            else:
+                async with limiter:
+                    result, took = await run_one(index, target, branch_context)
             results[index] = result
             kept.save(index, result)
             succeeded = result.status in ok
@@ -95,7 +107,7 @@ class ParallelHandler:
                     node=node.id,
                     branch=target,
                     index=index,
-                    duration=time.monotonic() - t0,
+                    duration=took,
                     success=succeeded,
                 )
             )
