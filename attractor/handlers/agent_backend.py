@@ -351,8 +351,11 @@ def session_outcome(
 def _write_response(stage_dir: Path, text: str) -> None:
     # The handler only writes response.md from the short context preview when
     # the backend has not; the node's full final text belongs there.
-    stage_dir.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
-    write_text(stage_dir / "response.md", text)
+    try:  # the engine made the folder before the stage ran
+        write_text(stage_dir / "response.md", text)
+    except FileNotFoundError:  # something removed it meanwhile
+        stage_dir.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
+        write_text(stage_dir / "response.md", text)
 
 
 def check_priced(model: str, settings: Settings) -> None:

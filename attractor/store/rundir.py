@@ -470,7 +470,12 @@ class RunDir:
         from attractor.store.status_file import ENGINE_RECORD, STATUS
 
         name = ENGINE_RECORD if beside_node_s else STATUS
-        write_text(f"{self.stage_dir(node_id)}/{name}", record)
+        folder = self.stage_path(node_id)
+        try:  # the node's folder is there (it ran in it): no mkdir that fails on the way
+            write_text(f"{folder}/{name}", record)
+        except FileNotFoundError:  # it never ran (a refused entry), or its command removed it
+            folder.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
+            write_text(f"{folder}/{name}", record)
 
     def read_results(self, count: int) -> list[dict[str, Any]]:
         """The first ``count`` summary rows of results.jsonl (later ones are from

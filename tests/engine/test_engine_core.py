@@ -422,3 +422,17 @@ async def test_a_manager_without_a_child_fails_instead_of_running_as_a_model(
     assert result.status == "fail"
     assert "boss has no stack.child_dotfile" in result.failure_reason
     assert not (result.run_dir / "boss" / "response.md").exists()
+
+
+async def test_a_stage_that_removes_its_own_folder_still_gets_its_status_file(
+    tmp_path: Path,
+) -> None:
+    graph = graph_of(
+        'wipe [shape=parallelogram, tool_command="rm -rf \\"$ATTRACTOR_STAGE_DIR\\""]\n'
+        "start -> wipe -> done"
+    )
+    result = await run(graph, tmp_path, sandbox="none")
+    assert result.status == "success"
+    # The engine writes status.json without looking for the folder first; when
+    # the folder is gone it makes it again instead of losing the record.
+    assert status_json(result, "wipe")["outcome"] == "success"
