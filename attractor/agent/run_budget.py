@@ -97,21 +97,30 @@ class RunTurnBudget:
         self.used += 1
         return True
 
-    def reserve(self) -> tuple[bool, bool]:
+    def reserve(self, final: bool = False) -> tuple[bool, bool]:
         """Take one model request for an agent that is counted in :attr:`active`.
 
         Returns ``(granted, last)``. The request is refused when what is left is
         already kept for the final requests of the other running agents; ``last``
         says that it is this agent's final one (no more than that reserve is left).
-        One call decides both, so agents in other processes sharing one budget
-        (``ray_exec/budget.py``) cannot both take the last request.
+        ``final``: the agent asks for its final request whatever the budget says
+        (its node's turn limit, a spent token or cost budget). A granted final
+        request (``final`` or ``last``) takes the agent out of :attr:`active` in the
+        same call: it needs no reserve any more. One call decides all of it, so
+        agents in other processes sharing one budget (``ray_exec/budget.py``) can
+        neither both take the last request nor be refused the final request kept
+        for them while another agent, between two calls, still held its reserve.
         """
         remaining = self.remaining
         if remaining is None:
-            return self.take(), False
-        if remaining < self.active or not self.take():
+            granted, last = self.take(), False
+        elif remaining < self.active or not self.take():
             return False, False
-        return True, remaining <= self.active
+        else:
+            granted, last = True, remaining <= self.active
+        if granted and (final or last):
+            self.unregister()
+        return granted, last
 
     def spend(self, usage: Usage) -> None:
         """Count the tokens and cost of one answer."""

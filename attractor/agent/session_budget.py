@@ -82,7 +82,9 @@ class SessionBudget:
             self.unregister()
             self._warn(f"the {budget_name(budget, overspent)} is used up; no request made")
             return None
-        granted, last = budget.reserve() if state.registered else (False, False)
+        at_limit = self.charged_turns + 1 >= self.max_turns
+        final = at_limit or overspent is not None or state.run_budget_exhausted
+        granted, last = budget.reserve(final) if state.registered else (False, False)
         if not granted:
             self._spent("turns")
             self.unregister()
@@ -91,14 +93,15 @@ class SessionBudget:
                 "final turns of other agents; no request made"
             )
             return None
-        if self.charged_turns + 1 >= self.max_turns:
+        if at_limit:
             state.turn_limit_reached = True
         if overspent is not None:
             self._spent(overspent)
         if last:
             self._spent("turns")
         if state.turn_limit_reached or state.run_budget_exhausted:
-            self.unregister()  # its final request is taken: no reserve needed
+            # Its final request is taken, and reserve() gave its place back with it.
+            state.registered = False
             return "final"
         if self.sprint_limit > 0 and state.work_since_reflection >= self.sprint_limit:
             return "reflection"

@@ -73,8 +73,8 @@ class _Bank:
     def take(self) -> tuple[bool, BudgetState]:
         return self.budget.take(), state_of(self.budget)
 
-    def reserve(self) -> tuple[bool, bool, BudgetState]:
-        granted, last = self.budget.reserve()
+    def reserve(self, final: bool) -> tuple[bool, bool, BudgetState]:
+        granted, last = self.budget.reserve(final)
         return granted, last, state_of(self.budget)
 
     def spend(self, usage: Usage) -> BudgetState:
@@ -172,8 +172,8 @@ class SharedBudget(RunTurnBudget):
         self._adopt(state)
         return bool(ok)
 
-    def reserve(self) -> tuple[bool, bool]:
-        granted, last, state = ray.get(self.bank.reserve.remote())
+    def reserve(self, final: bool = False) -> tuple[bool, bool]:
+        granted, last, state = ray.get(self.bank.reserve.remote(final))
         self._adopt(state)
         return bool(granted), bool(last)
 

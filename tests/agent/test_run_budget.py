@@ -62,10 +62,23 @@ def test_an_agent_that_starts_late_cannot_take_the_final_turns_kept_for_others()
     assert not budget.register()  # c starts now: nothing left for it
     assert budget.active == 2
     assert budget.reserve() == (True, True)  # a still gets its final request
-    budget.unregister()
     assert budget.reserve() == (True, True)  # and so does b
-    budget.unregister()
     assert budget.used == 4 and budget.active == 0
+
+
+def test_a_final_request_gives_its_reserve_back_in_the_same_call() -> None:
+    # Agents in other processes (Ray branches) share one budget through an actor:
+    # nothing may come between an agent's final request and giving back its reserve
+    # (the test above: b's final request right after a's, with no call between).
+    budget = RunTurnBudget(RunLimits(turns=5))
+    assert budget.register() and budget.register()  # a and b start
+    # a at its node's own turn limit: final whatever the run budget says.
+    assert budget.reserve(final=True) == (True, False)
+    assert budget.active == 1  # only b's final request is still kept
+    unlimited = RunTurnBudget()  # the same without a turn limit
+    assert unlimited.register()
+    assert unlimited.reserve(final=True) == (True, False)
+    assert unlimited.active == 0
 
 
 def test_without_a_turn_limit_every_agent_is_admitted() -> None:
