@@ -167,6 +167,18 @@ def write_text(path: str | Path, text: str) -> None:
         os.close(fd)
 
 
+def write_stage_file(folder: Path, name: str, text: str) -> None:
+    """:func:`write_text` of ``folder/name``, a folder the engine made before the stage
+    ran: no mkdir on the way; only when the folder is gone (the stage's command
+    removed it) is it made again, private like the rest of the run directory."""
+    path = f"{folder}/{name}"
+    try:
+        write_text(path, text)
+    except FileNotFoundError:
+        folder.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
+        write_text(path, text)
+
+
 def append_text(path: str | Path, text: str) -> None:
     """Append ``text`` to a run directory's log file (created with :func:`run_file_mode`)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode())

@@ -26,7 +26,7 @@ from attractor.agent.transcript import Transcript
 from attractor.dot.graph import Graph, Node, normalize_label
 from attractor.errors import LLMError, McpServerError, UsageError
 from attractor.events import AgentWarning, TurnBudgetResolved, TurnLimitReached
-from attractor.fileio.writes import run_dir_mode, write_text
+from attractor.fileio.writes import write_stage_file
 from attractor.handlers.backend import CodergenBackend, StageRequest
 from attractor.handlers.mcp_servers import node_servers, require_sdk
 from attractor.handlers.model_spec import node_model_spec
@@ -351,11 +351,7 @@ def session_outcome(
 def _write_response(stage_dir: Path, text: str) -> None:
     # The handler only writes response.md from the short context preview when
     # the backend has not; the node's full final text belongs there.
-    try:  # the engine made the folder before the stage ran
-        write_text(stage_dir / "response.md", text)
-    except FileNotFoundError:  # something removed it meanwhile
-        stage_dir.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
-        write_text(stage_dir / "response.md", text)
+    write_stage_file(stage_dir, "response.md", text)
 
 
 def check_priced(model: str, settings: Settings) -> None:

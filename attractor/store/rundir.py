@@ -57,7 +57,7 @@ from attractor.fileio.writes import (
     run_dir_mode,
     run_file_mode,
     set_run_permissions,
-    write_text,
+    write_stage_file,
 )
 from attractor.proc.files import set_file_mode
 from attractor.store import attempts
@@ -470,12 +470,8 @@ class RunDir:
         from attractor.store.status_file import ENGINE_RECORD, STATUS
 
         name = ENGINE_RECORD if beside_node_s else STATUS
-        folder = self.stage_path(node_id)
-        try:  # the node's folder is there (it ran in it): no mkdir that fails on the way
-            write_text(f"{folder}/{name}", record)
-        except FileNotFoundError:  # it never ran (a refused entry), or its command removed it
-            folder.mkdir(mode=run_dir_mode(), parents=True, exist_ok=True)
-            write_text(f"{folder}/{name}", record)
+        # Made again if it is gone: a refused entry never made it, a command may remove it.
+        write_stage_file(self.stage_path(node_id), name, record)
 
     def read_results(self, count: int) -> list[dict[str, Any]]:
         """The first ``count`` summary rows of results.jsonl (later ones are from
