@@ -8,7 +8,9 @@ process wrapper added 0.2 to 0.3 ms to each, and a fan-out in worktrees runs a
 few hundred. The output is read once the command has ended (it is in memory
 either way). Cancelled, the command is killed and reaped before the
 cancellation goes on. Where memfds or pidfds are missing (not Linux, an old
-kernel), :func:`anyio.run_process` does the same work.
+kernel), anyio's processes do the same work, started through
+:func:`~attractor.proc.children.open_process` (:func:`anyio.run_process` could
+leave a child cancelled while it started running and unreaped).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from contextlib import suppress
 from pathlib import Path
 
 import anyio
+from anyio.abc import ByteReceiveStream
 
-from attractor.proc.children import watch_children
+from attractor.proc.children import open_process
 from attractor.proc.spawn import HAS_PIDFD, PidfdProcess
 
 
@@ -52,17 +55,7 @@ async def captured(
         OSError: the command could not be started (not found, not executable).
     """
     if not _FAST:
-        watch_children()
-        done = await anyio.run_process(
-            list(argv),
-            input=input or None,
-            stdin=None if input else subprocess.DEVNULL,
-            cwd=cwd,
-            env=env,
-            check=False,
-            umask=umask,
-        )
-        return done.returncode, done.stdout, done.stderr
+        return await _piped(argv, cwd=cwd, env=env, input=input, umask=umask)
     files: list[int] = []
     try:
         inp = _memory(files, "stdin")
@@ -87,6 +80,37 @@ async def captured(
     finally:
         for fd in files:
             os.close(fd)
+
+
+async def _piped(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], input: bytes | None, umask: int
+) -> tuple[int, bytes, bytes]:
+    """:func:`captured` through pipes and anyio's process (killed and awaited when cancelled)."""
+    process = await open_process(
+        argv,
+        stdin=subprocess.PIPE if input else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        umask=umask,
+    )
+    out, err = bytearray(), bytearray()
+    async with process, anyio.create_task_group() as group:
+        assert process.stdout is not None and process.stderr is not None
+        group.start_soon(_drain, process.stdout, out)
+        group.start_soon(_drain, process.stderr, err)
+        if input and process.stdin is not None:
+            with suppress(anyio.BrokenResourceError):  # it ended without reading it all
+                await process.stdin.send(input)
+            await process.stdin.aclose()
+        code = await process.wait()
+    return code, bytes(out), bytes(err)
+
+
+async def _drain(stream: ByteReceiveStream, into: bytearray) -> None:
+    async for chunk in stream:
+        into += chunk
 
 
 def _memory(files: list[int], name: str) -> int:

@@ -7,13 +7,23 @@ worktrees start a few hundred git commands at once, and each waited for the
 one before it. :func:`watch_children` has the running loop watch a pidfd of
 each child instead (Linux 5.3 and later), as Python 3.12 does by default, with
 3.12's watcher: any loop, any thread.
+
+:func:`open_process` is how attractor starts a child through anyio: with that
+watcher, and whole. asyncio connects a new child's pipes a few loop turns after
+the child started; a cancellation that came in between (a run's ``--timeout``,
+a cancelled branch) killed the child without awaiting it, left alive what it
+had started in its process group, and gave the caller no process to stop.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
+
+import anyio
+from anyio.abc import Process
 
 from attractor.proc.spawn import HAS_PIDFD
 
@@ -33,6 +43,21 @@ def watch_children() -> None:
     policy = asyncio.get_event_loop_policy()
     if type(policy) is asyncio.DefaultEventLoopPolicy:  # not uvloop's, nor a test's own
         policy.set_child_watcher(_watcher(asyncio))
+
+
+async def open_process(argv: Sequence[str], **options: Any) -> Process:
+    """:func:`anyio.open_process` of ``argv`` with ``options``, handed over whole.
+
+    The start runs shielded (a few loop turns): a cancellation then reaches the
+    caller at its next wait, where its own clean-up stops and awaits the child.
+
+    Raises:
+        OSError: the program cannot be started (not found, not executable).
+    """
+    watch_children()
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(list(argv), **options)
+    return process
 
 
 def _watcher(asyncio: Any) -> Any:

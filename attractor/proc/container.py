@@ -38,6 +38,7 @@ from pathlib import Path
 
 import anyio
 
+from attractor.proc.capture import captured
 from attractor.proc.environment import LocalEnvironment, Start
 from attractor.proc.process import ProcessResult
 from attractor.valueclass import frozen, mutable
@@ -199,4 +200,4 @@ def describe_container(box: Container, policy: str, problem: str | None = None) 
 
 async def _remove(engine: str, name: str) -> None:
     with anyio.move_on_after(_REMOVE_TIMEOUT):
-        await anyio.run_process(remove_argv(engine, name), check=False)
+        await captured(remove_argv(engine, name), cwd=Path("/"), env=os.environ)

@@ -40,7 +40,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from attractor.proc.capped import CappedLog
-from attractor.proc.children import watch_children
+from attractor.proc.children import open_process
 from attractor.proc.files import file_mode
 from attractor.proc.follow import CURRENT as follower_of_block
 from attractor.proc.ledger import CURRENT as ledger_of_run
@@ -211,8 +211,7 @@ async def _open(
     env: dict[str, str] | None,
 ) -> Process:
     inp, out, err = streams
-    watch_children()
-    return await anyio.open_process(
+    return await open_process(
         argv,
         stdin=inp,
         stdout=out,

@@ -21,7 +21,7 @@ import anyio
 from anyio.abc import Process
 
 from attractor.proc.capped import CappedLog, copying
-from attractor.proc.children import watch_children
+from attractor.proc.children import open_process
 from attractor.proc.ledger import CURRENT as ledger_of_run
 from attractor.proc.ledger import boot_clock
 
@@ -53,9 +53,8 @@ async def open_service(
     log = CappedLog.create(stderr_path, append=append) if stderr_path is not None else None
     try:
         before = boot_clock()
-        watch_children()
-        process = await anyio.open_process(
-            list(argv),
+        process = await open_process(
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if log is not None else subprocess.DEVNULL,

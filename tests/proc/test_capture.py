@@ -11,6 +11,7 @@ import pytest
 
 from attractor.proc import capture
 from attractor.proc.capture import captured
+from tests.proc.prockit import cancel_once_started, children
 
 pytestmark = pytest.mark.anyio
 
@@ -77,3 +78,15 @@ async def test_a_cancelled_command_is_killed_and_reaped(way: str, tmp_path: Path
             scope.cancel()
     with pytest.raises(ProcessLookupError):  # killed, and reaped: no zombie left either
         os.kill(pid, 0)
+
+
+async def test_a_command_cancelled_as_it_starts_is_killed_and_reaped(
+    way: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # asyncio connects a child's pipes after it started: a cancellation in between
+    # once left the child killed but never awaited (a zombie), or still running.
+    before = children()
+    with anyio.CancelScope() as scope:
+        cancel_once_started(monkeypatch, scope)
+        await captured(["sleep", "30"], cwd=tmp_path, env=dict(os.environ))
+    assert children() - before == set()

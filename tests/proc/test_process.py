@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from attractor.proc.process import process_env, run_process
+from tests.proc.prockit import cancel_once_started, children
 
 
 def _alive(marker: str) -> list[str]:
@@ -51,6 +52,19 @@ async def test_cancellation_terminates_and_reraises(tmp_path: Path) -> None:
         await run_process(f"sh {script}", cwd=tmp_path, kill_grace=0.5)
     assert scope.cancelled_caught
     assert _alive(marker) == []
+
+
+@pytest.mark.anyio
+async def test_a_command_cancelled_as_it_starts_leaves_no_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its output captured through pipes: started by anyio, whose pipes connect after
+    # the start; cancelled in between, the child was once killed but never awaited.
+    before = children()
+    with anyio.CancelScope() as scope:
+        cancel_once_started(monkeypatch, scope)
+        await run_process("sleep 30", cwd=tmp_path, kill_grace=0.5)
+    assert children() - before == set()
 
 
 @pytest.mark.anyio
