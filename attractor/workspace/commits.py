@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import anyio
+
 from attractor.errors import WorkspaceError
 from attractor.valueclass import frozen
 from attractor.workspace.git import Git, failure
@@ -85,23 +87,46 @@ async def commit_work_tree(
     tree = await git.out("write-tree")
     if parent is not None and tree == parent_tree:
         return Saved(parent, tree, nested=unborn)
-    changes = await _changes(git, parent_tree or EMPTY_TREE, tree)
+    # The commit is made while the changes are read, one git process less to wait for;
+    # when a file must be left out after all, it is made again (the first one dangles).
+    commit, changes = await _commit_and_changes(git, tree, parent, parent_tree, text)
     # A nested repository the parent did not have: only its commit would be stored.
     nested = tuple(path for path, old, new in changes if new == GITLINK and old != GITLINK)
     files = tuple(path for path, _, _ in changes)
     refused = _too_large(work_tree, tuple(f for f in files if f not in nested), max_bytes)
-    if refused or nested:
-        await _put_back(git, parent, (*refused, *nested))
-        tree = await git.out("write-tree")
-        files = tuple(f for f in files if f not in refused and f not in nested)
-        nested += unborn
-        if parent is not None and tree == parent_tree:
-            return Saved(parent, tree, refused=refused, nested=nested)
-    else:
-        nested = unborn
-    args = ["commit-tree", "--no-gpg-sign", tree, *(["-p", parent] if parent else []), "-F", "-"]
-    commit = await git.out(*args, input=text.encode())
+    if not refused and not nested:
+        return Saved(commit, tree, True, files, nested=unborn)
+    await _put_back(git, parent, (*refused, *nested))
+    tree = await git.out("write-tree")
+    files = tuple(f for f in files if f not in refused and f not in nested)
+    nested += unborn
+    if parent is not None and tree == parent_tree:
+        return Saved(parent, tree, refused=refused, nested=nested)
+    commit = await _commit(git, tree, parent, text)
     return Saved(commit, tree, True, files, refused, nested)
+
+
+async def _commit(git: Git, tree: str, parent: str | None, text: str) -> str:
+    args = ["commit-tree", "--no-gpg-sign", tree, *(["-p", parent] if parent else []), "-F", "-"]
+    return await git.out(*args, input=text.encode())
+
+
+async def _commit_and_changes(
+    git: Git, tree: str, parent: str | None, parent_tree: str | None, text: str
+) -> tuple[str, list[tuple[str, str, str]]]:
+    """:func:`_commit` of ``tree`` and :func:`_changes` since the parent, at once."""
+    made: list[str] = []
+
+    async def commit() -> None:
+        made.append(await _commit(git, tree, parent, text))
+
+    try:
+        async with anyio.create_task_group() as both:
+            both.start_soon(commit)
+            changes = await _changes(git, parent_tree or EMPTY_TREE, tree)
+    except BaseExceptionGroup as errors:  # as either alone would have raised it
+        raise errors.exceptions[0] from None
+    return made[0], changes
 
 
 async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
