@@ -330,7 +330,7 @@ def build_server(tools: McpTools) -> Server[Any]:
 
 
 async def serve_stdio(root: Path, run_flags: dict[str, str] | None = None) -> None:
-    """Serve MCP on stdin/stdout until the client closes them (or SIGINT/SIGTERM).
+    """Serve MCP on stdin/stdout until the client closes them (or SIGINT, SIGTERM, SIGHUP).
 
     Runs still going then are cancelled and saved as interrupted.
     """
@@ -348,7 +348,7 @@ async def serve_stdio(root: Path, run_flags: dict[str, str] | None = None) -> No
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
         async for _ in signals:
             scope.cancel()
             return

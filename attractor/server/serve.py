@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import uvicorn
 from starlette.applications import Starlette
 
@@ -128,6 +129,10 @@ def _serve_app(app: Starlette, host: str, port: int) -> None:
     anyio.run(_serve_until_stopped, _Server(config), manager)
 
 
+#: The signals that stop the server (and the runs it drives) as Ctrl-C does.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class _QuietDrops(logging.Filter):
     """Keeps quiet about an event stream left unfinished on purpose (sse.py drops a
     client that stops taking data); uvicorn would log it as an error."""
@@ -145,17 +150,29 @@ class _Server(uvicorn.Server):
 
 
 async def _serve_until_stopped(server: _Server, manager: RunManager) -> None:
-    """Serve until SIGINT or SIGTERM, then stop the runs and streams, then uvicorn."""
+    """Serve until SIGINT, SIGTERM or SIGHUP, then stop the runs and streams, then uvicorn.
+
+    The signals are taken from before the server starts until it has stopped: a second
+    Ctrl-C, or the terminal closing, while the runs save themselves is taken and let be.
+    Left to the process's own handler it would end the event loop with every task
+    cancelled at once, shields ignored: a command cut between SIGTERM and SIGKILL.
+    """
     async with anyio.create_task_group() as group:
 
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    with anyio.CancelScope(shield=True):
-                        await manager.shutdown()
-                    server.should_exit = True
-                    return
+        async def stop() -> None:
+            with anyio.CancelScope(shield=True):
+                await manager.shutdown()
+            server.should_exit = True
 
-        group.start_soon(watch)
+        async def watch(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+            with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+                task_status.started()
+                async for _ in signals:
+                    if not server.should_exit and not stopping:
+                        stopping.append(True)
+                        group.start_soon(stop)
+
+        stopping: list[bool] = []
+        await group.start(watch)
         await server.serve()
         group.cancel_scope.cancel()

@@ -1,0 +1,75 @@
+"""``attractor serve`` stopped by a signal stops its runs' commands first, whatever comes next."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.server.serverkit import read_until, sse_events, start_server
+
+#: Unsandboxed (the test needs the command's own pid); it notes SIGTERM and goes on,
+#: so its stop takes the kill grace: time for more signals while the run saves itself.
+DEAF_TOOL = """digraph deaf {
+    start [shape=Mdiamond]
+    done  [shape=Msquare]
+    wait  [shape=parallelogram, sandbox=none,
+           tool_command="trap 'echo > ../termed' TERM; echo $$ > ../tool.pid; while :; do
+                         sleep 1; done"]
+    start -> wait -> done
+}
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie no longer does: only its parent can reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def _written(path: Path) -> str:
+    """The first line of ``path`` once the command has written it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        text = path.read_text() if path.exists() else ""
+        if text.endswith("\n"):
+            return text
+        time.sleep(0.05)
+    raise AssertionError(f"the tool command never wrote {path.name}")
+
+
+def test_a_hangup_then_ctrl_c_stop_the_runs_command_and_save_the_run(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "deaf.dot").write_text(DEAF_TOOL)
+    server = start_server(root)
+    try:
+        with server.client() as client:
+            response = client.post(
+                "/pipelines", json={"path": "deaf.dot", "settings": {"kill_grace": "3s"}}
+            )
+            assert response.status_code == 201, response.text
+            run_id = response.json()["id"]
+            with client.stream("GET", f"/pipelines/{run_id}/events") as events:
+                read_until(sse_events(events), "stage_started", "wait")
+        pid = int(_written(tmp_path / "tool.pid"))
+        # The terminal closes; Ctrl-C while the run stops its command (within the grace).
+        server.process.send_signal(signal.SIGHUP)
+        _written(tmp_path / "termed")
+        server.process.send_signal(signal.SIGINT)
+        stderr = server.stop()
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+    outlived = _running(pid)
+    if outlived:  # not left behind by the test either
+        os.killpg(pid, signal.SIGKILL)
+    assert not outlived, "the run's command outlived the server"
+    assert "Traceback" not in stderr, stderr
+    manifest = json.loads((root / ".attractor" / "runs" / run_id / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
