@@ -158,7 +158,9 @@ async def _watch(
             await process.aclose()
         raise
     finally:
-        if ledger is not None:
+        # Only once reaped: a stop cut short (the loop torn down, shields and all) leaves
+        # the group listed, for the guard and ``resume`` to stop.
+        if ledger is not None and process.returncode is not None:
             ledger.ended(process.pid)
     if isinstance(process, PidfdProcess):
         process.close()  # nothing to await: no scope needed

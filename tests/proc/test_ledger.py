@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,3 +82,63 @@ def test_a_group_noted_as_ended_is_not_a_survivor(
     finally:
         ledger.close()
     assert survivors(ledger.path) == []
+
+
+#: A run whose event loop is torn down (a stop signal raised out of it: every task
+#: cancelled at once, shields ignored) while it stops a command deaf to SIGTERM.
+_TORN_DOWN = """
+import os, signal, sys, threading
+from pathlib import Path
+import anyio
+from attractor.cli import stop_signals
+from attractor.proc.ledger import CURRENT, ProcessLedger
+from attractor.proc.process import run_process
+
+here = Path(sys.argv[1])
+ledger = ProcessLedger(here / "processes.jsonl")
+
+async def main():
+    CURRENT.set(ledger)
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: run_process(
+            "trap '' TERM; echo $$ > started; exec sleep 300", cwd=here, kill_grace=30))
+        while not (here / "started").exists():
+            await anyio.sleep(0.01)
+        group.cancel_scope.cancel()  # the command gets SIGTERM, then 30 s of grace
+        # Meanwhile a stop signal, raised out of the loop (no scope of stop_signals.run).
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGHUP)).start()
+
+stop_signals.install()
+try:
+    anyio.run(main)
+except stop_signals.StopSignal:
+    pass
+finally:
+    ledger.close()
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_a_stop_cut_short_leaves_the_group_to_the_guard(tmp_path: Path) -> None:
+    script = tmp_path / "torn.py"
+    script.write_text(_TORN_DOWN)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    pid = int((tmp_path / "started").read_text())
+    # The guard sends SIGTERM, then SIGKILL two seconds later, to every group still listed.
+    deadline = time.monotonic() + 20
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    outlived = _running(pid)
+    if outlived:
+        os.killpg(pid, signal.SIGKILL)
+    assert not outlived, "the command outlived its run: its group was noted as ended"
