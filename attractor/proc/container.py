@@ -180,8 +180,9 @@ class ContainerEnvironment(LocalEnvironment):
             with anyio.CancelScope(shield=True):
                 await _remove(box.engine, name)
             raise
-        if result.timed_out:
-            await _remove(box.engine, name)
+        if result.timed_out:  # the client is gone; the container may not be
+            with anyio.CancelScope(shield=True):
+                await _remove(box.engine, name)
         return result
 
     def describe(self) -> str:

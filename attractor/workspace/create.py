@@ -52,7 +52,7 @@ from attractor.workspace.names import (
     TRAILER,
 )
 from attractor.workspace.preflight import WorkspacePlan
-from attractor.workspace.prune import register
+from attractor.workspace.prune import register, unregister
 from attractor.workspace.refs import any_ref
 from attractor.workspace.workspace import Workspace, branch_of
 from attractor.workspace.worktrees import add_worktree, check_out, discard, register_worktree
@@ -269,7 +269,9 @@ async def _run_setup(
 
 
 async def remove_worktree(user: Git, path: Path, branch: str) -> None:
-    """Remove a run's worktree and its branch (best effort: a failure leaves them)."""
+    """Remove a run's worktree, its branch and its line in the repository's registry of
+    runs (best effort: a failure of git leaves them)."""
+    unregister(path.parents[2], path.name)  # common_dir / "attractor" / "worktrees" / id
     await user.run("worktree", "remove", "--force", str(path), check=False)
     await user.run("branch", "-D", "--quiet", branch, check=False)
 

@@ -28,6 +28,11 @@ def register(common_dir: Path, run_id: str, run_dir: Path) -> None:
     (folder / run_id).write_text(str(run_dir.resolve()) + "\n")
 
 
+def unregister(common_dir: Path, run_id: str) -> None:
+    """Forget run ``run_id`` (its worktree could not be made after all)."""
+    (common_dir / REGISTRY / run_id).unlink(missing_ok=True)
+
+
 @mutable
 class Pruned:
     """What :func:`prune` removed (run ids), and what it kept (their run directory exists)."""

@@ -235,3 +235,5 @@ def test_a_fork_whose_workspace_setup_fails_leaves_no_worktree_or_branch(tmp_pat
     assert "workspace_setup 'test ! -e log.txt' failed" in result.stderr
     assert git(repo, "branch", "--list", "attractor/*") == before  # no branch of the fork's
     assert "attractor/fork" not in git(repo, "worktree", "list")
+    # The registry of runs names the first run alone.
+    assert len(list((repo / ".git" / "attractor" / "runs").iterdir())) == 1

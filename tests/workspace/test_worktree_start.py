@@ -300,6 +300,9 @@ def test_a_failing_workspace_setup_stops_the_run_and_leaves_no_worktree(tmp_path
     assert "workspace_setup 'exit 3' failed (exit 3)" in result.stderr
     assert git(repo, "branch", "--list", "attractor/*") == ""
     assert "attractor" not in git(repo, "worktree", "list")
+    # Nor a line in the repository's registry of runs, naming a run that never was.
+    registry = repo / ".git" / "attractor" / "runs"
+    assert not registry.exists() or list(registry.iterdir()) == []
 
 
 def test_a_clean_checkout_ends_with_git_merge_and_no_search_for_a_start_commit(
