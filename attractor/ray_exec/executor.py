@@ -114,7 +114,6 @@ class RayExecutor:
             self.make_backend,
             options.workspace,
         )
-        ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
         bus = options.bus or EventBus()
         for observer in options.observers:
             bus.add_observer(observer)
@@ -126,6 +125,8 @@ class RayExecutor:
                 if options.handle_signals:
                     await group.start(_signals_to_file, run_dir / STOP, stop)
                 group.start_soon(relay, events, bus, interviewer)
+                # Submitted with no wait before wait_for's: a stop from here on reaches it.
+                ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
                 held: Held[_RunOutput] = await unwrapped(
                     wait_for(ref, run_dir / STOP, settings.kill_grace)
                 )
