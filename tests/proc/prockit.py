@@ -25,6 +25,15 @@ def children() -> set[int]:
     return found
 
 
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (one only its parent can still reap)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
 def cancel_once_started(monkeypatch: pytest.MonkeyPatch, scope: anyio.CancelScope) -> None:
     """Cancel ``scope`` the moment the next child has been made, before anything
     else its start does (asyncio, for one, connects its pipes after that)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from attractor.proc.ledger import ProcessLedger, boot_clock, start_time, stop_survivors, survivors
+from tests.proc.prockit import alive
 
 
 @pytest.fixture
@@ -118,14 +119,6 @@ finally:
 """
 
 
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
 def test_a_stop_cut_short_leaves_the_group_to_the_guard(tmp_path: Path) -> None:
     script = tmp_path / "torn.py"
     script.write_text(_TORN_DOWN)
@@ -136,9 +129,9 @@ def test_a_stop_cut_short_leaves_the_group_to_the_guard(tmp_path: Path) -> None:
     pid = int((tmp_path / "started").read_text())
     # The guard sends SIGTERM, then SIGKILL two seconds later, to every group still listed.
     deadline = time.monotonic() + 20
-    while _running(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    outlived = _running(pid)
+    outlived = alive(pid)
     if outlived:
         os.killpg(pid, signal.SIGKILL)
     assert not outlived, "the command outlived its run: its group was noted as ended"

@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+from tests.proc.prockit import alive
 from tests.server.serverkit import read_until, sse_events, start_server
 
 #: Unsandboxed (the test needs the command's own pid); it notes SIGTERM and goes on,
@@ -21,15 +22,6 @@ DEAF_TOOL = """digraph deaf {
     start -> wait -> done
 }
 """
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie no longer does: only its parent can reap it)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def _written(path: Path) -> str:
@@ -66,7 +58,7 @@ def test_a_hangup_then_ctrl_c_stop_the_runs_command_and_save_the_run(tmp_path: P
     finally:
         if server.process.poll() is None:
             server.process.kill()
-    outlived = _running(pid)
+    outlived = alive(pid)
     if outlived:  # not left behind by the test either
         os.killpg(pid, signal.SIGKILL)
     assert not outlived, "the run's command outlived the server"

@@ -21,7 +21,7 @@ from attractor.settings import Settings
 from tests.agent._helpers import Recorder
 from tests.handlers._graphs import graph_with_node
 from tests.handlers.acp.acpkit import AGENT, seen
-from tests.handlers.external.agentkit import alive
+from tests.proc.prockit import alive
 
 
 def _setup(

@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.runkit import finish, invoke, read_json, spawn, wait_for, write
 from tests.handlers.acp.acpkit import configure, graph, seen
-from tests.handlers.external.agentkit import alive
+from tests.proc.prockit import alive
 
 ARGS = ["run", "p.dot", "--logs-dir", "logs", "--sandbox", "none"]
 

@@ -68,15 +68,6 @@ def child_pids(log: Path) -> list[int]:
     return [entry["child_pid"] for entry in entries if "child_pid" in entry]
 
 
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
 def one_node_graph(backend: str, prompt: str, *, graph_name: str = "agent", **attrs: str) -> str:
     """start -> work -> done, where ``work`` runs ``backend`` with ``prompt``."""
     extra = "".join(f', {key}="{value}"' for key, value in attrs.items())

@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.runkit import finish, invoke, read_json, spawn, wait_for, write
-from tests.handlers.external.agentkit import (
-    agent_env,
-    alive,
-    child_pids,
-    one_node_graph,
-    starts,
-)
+from tests.handlers.external.agentkit import agent_env, child_pids, one_node_graph, starts
+from tests.proc.prockit import alive
 
 
 @pytest.fixture(autouse=True)
