@@ -168,11 +168,10 @@ async def _serve_until_stopped(server: _Server, manager: RunManager) -> None:
             with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
                 task_status.started()
                 async for _ in signals:
-                    if not server.should_exit and not stopping:
-                        stopping.append(True)
-                        group.start_soon(stop)
+                    group.start_soon(stop)
+                    async for _ in signals:
+                        pass  # taken: the stop under way finishes as it is
 
-        stopping: list[bool] = []
         await group.start(watch)
         await server.serve()
         group.cancel_scope.cancel()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,19 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(")") + 2] != "Z"
+
+
+def outlived(pid: int, within: float = 20) -> bool:
+    """Whether ``pid`` still runs ``within`` seconds from now; its group is then killed,
+    so that a failing test leaves nothing behind either."""
+    deadline = time.monotonic() + within
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not alive(pid):
+        return False
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    return True
 
 
 def cancel_once_started(monkeypatch: pytest.MonkeyPatch, scope: anyio.CancelScope) -> None:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from attractor.proc.ledger import ProcessLedger, boot_clock, start_time, stop_survivors, survivors
-from tests.proc.prockit import alive
+from tests.proc.prockit import outlived
 
 
 @pytest.fixture
@@ -128,10 +125,4 @@ def test_a_stop_cut_short_leaves_the_group_to_the_guard(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     pid = int((tmp_path / "started").read_text())
     # The guard sends SIGTERM, then SIGKILL two seconds later, to every group still listed.
-    deadline = time.monotonic() + 20
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    outlived = alive(pid)
-    if outlived:
-        os.killpg(pid, signal.SIGKILL)
-    assert not outlived, "the command outlived its run: its group was noted as ended"
+    assert not outlived(pid), "the command outlived its run: its group was noted as ended"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import time
 from pathlib import Path
 
-from tests.proc.prockit import alive
+from tests.cli.runkit import wait_for
+from tests.proc.prockit import outlived
 from tests.server.serverkit import read_until, sse_events, start_server
 
 #: Unsandboxed (the test needs the command's own pid); it notes SIGTERM and goes on,
@@ -25,14 +24,9 @@ DEAF_TOOL = """digraph deaf {
 
 
 def _written(path: Path) -> str:
-    """The first line of ``path`` once the command has written it."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        text = path.read_text() if path.exists() else ""
-        if text.endswith("\n"):
-            return text
-        time.sleep(0.05)
-    raise AssertionError(f"the tool command never wrote {path.name}")
+    """The line the command writes to ``path``, once it is there whole."""
+    wait_for(lambda: path.exists() and path.read_text().endswith("\n"), f"{path.name}")
+    return path.read_text()
 
 
 def test_a_hangup_then_ctrl_c_stop_the_runs_command_and_save_the_run(tmp_path: Path) -> None:
@@ -58,10 +52,7 @@ def test_a_hangup_then_ctrl_c_stop_the_runs_command_and_save_the_run(tmp_path: P
     finally:
         if server.process.poll() is None:
             server.process.kill()
-    outlived = alive(pid)
-    if outlived:  # not left behind by the test either
-        os.killpg(pid, signal.SIGKILL)
-    assert not outlived, "the run's command outlived the server"
+    assert not outlived(pid), "the run's command outlived the server"
     assert "Traceback" not in stderr, stderr
     manifest = json.loads((root / ".attractor" / "runs" / run_id / "manifest.json").read_text())
     assert manifest["status"] == "interrupted"
