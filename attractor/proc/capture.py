@@ -6,16 +6,21 @@ pidfd: one wait, no task draining each pipe, no asyncio transport or watcher.
 A git command the workspace runs costs some 1.3 ms from Python here; anyio's
 process wrapper added 0.2 to 0.3 ms to each, and a fan-out in worktrees runs a
 few hundred. The output is read once the command has ended (it is in memory
-either way). Cancelled, the command is killed and reaped before the
-cancellation goes on. Where memfds or pidfds are missing (not Linux, an old
-kernel), anyio's processes do the same work, started through
-:func:`~attractor.proc.children.open_process` (:func:`anyio.run_process` could
-leave a child cancelled while it started running and unreaped).
+either way). The command runs in a session (and process group) of its own,
+away from the terminal: it can never stop the run by asking the terminal for
+something, and a Ctrl-C reaches it as the run's cancellation. Cancelled, its
+whole group is killed (git's clean and smudge filters, hooks, an ssh it
+started) and the command reaped before the cancellation goes on. Where memfds
+or pidfds are missing (not Linux, an old kernel), anyio's processes do the
+same work, started through :func:`~attractor.proc.children.open_process`
+(:func:`anyio.run_process` could leave a child cancelled while it started
+running and unreaped).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
@@ -64,14 +69,13 @@ async def captured(
             os.lseek(inp, 0, os.SEEK_SET)
         out, err = _memory(files, "stdout"), _memory(files, "stderr")
         process = PidfdProcess.start(
-            list(argv), (inp, out, err), cwd, dict(env), new_session=False, umask=umask
+            list(argv), (inp, out, err), cwd, dict(env), new_session=True, umask=umask
         )
         try:
             code = await process.wait()
         except BaseException:
             with anyio.CancelScope(shield=True):
-                with suppress(ProcessLookupError):
-                    process.kill()
+                _kill_group(process.pid)
                 await process.wait()
             raise
         finally:
@@ -94,18 +98,31 @@ async def _piped(
         cwd=cwd,
         env=dict(env),
         umask=umask,
+        start_new_session=True,
     )
     out, err = bytearray(), bytearray()
-    async with process, anyio.create_task_group() as group:
-        assert process.stdout is not None and process.stderr is not None
-        group.start_soon(_drain, process.stdout, out)
-        group.start_soon(_drain, process.stderr, err)
-        if input and process.stdin is not None:
-            with suppress(anyio.BrokenResourceError):  # it ended without reading it all
-                await process.stdin.send(input)
-            await process.stdin.aclose()
-        code = await process.wait()
+    async with process:
+        try:
+            async with anyio.create_task_group() as group:
+                assert process.stdout is not None and process.stderr is not None
+                group.start_soon(_drain, process.stdout, out)
+                group.start_soon(_drain, process.stderr, err)
+                if input and process.stdin is not None:
+                    with suppress(anyio.BrokenResourceError):  # it ended without reading it all
+                        await process.stdin.send(input)
+                    await process.stdin.aclose()
+                code = await process.wait()
+        except BaseException:
+            if process.returncode is None:  # not reaped: its group id is still its own
+                _kill_group(process.pid)
+            raise
     return code, bytes(out), bytes(err)
+
+
+def _kill_group(pid: int) -> None:
+    """Kill the group of a command not yet reaped (the group's id cannot be reused till then)."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 async def _drain(stream: ByteReceiveStream, into: bytearray) -> None:

@@ -1,7 +1,8 @@
 """Running ``git``: one helper every workspace operation goes through.
 
 Each call is a real ``git`` subprocess (:func:`~attractor.proc.capture.captured`:
-cancelled with its caller, the process is killed and reaped; stdin is empty
+in a session of its own; cancelled with its caller, the command and all it started
+are killed and the command reaped; stdin is empty
 unless the call gives it some). The environment is the caller's
 minus the variables that would point git at another repository, plus a
 fixed identity for the commits the run makes, so a user's ``GIT_DIR`` or a

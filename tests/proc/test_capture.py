@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import pytest
 
 from attractor.proc import capture
 from attractor.proc.capture import captured
-from tests.proc.prockit import cancel_once_started, children
+from tests.proc.prockit import cancel_once_started, children, outlived
 
 pytestmark = pytest.mark.anyio
 
@@ -78,6 +81,53 @@ async def test_a_cancelled_command_is_killed_and_reaped(way: str, tmp_path: Path
             scope.cancel()
     with pytest.raises(ProcessLookupError):  # killed, and reaped: no zombie left either
         os.kill(pid, 0)
+
+
+async def test_what_a_cancelled_command_started_is_killed_with_it(way: str, tmp_path: Path) -> None:
+    # git's clean and smudge filters, hooks and ssh run as its children: a run's
+    # --timeout once killed git alone and left them running.
+    fifo = tmp_path / "started"
+    os.mkfifo(fifo)
+    script = f"sleep 30 & echo $! > {fifo}; wait"
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+            group.start_soon(
+                lambda: captured(["sh", "-c", script], cwd=tmp_path, env=dict(os.environ))
+            )
+            helper = int(await anyio.to_thread.run_sync(fifo.read_text))
+            scope.cancel()
+    assert not outlived(helper)
+
+
+#: Run in a process whose controlling terminal is a new pseudo-terminal: captured()
+#: a command that reads a line from the terminal; exits with the command's status.
+_AT_A_TERMINAL = """
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    import anyio
+    from pathlib import Path
+    from attractor.proc import capture
+    capture._FAST = sys.argv[1] == "memfd"
+    run = capture.captured(["sh", "-c", "read line </dev/tty"], cwd=Path("."), env=dict(os.environ))
+    os._exit(anyio.run(lambda: run)[0])
+while True:
+    try:
+        if not os.read(fd, 1024):
+            break
+    except OSError:  # the terminal's other end closed
+        break
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+def test_a_command_cannot_wait_on_the_runs_terminal(way: str) -> None:
+    # In a session of its own, a command that asks the terminal (a passphrase, a
+    # prompt) fails at once, instead of waiting, and the run with it, for an answer.
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_A_TERMINAL, way], timeout=60, capture_output=True
+    )
+    assert done.returncode not in (0, -signal.SIGKILL), done.stderr.decode()
 
 
 async def test_a_command_cancelled_as_it_starts_is_killed_and_reaped(
