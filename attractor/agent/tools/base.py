@@ -7,7 +7,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -208,12 +208,13 @@ def threaded(function: Callable[[ToolContext, dict[str, Any]], str]) -> ToolFunc
 
 
 _THREAD_NAME = "attractor tool"
+_T = TypeVar("_T")
 
 
-async def run_daemon(call: Callable[[], str]) -> str:
+async def run_daemon(call: Callable[[], _T]) -> _T:
     """``call()`` in a new daemon thread; cancelling the wait abandons the thread."""
     done = anyio.Event()
-    outcome: list[str | BaseException] = []
+    outcome: list[_T | BaseException] = []
     token = anyio.lowlevel.current_token()
 
     def work() -> None:

@@ -3,7 +3,8 @@
 Session updates feed the attempt's tracker (events, transcript, budget); a
 decision to stop (the turn limit, the run's budget) sets :attr:`stopping`.
 Permission requests get the node policy's answer. File reads and writes are
-confined to the workspace (symbolic links followed); terminals run in the
+confined to the workspace (symbolic links followed), and a write finishes
+before the session ends (:mod:`.writes`); terminals run in the
 node's execution environment (:mod:`.terminals`). Every refusal reaches the
 agent as a JSON-RPC error with a reason it can show, never as a crash.
 """
@@ -36,6 +37,7 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
+from anyio.abc import TaskGroup
 
 from attractor.errors import PipelinePathError
 from attractor.events import (
@@ -48,6 +50,7 @@ from attractor.fileio.confine import confine_path, read_confined_text
 from attractor.handlers.acp.permissions import Policy
 from attractor.handlers.acp.terminals import Terminals
 from attractor.handlers.acp.updates import UpdateReader
+from attractor.handlers.acp.writes import Writes
 from attractor.handlers.external.tracker import Tracker
 from attractor.handlers.interviewer import AnswerValue, Interviewer, Question, QuestionType
 from attractor.llm.types import Usage
@@ -69,6 +72,7 @@ class AttractorClient:
         policy: Policy,
         tracker: Tracker,
         terminals: Terminals,
+        task_group: TaskGroup,
         interviewer: Interviewer | None = None,
     ) -> None:
         self.node_id = node_id
@@ -77,6 +81,8 @@ class AttractorClient:
         self.policy = policy
         self.tracker = tracker
         self.terminals = terminals
+        #: The agent's file writes, run in the session's ``task_group``.
+        self.writes = Writes(task_group, self._warn)
         self.interviewer = interviewer
         self.reader = UpdateReader()
         #: Set once attractor decided the agent must stop (``tracker.stop``).
@@ -227,7 +233,7 @@ class AttractorClient:
         if not self.policy.writes:
             raise self._refuse(f"writing {path}", "allow_edits")
         try:
-            await anyio.to_thread.run_sync(self._write, path, content)
+            await self.writes.run(path, lambda: self._write(path, content))
         except PipelinePathError as exc:
             raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
         except OSError as exc:

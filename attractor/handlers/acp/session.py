@@ -125,6 +125,7 @@ class Session:
                 policy=Policy.of(request.node),
                 tracker=self.tracker,
                 terminals=terminals,
+                task_group=tg,
                 interviewer=request.interviewer,
             )
             conn = connect_to_agent(client, transport)
@@ -140,6 +141,7 @@ class Session:
                         with anyio.move_on_after(min(1.0, self.grace)):
                             await _quietly_cancel(conn, session_id)
                     await conn.close()
+                client.writes.settle(self.grace)  # the agent's writes: done, or given up
                 tg.cancel_scope.cancel()  # the terminals still running
         if failure is not None:
             raise failure
