@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from attractor.proc.envfilter import EnvPolicy
-from attractor.proc.hostfs import DEFAULT_READ_LIMIT
+from attractor.proc.hostfs import DEFAULT_READ_LIMIT, READ_FILE_LIMIT
 from attractor.proc.hostfs.ops import HostFiles
 from attractor.valueclass import mutable
 
@@ -90,12 +90,12 @@ class ExecutionEnvironment(Protocol):
         folder of its own workdir, e.g. a subagent's)."""
         ...
 
-    def read_file(self, path: str | Path) -> bytes:
-        """The bytes of a file beneath the workdir."""
+    def read_file(self, path: str | Path, limit: int = READ_FILE_LIMIT) -> bytes:
+        """The bytes of a regular file beneath the workdir, at most ``limit`` of them."""
         ...
 
     def write_file(self, path: str | Path, data: bytes) -> None:
-        """Write a file beneath the workdir (parent folders made)."""
+        """Replace (or create) a regular file beneath the workdir (parent folders made)."""
         ...
 
     # The file operations of the agent's tools: each answers the text the model reads,
@@ -210,20 +210,6 @@ class LocalEnvironment(HostFiles):
         environment changes (a sandbox's wrapper and proxy, a container's name and
         clean-up), the rest of :meth:`run` being the same for all."""
         return await start(env, self.wrap(cwd))
-
-    def _inside(self, path: str | Path) -> Path:
-        full = (self.workdir / path).resolve()
-        if not full.is_relative_to(self.workdir.resolve()):
-            raise PermissionError(f"{path}: outside the working directory {self.workdir}")
-        return full
-
-    def read_file(self, path: str | Path) -> bytes:
-        return self._inside(path).read_bytes()
-
-    def write_file(self, path: str | Path, data: bytes) -> None:
-        target = self._inside(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
 
     def within(self, workdir: Path) -> LocalEnvironment:
         return self if workdir == self.workdir else replace(self, workdir=workdir)

@@ -11,6 +11,7 @@ import pytest
 
 from attractor.agent.tools import ToolContext, default_registry
 from attractor.agent.tools.patch import patch_tool
+from attractor.errors import PathEscapeError
 from attractor.llm.types import ToolCall
 from attractor.proc.bwrap import Fence
 from attractor.proc.envfilter import EnvPolicy
@@ -56,7 +57,7 @@ async def test_file_operations_stay_beneath_the_workdir(tmp_path: Path) -> None:
     assert env.read_file("a/b.txt") == b"x"
     assert env.glob("**/*.txt") == "a/b.txt"
     assert env.grep("x") == "a/b.txt:1: x"
-    with pytest.raises(PermissionError):
+    with pytest.raises(PathEscapeError):
         env.read_file("../outside")
 
 

@@ -3,8 +3,10 @@
 Session updates feed the attempt's tracker (events, transcript, budget); a
 decision to stop (the turn limit, the run's budget) sets :attr:`stopping`.
 Permission requests get the node policy's answer. File reads and writes are
-confined to the workspace (symbolic links followed), and a write finishes
-before the session ends (:mod:`.writes`); terminals run in the
+the node's execution environment's: walked by descriptor beneath the
+workspace (symbolic links followed inside it), a write replacing a regular
+file in one rename and ending before the session does (:mod:`.writes`);
+terminals run in the
 node's execution environment (:mod:`.terminals`). Every refusal reaches the
 agent as a JSON-RPC error with a reason it can show, never as a crash.
 """
@@ -39,14 +41,14 @@ from acp.schema import (
 )
 from anyio.abc import TaskGroup
 
-from attractor.errors import PipelinePathError
+from attractor.errors import PipelinePathError, ToolError
 from attractor.events import (
     AgentWarning,
     DebugNote,
     InterviewCompleted,
     InterviewStarted,
 )
-from attractor.fileio.confine import confine_path, read_confined_text
+from attractor.fileio.confine import confine_path
 from attractor.handlers.acp.permissions import Policy
 from attractor.handlers.acp.terminals import Terminals
 from attractor.handlers.acp.updates import UpdateReader
@@ -188,9 +190,6 @@ class AttractorClient:
 
     # -- files -----------------------------------------------------------------
 
-    def _path(self, path: str) -> Path:
-        return self.workdir / path  # an absolute path stays as it is
-
     def _check_going(self) -> None:
         """Once attractor stopped the session, the agent's work through it is refused."""
         if self.stopping.is_set():
@@ -207,24 +206,25 @@ class AttractorClient:
     ) -> ReadTextFileResponse:
         self._check_going()
         try:
-            text = await anyio.to_thread.run_sync(self._read, path)
-        except PipelinePathError as exc:
+            data = await anyio.to_thread.run_sync(self.environment.read_file, path, READ_LIMIT)
+        except ToolError as exc:
             raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
+        except OSError as exc:
+            raise self._os_error(path, exc) from None
+        text = data.decode("utf-8", errors="replace")
         if line is not None or limit is not None:
             lines = text.splitlines(keepends=True)
             start = max((line or 1) - 1, 0)
             text = "".join(lines[start : None if limit is None else start + limit])
         return ReadTextFileResponse(content=text)
 
-    def _read(self, path: str) -> str:
-        return read_confined_text(
-            self._path(path), [self.workdir], READ_LIMIT, attribute="ACP read", node=self.node_id
-        )
+    def _path(self, path: str) -> Path:
+        return self.workdir / path  # an absolute path stays as it is
 
-    def _write(self, path: str, content: str) -> None:
-        where = self._path(path)
-        real = confine_path(where, [self.workdir], attribute="ACP write", node=self.node_id)
-        self.environment.write_file(real, content.encode("utf-8"))
+    @staticmethod
+    def _os_error(path: str, exc: OSError) -> RequestError:
+        reason = f"{path}: {exc.strerror or exc}"
+        return RequestError.internal_error({"path": path, "reason": reason})
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
@@ -232,13 +232,13 @@ class AttractorClient:
         self._check_going()
         if not self.policy.writes:
             raise self._refuse(f"writing {path}", "allow_edits")
+        data = content.encode("utf-8")
         try:
-            await self.writes.run(path, lambda: self._write(path, content))
-        except PipelinePathError as exc:
+            await self.writes.run(path, lambda: self.environment.write_file(path, data))
+        except ToolError as exc:
             raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
         except OSError as exc:
-            reason = f"{path}: {exc.strerror or exc}"
-            raise RequestError.internal_error({"path": path, "reason": reason}) from None
+            raise self._os_error(path, exc) from None
         return WriteTextFileResponse()
 
     # -- terminals -------------------------------------------------------------

@@ -7,8 +7,8 @@ once, and a write it started would land later, after the stage's checkpoint,
 or in a work tree already put back. So each write runs in a task of the
 session's task group, shielded, and the session's end waits for it: at most
 the kill grace, once :meth:`Writes.settle` is called. A write still going then
-(a file system that hangs, a FIFO nobody reads) is left to its thread, a
-daemon that cannot keep the process from exiting, with a warning.
+(a file system that hangs) is left to its thread, a daemon that cannot keep the
+process from exiting, with a warning.
 """
 
 from __future__ import annotations

@@ -8,3 +8,5 @@ tools reach them only through the environment (:mod:`attractor.proc.environment`
 
 #: Lines the ``read_file`` tool returns when the model names no limit.
 DEFAULT_READ_LIMIT = 2000
+#: The largest file read whole through an environment's ``read_file`` by default.
+READ_FILE_LIMIT = 16 * 1024 * 1024

@@ -16,13 +16,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attractor.proc.hostfs import DEFAULT_READ_LIMIT
+from attractor.proc.hostfs import DEFAULT_READ_LIMIT, READ_FILE_LIMIT
 
 
 class HostFiles:
     """File operations beneath ``self.workdir`` on this machine (a mixin of the environments)."""
 
     workdir: Path
+
+    def read_file(self, path: str | Path, limit: int = READ_FILE_LIMIT) -> bytes:
+        """The bytes of a regular file of at most ``limit`` bytes."""
+        from attractor.proc.hostfs.textfiles import read_bytes
+
+        return read_bytes(self.workdir, str(path), limit)
+
+    def write_file(self, path: str | Path, data: bytes) -> None:
+        """Replace (or create) a regular file with ``data`` in one rename."""
+        from attractor.proc.hostfs.textfiles import write_bytes
+
+        write_bytes(self.workdir, str(path), data)
 
     def read_lines(self, path: str, offset: int = 1, limit: int = DEFAULT_READ_LIMIT) -> str:
         """Lines ``offset`` (1-based) to ``offset + limit - 1`` of a text file, numbered."""

@@ -113,12 +113,19 @@ def read_lines(workdir: Path, raw: str, offset: int = 1, limit: int = DEFAULT_RE
 
 
 def write_text(workdir: Path, raw: str, content: str) -> str:
-    """Write ``content`` to a file, creating parent directories.
+    """Write ``content`` to a file, creating parent directories (see :func:`write_bytes`)."""
+    data = content.encode("utf-8")
+    shown = write_bytes(workdir, raw, data)
+    return f"wrote {len(data)} bytes to {shown}"
+
+
+def write_bytes(workdir: Path, raw: str, data: bytes) -> str:
+    """Write ``data`` to a file, creating parent directories; the path as shown.
 
     The new content goes to a temporary file beside it that then replaces the old
-    name; a file with other (hard-linked) names is refused.
+    name; a file with other (hard-linked) names is refused, and so is anything
+    but a regular file (a FIFO would hold the write till someone reads it).
     """
-    data = content.encode("utf-8")
     with Beneath(workdir) as beneath, beneath.place(raw, create=True) as found:
         info = found.value
         if info is not None:
@@ -128,7 +135,17 @@ def write_text(workdir: Path, raw: str, content: str) -> str:
                 raise not_regular(raw)  # and it stays: no rename over a FIFO
             refuse_hard_link(info, raw)
         replace_file(found.dir_fd, found.name, data, None if info is None else info.st_mode)
-    return f"wrote {len(data)} bytes to {found.shown}"
+    return found.shown
+
+
+def read_bytes(workdir: Path, raw: str, limit: int) -> bytes:
+    """Every byte of a regular file of at most ``limit`` bytes."""
+    with Beneath(workdir) as beneath, beneath.open(raw) as found:
+        regular(found.value, raw)
+        data = read_all(found.value, limit)
+    if data is None:
+        raise ToolError(f"{raw} is larger than {limit // _MIB} MiB; it is not read whole")
+    return data
 
 
 def edit_text(

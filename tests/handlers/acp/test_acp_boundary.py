@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,30 @@ def test_in_the_sandbox_the_agent_writes_only_in_the_workspace(workspace: Path) 
     assert not outside.exists()
     assert seen(log, "touched")[0]["ok"] is True
     assert seen(log, "ran")
+
+
+def test_the_agent_cannot_write_through_a_hard_link_to_a_file_outside(
+    workspace: Path,
+) -> None:
+    # A path check cannot tell a hard link from the file: the write once changed the
+    # outside file through it. It is refused as the built-in write tool refuses it.
+    outside = write(workspace.parent / "outside.txt", "mine\n")
+    os.link(outside, workspace / "linked.txt")
+    turns = [
+        [
+            {"do": "write", "path": "linked.txt", "content": "the agent's\n"},
+            {"do": "write", "path": "new/made.txt", "content": "made\n"},
+            {"do": "end"},
+        ]
+    ]
+    log = configure(workspace, turns)
+    write(workspace / "p.dot", graph())
+    result = invoke(["run", "p.dot", "--logs-dir", "logs", "--sandbox", "none"], {})
+    assert result.exit_code == 0, result.output + result.stderr
+    assert outside.read_text() == "mine\n"
+    [error] = seen(log, "error")
+    assert "linked.txt is a hard link" in error["data"]["reason"]
+    assert (workspace / "new" / "made.txt").read_text() == "made\n"
 
 
 @pytest.mark.anyio

@@ -102,7 +102,7 @@ def test_reads_outside_the_workspace_are_refused(workspace: Path) -> None:
     code, output = _run(workspace)
     assert code == 0, output
     assert not seen(log, "content")
-    assert "outside the places a run may read" in seen(log, "error")[0]["data"]["reason"]
+    assert "resolves outside the working directory" in seen(log, "error")[0]["data"]["reason"]
 
 
 def test_turns_past_max_turns_stop_the_agent(workspace: Path) -> None:
