@@ -67,18 +67,22 @@ async def test_a_missing_program_is_an_os_error(way: str, tmp_path: Path) -> Non
         await captured(["no-such-program-here"], cwd=tmp_path, env=dict(os.environ))
 
 
-async def test_a_cancelled_command_is_killed_and_reaped(way: str, tmp_path: Path) -> None:
+async def _cancelled_once_it_tells(tmp_path: Path, script: str) -> int:
+    """Run ``sh -c script`` (``$FIFO``: where it writes a pid) and cancel it once it
+    has written: the pid it wrote."""
     fifo = tmp_path / "started"
     os.mkfifo(fifo)
-    script = f"echo $$ > {fifo} && exec sleep 30"
+    env = {**os.environ, "FIFO": str(fifo)}
     with anyio.CancelScope() as scope:
         async with anyio.create_task_group() as group:
-            group.start_soon(
-                lambda: captured(["sh", "-c", script], cwd=tmp_path, env=dict(os.environ))
-            )
-            # Read once the command has written its pid: it runs.
+            group.start_soon(lambda: captured(["sh", "-c", script], cwd=tmp_path, env=env))
             pid = int(await anyio.to_thread.run_sync(fifo.read_text))
             scope.cancel()
+    return pid
+
+
+async def test_a_cancelled_command_is_killed_and_reaped(way: str, tmp_path: Path) -> None:
+    pid = await _cancelled_once_it_tells(tmp_path, 'echo $$ > "$FIFO" && exec sleep 30')
     with pytest.raises(ProcessLookupError):  # killed, and reaped: no zombie left either
         os.kill(pid, 0)
 
@@ -86,16 +90,7 @@ async def test_a_cancelled_command_is_killed_and_reaped(way: str, tmp_path: Path
 async def test_what_a_cancelled_command_started_is_killed_with_it(way: str, tmp_path: Path) -> None:
     # git's clean and smudge filters, hooks and ssh run as its children: a run's
     # --timeout once killed git alone and left them running.
-    fifo = tmp_path / "started"
-    os.mkfifo(fifo)
-    script = f"sleep 30 & echo $! > {fifo}; wait"
-    with anyio.CancelScope() as scope:
-        async with anyio.create_task_group() as group:
-            group.start_soon(
-                lambda: captured(["sh", "-c", script], cwd=tmp_path, env=dict(os.environ))
-            )
-            helper = int(await anyio.to_thread.run_sync(fifo.read_text))
-            scope.cancel()
+    helper = await _cancelled_once_it_tells(tmp_path, 'sleep 30 & echo $! > "$FIFO"; wait')
     assert not outlived(helper)
 
 
