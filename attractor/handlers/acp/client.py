@@ -41,6 +41,7 @@ from acp.schema import (
 )
 from anyio.abc import TaskGroup
 
+from attractor.agent.tools.base import run_daemon
 from attractor.errors import PipelinePathError, ToolError
 from attractor.events import (
     AgentWarning,
@@ -206,7 +207,8 @@ class AttractorClient:
     ) -> ReadTextFileResponse:
         self._check_going()
         try:
-            data = await anyio.to_thread.run_sync(self.environment.read_file, path, READ_LIMIT)
+            # A daemon thread: a read stuck in a hung file system cannot hold the exit.
+            data = await run_daemon(lambda: self.environment.read_file(path, READ_LIMIT))
         except ToolError as exc:
             raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
         except OSError as exc:
