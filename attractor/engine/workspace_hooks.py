@@ -297,8 +297,9 @@ def with_workspace_paths(settings: Settings, workspace: Workspace | None) -> Set
     """``settings`` with what a sandboxed step needs of a worktree made writable.
 
     The repository's git directory (so an agent's own ``git commit`` in the
-    worktree works) and the checkout's linked paths (a link is shared with
-    the checkout; see attractor.workspace.create).
+    worktree works; the sandbox keeps its control files read-only, see
+    attractor.proc.gitguard) and the checkout's linked paths (a link is shared
+    with the checkout; see attractor.workspace.create).
     """
     if workspace is None or workspace.repo is None:
         return settings

@@ -371,7 +371,8 @@ def test_a_repository_config_an_earlier_step_wrote_runs_inside_the_sandbox(
     workspace: Path, tmp_path: Path
 ) -> None:
     # git runs core.fsmonitor on `git status`: the agent's start reads git state,
-    # so a step that planted it would otherwise run it on the host, unsandboxed.
+    # so a config planted earlier would otherwise run on the host, unsandboxed. (A
+    # sandboxed step cannot plant it: test_git_guard.py; this one runs unsandboxed.)
     outside = tmp_path.parent / f"outside-{uuid.uuid4().hex}"
     outside.mkdir()
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
@@ -380,7 +381,8 @@ def test_a_repository_config_an_earlier_step_wrote_runs_inside_the_sandbox(
         """digraph p {
             start [shape=Mdiamond]
             done  [shape=Msquare]
-            plant [shape=parallelogram, tool_command="git config core.fsmonitor 'sh hook.sh'"]
+            plant [shape=parallelogram, sandbox=none,
+                   tool_command="git config core.fsmonitor 'sh hook.sh'"]
             work  [prompt="look"]
             start -> plant -> work -> done
         }""",

@@ -32,11 +32,14 @@ def _fan(merge: str, left: str, right: str, after: str = "") -> str:
     """
 
 
-def _run(tmp_path: Path, pipeline: str) -> tuple[Path, Path, object]:
+def _run(tmp_path: Path, pipeline: str, writable: Path | None = None) -> tuple[Path, Path, object]:
     repo = make_repo(tmp_path / "repo", {"shared.txt": "base\n"})
     dot = write(tmp_path / "p.dot", pipeline)
     logs = tmp_path / "logs"
-    result = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")])
+    args = ["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")]
+    if writable is not None:  # a place outside the workspace the steps may write
+        args += ["--writable", str(writable)]
+    result = invoke(args)
     return repo, only_run_dir(logs), result
 
 
@@ -128,21 +131,23 @@ def test_a_branch_worktree_is_one_git_knows_on_its_own_branch(tmp_path: Path) ->
     # Branch worktrees are registered without `git worktree add` (many at once):
     # git inside one still sees a worktree of the repository, on the branch's own
     # branch, with a clean checkout; the agent can commit there.
+    seen = tmp_path / "seen"  # outside the worktrees: their own files would show in status
+    seen.mkdir()
     probe = (
-        "git symbolic-ref HEAD > ../head-$B.txt && git status --porcelain > ../status-$B.txt "
-        "&& git worktree list --porcelain > ../list-$B.txt "
+        f"git symbolic-ref HEAD > {seen}/head-$B.txt "
+        f"&& git status --porcelain > {seen}/status-$B.txt "
+        f"&& git worktree list --porcelain > {seen}/list-$B.txt "
         "&& echo $B > $B.txt && git add $B.txt && git commit -qm $B"
     )
     left, right = (probe.replace("$B", name) for name in ("left", "right"))
-    repo, run_dir, result = _run(tmp_path, _fan("all", left, right))
+    repo, run_dir, result = _run(tmp_path, _fan("all", left, right), writable=seen)
 
     assert result.exit_code == 0, result.output + result.stderr
-    branches = tmp_path / "repo" / ".git" / "attractor" / "worktrees"
     for name in ("left", "right"):
         ref = f"refs/heads/attractor/{run_dir.name}--{name}"
-        assert (branches / f"head-{name}.txt").read_text().strip() == ref
-        assert (branches / f"status-{name}.txt").read_text() == ""
-        assert f"branch {ref}" in (branches / f"list-{name}.txt").read_text()
+        assert (seen / f"head-{name}.txt").read_text().strip() == ref
+        assert (seen / f"status-{name}.txt").read_text() == ""
+        assert f"branch {ref}" in (seen / f"list-{name}.txt").read_text()
     work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
     assert (work_tree / "left.txt").read_text() == "left\n"
     assert (work_tree / "right.txt").read_text() == "right\n"

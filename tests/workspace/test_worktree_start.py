@@ -352,7 +352,7 @@ def test_a_checkout_committed_to_during_the_run_still_gets_the_right_diff(tmp_pa
     pipeline = f"""digraph p {{
       start [shape=Mdiamond]; done [shape=Msquare]
       impl [shape=parallelogram, tool_command="echo new > made.txt"]
-      user [shape=parallelogram,
+      user [shape=parallelogram, sandbox=none,  // the user, at work meanwhile
             tool_command="git -C {repo} -c user.name=u -c user.email=u@x commit -qam mine"]
       start -> impl -> user -> done
     }}

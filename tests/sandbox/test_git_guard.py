@@ -1,0 +1,135 @@
+"""A sandboxed step cannot plant what git or attractor would run or follow outside it.
+
+Each test runs a real pipeline in the bwrap sandbox whose tool step tries every
+way in it knows and writes down which it got; git's config, hooks and links, and
+attractor's own folder, must come out as they were, while the step can still
+commit its work where the workspace lets it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.cli.runkit import invoke, only_run_dir, write
+from tests.sandbox.conftest import needs_bwrap
+from tests.workspace.gitkit import git, make_repo
+
+pytestmark = needs_bwrap
+
+#: sh: try each way in (TRY "what" command...), noting "got: what" or "refused: what".
+_TRY = (
+    'try() { w="$1"; shift; '
+    'if ("$@") >/dev/null 2>&1; then echo "got: $w"; else echo "refused: $w"; fi; }'
+)
+
+
+def _attempts(*lines: str) -> str:
+    """A tool_command running ``lines`` after _TRY, its report in the stage's tries.txt."""
+    body = "; ".join(lines)
+    return f'{_TRY}; {{ {body}; }} > "$ATTRACTOR_STAGE_DIR/tries.txt"'
+
+
+def _pipeline(command: str) -> str:
+    escaped = command.replace("\\", "\\\\").replace('"', '\\"')
+    return f"""digraph p {{
+        start [shape=Mdiamond]
+        done  [shape=Msquare]
+        step [shape=parallelogram, tool_command="{escaped}"]
+        start -> step -> done
+    }}"""
+
+
+def _tries(run_dir: Path) -> list[str]:
+    return (run_dir / "step" / "tries.txt").read_text().splitlines()
+
+
+def test_in_a_worktree_the_step_commits_but_cannot_touch_gits_control_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    config_before = (repo / ".git" / "config").read_text()
+    monkeypatch.chdir(repo)
+    plant = "printf '[core]\\n\\tfsmonitor = touch planted\\n'"
+    command = _attempts(
+        "C=$(git rev-parse --git-common-dir); A=$(git rev-parse --git-dir)",
+        f'try config sh -c "{plant} >> $C/config"',
+        'try hook sh -c "echo touch planted > $C/hooks/post-checkout"',
+        'try commondir sh -c "echo /tmp > $C/commondir"',
+        'try admin-commondir sh -c "echo /tmp > $A/commondir"',
+        'try gitfile sh -c "echo gitdir: /tmp > .git"',
+        'try rename-worktrees mv "$C/worktrees" "$C/worktrees-old"',
+        'try rename-admin mv "$A" "$A-old"',
+        "try commit sh -c 'echo b > b.txt && git add b.txt && git commit -qm b'",
+    )
+    write(repo / "p.dot", _pipeline(command))
+    result = invoke(["run", "p.dot", "--sandbox", "bwrap", "--logs-dir", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert _tries(tmp_path / "r") == [
+        "refused: config",
+        "refused: hook",
+        "refused: commondir",
+        "refused: admin-commondir",
+        "refused: gitfile",
+        "refused: rename-worktrees",
+        "refused: rename-admin",
+        "got: commit",
+    ]
+    assert (repo / ".git" / "config").read_text() == config_before
+    assert not (repo / ".git" / "commondir").exists()
+    run_branch = git(repo, "branch", "--list", "attractor/*", "--format=%(refname:short)")
+    assert "b" in git(repo, "log", "--format=%s", run_branch.strip()).split()
+
+
+def test_with_no_workspace_the_repositorys_control_files_are_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    monkeypatch.chdir(repo)
+    command = _attempts(
+        'try config sh -c "echo x >> .git/config"',
+        'try commondir sh -c "echo /tmp > .git/commondir"',
+        "try rename-git mv .git .git-old",
+        "try object git hash-object -w a.txt",
+        "try edit sh -c 'echo changed > a.txt'",
+    )
+    write(repo / "p.dot", _pipeline(command))
+    args = ["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none"]
+    result = invoke([*args, "--logs-dir", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert _tries(tmp_path / "r") == [
+        "refused: config",
+        "refused: commondir",
+        "refused: rename-git",
+        "got: object",
+        "got: edit",
+    ]
+    assert not (repo / ".git" / "commondir").exists()
+
+
+def test_the_step_cannot_swap_attractors_folder_for_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A folder above the run directory that stayed writable could be renamed away,
+    # mounts and all, and a copy of the step's making put where attractor writes.
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    command = _attempts(
+        "try rename mv .attractor .attractor-old",
+        "try new-run mkdir .attractor/runs/other",
+        'try own-stage touch "$ATTRACTOR_STAGE_DIR/mine.txt"',
+        "try workdir touch made.txt",
+    )
+    write(work / "p.dot", _pipeline(command))
+    result = invoke(["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert _tries(only_run_dir(work / ".attractor" / "runs")) == [
+        "refused: rename",
+        "refused: new-run",
+        "got: own-stage",
+        "got: workdir",
+    ]
+    assert os.listdir(work / ".attractor") == ["runs"]
