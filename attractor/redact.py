@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import fnmatch
 import functools
 import json
@@ -41,6 +42,8 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, AnyStr, Generic
+
+from attractor.ownfiles import create_new
 
 #: Variable names whose values are secrets (matched case-insensitively, shell-glob style).
 SECRET_NAME_PATTERNS = (
@@ -218,9 +221,14 @@ class Redactor:
         try:
             if os.stat(path).st_size == 0:  # most commands' stderr: nothing to open
                 return False
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            # Not through a link a step left in its place (to a file outside).
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         except (FileNotFoundError, IsADirectoryError):
             return False
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return False
+            raise
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             return False
@@ -232,16 +240,15 @@ class Redactor:
                 for chunk in _chunks(source):
                     clean = self.data(chunk)
                     if out is None and clean is not chunk:
-                        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-                        out = os.fdopen(os.open(tmp, flags, 0o600), "wb")  # private until renamed
+                        out = os.fdopen(create_new(tmp, 0o600), "wb")  # private until renamed
                         _copy_head(fd, done, out)
                     if out is not None:
                         out.write(clean)
                     done += len(chunk)
                 if out is None:
                     return False
+                os.fchmod(out.fileno(), os.fstat(fd).st_mode & 0o777)
                 out.close()
-                os.chmod(tmp, os.fstat(fd).st_mode & 0o777)
                 os.replace(tmp, path)
                 return True
             finally:

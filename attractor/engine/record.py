@@ -50,7 +50,7 @@ class EngineRecord:
             return ""
         path = self._store.stage_dir(node_id) / "response.md"
         try:  # only the start: a response may be huge
-            head = read_head(path, 4 * limit, "response file")
+            head = read_head(path, 4 * limit, "response file", follow=False)
         except InputFileError:
             return ""
         return head.decode("utf-8", errors="replace")[:limit]

@@ -47,7 +47,7 @@ _KINDS = (
 # -- bounded reads ------------------------------------------------------------------
 
 
-def read_bounded(path: str | Path, limit: int, what: str) -> str:
+def read_bounded(path: str | Path, limit: int, what: str, *, follow: bool = True) -> str:
     """The UTF-8 text of regular file ``path``, at most ``limit`` bytes.
 
     Newlines are translated as :meth:`Path.read_text` does, and a byte-order mark
@@ -57,11 +57,14 @@ def read_bounded(path: str | Path, limit: int, what: str) -> str:
     regular file; the size is checked before and while reading (``/proc`` files
     report 0).
 
+    ``follow=False`` for a file in a folder a step can write (its status.json):
+    a link left in its place is refused, not read through.
+
     Raises:
         InputFileError: with ``kind`` os, not_regular, too_large or not_utf8.
     """
     shown = str(path)
-    data = _read_regular(shown, limit, what)
+    data = _read_regular(shown, limit, what, follow)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -99,8 +102,8 @@ def require_regular(path: str | Path, what: str, *, verb: str = "") -> None:
         raise _not_regular(str(path), mode, what, verb)
 
 
-def _read_regular(path: str, limit: int, what: str) -> bytes:
-    fd, size = open_regular(path, what)
+def _read_regular(path: str, limit: int, what: str, follow: bool = True) -> bytes:
+    fd, size = open_regular(path, what, follow=follow)
     try:
         if size > limit:
             raise too_large(path, limit, what, size)
@@ -140,13 +143,16 @@ def open_regular(path: str | Path, what: str, *, follow: bool = True) -> tuple[i
     return fd, info.st_size
 
 
-def read_head(path: str | Path, limit: int, what: str) -> bytes:
+def read_head(path: str | Path, limit: int, what: str, *, follow: bool = True) -> bytes:
     """At most the first ``limit`` bytes of regular file ``path`` (a longer file is cut).
+
+    ``follow=False`` for a file in a folder a step can write (a stage directory):
+    a link it left there is refused, not read through.
 
     Raises:
         InputFileError: ``kind`` os or not_regular.
     """
-    fd, _ = open_regular(path, what)
+    fd, _ = open_regular(path, what, follow=follow)
     try:
         return read_upto(fd, 0, limit)
     except OSError as exc:
@@ -155,13 +161,16 @@ def read_head(path: str | Path, limit: int, what: str) -> bytes:
         os.close(fd)
 
 
-def read_tail(path: str | Path, limit: int, what: str) -> tuple[bytes, bool]:
-    """The last ``limit`` bytes of regular file ``path``, and whether more came before.
+def read_tail(
+    path: str | Path, limit: int, what: str, *, follow: bool = True
+) -> tuple[bytes, bool]:
+    """The last ``limit`` bytes of regular file ``path``, and whether more came before
+    (``follow`` as for :func:`read_head`).
 
     Raises:
         InputFileError: ``kind`` os or not_regular.
     """
-    fd, size = open_regular(path, what)
+    fd, size = open_regular(path, what, follow=follow)
     try:
         start = max(0, size - limit)
         return read_upto(fd, start, limit), start > 0

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor import redact
+from attractor.ownfiles import create_new, open_own
 
 _tmp_names = itertools.count()
 
@@ -84,7 +85,7 @@ def atomic_write_text(
     text = redact.text(text)
     created = run_file_mode() if mode == RUN_FILE else (mode or 0o666)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, created)
+        fd = create_new(tmp, created)
         try:
             if mode is None:
                 _keep_mode(fd, path)
@@ -103,7 +104,7 @@ def atomic_write_text(
 def _keep_mode(fd: int, path: Path) -> None:
     """Give the temporary file ``fd`` the permission bits of the file it replaces."""
     try:
-        old = os.stat(path).st_mode
+        old = os.lstat(path).st_mode
     except OSError:
         return  # a new file: os.open applied the umask to 0666
     if stat.S_ISREG(old):
@@ -138,8 +139,8 @@ class AppendFile:
         self.path = path
         #: Whether what is written was redacted already (events, by the event bus).
         self._redacted = redacted
-        self._fd: int | None = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode()
+        self._fd: int | None = open_own(
+            path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, run_file_mode()
         )
 
     def write(self, text: str) -> None:
@@ -160,7 +161,7 @@ def write_text(path: str | Path, text: str) -> None:
     One open, one write, one close (Path.write_text builds a TextIOWrapper). The
     engine passes a ``str`` per node: building a Path costs about what the write does.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, run_file_mode())
+    fd = open_own(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, run_file_mode())
     try:
         write_all(fd, redact.text(text).encode("utf-8"))
     finally:
@@ -181,7 +182,7 @@ def write_stage_file(folder: Path, name: str, text: str) -> None:
 
 def append_text(path: str | Path, text: str) -> None:
     """Append ``text`` to a run directory's log file (created with :func:`run_file_mode`)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, run_file_mode())
+    fd = open_own(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, run_file_mode())
     try:
         write_all(fd, redact.text(text).encode("utf-8"))
     finally:

@@ -128,7 +128,9 @@ def _answer(result: str | Outcome, env: StageEnv) -> tuple[str, dict[str, Any]]:
         return result, {}
     path = env.stage_dir / "response.md"
     try:
-        text = read_head(path, TEXT_LIMIT, "response file").decode("utf-8", errors="replace")
+        text = read_head(path, TEXT_LIMIT, "response file", follow=False).decode(
+            "utf-8", errors="replace"
+        )
     except InputFileError:
         text = ""
     return text, result.context_updates

@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream
 
+from attractor.ownfiles import open_own
 from attractor.proc.files import file_mode
 
 #: The most of one helper's log kept on disk (bytes).
@@ -42,7 +43,7 @@ class CappedLog:
         """A new log at ``path`` (its folder made if missing); appended to when ``append``."""
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         mode = os.O_APPEND if append else os.O_TRUNC
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | mode, file_mode())
+        fd = open_own(path, os.O_WRONLY | os.O_CREAT | mode, file_mode())
         return cls(fd, limit)
 
     def write(self, chunk: bytes) -> None:

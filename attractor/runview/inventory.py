@@ -214,7 +214,7 @@ _STAGE_FILES = (
 def tail_text(path: Path, limit: int) -> str | None:
     """The last ``limit`` bytes of a regular file as text; None when there is none."""
     try:  # a FIFO or a device is refused, never waited on
-        data, cut = read_tail(path, limit, "stage file")
+        data, cut = read_tail(path, limit, "stage file", follow=False)
     except InputFileError:
         return None
     text = data.decode("utf-8", errors="replace")

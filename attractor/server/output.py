@@ -61,7 +61,7 @@ def stage_file(run_dir: Path, folder: Path, name: str) -> bytes:
     """
     path = _served_path(run_dir, folder, name)
     try:
-        data, cut = read_tail(path, MAX_SERVED, "stage file")
+        data, cut = read_tail(path, MAX_SERVED, "stage file", follow=False)
     except InputFileError:
         raise Problem(404, f"{folder.name} has no {name} (yet)") from None
     if cut:

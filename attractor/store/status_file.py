@@ -67,7 +67,9 @@ def apply(stage_dir: Path, outcome: Outcome | None) -> Outcome:
 
 def _load(path: Path) -> Any:
     try:
-        return loads_json(read_bounded(path, _LIMIT, "status file"), path, "status file")
+        return loads_json(
+            read_bounded(path, _LIMIT, "status file", follow=False), path, "status file"
+        )
     except InputFileError as error:
         raise ValueError(error.reason) from None
     except json.JSONDecodeError as error:

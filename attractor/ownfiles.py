@@ -1,0 +1,52 @@
+"""Opening the engine's own files in a folder a step can write: its stage directory.
+
+A sandboxed step may write its stage directory (``$ATTRACTOR_STAGE_DIR``), and
+so may leave there, under a name the engine writes after it (``status.json``,
+``response.md``, ``tools.log``...), a symbolic link to a file outside, or a
+FIFO. The engine runs outside the sandbox: opened by path, the first would have
+it write (or read) the file outside, the second would hold it until someone
+reads. :func:`open_own` never opens through a link and never waits on a FIFO;
+what a step left in the way is removed and the file made anew.
+
+The low layer of its own: the run store, the process machinery and the
+redaction of output files all open files in stage directories.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+#: What the open of a name refuses when a link (ELOOP) or a FIFO no one reads (ENXIO)
+#: was left under it.
+_LEFT_IN_THE_WAY = (errno.ELOOP, errno.ENXIO)
+
+
+def open_own(path: str | os.PathLike[str], flags: int, mode: int) -> int:
+    """``os.open`` of a file of the engine's for writing, replacing a link or FIFO
+    left under its name (see the module docstring).
+
+    Raises:
+        OSError: as ``os.open`` (a folder under the name: IsADirectoryError).
+    """
+    flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        return os.open(path, flags, mode)
+    except OSError as exc:
+        if exc.errno not in _LEFT_IN_THE_WAY:
+            raise
+    os.unlink(path)  # the link itself, not what it points to
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL, mode)
+
+
+def create_new(path: str | os.PathLike[str], mode: int) -> int:
+    """A new file at ``path`` for writing: a temporary beside a file it will replace.
+
+    Whatever a step left under that name (a link above all) is removed first.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, flags, mode)
+    except FileExistsError:
+        os.unlink(path)
+        return os.open(path, flags, mode)
