@@ -35,7 +35,7 @@ from functools import cache
 from pathlib import Path
 
 from attractor.proc.allowlist import INSIDE_DIR, bridge_argv, proxy_env
-from attractor.proc.gitguard import git_guards
+from attractor.proc.gitguard import git_guards, run_dir_shield
 from attractor.valueclass import frozen
 
 #: Secret places under the home directory, never visible inside the sandbox.
@@ -62,10 +62,6 @@ HIDDEN_IN_HOME = (
 
 #: Secret files of the system itself, hidden as well (globs).
 HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_*_key")
-
-#: attractor's own folder in a project, where run directories go by default (the value
-#: of attractor.workspace.names.OWN_FOLDER, a layer above this one).
-OWN_FOLDER = ".attractor"
 
 #: The probe: the flags every sandboxed command uses, around ``/bin/true``.
 _PROBE_TIMEOUT = 10.0
@@ -173,13 +169,14 @@ def wrap_argv(fence: Fence) -> list[str]:
     writable = list(dict.fromkeys(p.resolve() for p in (fence.workdir, *fence.writable)))
     # The run directory goes read-only over a writable path that holds it, and the
     # step's own folders inside it writable again: each bound once, in that order.
-    shield = _shield(run_dir, writable)
+    shield = run_dir_shield(run_dir, writable)
     later = [p for p in own if shield is not None and p.is_relative_to(shield)]
     roots = list(writable)
     writable += [p for p in own if p not in later and p not in writable]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
-    argv += git_guards(roots)
+    for path, rw in git_guards(roots):
+        argv += ["--bind" if rw else "--ro-bind", str(path), str(path)]
     if shield is not None:
         argv += ["--ro-bind", str(shield), str(shield)]
         for path in dict.fromkeys(later):
@@ -196,23 +193,6 @@ def wrap_argv(fence: Fence) -> list[str]:
         argv += ["--", *bridge_argv(shutil.which("socat") or "socat")]
         return argv
     return [*argv, "--"]
-
-
-def _shield(run_dir: Path | None, writable: list[Path]) -> Path | None:
-    """What goes read-only over a writable path to keep the run directory whole.
-
-    The run directory itself, or, when it lies in attractor's own folder of a
-    writable path (the default ``.attractor/runs/``), that whole folder: a folder
-    above the run directory that stayed writable could be renamed away, mounts
-    and all, and a copy put in its place for attractor to write through.
-    """
-    if run_dir is None:
-        return None
-    for path in writable:
-        if run_dir.is_relative_to(path):
-            own = path / OWN_FOLDER
-            return own if run_dir.is_relative_to(own) else run_dir
-    return None
 
 
 def _resolver_binds() -> list[str]:

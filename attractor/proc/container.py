@@ -40,6 +40,7 @@ import anyio
 
 from attractor.proc.capture import captured
 from attractor.proc.environment import LocalEnvironment, Start
+from attractor.proc.gitguard import git_guards, run_dir_shield
 from attractor.proc.process import ProcessResult
 from attractor.valueclass import frozen, mutable
 
@@ -129,15 +130,7 @@ def run_argv(box: Container, cwd: Path, names: list[str], name: str) -> list[str
     argv += ["--name", name, "--user", f"{os.getuid()}:{os.getgid()}"]
     if not box.network:
         argv += ["--network", "none"]
-    writable = _writable(box)
-    run_dir = box.run_dir
-    if run_dir is not None and any(run_dir.is_relative_to(p) for p in writable):
-        inside = [p for p in writable if p.is_relative_to(run_dir)]
-        writable = [p for p in writable if p not in inside]
-        argv += [arg for p in writable for arg in ("--volume", f"{p}:{p}")]
-        argv += ["--volume", f"{run_dir}:{run_dir}:ro"]  # the engine's journal stays its own
-        writable = inside
-    argv += [arg for p in writable for arg in ("--volume", f"{p}:{p}")]
+    argv += _volumes(box)
     for key in names:
         if key not in HOST_ONLY:
             argv += ["--env", key]
@@ -147,10 +140,22 @@ def run_argv(box: Container, cwd: Path, names: list[str], name: str) -> list[str
     return argv
 
 
-def _writable(box: Container) -> list[Path]:
-    paths = [box.workdir, *box.writable]
-    paths += [p for p in (box.scratch, box.stage_dir) if p is not None]
-    return list(dict.fromkeys(p.resolve() for p in paths))
+def _volumes(box: Container) -> list[str]:
+    """The ``--volume`` flags: the writable paths, git's control files and the run
+    directory read-only over them (as in the bwrap sandbox: see
+    attractor.proc.gitguard), the step's own folders writable again. The engine
+    mounts parents before children; a path is mounted once, as its last entry says."""
+    roots = list(dict.fromkeys(p.resolve() for p in (box.workdir, *box.writable)))
+    own = [p.resolve() for p in (box.scratch, box.stage_dir) if p is not None]
+    mounts = dict.fromkeys(roots, True)
+    mounts.update(git_guards(roots))
+    shield = run_dir_shield(box.run_dir, roots)
+    if shield is not None:
+        mounts[shield] = False  # the engine's journal stays its own
+    mounts.update((p, True) for p in own)
+    return [
+        arg for p, rw in mounts.items() for arg in ("--volume", f"{p}:{p}" if rw else f"{p}:{p}:ro")
+    ]
 
 
 def remove_argv(engine: str, name: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""Git's control files out of a sandboxed command's reach, its commits still possible.
+"""Git's control files out of a sandboxed command's reach, its commits still possible;
+and the run directory whole (:func:`run_dir_shield`). For bwrap and containers alike.
 
 A git directory holds what git *runs*: ``config`` (``core.fsmonitor``, filter
 and merge drivers, ``core.hooksPath``, includes), ``hooks/``, a ``commondir``
@@ -28,13 +29,17 @@ from pathlib import Path
 
 #: What a commit writes in a git directory (reftable: refs in a format of their own).
 COMMIT_WRITES = ("objects", "refs", "reftable", "logs")
+#: attractor's own folder in a project, where run directories go by default (the value
+#: of attractor.workspace.names.OWN_FOLDER, a layer above this one).
+OWN_FOLDER = ".attractor"
 #: What names, in a worktree's admin folder, the repository it belongs to.
 ADMIN_LINKS = ("commondir", "gitdir", "config.worktree")
 
 
-def git_guards(writable: list[Path]) -> list[str]:
-    """bwrap flags, placed after the binds of ``writable`` (resolved paths), that keep
-    the control files of the git directories among or in them read-only."""
+def git_guards(writable: list[Path]) -> list[tuple[Path, bool]]:
+    """The mounts, each (path, writable), that go after the binds of ``writable``
+    (resolved paths), in order, to keep the control files of the git directories
+    among or in them read-only (a later mount covers an earlier one)."""
     git_dirs: list[Path] = []
     git_files: list[Path] = []
     for root in writable:
@@ -46,25 +51,35 @@ def git_guards(writable: list[Path]) -> list[str]:
         elif _is_git_dir(root):
             git_dirs.append(root)
     admins = [a for a in (_admin_of(f) for f in git_files) if a is not None]
-    argv: list[str] = []
+    mounts: list[tuple[Path, bool]] = []
     for git_dir in dict.fromkeys(git_dirs):
-        argv += ["--ro-bind", str(git_dir), str(git_dir)]
-        for name in COMMIT_WRITES:
-            if (git_dir / name).is_dir():
-                argv += ["--bind", str(git_dir / name), str(git_dir / name)]
+        mounts.append((git_dir, False))
+        mounts += [(git_dir / n, True) for n in COMMIT_WRITES if (git_dir / n).is_dir()]
         for admin in admins:
             if admin.parent == git_dir / "worktrees":
-                argv += ["--bind", str(admin), str(admin)]
-                for name in ADMIN_LINKS:
-                    if (admin / name).is_file():
-                        argv += ["--ro-bind", str(admin / name), str(admin / name)]
+                mounts.append((admin, True))
+                mounts += [(admin / n, False) for n in ADMIN_LINKS if (admin / n).is_file()]
         # A writable place inside it (a worktree of the run lives in .git/attractor/).
-        for root in writable:
-            if root != git_dir and root.is_relative_to(git_dir):
-                argv += ["--bind", str(root), str(root)]
-    for git_file in git_files:
-        argv += ["--ro-bind", str(git_file), str(git_file)]
-    return argv
+        mounts += [(r, True) for r in writable if r != git_dir and r.is_relative_to(git_dir)]
+    mounts += [(git_file, False) for git_file in git_files]
+    return mounts
+
+
+def run_dir_shield(run_dir: Path | None, writable: list[Path]) -> Path | None:
+    """What goes read-only over a writable path to keep the run directory whole.
+
+    The run directory itself, or, when it lies in attractor's own folder of a
+    writable path (the default ``.attractor/runs/``), that whole folder: a folder
+    above the run directory that stayed writable could be renamed away, mounts
+    and all, and a copy put in its place for attractor to write through.
+    """
+    if run_dir is None:
+        return None
+    for path in writable:
+        if run_dir.is_relative_to(path):
+            own = path / OWN_FOLDER
+            return own if run_dir.is_relative_to(own) else run_dir
+    return None
 
 
 def _is_git_dir(path: Path) -> bool:

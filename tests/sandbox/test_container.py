@@ -22,6 +22,7 @@ from attractor.proc.container import (
     run_argv,
 )
 from tests.cli.runkit import finish, invoke, spawn, write
+from tests.workspace.gitkit import git, make_repo
 
 TOOL = """digraph p {
     start [shape=Mdiamond]
@@ -152,7 +153,7 @@ def test_the_run_line_mounts_the_workspace_at_its_path_and_cuts_the_network(
         "--network", "none",
         "--volume", f"{work}:{work}",
         "--volume", f"{cache}:{cache}",
-        "--volume", f"{run_dir}:{run_dir}:ro",
+        "--volume", f"{work / '.attractor'}:{work / '.attractor'}:ro",  # whole: see gitguard
         "--volume", f"{scratch}:{scratch}",
         "--volume", f"{stage}:{stage}",
         # by name only: the client reads each value from its own environment
@@ -164,6 +165,29 @@ def test_the_run_line_mounts_the_workspace_at_its_path_and_cuts_the_network(
     on = run_argv(Container("podman", "alpine:3", work, network=True), work, [], "n")
     assert "--network" not in on and on[-1] == "alpine:3"
     assert remove_argv("docker", "attractor-1-2")[1:] == ["rm", "--force", "attractor-1-2"]
+
+
+def test_the_run_line_keeps_gits_control_files_read_only(tmp_path: Path) -> None:
+    # As in the bwrap sandbox (test_git_guard.py): what a commit writes stays
+    # writable, what git runs (config, hooks) and a worktree's links do not.
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
+    work, common = (tmp_path / "wt").resolve(), (repo / ".git").resolve()
+    admin = common / "worktrees" / "wt"
+    box = Container("docker", "alpine:3", work, writable=(common,))
+    argv = run_argv(box, work, [], "n")
+    volumes = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--volume"]
+    assert volumes == [
+        f"{work}:{work}",
+        f"{common}:{common}:ro",
+        f"{common / 'objects'}:{common / 'objects'}",
+        f"{common / 'refs'}:{common / 'refs'}",
+        f"{common / 'logs'}:{common / 'logs'}",
+        f"{admin}:{admin}",
+        f"{admin / 'commondir'}:{admin / 'commondir'}:ro",
+        f"{admin / 'gitdir'}:{admin / 'gitdir'}:ro",
+        f"{work / '.git'}:{work / '.git'}:ro",
+    ]
 
 
 def test_lint_warns_of_a_container_without_an_image(workspace: Path) -> None:
