@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import NoReturn
 
 import click
 
 from attractor.cli import stop_signals
-from attractor.errors import AttractorError
+from attractor.cli.run_arg import missing, run_dir_of
+from attractor.errors import AttractorError, UsageError
 from attractor.settings import environment_redactor
 from attractor.workspace.diff import run_diff
 
@@ -36,7 +36,10 @@ def diff(run_dir: str, node: str | None, stat: bool) -> NoReturn:
     printed is redacted like the API's diff.
     """
     try:
-        text = stop_signals.run(lambda: run_diff(Path(run_dir), node, stat=stat))
+        problem = missing(run_dir)
+        if problem is not None:
+            raise UsageError(problem)
+        text = stop_signals.run(lambda: run_diff(run_dir_of(run_dir), node, stat=stat))
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)

@@ -16,6 +16,7 @@ from typing import NoReturn
 import click
 
 from attractor.cli.display import silence_broken_pipe
+from attractor.cli.run_arg import missing, run_dir_of
 from attractor.cli.step_logs import AnsiMode, LogPrinter
 from attractor.dot.includes import SUBGRAPH
 
@@ -50,7 +51,10 @@ def logs(run_dir: str, node: str | None, follow: bool, ansi: bool) -> NoReturn:
     from attractor.runview.inventory import EventTail
     from attractor.runview.listing import is_run_dir, run_status
 
-    path = Path(run_dir)
+    path = run_dir_of(run_dir)
+    problem = missing(run_dir)
+    if problem is not None:
+        _usage(problem)
     if not path.is_dir() or not is_run_dir(path):
         _usage(
             f"{run_dir}: not a run directory (no manifest.json or checkpoint.json); "

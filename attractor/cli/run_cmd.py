@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from attractor.cli import collector, stop_signals
+from attractor.cli.run_arg import missing, run_dir_of
 from attractor.cli.run_options import CommonOptions, RunCommand, common_options
 from attractor.errors import AttractorError, UsageError, ValidationError
 
@@ -131,8 +132,8 @@ def fork(run_dir: str, from_node: str, **params: Any) -> NoReturn:
     def plan(options: CommonOptions) -> Plan:
         from attractor.launch import plan_fork
 
-        _check_run_dir(Path(run_dir))
-        planned = plan_fork(Path(run_dir), from_node, options.flags, options.config)
+        _check_run_dir(run_dir_of(run_dir))
+        planned = plan_fork(run_dir_of(run_dir), from_node, options.flags, options.config)
         if not options.quiet:
             click.echo(f"note: forked {run_dir} from {from_node} into {planned.job.path}", err=True)
         return planned
@@ -145,7 +146,7 @@ def _resume_target(run_dir: str | None, latest: bool) -> Path:
     if run_dir is not None and latest:
         raise UsageError("give RUN_DIR or --latest, not both")
     if run_dir is not None:
-        return Path(run_dir)
+        return run_dir_of(run_dir)
     if not latest:
         raise UsageError("missing RUN_DIR: name the run directory, or pass --latest")
     from attractor.run_status import RESUMABLE, RunStatus
@@ -233,6 +234,9 @@ def _check_run_dir(run_dir: Path) -> None:
     from attractor.runview.files import checkpoint_file, never_started, pipeline_copy
 
     # Before anything else (gates, models, the lock file): is this a run directory?
+    problem = missing(str(run_dir))
+    if problem is not None:
+        raise UsageError(problem)
     if never_started(run_dir):
         raise UsageError(
             f"{run_dir}: this run never started (it stopped while its directory was being "

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
+from attractor.cli.run_arg import missing, run_dir_of
 from attractor.cli.runs_cmd import SPEND, iso, run_json, seconds, spend_cells, table
 from attractor.errors import UsageError
 
@@ -43,8 +44,11 @@ def status(run_dir: str, as_json: bool) -> NoReturn:
     from attractor.runview.listing import is_run_dir, run_info
     from attractor.runview.timeline import next_action, stage_spending, timeline
 
-    path = Path(run_dir)
+    path = run_dir_of(run_dir)
     try:
+        problem = missing(run_dir)
+        if problem is not None:
+            raise UsageError(problem)
         if not path.is_dir() or not is_run_dir(path):
             raise UsageError(
                 f"{run_dir}: not a run directory (no manifest.json or checkpoint.json); "

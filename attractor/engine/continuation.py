@@ -21,6 +21,7 @@ from typing import Any
 
 from attractor.dot.graph import Graph
 from attractor.errors import UsageError
+from attractor.run_status import RESUMABLE
 from attractor.store.checkpoint import RUNNING, Checkpoint, apply_record
 from attractor.store.journal import JOURNAL, read_records
 from attractor.valueclass import frozen
@@ -75,9 +76,15 @@ def continued(
 
 def _retry_failed(checkpoint: Checkpoint, graph: Graph, run_dir: Path) -> Checkpoint:
     if checkpoint.status != "fail":
+        if checkpoint.status in RESUMABLE:
+            instead = f"is {checkpoint.status}; resume it without --retry-failed"
+        else:
+            instead = (
+                f"finished ({checkpoint.status}): nothing failed to run again; "
+                "--from NODE goes back to NODE"
+            )
         raise UsageError(
-            f"{run_dir}: --retry-failed continues a failed run, and this one is "
-            f"{checkpoint.status}; resume it without --retry-failed, or use --from NODE"
+            f"{run_dir}: --retry-failed continues a failed run, and this one {instead}"
         )
     node = checkpoint.current_node or ""
     _check_node(node, graph, "the failed node")

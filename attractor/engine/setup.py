@@ -330,9 +330,13 @@ def _check_resumable(path: Path, checkpoint: Checkpoint) -> None:
         )
     said: dict[str, str] = {RunStatus.SUCCESS: "succeeded", RunStatus.FAIL: "failed"}
     how = said.get(checkpoint.status, checkpoint.status)
-    raise UsageError(
-        f"{path}: the run already finished (it {how}); nothing to resume, start a new run"
+    again = (
+        "resume --retry-failed runs the failed node again, --from NODE goes back to NODE, "
+        "or start a new run"
+        if checkpoint.status == RunStatus.FAIL
+        else "resume --from NODE goes back to NODE, or start a new run"
     )
+    raise UsageError(f"{path}: the run already finished (it {how}); {again}")
 
 
 def restore_walk(checkpoint: Checkpoint) -> Walk:

@@ -24,7 +24,7 @@ from attractor.fileio.reads import read_lines
 from attractor.run_status import RunStatus
 from attractor.runview.files import read_manifest, results_file
 from attractor.runview.inventory import read_events
-from attractor.runview.listing import RunInfo, load_checkpoint
+from attractor.runview.listing import RunInfo, load_checkpoint, run_seconds
 
 #: The counts a usage object holds, as the manifest names them.
 COUNTS = (
@@ -163,9 +163,10 @@ def budgets(path: Path, info: RunInfo) -> list[dict[str, Any]]:
     turns = checkpoint.run_turns_used if checkpoint is not None else 0
     since = _number(manifest.get("resumed_at")) or info.started_at
     if info.status == RunStatus.RUNNING and since is not None:
-        elapsed: float | None = max(0.0, time.time() - since)
+        before = _number(manifest.get("active_seconds_before")) or 0.0
+        elapsed: float | None = before + max(0.0, time.time() - since)
     else:
-        elapsed = _number(manifest.get("duration"))
+        elapsed = run_seconds(manifest)
     return [
         {"name": "turns", "used": turns, "limit": _limit(settings, "max_total_turns", int)},
         {

@@ -155,7 +155,7 @@ def run_info(path: Path) -> RunInfo:
         status=status,
         started_at=_number(manifest.get("started_at")),
         finished_at=_number(manifest.get("finished_at")),
-        duration=_number(manifest.get("duration")),
+        duration=run_seconds(manifest),
         current_node=current,
         failure_reason=damage or str(manifest.get("failure_reason") or ""),
         nodes_done=nodes_done,
@@ -225,6 +225,13 @@ def load_checkpoint(path: Path) -> Checkpoint | None:
         return Checkpoint.load(RunDir(path).checkpoint_path)
     except AttractorError:
         return None
+
+
+def run_seconds(manifest: dict[str, Any]) -> float | None:
+    """How long a run has run, every session of it (a resumed run's ``duration`` is
+    its last session's; ``active_seconds`` adds those before)."""
+    total = _number(manifest.get("active_seconds"))
+    return total if total is not None else _number(manifest.get("duration"))
 
 
 def _number(value: Any) -> float | None:

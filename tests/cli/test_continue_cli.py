@@ -44,7 +44,7 @@ def test_retry_failed_reruns_only_the_failed_node_and_goes_on(workspace: Path) -
     write(workspace / "check.sh", "exit 1\n")
     assert invoke(["run", "p.dot", "--logs-dir", "runs/r"]).exit_code == 1
     refused = invoke(["resume", "runs/r"])
-    assert refused.exit_code == 2 and "nothing to resume" in refused.stderr
+    assert refused.exit_code == 2 and "resume --retry-failed runs the failed node" in refused.stderr
 
     write(workspace / "check.sh", "exit 0\n")  # the cause is fixed
     result = invoke(["resume", "runs/r", "--retry-failed"])

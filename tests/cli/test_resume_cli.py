@@ -102,7 +102,7 @@ def test_resume_of_a_finished_run_is_refused_in_one_line(workspace: Path, mark: 
     assert result.exit_code == 2
     assert result.stderr == (
         f"error: {run_dir}: the run already finished (it succeeded); "
-        "nothing to resume, start a new run\n"
+        "resume --from NODE goes back to NODE, or start a new run\n"
     )
 
 
@@ -117,8 +117,8 @@ def test_resume_of_a_failed_run_says_how_it_finished(workspace: Path) -> None:
     result = _resume(run_dir)
     assert result.exit_code == 2
     assert result.stderr == (
-        f"error: {run_dir}: the run already finished (it failed); "
-        "nothing to resume, start a new run\n"
+        f"error: {run_dir}: the run already finished (it failed); resume --retry-failed "
+        "runs the failed node again, --from NODE goes back to NODE, or start a new run\n"
     )
 
 
@@ -281,3 +281,45 @@ def test_resume_applies_set_values_over_the_restored_context(workspace: Path, ma
     assert lines_of(workspace / "side.txt") == ["prod"]
     checkpoint = json.loads((run_dir / "checkpoint.json").read_text(encoding="utf-8"))
     assert checkpoint["context"]["env"] == "prod"
+
+
+def test_retry_failed_of_a_run_that_succeeded_says_what_would_work(
+    workspace: Path, mark: str
+) -> None:
+    _, run_dir = _timed_out_run(workspace, mark)
+    assert _resume(run_dir, "-q").exit_code == 0
+    result = _resume(run_dir, "--retry-failed")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {run_dir}: --retry-failed continues a failed run, and this one finished "
+        "(success): nothing failed to run again; --from NODE goes back to NODE\n"
+    )
+
+
+def test_a_run_is_named_by_the_id_attractor_runs_shows(workspace: Path, mark: str) -> None:
+    source = write(
+        workspace / "p.dot",
+        "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; "
+        f'b [shape=parallelogram, tool_command="[ -f go ] || sleep {mark}"]; '
+        "start -> b -> done }",
+    )
+    assert invoke(["run", str(source), "--timeout", "1s", "-q"]).exit_code == 124
+    write(workspace / "go", "")
+    [listed] = json.loads(invoke(["runs", "--json"]).stdout)
+    for command in (["status", listed["id"]], ["logs", listed["id"]], ["resume", listed["id"]]):
+        assert invoke(command).exit_code == 0, command
+    result = invoke(["status", "no-such-run"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: no-such-run: no such run directory (nor a run id under .attractor/runs); "
+        "pass the directory attractor run printed, or list the runs with attractor runs\n"
+    )
+
+
+def test_a_resumed_runs_duration_counts_every_session(workspace: Path, mark: str) -> None:
+    _, run_dir = _timed_out_run(workspace, mark)  # its first session: the 1s --timeout
+    assert _resume(run_dir, "-q").exit_code == 0
+    [listed] = json.loads(invoke(["runs", "--root", str(workspace / "runs"), "--json"]).stdout)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert listed["duration"] == manifest["active_seconds"] >= 1.0
+    assert manifest["duration"] < manifest["active_seconds"]  # the last session alone
