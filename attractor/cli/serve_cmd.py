@@ -66,7 +66,7 @@ def serve(
     from attractor.server.serve import serve as run_server
 
     try:
-        run_server(
+        code = run_server(
             Path(root),
             host,
             port,
@@ -82,4 +82,4 @@ def serve(
     except AttractorError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)
-    sys.exit(0)
+    sys.exit(code)

@@ -74,8 +74,11 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     run_flags: dict[str, str] | None = None,
     no_token: bool = False,
-) -> None:
+) -> int:
     """Run the server in the foreground; Ctrl-C stops it (runs are saved as interrupted).
+
+    Returns the exit status: 128 plus the number of the signal that stopped it (130
+    for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), as every command exits on one.
 
     Without ``token`` (and without ``no_token``) a token is made and kept in
     ``ROOT/.attractor/serve.token`` while the server runs. ``on_ready`` gets the
@@ -94,10 +97,11 @@ def serve(
         if on_ready is not None:
             on_ready(_ready_line(root, host, port, token, made))
         app = create_app(root, token, run_flags, host, _page_url(host, port))
-        _serve_app(app, host, port)
+        stopped_by = _serve_app(app, host, port)
     finally:
         if made and token:
             remove_token_file(root, token)
+    return 0 if stopped_by is None else 128 + stopped_by
 
 
 def _page_url(host: str, port: int) -> str:
@@ -115,7 +119,9 @@ def _ready_line(root: Path, host: str, port: int, token: str | None, made: bool)
     return f"serving {url} (root {root}; no token: --no-token)"
 
 
-def _serve_app(app: Starlette, host: str, port: int) -> None:
+def _serve_app(app: Starlette, host: str, port: int) -> int | None:
+    """Serve ``app`` until a signal stops it: that signal's number (None: it stopped
+    of itself)."""
     manager: RunManager = app.state.manager
     config = uvicorn.Config(
         app,
@@ -126,7 +132,7 @@ def _serve_app(app: Starlette, host: str, port: int) -> None:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
     logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
-    anyio.run(_serve_until_stopped, _Server(config), manager)
+    return anyio.run(_serve_until_stopped, _Server(config), manager)
 
 
 #: The signals that stop the server (and the runs it drives) as Ctrl-C does.
@@ -149,14 +155,16 @@ class _Server(uvicorn.Server):
         yield
 
 
-async def _serve_until_stopped(server: _Server, manager: RunManager) -> None:
+async def _serve_until_stopped(server: _Server, manager: RunManager) -> int | None:
     """Serve until SIGINT, SIGTERM or SIGHUP, then stop the runs and streams, then uvicorn.
 
     The signals are taken from before the server starts until it has stopped: a second
     Ctrl-C, or the terminal closing, while the runs save themselves is taken and let be.
     Left to the process's own handler it would end the event loop with every task
     cancelled at once, shields ignored: a command cut between SIGTERM and SIGKILL.
+    Returns the number of the first signal (None when uvicorn stopped of itself).
     """
+    first: list[int] = []
     async with anyio.create_task_group() as group:
 
         async def stop() -> None:
@@ -167,7 +175,8 @@ async def _serve_until_stopped(server: _Server, manager: RunManager) -> None:
         async def watch(*, task_status: anyio.abc.TaskStatus[None]) -> None:
             with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
                 task_status.started()
-                async for _ in signals:
+                async for number in signals:
+                    first.append(number)
                     group.start_soon(stop)
                     async for _ in signals:
                         pass  # taken: the stop under way finishes as it is
@@ -175,3 +184,4 @@ async def _serve_until_stopped(server: _Server, manager: RunManager) -> None:
         await group.start(watch)
         await server.serve()
         group.cancel_scope.cancel()
+    return first[0] if first else None

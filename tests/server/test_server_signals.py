@@ -54,5 +54,6 @@ def test_a_hangup_then_ctrl_c_stop_the_runs_command_and_save_the_run(tmp_path: P
             server.process.kill()
     assert not outlived(pid), "the run's command outlived the server"
     assert "Traceback" not in stderr, stderr
+    assert server.process.returncode == 129  # stopped by SIGHUP, as every command says
     manifest = json.loads((root / ".attractor" / "runs" / run_id / "manifest.json").read_text())
     assert manifest["status"] == "interrupted"
