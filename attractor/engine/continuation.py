@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.dot.graph import Graph
+from attractor.engine.step import visit_limit
 from attractor.errors import UsageError
 from attractor.run_status import RESUMABLE
 from attractor.store.checkpoint import RUNNING, Checkpoint, apply_record
@@ -93,6 +94,9 @@ def _retry_failed(checkpoint: Checkpoint, graph: Graph, run_dir: Path) -> Checkp
     checkpoint.failure_reason = ""
     checkpoint.node_retries.pop(node, None)
     checkpoint.context[f"internal.retry_count.{node}"] = 0
+    limit = visit_limit(graph.node(node), graph)
+    if limit is not None and checkpoint.node_visits.get(node, 0) > limit:
+        checkpoint.node_visits[node] = 0  # it failed by max_visits: it gets its visits again
     return checkpoint
 
 

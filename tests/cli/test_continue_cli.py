@@ -82,3 +82,32 @@ def test_a_node_that_does_not_exist_is_refused_with_a_suggestion(workspace: Path
     assert "'wirte' is not a node of this run's pipeline; did you mean write?" in result.stderr
     retry = invoke(["resume", "runs/r", "--retry-failed"])
     assert retry.exit_code == 2 and "--retry-failed continues a failed run" in retry.stderr
+
+
+LOOP = """\
+digraph loop {
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    a     [shape=parallelogram, tool_command="echo a >> side.txt", max_visits=2]
+    check [shape=parallelogram, tool_command="sh check.sh"]
+    start -> a -> check
+    check -> exit [condition="outcome=success"]
+    check -> a    [condition="outcome=fail"]
+}
+"""
+
+
+def test_retry_failed_gives_a_node_that_ran_out_of_visits_its_visits_again(
+    workspace: Path,
+) -> None:
+    write(workspace / "p.dot", LOOP)
+    write(workspace / "check.sh", "exit 1\n")
+    failed = invoke(["run", "p.dot", "--logs-dir", "runs/r"])
+    assert failed.exit_code == 1
+    assert "entered 3 times, more than max_visits=2" in failed.output + failed.stderr
+    assert lines_of(workspace / "side.txt") == ["a", "a"]
+
+    write(workspace / "check.sh", "exit 0\n")  # the cause is fixed
+    result = invoke(["resume", "runs/r", "--retry-failed"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert lines_of(workspace / "side.txt") == ["a", "a", "a"]
