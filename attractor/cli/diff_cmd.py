@@ -8,7 +8,7 @@ from typing import NoReturn
 import click
 
 from attractor.cli import stop_signals
-from attractor.cli.run_arg import missing, run_dir_of
+from attractor.cli.run_arg import missing, no_such_step, run_dir_of
 from attractor.errors import AttractorError, UsageError
 from attractor.settings import environment_redactor
 from attractor.workspace.diff import run_diff
@@ -37,6 +37,9 @@ def diff(run_dir: str, node: str | None, stat: bool) -> NoReturn:
     """
     try:
         problem = missing(run_dir)
+        if problem is None and node is not None:
+            step = no_such_step(run_dir_of(run_dir), node)
+            problem = None if step is None else f"{run_dir}: {step}"
         if problem is not None:
             raise UsageError(problem)
         text = stop_signals.run(lambda: run_diff(run_dir_of(run_dir), node, stat=stat))

@@ -6,19 +6,16 @@ node the pipeline does not have, 130 interrupted (Ctrl-C).
 
 from __future__ import annotations
 
-import difflib
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import NoReturn
 
 import click
 
 from attractor.cli.display import silence_broken_pipe
-from attractor.cli.run_arg import missing, run_dir_of
+from attractor.cli.run_arg import missing, no_such_step, run_dir_of
 from attractor.cli.step_logs import AnsiMode, LogPrinter
-from attractor.dot.includes import SUBGRAPH
 
 _EPILOG = """\b
 Examples:
@@ -61,7 +58,7 @@ def logs(run_dir: str, node: str | None, follow: bool, ansi: bool) -> NoReturn:
             "pass a directory that attractor run printed, or list them with attractor runs"
         )
     if node is not None:
-        problem = _no_such_step(path, node)
+        problem = no_such_step(path, node)
         if problem is not None:
             _usage(f"{run_dir}: {problem}")
     mode: AnsiMode = "raw" if ansi else ("colours" if sys.stdout.isatty() else "strip")
@@ -85,33 +82,6 @@ def logs(run_dir: str, node: str | None, follow: bool, ansi: bool) -> NoReturn:
         printer.finish()
     sys.stdout.flush()
     sys.exit(0)
-
-
-def _no_such_step(run: Path, node: str, within: str = "") -> str | None:
-    """Why ``node`` (``NODE/CHILD...``, a step of the sub-pipeline NODE runs) names no
-    step of the run in ``run``; None when it does, or when the run cannot tell (its
-    pipeline copy is unusable, or the child run has not started yet)."""
-    from attractor.runview.inventory import run_graph
-    from attractor.runview.listing import is_run_dir
-
-    graph = run_graph(run)
-    own, _, rest = node.partition("/")
-    if graph is None:
-        return None
-    if not graph.has_node(own):
-        nodes = [n.id for n in graph.nodes()]
-        close = difflib.get_close_matches(own, nodes, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        where = f"the sub-pipeline of {within}" if within else "the run's pipeline"
-        shown = ", ".join(nodes[:20]) + (", ..." if len(nodes) > 20 else "")
-        return f"{where} has no node {own!r}; {hint}its nodes: {shown}"
-    if not rest:
-        return None
-    path = f"{within}/{own}" if within else own
-    if graph.node(own).handler_type != SUBGRAPH:
-        return f"{path} is not a sub-pipeline, so it has no step {rest!r}"
-    children = sorted(c for c in (run / own).glob("child*") if is_run_dir(c))
-    return _no_such_step(children[0], rest, path) if children else None
 
 
 def _writer() -> Callable[[str], None]:

@@ -80,6 +80,11 @@ def test_diff_prints_what_one_stage_or_the_whole_run_changed(tmp_path: Path) -> 
     assert "+a" in whole.output and "+c" in whole.output
     assert "b.txt" in stat.output and "2 files changed" in stat.output
     assert nothing.exit_code == 0 and nothing.output == ""
+    typo = invoke(["diff", str(run_dir), "bb"])
+    assert typo.exit_code == 2
+    assert typo.stderr.startswith(
+        f"error: {run_dir}: the run's pipeline has no node 'bb'; did you mean 'b'? its nodes: "
+    )
 
 
 def test_diff_never_shows_a_secret_a_stage_wrote_to_a_file(tmp_path: Path) -> None:
