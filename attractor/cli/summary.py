@@ -173,7 +173,8 @@ def workspace_lines(result: RunResult) -> list[str]:
             "checkout still has them uncommitted",
             f"take the result on top of them: {data['take']} (or work on in {data['work_tree']})",
         ]
-    elif data.get("mode") == "worktree":
+    elif data.get("mode") == "worktree" and commits and result.status == "success":
+        # Nothing to take from a run that changed nothing, nor (yet) from one stopped.
         lines.append(
             f"take the result: git merge {data['branch']} (or work on in {data['work_tree']})"
         )

@@ -135,9 +135,13 @@ async def post(
             _parsed(where.url), content=content, params=where.params or None, headers=where.headers
         )
     except httpx2.TimeoutException as error:
-        raise connection_error(error, timed_out=True, provider=provider, model=model) from error
+        raise connection_error(
+            error, timed_out=True, provider=provider, model=model, url=where.url
+        ) from error
     except _NO_ANSWER as error:
-        raise connection_error(error, timed_out=False, provider=provider, model=model) from error
+        raise connection_error(
+            error, timed_out=False, provider=provider, model=model, url=where.url
+        ) from error
     if response.status_code >= 400:
         raise _status_error(response, provider=provider, model=model)
     return response

@@ -152,14 +152,17 @@ def status_error(
 
 
 def connection_error(
-    cause: BaseException, *, timed_out: bool, provider: str, model: str
+    cause: BaseException, *, timed_out: bool, provider: str, model: str, url: str | None = None
 ) -> RetryableProviderError:
-    """A transient failure with no HTTP answer: a timeout or a connection problem."""
+    """A transient failure with no HTTP answer: a timeout or a connection problem
+    (``url``: where the request went, said when known: a wrong --base-url shows)."""
+    at = f" ({url})" if url else ""
     if timed_out:
-        reason = "request timed out"
+        reason = f"request timed out{at}"
     else:
         root = cause.__cause__ or cause
-        reason = _shorten(f"connection failed: {root}" if str(root) else "connection failed")
+        said = f": {root}" if str(root) else ""
+        reason = _shorten(f"connection failed{said}{at}")
     return RetryableProviderError(reason, provider=provider, model=model)
 
 

@@ -86,7 +86,8 @@ class SdkModel:
             raise status_error(error.status_code, error.body, headers, **where) from error
         except sdk.APIConnectionError as error:
             timed_out = isinstance(error, sdk.APITimeoutError)
-            raise connection_error(error, timed_out=timed_out, **where) from error
+            url = str(error.request.url) if getattr(error, "request", None) else None
+            raise connection_error(error, timed_out=timed_out, url=url, **where) from error
         except sdk.APIResponseValidationError as error:
             raise ProviderError(
                 f"unexpected response: {error.message}",

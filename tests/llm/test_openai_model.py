@@ -280,11 +280,13 @@ async def test_connection_refused_is_retried_then_reported(fast_retry: RetryPoli
     policy = RetryPolicy(
         max_retries=2, base_delay=0.001, on_retry=lambda e, n, d: retries.append(n)
     )
-    model = make_model(refused_url(), policy)
+    url = refused_url()
+    model = make_model(url, policy)
     error = await failure_of(model, RetryableProviderError)
     assert retries == [1, 2]
     assert error.status is None
     assert "connection failed" in error.reason
+    assert f"({url}" in error.reason  # where it went: a wrong --base-url shows
     assert "gave up after 3 attempts" in error.reason
 
 

@@ -321,6 +321,16 @@ def test_a_clean_checkout_ends_with_git_merge_and_no_search_for_a_start_commit(
     assert not any(any("Kind: start" in a for a in argv) for argv in started)
 
 
+def test_a_run_that_changed_no_file_has_no_result_to_take(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
+    quiet = "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; "
+    quiet += 'look [shape=parallelogram, tool_command="cat notes.txt"]; start -> look -> done }'
+    result = _run(repo, tmp_path / "logs", pipeline=quiet)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "0 commit(s)" in result.output
+    assert "take the result" not in result.output
+
+
 def test_a_dirty_checkout_ends_with_a_diff_to_apply(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
     (repo / "notes.txt").write_text("one\nuncommitted\n")
