@@ -11,8 +11,6 @@ import difflib
 import os
 from pathlib import Path
 
-from attractor.dot.includes import SUBGRAPH
-
 #: Where a run's id is looked up (the default ``--logs-dir`` puts runs there).
 RUNS_FOLDER = Path(".attractor") / "runs"
 
@@ -40,6 +38,7 @@ def no_such_step(run: Path, node: str, within: str = "") -> str | None:
     """Why ``node`` (``NODE/CHILD...``, a step of the sub-pipeline NODE runs) names no
     step of the run in ``run``; None when it does, or when the run cannot tell (its
     pipeline copy is unusable, or the child run has not started yet)."""
+    from attractor.dot.includes import SUBGRAPH
     from attractor.runview.inventory import run_graph
     from attractor.runview.listing import is_run_dir
 

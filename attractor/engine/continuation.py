@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from attractor.dot.graph import Graph
-from attractor.engine.step import visit_limit
+from attractor.engine.retry import visit_limit
 from attractor.errors import UsageError
 from attractor.run_status import RESUMABLE
 from attractor.store.checkpoint import RUNNING, Checkpoint, apply_record

@@ -52,6 +52,14 @@ PRESETS: dict[str, RetryPolicy] = {
 }
 
 
+def visit_limit(node: Node, graph: Graph) -> int | None:
+    """Node ``max_visits``, else graph ``default_max_visits``, else unlimited."""
+    value = node.get("max_visits")
+    if value is None:
+        value = graph.get("default_max_visits")
+    return int(value) if value is not None else None
+
+
 def max_retries_for(node: Node, graph: Graph) -> int:
     """Node ``max_retries``, else graph ``default_max_retries`` (or its legacy alias), else 0."""
     if node.has("max_retries"):

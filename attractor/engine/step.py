@@ -17,7 +17,7 @@ from attractor.dot.graph import Graph, Node
 from attractor.dot.schema import format_duration
 from attractor.engine import workspace_hooks
 from attractor.engine.progress import PURE_HANDLERS, has_side_effects
-from attractor.engine.retry import policy_for
+from attractor.engine.retry import policy_for, visit_limit
 from attractor.engine.state import NodeResult, Run, Walk, record_step
 from attractor.errors import RunError
 from attractor.events import StageCompleted, StageFailed, StageRetrying, StageStarted
@@ -26,14 +26,6 @@ from attractor.handlers.base import BranchRunner, StageEnv
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.llm.types import Usage
 from attractor.store import status_file
-
-
-def visit_limit(node: Node, graph: Graph) -> int | None:
-    """Node ``max_visits``, else graph ``default_max_visits``, else unlimited."""
-    value = node.get("max_visits")
-    if value is None:
-        value = graph.get("default_max_visits")
-    return int(value) if value is not None else None
 
 
 def is_exhausted(node: Node, graph: Graph, walk: Walk) -> bool:

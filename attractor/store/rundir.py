@@ -63,7 +63,7 @@ from attractor.proc.files import set_file_mode
 from attractor.store import attempts
 from attractor.store.checkpoint import Checkpoint, CheckpointEncoder
 from attractor.store.journal import JOURNAL, Journal, damaged_run_file
-from attractor.workspace.names import CHECKOUT_INDEX, SETUP_LOG, SNAPSHOT_GIT_DIR
+from attractor.workspace.names import CHECKOUT_INDEX, OWN_FOLDER, SETUP_LOG, SNAPSHOT_GIT_DIR
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.json"
@@ -145,10 +145,26 @@ def new_run_dir(logs_dir: str | None, graph_name: str, *, source: str = "--logs-
     try:
         if "{timestamp}" in template or "{graph}" in template:
             path.parent.mkdir(parents=True, exist_ok=True)
+            _ignored_by_git(path.parent)
             return _unique_dir(path.parent, path.name)
         return _claim_dir(path, template, source)
     except OSError as exc:
         raise _cannot_create(path, template if logs_dir else None, source, exc) from None
+
+
+def _ignored_by_git(folder: Path) -> None:
+    """attractor's own folder (``.attractor``) holding ``folder`` ignores itself in git,
+    as tools' caches do: a ``.gitignore`` of ``*`` in it, so a run leaves no untracked
+    ``.attractor/`` in ``git status``. One the user wrote is kept."""
+    for own in (folder, *folder.parents):
+        if own.name == OWN_FOLDER:
+            with contextlib.suppress(FileExistsError):  # theirs, or made meanwhile
+                fd = os.open(own / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                try:
+                    os.write(fd, b"# made by attractor: its runs are not part of the project\n*\n")
+                finally:
+                    os.close(fd)
+            return
 
 
 def check_logs_dir(logs_dir: str | None, source: str = "--logs-dir") -> None:

@@ -331,6 +331,19 @@ def test_a_run_that_changed_no_file_has_no_result_to_take(tmp_path: Path) -> Non
     assert "take the result" not in result.output
 
 
+def test_a_run_leaves_nothing_untracked_in_the_users_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n"})  # no .gitignore of its own
+    monkeypatch.chdir(repo)
+    write(repo / ".git" / "info" / "exclude", "p.dot\n")  # the pipeline is the test's
+    write(repo / "p.dot", WRITE_PIPELINE)
+    result = invoke(["run", "p.dot"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert (repo / ".attractor" / "runs").is_dir()
+    assert git(repo, "status", "--porcelain") == ""  # .attractor ignores itself
+
+
 def test_a_dirty_checkout_ends_with_a_diff_to_apply(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"notes.txt": "one\n", ".gitignore": ".attractor/\n"})
     (repo / "notes.txt").write_text("one\nuncommitted\n")
