@@ -220,8 +220,10 @@ class LogPrinter:
         self._end(str(e["name"]), f"fail{retry}: {e.get('error', '')}")
 
     def _final(self, kind: str, e: dict[str, Any]) -> None:
-        for name in list(self._open):
+        for name, step in list(self._open.items()):
             self._close(name)
+            if step.headed:  # the run ended while it ran: say so, as each attempt ends
+                self._out(f"<== {name}: stopped\n")
         why = str(e.get("error") or "")
         self._out(f"== {_FINAL[kind]}{': ' + why if why else ''}\n")
         self._current = None
@@ -290,7 +292,7 @@ class LogPrinter:
     def _from_file(self, step: _Attempt, stream: str, start: int, end: int | None) -> bool:
         """Show bytes ``start`` to ``end`` (None: the end) of the attempt's stream file."""
         try:
-            fd, size = open_regular(step.folder / f"{stream}.txt", "output file")
+            fd, size = open_regular(step.folder / f"{stream}.txt", "output file", follow=False)
         except InputFileError:
             return False
         try:

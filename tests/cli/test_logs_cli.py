@@ -140,3 +140,18 @@ def test_a_secret_a_step_prints_is_redacted_in_its_events_and_logs(workspace: Pa
     assert secret not in (run_dir / "events.jsonl").read_text()
     code, out, _ = _logs(str(run_dir), "t")
     assert code == 0 and "token=[redacted:DEPLOY_TOKEN]" in out and secret not in out
+
+
+def test_an_attempt_the_runs_stop_cut_short_ends_with_stopped(workspace: Path) -> None:
+    write(
+        workspace / "p.dot",
+        "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; "
+        'nap [shape=parallelogram, tool_command="echo dozing; sleep 30"]; start -> nap -> done }',
+    )
+    assert invoke(["run", "p.dot", "--logs-dir", "r", "--timeout", "2s"]).exit_code == 124
+    run_dir = workspace / "r"
+    code, out, _ = _logs(str(run_dir))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[:3] == ["==> nap (tool), visit 1, attempt 1", "dozing", "<== nap: stopped"]
+    assert lines[-1].startswith("== pipeline timed out")
