@@ -55,8 +55,10 @@ def timeline(path: Path) -> list[Attempt]:
     #: How often each (node, visit, attempt) started: an attempt a stop cut short
     #: runs again on resume under the same numbers.
     runs: Counter[tuple[str, int, int]] = Counter()
+    last: float | None = None  # when the last event was written
     for _, event in read_events(path):
         kind = event.get("type")
+        last = _ts(event) or last
         if kind == "stage_started":
             name = str(event.get("name"))
             attempt = _count(event.get("attempt"), 1)
@@ -82,10 +84,40 @@ def timeline(path: Path) -> list[Attempt]:
         for row in rows:
             if row.status == "running":
                 row.status = "stopped"
+                if row.started is not None and last is not None:  # till the run stopped
+                    row.duration = max(0.0, last - row.started)
     for row in rows:
         if row.status != "running":
             row.changed = _files_changed(path / row.files)
-    return rows
+    return _with_unattempted(path, rows)
+
+
+def _with_unattempted(path: Path, rows: list[Attempt]) -> list[Attempt]:
+    """``rows`` with the visits that ran no attempt (over ``max_visits``: they failed
+    on entry, no stage event says so) where results.jsonl has them."""
+    try:
+        results = RunDir(path).read_results(1 << 62)
+    except AttractorError:
+        return rows
+    if not any(_count(r.get("attempts"), 1) == 0 for r in results):
+        return rows
+    merged = list(rows)
+    after = -1  # where the last visit results.jsonl named ends among the rows
+    for result in results:
+        node, visit = str(result.get("node", "?")), _count(result.get("visit"), 1)
+        if _count(result.get("attempts"), 1) > 0:
+            ends = [i for i, r in enumerate(merged) if (r.node, r.visit) == (node, visit)]
+            after = ends[-1] if ends else after
+            continue
+        if after >= 0 and not merged[after].route:
+            merged[after].route = f"-> {node}"
+        row = Attempt(node, visit, 0, status=str(result.get("status", "fail")))
+        row.note = str(result.get("note", ""))
+        if isinstance(result.get("duration"), int | float):
+            row.duration = float(result["duration"])
+        after += 1
+        merged.insert(after, row)
+    return merged
 
 
 def _files_changed(folder: Path) -> int | None:

@@ -105,3 +105,37 @@ def test_resume_latest_picks_the_newest_stopped_run(workspace: Path, mark: str) 
     assert result.exit_code == 0, result.output
     assert "resuming .attractor/runs/" in result.stderr
     assert invoke(["resume", "--latest"]).exit_code == 2  # nothing stopped is left
+
+
+LOOP = """\
+digraph loop {
+    start [shape=Mdiamond]
+    exit  [shape=Msquare]
+    a     [shape=parallelogram, tool_command="echo a", max_visits=1]
+    check [shape=parallelogram, tool_command="exit 1"]
+    start -> a -> check
+    check -> exit [condition="outcome=success"]
+    check -> a    [condition="outcome=fail"]
+}
+"""
+
+
+def test_status_shows_a_visit_refused_by_max_visits_and_a_stopped_attempts_time(
+    workspace: Path, mark: str
+) -> None:
+    write(workspace / "loop.dot", LOOP)
+    assert invoke(["run", "loop.dot", "--logs-dir", "runs/loop"]).exit_code == 1
+    rows = json.loads(invoke(["status", "runs/loop", "--json"]).stdout)["timeline"]
+    assert [(r["node"], r["visit"], r["attempt"], r["status"]) for r in rows] == [
+        ("start", 1, 1, "success"),
+        ("a", 1, 1, "success"),
+        ("check", 1, 1, "fail"),
+        ("a", 2, 0, "fail"),  # it failed on entry: no attempt ran, no stage event says so
+    ]
+    assert rows[2]["route"] == "-> a"
+    assert rows[3]["note"] == "entered 2 times, more than max_visits=1"
+
+    args = _start(workspace, "nap", f"sleep {mark}")
+    assert invoke([*args, "--timeout", "1s"]).exit_code == 124
+    [*_, nap] = json.loads(invoke(["status", "runs/nap", "--json"]).stdout)["timeline"]
+    assert nap["status"] == "stopped" and nap["duration"] >= 1.0  # till the run stopped
