@@ -40,6 +40,8 @@ class Continuation:
     def describe(self, node: str) -> str:
         if self.retry_failed:
             return f"continuing the failed run at {node} with a fresh retry count"
+        if self.fork:
+            return f"the fork starts at {node}, as the run was when {node} was first entered"
         return f"continuing the run from {node}, as it was when {node} was first entered"
 
     def to_json(self, node: str) -> dict[str, Any]:

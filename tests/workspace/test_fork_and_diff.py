@@ -39,6 +39,7 @@ def test_fork_starts_a_new_run_at_the_node_and_leaves_the_original_alone(tmp_pat
     result = invoke(["fork", str(run_dir), "--from", "b", "--logs-dir", str(fork_dir)])
 
     assert result.exit_code == 0, result.output + result.stderr
+    assert "the fork starts at b, as the run was when b was first entered" in result.stderr
     forked = read_json(fork_dir / "manifest.json")
     assert forked["forked_from"] == {"run_dir": str(run_dir.resolve()), "node": "b"}
     branch = forked["workspace"]["branch"]
