@@ -154,7 +154,15 @@ class RunCommand(click.Command):
                 rewritten += ["--auto-approve", "--auto-approve-choice", arg.partition("=")[2]]
             else:
                 rewritten.append(arg)
-        return super().parse_args(ctx, rewritten)
+        try:
+            return super().parse_args(ctx, rewritten)
+        except click.UsageError as err:
+            extra = "Got unexpected extra argument ("
+            if err.message.startswith(extra) and "--auto-approve" in args:
+                word = err.message[len(extra) :].rstrip(")").split()[0]
+                hint = f"; to take the choice {word} at every gate: --auto-approve={word}"
+                raise click.UsageError(err.message + hint, ctx) from None
+            raise
 
 
 def common_options(*, logs_dir: bool) -> Callable[[F], F]:

@@ -83,3 +83,15 @@ def test_auto_approve_label_excludes_answers(workspace: Path) -> None:
     write(workspace / "answers.txt", "A\n")
     code, err, _ = _run(workspace, "", "--auto-approve=A", "--answers", "answers.txt")
     assert code == 2 and "--auto-approve and --answers cannot be used together" in err
+
+
+def test_a_choice_written_apart_from_auto_approve_gets_the_way_to_write_it(
+    workspace: Path,
+) -> None:
+    write(
+        workspace / "p.dot",
+        "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }",
+    )
+    result = invoke(["run", "p.dot", "--auto-approve", "Approve"])
+    assert result.exit_code == 2
+    assert "to take the choice Approve at every gate: --auto-approve=Approve" in result.stderr
