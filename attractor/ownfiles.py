@@ -14,6 +14,7 @@ redaction of output files all open files in stage directories.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 
@@ -22,21 +23,45 @@ import os
 _LEFT_IN_THE_WAY = (errno.ELOOP, errno.ENXIO)
 
 
-def open_own(path: str | os.PathLike[str], flags: int, mode: int) -> int:
+def open_own(
+    path: str | os.PathLike[str], flags: int, mode: int, *, dir_fd: int | None = None
+) -> int:
     """``os.open`` of a file of the engine's for writing, replacing a link or FIFO
-    left under its name (see the module docstring).
+    left under its name (see the module docstring); ``path`` relative to ``dir_fd``
+    when given.
 
     Raises:
         OSError: as ``os.open`` (a folder under the name: IsADirectoryError).
     """
     flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        return os.open(path, flags, mode)
+        return os.open(path, flags, mode, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno not in _LEFT_IN_THE_WAY:
             raise
-    os.unlink(path)  # the link itself, not what it points to
-    return os.open(path, flags | os.O_CREAT | os.O_EXCL, mode)
+    os.unlink(path, dir_fd=dir_fd)  # the link itself, not what it points to
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL, mode, dir_fd=dir_fd)
+
+
+def own_folder(path: str | os.PathLike[str], mode: int) -> int:
+    """A descriptor of the folder ``path`` (made if missing, its parents must exist),
+    never of what a link left in its place points to: the link is removed and the
+    folder made. Files opened relative to it stay in it, whatever happens to the
+    name ``path`` meanwhile. The caller closes it.
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(2):
+        try:
+            return os.open(path, flags)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            os.unlink(path)  # a link (or a file) where the folder goes
+        with contextlib.suppress(FileExistsError):  # made meanwhile: opened next round
+            os.mkdir(path, mode)
+    return os.open(path, flags)
 
 
 def create_new(path: str | os.PathLike[str], mode: int) -> int:

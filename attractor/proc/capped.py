@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from attractor.ownfiles import open_own
+from attractor.ownfiles import open_own, own_folder
 from attractor.proc.files import file_mode
 
 #: The most of one helper's log kept on disk (bytes).
@@ -41,9 +41,13 @@ class CappedLog:
     @classmethod
     def create(cls, path: Path, limit: int = LOG_LIMIT, *, append: bool = False) -> CappedLog:
         """A new log at ``path`` (its folder made if missing); appended to when ``append``."""
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        mode = os.O_APPEND if append else os.O_TRUNC
-        fd = open_own(path, os.O_WRONLY | os.O_CREAT | mode, file_mode())
+        path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder = own_folder(path.parent, 0o700)  # a link a step put there is not followed
+        try:
+            mode = os.O_APPEND if append else os.O_TRUNC
+            fd = open_own(path.name, os.O_WRONLY | os.O_CREAT | mode, file_mode(), dir_fd=folder)
+        finally:
+            os.close(folder)
         return cls(fd, limit)
 
     def write(self, chunk: bytes) -> None:

@@ -114,7 +114,9 @@ class _Stream:
             try:
                 if os.stat(self.path).st_size <= self.position:
                     return 0
-                self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                # Not through a link the command put in its output file's place.
+                flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+                self.fd = os.open(self.path, flags)
             except OSError:
                 return 0
         try:

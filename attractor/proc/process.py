@@ -39,6 +39,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from attractor.ownfiles import open_own, own_folder
 from attractor.proc.capped import CappedLog
 from attractor.proc.children import open_process
 from attractor.proc.files import file_mode
@@ -242,7 +243,7 @@ def _exit_code(process: Process, direct: bool, err: int) -> int | None:
     return 128 + sig
 
 
-_OUTPUT_FLAGS = os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+_OUTPUT_FLAGS = os.O_RDWR | os.O_CREAT | os.O_TRUNC
 
 
 def _target(opened: list[int], path: Path | None) -> int:
@@ -250,15 +251,21 @@ def _target(opened: list[int], path: Path | None) -> int:
 
     The child shares the file's offset, so anything written here after it
     exited lands after its output. The stage directory normally exists: the
-    parent is only created when the first open says it is missing.
+    parent is only created when the first open says it is missing. A link or FIFO
+    an earlier step left under the name (or in place of its folder) is replaced,
+    never followed (:mod:`attractor.ownfiles`).
     """
     if path is None:
         return subprocess.PIPE
     try:
-        fd = os.open(path, _OUTPUT_FLAGS, file_mode())
+        folder = own_folder(path.parent, 0o700)
     except FileNotFoundError:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, _OUTPUT_FLAGS, file_mode())
+        folder = own_folder(path.parent, 0o700)
+    try:
+        fd = open_own(path.name, _OUTPUT_FLAGS, file_mode(), dir_fd=folder)
+    finally:
+        os.close(folder)
     opened.append(fd)
     return fd
 

@@ -101,3 +101,30 @@ def test_secrets_in_what_the_agent_wrote_itself_are_scrubbed(workspace: Path) ->
     written = [p for p in stage.rglob("*") if p.is_file()]
     assert stage / "acp_terminals" / "term-1.log" in written
     assert not [p for p in written if secret in p.read_text(errors="replace")]
+
+
+@needs_bwrap
+def test_a_link_put_in_place_of_the_terminals_folder_is_not_written_through(
+    workspace: Path,
+) -> None:
+    # A terminal's command (in the sandbox, its stage folder writable) swaps the
+    # folder of the terminals' logs for a link to a place outside: attractor, out of
+    # the sandbox, once wrote the next terminal's log there.
+    outside = workspace.parent / "outside-logs"
+    outside.mkdir()
+    folder = workspace / "logs" / "work" / "acp_terminals"
+    swap = f"rm -rf {folder} && ln -s {outside} {folder}"
+    turns = [
+        [
+            {"do": "run", "command": "sh", "args": ["-c", swap]},
+            {"do": "run", "command": "sh", "args": ["-c", "echo second"]},
+            {"do": "end"},
+        ]
+    ]
+    log = configure(workspace, turns, folder=workspace)
+    write(workspace / "p.dot", graph(acp_permissions="allow_all"))
+    result = invoke(["run", "p.dot", "--logs-dir", "logs", "--sandbox", "bwrap"], {})
+    assert result.exit_code == 0, result.output + result.stderr
+    assert list(outside.iterdir()) == []
+    assert [e["output"] for e in seen(log, "ran")][1] == "second\n"
+    assert (workspace / "logs" / "work" / "acp_terminals").is_dir()
