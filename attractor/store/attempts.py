@@ -69,7 +69,9 @@ def _archive(node_dir: Path) -> str | None:
     name = _name_of_previous(node_dir)
     target = node_dir / name
     n = 1
-    while target.exists():  # an attempt interrupted and run again keeps both
+    # An attempt interrupted and run again keeps both; a link a step left under the
+    # name is a name taken, never followed.
+    while os.path.lexists(target):
         n += 1
         target = node_dir / f"{name}-{n}"
     make_run_dir(target)
@@ -84,7 +86,9 @@ def _archive(node_dir: Path) -> str | None:
 def _name_of_previous(node_dir: Path) -> str:
     path = node_dir / MARKER
     try:
-        data = loads_json(read_bounded(path, _MARKER_LIMIT, "attempt marker"), path, "marker")
+        data = loads_json(
+            read_bounded(path, _MARKER_LIMIT, "attempt marker", follow=False), path, "marker"
+        )
         return f"v{int(data['visit'])}-a{int(data['attempt'])}"
     except (InputFileError, ValueError, KeyError, TypeError):
         return "v1-a1"  # first attempts leave no marker
