@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 
 #: What the open of a name refuses when a link (ELOOP) or a FIFO no one reads (ENXIO)
 #: was left under it.
@@ -35,10 +36,14 @@ def open_own(
     """
     flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        return os.open(path, flags, mode, dir_fd=dir_fd)
+        fd = os.open(path, flags, mode, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno not in _LEFT_IN_THE_WAY:
             raise
+    else:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)  # a FIFO someone reads (a step's process still running), a socket
     os.unlink(path, dir_fd=dir_fd)  # the link itself, not what it points to
     return os.open(path, flags | os.O_CREAT | os.O_EXCL, mode, dir_fd=dir_fd)
 

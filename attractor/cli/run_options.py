@@ -157,12 +157,19 @@ class RunCommand(click.Command):
         try:
             return super().parse_args(ctx, rewritten)
         except click.UsageError as err:
-            extra = "Got unexpected extra argument ("
-            if err.message.startswith(extra) and "--auto-approve" in args:
-                word = err.message[len(extra) :].rstrip(")").split()[0]
+            word = _choice_written_apart(args)
+            if word is not None and err.message.startswith("Got unexpected extra argument"):
                 hint = f"; to take the choice {word} at every gate: --auto-approve={word}"
                 raise click.UsageError(err.message + hint, ctx) from None
             raise
+
+
+def _choice_written_apart(args: list[str]) -> str | None:
+    """The word right after a bare ``--auto-approve``, when it is no option."""
+    for n, arg in enumerate(args[:-1]):
+        if arg == "--auto-approve" and not args[n + 1].startswith("-"):
+            return args[n + 1]
+    return None
 
 
 def common_options(*, logs_dir: bool) -> Callable[[F], F]:

@@ -165,7 +165,8 @@ def workspace_lines(result: RunResult) -> list[str]:
         f"workspace: {data['mode']}, branch {data['branch']}: {commits} commit(s), "
         f"{files} file(s) changed; see them with attractor diff {result.run_dir}"
     ]
-    if data.get("mode") == "worktree" and data.get("uncommitted_start"):
+    taken = data.get("mode") == "worktree" and result.status == "success"
+    if taken and data.get("uncommitted_start"):
         start = str(data["uncommitted_start"])[:12]
         lines += [
             f"the branch begins with commit {start}, the changes your checkout had uncommitted "
@@ -173,7 +174,7 @@ def workspace_lines(result: RunResult) -> list[str]:
             "checkout still has them uncommitted",
             f"take the result on top of them: {data['take']} (or work on in {data['work_tree']})",
         ]
-    elif data.get("mode") == "worktree" and commits and result.status == "success":
+    elif taken and commits:
         # Nothing to take from a run that changed nothing, nor (yet) from one stopped.
         lines.append(
             f"take the result: git merge {data['branch']} (or work on in {data['work_tree']})"

@@ -97,8 +97,9 @@ def _retry_failed(checkpoint: Checkpoint, graph: Graph, run_dir: Path) -> Checkp
     checkpoint.node_retries.pop(node, None)
     checkpoint.context[f"internal.retry_count.{node}"] = 0
     limit = visit_limit(graph.node(node), graph)
-    if limit is not None and checkpoint.node_visits.get(node, 0) > limit:
-        checkpoint.node_visits[node] = 0  # it failed by max_visits: it gets its visits again
+    if limit is not None and checkpoint.node_visits.get(node, 0) >= limit:
+        # It used its visits (or failed by going over them): it gets them again.
+        checkpoint.node_visits[node] = 0
     return checkpoint
 
 

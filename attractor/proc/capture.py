@@ -113,14 +113,15 @@ async def _piped(
                     await process.stdin.aclose()
                 code = await process.wait()
         except BaseException:
-            if process.returncode is None:  # not reaped: its group id is still its own
-                _kill_group(process.pid)
+            # Also once reaped: what it started may still run in its group.
+            _kill_group(process.pid)
             raise
     return code, bytes(out), bytes(err)
 
 
 def _kill_group(pid: int) -> None:
-    """Kill the group of a command not yet reaped (the group's id cannot be reused till then)."""
+    """Kill the command's group (its id is not reused while the command, or anything
+    left in its group, still exists)."""
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 

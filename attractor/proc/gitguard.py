@@ -25,6 +25,8 @@ checkpoints commit in a workspace).
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 #: What a commit writes in a git directory (reftable: refs in a format of their own).
@@ -32,8 +34,11 @@ COMMIT_WRITES = ("objects", "refs", "reftable", "logs")
 #: attractor's own folder in a project, where run directories go by default (the value
 #: of attractor.workspace.names.OWN_FOLDER, a layer above this one).
 OWN_FOLDER = ".attractor"
-#: What names, in a worktree's admin folder, the repository it belongs to.
-ADMIN_LINKS = ("commondir", "gitdir", "config.worktree")
+#: A worktree's own config (read with ``extensions.worktreeConfig``, which ``git
+#: sparse-checkout`` sets): kept read-only, made empty first when missing.
+WORKTREE_CONFIG = "config.worktree"
+#: What names, in a worktree's admin folder, the repository it belongs to, or configures it.
+ADMIN_LINKS = ("commondir", "gitdir", WORKTREE_CONFIG)
 
 
 def git_guards(writable: list[Path]) -> list[tuple[Path, bool]]:
@@ -44,7 +49,11 @@ def git_guards(writable: list[Path]) -> list[tuple[Path, bool]]:
     git_files: list[Path] = []
     for root in writable:
         dot = root / ".git"
-        if dot.is_file():
+        if dot.is_symlink():  # guarded where it is, when that is a writable place
+            target = dot.resolve()
+            if target.is_dir() and any(target.is_relative_to(r) for r in writable):
+                git_dirs.append(target)
+        elif dot.is_file():
             git_files.append(dot)
         elif dot.is_dir():
             git_dirs.append(dot)
@@ -58,6 +67,7 @@ def git_guards(writable: list[Path]) -> list[tuple[Path, bool]]:
         for admin in admins:
             if admin.parent == git_dir / "worktrees":
                 mounts.append((admin, True))
+                _made_empty(admin / WORKTREE_CONFIG)  # missing, a step could write it
                 mounts += [(admin / n, False) for n in ADMIN_LINKS if (admin / n).is_file()]
         # A writable place inside it (a worktree of the run lives in .git/attractor/).
         mounts += [(r, True) for r in writable if r != git_dir and r.is_relative_to(git_dir)]
@@ -80,6 +90,12 @@ def run_dir_shield(run_dir: Path | None, writable: list[Path]) -> Path | None:
             own = path / OWN_FOLDER
             return own if run_dir.is_relative_to(own) else run_dir
     return None
+
+
+def _made_empty(path: Path) -> None:
+    """An empty file at ``path`` unless one is there (an empty config changes nothing)."""
+    with contextlib.suppress(OSError):  # there already, or the folder is not ours to change
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
 
 
 def _is_git_dir(path: Path) -> bool:

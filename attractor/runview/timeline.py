@@ -58,6 +58,8 @@ def timeline(path: Path) -> list[Attempt]:
     last: float | None = None  # when the last event was written
     for _, event in read_events(path):
         kind = event.get("type")
+        if kind == "pipeline_started":  # a resume: what still ran was stopped before it
+            _stopped(rows, last)
         last = _ts(event) or last
         if kind == "stage_started":
             name = str(event.get("name"))
@@ -81,15 +83,20 @@ def timeline(path: Path) -> list[Attempt]:
                 used = _count(event.get("input_tokens"), 0) + _count(event.get("output_tokens"), 0)
                 turn_of.tokens += used
     if not _live(path):
-        for row in rows:
-            if row.status == "running":
-                row.status = "stopped"
-                if row.started is not None and last is not None:  # till the run stopped
-                    row.duration = max(0.0, last - row.started)
+        _stopped(rows, last)
     for row in rows:
         if row.status != "running":
             row.changed = _files_changed(path / row.files)
     return _with_unattempted(path, rows)
+
+
+def _stopped(rows: list[Attempt], at: float | None) -> None:
+    """Mark the attempts still running as stopped at ``at`` (the session's last event)."""
+    for row in rows:
+        if row.status == "running":
+            row.status = "stopped"
+            if row.started is not None and at is not None:
+                row.duration = max(0.0, at - row.started)
 
 
 def _with_unattempted(path: Path, rows: list[Attempt]) -> list[Attempt]:

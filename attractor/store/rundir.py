@@ -158,7 +158,7 @@ def _ignored_by_git(folder: Path) -> None:
     ``.attractor/`` in ``git status``. One the user wrote is kept."""
     for own in (folder, *folder.parents):
         if own.name == OWN_FOLDER:
-            with contextlib.suppress(FileExistsError):  # theirs, or made meanwhile
+            with contextlib.suppress(OSError):  # theirs, made meanwhile, or not ours to make
                 fd = os.open(own / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
                 try:
                     os.write(fd, b"# made by attractor: its runs are not part of the project\n*\n")

@@ -95,3 +95,14 @@ def test_a_choice_written_apart_from_auto_approve_gets_the_way_to_write_it(
     result = invoke(["run", "p.dot", "--auto-approve", "Approve"])
     assert result.exit_code == 2
     assert "to take the choice Approve at every gate: --auto-approve=Approve" in result.stderr
+
+
+def test_no_choice_is_suggested_from_a_word_that_is_not_after_auto_approve(
+    workspace: Path,
+) -> None:
+    dot = "digraph p { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }"
+    write(workspace / "p.dot", dot)
+    result = invoke(["run", "p.dot", "oops", "--auto-approve"])
+    assert result.exit_code == 2
+    assert "unexpected extra argument (oops)" in result.stderr
+    assert "--auto-approve=oops" not in result.stderr

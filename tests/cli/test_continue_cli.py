@@ -111,3 +111,18 @@ def test_retry_failed_gives_a_node_that_ran_out_of_visits_its_visits_again(
     result = invoke(["resume", "runs/r", "--retry-failed"])
     assert result.exit_code == 0, result.output + result.stderr
     assert lines_of(workspace / "side.txt") == ["a", "a", "a"]
+
+
+def test_retry_failed_of_a_node_that_failed_on_its_last_visit_runs_it(workspace: Path) -> None:
+    once = LOOP.replace("max_visits=2", "max_visits=1").replace(
+        'tool_command="echo a >> side.txt"', 'tool_command="echo a >> side.txt; sh check.sh"'
+    )
+    write(workspace / "p.dot", once)
+    write(workspace / "check.sh", "exit 1\n")
+    assert invoke(["run", "p.dot", "--logs-dir", "runs/r"]).exit_code == 1
+    write(workspace / "check.sh", "exit 0\n")
+    result = invoke(["resume", "runs/r", "--retry-failed"])
+    assert result.exit_code == 0, result.output + result.stderr
+    # The failed attempt's line went with its files (put back); the retry wrote it anew.
+    assert lines_of(workspace / "side.txt") == ["a"]
+    assert "entered 2 times" not in result.output

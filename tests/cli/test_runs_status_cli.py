@@ -138,4 +138,18 @@ def test_status_shows_a_visit_refused_by_max_visits_and_a_stopped_attempts_time(
     args = _start(workspace, "nap", f"sleep {mark}")
     assert invoke([*args, "--timeout", "1s"]).exit_code == 124
     [*_, nap] = json.loads(invoke(["status", "runs/nap", "--json"]).stdout)["timeline"]
-    assert nap["status"] == "stopped" and nap["duration"] >= 1.0  # till the run stopped
+    assert nap["status"] == "stopped" and nap["duration"] >= 0.9  # till the run stopped
+
+
+def test_a_stopped_attempt_ends_where_its_session_did_not_at_the_resume(
+    workspace: Path, mark: str
+) -> None:
+    command = f"[ -f go ] || sleep {mark}; echo resumed"
+    args = _start(workspace, "later", command)
+    assert invoke([*args, "--timeout", "1s"]).exit_code == 124
+    write(workspace / "go", "")
+    assert invoke(["resume", "runs/later"]).exit_code == 0
+    rows = json.loads(invoke(["status", "runs/later", "--json"]).stdout)["timeline"]
+    stopped, again = (r for r in rows if r["node"] == "work")
+    assert stopped["status"] == "stopped" and again["status"] == "success"
+    assert stopped["started"] + stopped["duration"] <= again["started"]

@@ -186,6 +186,7 @@ def test_the_run_line_keeps_gits_control_files_read_only(tmp_path: Path) -> None
         f"{admin}:{admin}",
         f"{admin / 'commondir'}:{admin / 'commondir'}:ro",
         f"{admin / 'gitdir'}:{admin / 'gitdir'}:ro",
+        f"{admin / 'config.worktree'}:{admin / 'config.worktree'}:ro",  # made empty
         f"{work / '.git'}:{work / '.git'}:ro",
     ]
 

@@ -133,3 +133,43 @@ def test_the_step_cannot_swap_attractors_folder_for_a_copy(
         "got: workdir",
     ]
     assert sorted(os.listdir(work / ".attractor")) == [".gitignore", "runs"]
+
+
+def test_a_worktree_config_a_step_could_create_is_read_only_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With extensions.worktreeConfig (git sparse-checkout sets it), git reads the
+    # worktree's own config.worktree: missing, a step could once create it.
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    monkeypatch.chdir(repo)
+    command = _attempts(
+        "A=$(git rev-parse --git-dir)",
+        "try config-worktree sh -c \"printf '[core]\\n\\tfsmonitor = touch planted\\n' "
+        '> $A/config.worktree"',  # fmt: skip
+    )
+    write(repo / "p.dot", _pipeline(command))
+    result = invoke(["run", "p.dot", "--sandbox", "bwrap", "--logs-dir", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert _tries(tmp_path / "r") == ["refused: config-worktree"]
+    assert not list(tmp_path.rglob("planted"))
+
+
+def test_a_git_directory_behind_a_link_is_guarded_where_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # .git a link to the git directory (kept elsewhere in the workdir): once bwrap
+    # refused the mount and every sandboxed step failed.
+    work = tmp_path / "work"
+    make_repo(work / "store", {"a.txt": "a\n"})
+    (work / "store" / ".git").rename(work / "repo.git")
+    (work / "store" / ".git").symlink_to(work / "repo.git")
+    monkeypatch.chdir(work / "store")
+    command = _attempts(
+        'try config sh -c "echo x >> .git/config"', "try object git hash-object -w a.txt"
+    )
+    write(work / "store" / "p.dot", _pipeline(command))
+    args = ["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none", "--writable", str(work)]
+    result = invoke([*args, "--logs-dir", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert _tries(tmp_path / "r") == ["refused: config", "got: object"]
