@@ -7,8 +7,10 @@ the limit is put back as the parent had it and named, so that it is never
 committed without a word. A git repository nested in the work tree (a folder
 with a ``.git`` of its own) is left out and named too: git would record only
 its commit (a gitlink, mode 160000), not its files, and could not restore them,
-or would refuse the whole commit when it has no commit yet. The caller moves
-the branch.
+or would refuse the whole commit when it has no commit yet. A nested repository
+the index already records (a submodule) is kept as recorded: ``git add`` would
+look inside it with its own config, which a step may have written (a new commit
+checked out in a submodule is not checkpointed). The caller moves the branch.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from attractor.workspace.git import Git, failure
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: The mode git stores a nested repository under: its commit, not its files.
 GITLINK = "160000"
+#: A gitlink's mode as the index stores it (32 bits, big-endian): seen in the index's
+#: bytes or not, the cheap first look before asking git for its gitlinks.
+_GITLINK_MODE = (0o160000).to_bytes(4, "big")
 #: What ``git add`` says of a nested repository that has no commit yet.
 _NO_COMMIT = re.compile(r"^error: '(.+)' does not have a commit checked out$", re.MULTILINE)
 #: How many nested repositories without a commit one checkpoint steps around.
@@ -83,7 +88,8 @@ async def commit_work_tree(
     max_bytes: int | None = None,
 ) -> Saved:
     """Commit the work tree on top of ``parent`` when it changed (see the module doc)."""
-    unborn = await _stage(git, list(excluded))
+    linked = await _gitlinks(git, work_tree)
+    unborn = await _stage(git, [*excluded, *linked])
     tree = await git.out("write-tree")
     if parent is not None and tree == parent_tree:
         return Saved(parent, tree, nested=unborn)
@@ -156,6 +162,40 @@ async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
         f"more than {_MAX_NESTED} nested git repositories without a commit in the work "
         "tree: remove their .git folders, or run with --workspace none"
     )
+
+
+async def _gitlinks(git: Git, work_tree: Path) -> list[str]:
+    """The nested repositories the index records (submodules, or one a step added),
+    kept as recorded: ``git add`` would run ``git status`` inside each, with that
+    repository's config, whose fsmonitor, filters or hooks a step could have
+    written, outside the sandbox. Asked of git only when the index may hold one."""
+    index = _index_of(git, work_tree)
+    try:
+        data = index.read_bytes() if index is not None else b""
+    except OSError:
+        data = b""
+    if _GITLINK_MODE not in data:  # no entry has the mode: nothing to ask
+        return []
+    out = await git.out("ls-files", "--stage", "-z")
+    entries = (line.partition("\t") for line in out.split("\0") if line)
+    return [path for info, _, path in entries if info.startswith(GITLINK + " ")]
+
+
+def _index_of(git: Git, work_tree: Path) -> Path | None:
+    """The index file the workspace's git uses (its own, a worktree's, the checkout's)."""
+    if "GIT_INDEX_FILE" in git.env:
+        return Path(git.env["GIT_INDEX_FILE"])
+    if "GIT_DIR" in git.env:
+        return Path(git.env["GIT_DIR"]) / "index"
+    dot = work_tree / ".git"
+    if dot.is_dir():
+        return dot / "index"
+    try:
+        text = dot.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    named = text.partition("gitdir:")[2].strip()
+    return (work_tree / named / "index") if named else None
 
 
 async def _not_ignored(git: Git, paths: list[str]) -> list[str]:

@@ -173,3 +173,27 @@ def test_a_git_directory_behind_a_link_is_guarded_where_it_is(
     result = invoke([*args, "--logs-dir", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output + result.stderr
     assert _tries(tmp_path / "r") == ["refused: config", "got: object"]
+
+
+def test_a_nested_repository_the_step_records_runs_nothing_at_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git add -A runs git status inside each nested repository the index records,
+    # with that repository's config: the checkpoint, on the host, once ran the
+    # fsmonitor the step planted there.
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    monkeypatch.chdir(repo)
+    ran = tmp_path / "ran"  # the host can write here, the sandbox cannot
+    ident = "-c user.name=s -c user.email=s@x"
+    command = (
+        f"mkdir sub && git -C sub init -q && git -C sub {ident} commit -q --allow-empty -m s "
+        f"&& git -C sub config core.fsmonitor 'touch {ran}' "
+        "&& git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub "
+        "&& echo b > b.txt"
+    )
+    write(repo / "p.dot", _pipeline(command))
+    result = invoke(["run", "p.dot", "--sandbox", "bwrap", "--logs-dir", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert not ran.exists(), "the step's fsmonitor ran outside the sandbox"
+    run_branch = git(repo, "branch", "--list", "attractor/*", "--format=%(refname:short)")
+    assert "b.txt" in git(repo, "ls-tree", "--name-only", run_branch.strip())
