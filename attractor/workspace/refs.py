@@ -10,13 +10,35 @@ sense of gives ``None``: the caller asks git, as it would have without them.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 #: An object name: SHA-1 (40 hex digits) or SHA-256 (64).
 _OBJECT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def read_plain(path: Path) -> str:
+    """The text of the regular file ``path``, never through a link or from a FIFO (a
+    step may write the git directory's refs and logs: it cannot make this wait).
+
+    Raises:
+        OSError: missing (FileNotFoundError), a link, or not a regular file.
+        UnicodeDecodeError: not UTF-8.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        parts = []
+        while chunk := os.read(fd, 1 << 20):
+            parts.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(parts).decode("utf-8")
 
 
 def _readable(common_dir: Path) -> bool:
@@ -27,7 +49,7 @@ def _readable(common_dir: Path) -> bool:
 def _packed(common_dir: Path) -> list[tuple[str, str]] | None:
     """``(name, object)`` of each line of ``packed-refs`` ([] without one; None: unreadable)."""
     try:
-        text = (common_dir / "packed-refs").read_text(encoding="utf-8")
+        text = read_plain(common_dir / "packed-refs")
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError):
@@ -66,7 +88,7 @@ def read_ref(common_dir: Path, name: str) -> str | None:
     """The object ref ``name`` (``refs/heads/...``) points to: its loose file, else its
     line of ``packed-refs`` (None: ask git; a ref that does not exist is None too)."""
     try:
-        text = (common_dir / name).read_text(encoding="utf-8").strip()
+        text = read_plain(common_dir / name).strip()
     except FileNotFoundError:
         if not _readable(common_dir):
             return None
@@ -83,7 +105,7 @@ def resolve_head(git_dir: Path, common_dir: Path) -> str | None:
     if not _readable(common_dir):
         return None
     try:
-        text = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        text = read_plain(git_dir / "HEAD").strip()
     except (OSError, UnicodeDecodeError):
         return None
     if _OBJECT.fullmatch(text):  # detached

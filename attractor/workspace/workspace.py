@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
@@ -35,7 +36,7 @@ from attractor.valueclass import mutable
 from attractor.workspace.commits import Saved, commit_work_tree, message
 from attractor.workspace.git import Git
 from attractor.workspace.names import TRAILER
-from attractor.workspace.refs import read_ref
+from attractor.workspace.refs import read_plain, read_ref
 
 #: In the workspace's git directory while the files and branch move (restore, merge).
 MOVING = "attractor-moving.json"
@@ -139,6 +140,12 @@ class Workspace:
     async def tip(self) -> str:
         """The branch's commit now (a stage may have committed, or moved it)."""
         found = read_ref(self.common_dir, self.ref)  # its file, where that settles it
+        if found is None and _not_a_file(self.common_dir / self.ref):
+            # A FIFO (git would wait on it for ever, in a shielded checkpoint), a link:
+            # not a ref a commit wrote. The branch goes back to the last checkpoint.
+            os.unlink(self.common_dir / self.ref)
+            await self.git.run("update-ref", self.ref, self.head)
+            return self.head
         return found or await self.git.out("rev-parse", "--verify", "--quiet", self.ref)
 
     async def checkpoint(self, subject: str, trailers: Mapping[str, str | int]) -> Saved:
@@ -307,7 +314,7 @@ class Workspace:
     def stage_mark(self) -> dict[str, Any] | None:
         """The stage a kill caught running here (None: none, or the note is damaged)."""
         try:
-            data = json.loads((self.git_dir / STAGE_MARK).read_text())
+            data = json.loads(read_plain(self.git_dir / STAGE_MARK))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) and isinstance(data.get("start"), str) else None
@@ -334,6 +341,14 @@ class Workspace:
             except OSError as exc:
                 raise WorkspaceError(f"cannot restore {dot_git}: {exc.strerror or exc}") from None
             self.notes.append(f"a stage deleted {dot_git}; it was written again")
+
+
+def _not_a_file(path: Path) -> bool:
+    """Whether something other than a regular file is there (nothing there: False)."""
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def reopen(record: Mapping[str, Any], max_bytes: int | None = None) -> Workspace:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.runkit import invoke, only_run_dir, write
+from tests.cli.runkit import finish, invoke, only_run_dir, spawn, write
 from tests.sandbox.conftest import needs_bwrap
 from tests.workspace.gitkit import git, make_repo
 
@@ -197,3 +197,19 @@ def test_a_nested_repository_the_step_records_runs_nothing_at_the_checkpoint(
     assert not ran.exists(), "the step's fsmonitor ran outside the sandbox"
     run_branch = git(repo, "branch", "--list", "attractor/*", "--format=%(refname:short)")
     assert "b.txt" in git(repo, "ls-tree", "--name-only", run_branch.strip())
+
+
+def test_a_fifo_in_place_of_the_runs_branch_does_not_hold_the_run(tmp_path: Path) -> None:
+    # git waits on a FIFO under a ref's name for ever, and the checkpoint that asks
+    # for the branch runs shielded: once nothing, not even --timeout, stopped it.
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    command = (
+        'b=$(git symbolic-ref HEAD); c=$(git rev-parse --git-common-dir); rm -f "$c/$b"; '
+        'mkfifo "$c/$b"; echo change > new.txt'
+    )
+    write(repo / "p.dot", _pipeline(command))
+    args = ["run", "p.dot", "--sandbox", "bwrap", "--timeout", "30s"]
+    code, out, err = finish(spawn([*args, "--logs-dir", str(tmp_path / "r")], repo), timeout=90)
+    assert code == 0, out + err
+    branch = git(repo, "branch", "--list", "attractor/*", "--format=%(refname)").strip()
+    assert (repo / ".git" / branch).is_file()  # a ref file again, at the last checkpoint
