@@ -31,9 +31,6 @@ from pathlib import Path
 
 #: What a commit writes in a git directory (reftable: refs in a format of their own).
 COMMIT_WRITES = ("objects", "refs", "reftable", "logs")
-#: attractor's own folder in a project, where run directories go by default (the value
-#: of attractor.workspace.names.OWN_FOLDER, a layer above this one).
-OWN_FOLDER = ".attractor"
 #: A worktree's own config (read with ``extensions.worktreeConfig``, which ``git
 #: sparse-checkout`` sets): kept read-only, made empty first when missing.
 WORKTREE_CONFIG = "config.worktree"
@@ -78,17 +75,17 @@ def git_guards(writable: list[Path]) -> list[tuple[Path, bool]]:
 def run_dir_shield(run_dir: Path | None, writable: list[Path]) -> Path | None:
     """What goes read-only over a writable path to keep the run directory whole.
 
-    The run directory itself, or, when it lies in attractor's own folder of a
-    writable path (the default ``.attractor/runs/``), that whole folder: a folder
-    above the run directory that stayed writable could be renamed away, mounts
-    and all, and a copy put in its place for attractor to write through.
+    The folder, right under the writable path, that holds the run directory (all
+    of ``.attractor`` for the default ``.attractor/runs/``; the run directory itself
+    when it lies right there): a folder above the run directory that stayed
+    writable could be renamed away, mounts and all, and a copy put in its place
+    for attractor to write through.
     """
     if run_dir is None:
         return None
     for path in writable:
-        if run_dir.is_relative_to(path):
-            own = path / OWN_FOLDER
-            return own if run_dir.is_relative_to(own) else run_dir
+        if run_dir.is_relative_to(path) and run_dir != path:
+            return path / run_dir.relative_to(path).parts[0]
     return None
 
 

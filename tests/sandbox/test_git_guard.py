@@ -213,3 +213,19 @@ def test_a_fifo_in_place_of_the_runs_branch_does_not_hold_the_run(tmp_path: Path
     assert code == 0, out + err
     branch = git(repo, "branch", "--list", "attractor/*", "--format=%(refname)").strip()
     assert (repo / ".git" / branch).is_file()  # a ref file again, at the last checkpoint
+
+
+def test_the_step_cannot_swap_a_run_directorys_own_folder_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --logs-dir runs/r1: the folder runs/ above the run directory stayed writable,
+    # so a step could move it away and put a folder of its making in its place.
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    command = _attempts("try rename mv runs runs-old", "try workdir touch made.txt")
+    write(work / "p.dot", _pipeline(command))
+    args = ["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none", "--logs-dir", "runs/r1"]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert _tries(work / "runs" / "r1") == ["refused: rename", "got: workdir"]
