@@ -469,6 +469,9 @@ RECORDED = (
     "secrets", "workspace", "workspace_setup", "workspace_link",
 )  # fmt: skip
 RECORDED_SOURCE = "recorded with the run"
+#: The settings that bound what a step may do, as their defaults are written: a resumed
+#: run keeps them as it started, unless a flag or a variable says otherwise.
+BOUNDARY_DEFAULTS = {"sandbox": "auto", "network": "off", "writable": ""}
 
 
 def absolute_backend(backend: str) -> str:
@@ -538,6 +541,11 @@ def resolve_settings(
         if recorded is not None:
             layers.append((f"{RECORDED_SOURCE} ({f.flag})", recorded.get(f.name)))
         layers.append((f.env, env.get(f.env)))
+        if recorded is not None and f.name in BOUNDARY_DEFAULTS and f.name not in recorded:
+            # It ran with the default: a config file in the workdir, which a step may
+            # have written, does not loosen the boundary on resume.
+            default = BOUNDARY_DEFAULTS[f.name]
+            layers.append((f"{RECORDED_SOURCE} ({f.flag}, the default)", default))
         if config is not None:
             label, table = config
             layers.append((f"{label}: {f.name}", table.get(f.name)))

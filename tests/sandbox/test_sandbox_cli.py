@@ -413,3 +413,31 @@ def test_a_dry_run_names_no_boundary_for_a_simulated_stage(workspace: Path) -> N
     assert result.exit_code == 0, result.stderr
     lines = _boundary_lines(result.output)
     assert lines == ["boundary: local, no sandbox, env=core"]  # the tool step's alone
+
+
+@needs_bwrap
+def test_a_config_file_a_step_wrote_does_not_unsandbox_the_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # The run started with the default sandbox; its step appended sandbox = "none"
+    # to attractor.toml (in the workdir, writable) and failed: --retry-failed once
+    # ran the step again without a sandbox.
+    outside = tmp_path.parent / f"outside-{uuid.uuid4().hex}"
+    outside.mkdir()
+    again = f"echo x > {outside}/escaped"
+    first = "touch tried; echo sandbox = \\'none\\' >> attractor.toml; exit 1"
+    plant = f"if [ -f tried ]; then {again}; else {first}; fi"
+    write(
+        workspace / "p.dot",
+        f"""digraph p {{
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            step  [shape=parallelogram, tool_command="{plant}"]
+            start -> step -> done
+        }}""",
+    )
+    assert invoke(["run", "p.dot", "--logs-dir", "runs/r"]).exit_code == 1
+    assert "sandbox = 'none'" in (workspace / "attractor.toml").read_text()  # it was written
+    resumed = invoke(["resume", "runs/r", "--retry-failed"])
+    assert resumed.exit_code == 1, resumed.output + resumed.stderr
+    assert not (outside / "escaped").exists()
