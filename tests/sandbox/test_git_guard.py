@@ -109,30 +109,30 @@ def test_with_no_workspace_the_repositorys_control_files_are_read_only(
     assert not (repo / ".git" / "commondir").exists()
 
 
-def test_the_step_cannot_swap_attractors_folder_for_a_copy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("logs_dir", [None, "runs/r1"])
+def test_the_step_cannot_swap_the_run_directorys_folder_for_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logs_dir: str | None
 ) -> None:
-    # A folder above the run directory that stayed writable could be renamed away,
-    # mounts and all, and a copy of the step's making put where attractor writes.
+    # A folder above the run directory that stayed writable (.attractor, or runs/
+    # for --logs-dir runs/r1) could be renamed away, mounts and all, and a copy of
+    # the step's making put where attractor writes.
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    folder = ".attractor" if logs_dir is None else "runs"
     command = _attempts(
-        "try rename mv .attractor .attractor-old",
-        "try new-run mkdir .attractor/runs/other",
+        f"try rename mv {folder} {folder}-old",
         'try own-stage touch "$ATTRACTOR_STAGE_DIR/mine.txt"',
         "try workdir touch made.txt",
     )
     write(work / "p.dot", _pipeline(command))
-    result = invoke(["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none"])
+    args = ["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none"]
+    result = invoke([*args, "--logs-dir", logs_dir] if logs_dir else args)
     assert result.exit_code == 0, result.output + result.stderr
-    assert _tries(only_run_dir(work / ".attractor" / "runs")) == [
-        "refused: rename",
-        "refused: new-run",
-        "got: own-stage",
-        "got: workdir",
-    ]
-    assert sorted(os.listdir(work / ".attractor")) == [".gitignore", "runs"]
+    run_dir = work / logs_dir if logs_dir else only_run_dir(work / ".attractor" / "runs")
+    assert _tries(run_dir) == ["refused: rename", "got: own-stage", "got: workdir"]
+    if logs_dir is None:
+        assert sorted(os.listdir(work / ".attractor")) == [".gitignore", "runs"]
 
 
 def test_a_worktree_config_a_step_could_create_is_read_only_too(
@@ -213,19 +213,3 @@ def test_a_fifo_in_place_of_the_runs_branch_does_not_hold_the_run(tmp_path: Path
     assert code == 0, out + err
     branch = git(repo, "branch", "--list", "attractor/*", "--format=%(refname)").strip()
     assert (repo / ".git" / branch).is_file()  # a ref file again, at the last checkpoint
-
-
-def test_the_step_cannot_swap_a_run_directorys_own_folder_either(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # --logs-dir runs/r1: the folder runs/ above the run directory stayed writable,
-    # so a step could move it away and put a folder of its making in its place.
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    command = _attempts("try rename mv runs runs-old", "try workdir touch made.txt")
-    write(work / "p.dot", _pipeline(command))
-    args = ["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none", "--logs-dir", "runs/r1"]
-    result = invoke(args)
-    assert result.exit_code == 0, result.output + result.stderr
-    assert _tries(work / "runs" / "r1") == ["refused: rename", "got: workdir"]
