@@ -148,6 +148,18 @@ class Workspace:
             return self.head
         return found or await self.git.out("rev-parse", "--verify", "--quiet", self.ref)
 
+    def _no_links_to_the_ref(self) -> None:
+        """Remove a link a step put on the way to the branch's ref or its reflog (their
+        folders are writable for its own commits): git would write through it, out of
+        the sandbox, when it moves the branch."""
+        for tree in (self.common_dir, self.common_dir / "logs"):
+            path = tree
+            for part in Path(self.ref).parts:
+                path = path / part
+                if path.is_symlink():
+                    path.unlink()
+                    break
+
     async def checkpoint(self, subject: str, trailers: Mapping[str, str | int]) -> Saved:
         """Commit the work tree when it changed since the last checkpoint; move the branch."""
         async with self.lock:
@@ -173,6 +185,7 @@ class Workspace:
         )
         self.note_left_out(saved)
         if saved.commit != await self.tip():
+            self._no_links_to_the_ref()
             await self.git.run("update-ref", "-m", subject, self.ref, saved.commit)
         self.head, self.tree = saved.commit, saved.tree
         return saved
@@ -266,6 +279,7 @@ class Workspace:
         """
         intent = self.git_dir / MOVING
         atomic_write_json(intent, {"to": commit, "branch_was": tip, "files_were": files})
+        self._no_links_to_the_ref()
         try:
             await self.git.run("update-ref", "-m", why, self.ref, commit, tip)
         except BaseException:

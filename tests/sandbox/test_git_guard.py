@@ -213,3 +213,20 @@ def test_a_fifo_in_place_of_the_runs_branch_does_not_hold_the_run(tmp_path: Path
     assert code == 0, out + err
     branch = git(repo, "branch", "--list", "attractor/*", "--format=%(refname)").strip()
     assert (repo / ".git" / branch).is_file()  # a ref file again, at the last checkpoint
+
+
+def test_a_link_on_the_way_to_the_runs_reflog_is_not_written_through(tmp_path: Path) -> None:
+    # logs/ is writable for the step's own commits: a link in place of the branch's
+    # reflog once had the checkpoint's update-ref append to the file it named.
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    command = (
+        f'b=$(git symbolic-ref HEAD); c=$(git rev-parse --git-common-dir); rm -f "$c/logs/$b"; '
+        f'ln -s {victim} "$c/logs/$b"; echo change > new.txt'
+    )
+    write(repo / "p.dot", _pipeline(command))
+    args = ["run", "p.dot", "--sandbox", "bwrap", "--logs-dir", str(tmp_path / "r")]
+    code, out, err = finish(spawn(args, repo), timeout=90)
+    assert code == 0, out + err
+    assert victim.read_text() == "mine\n"
