@@ -26,7 +26,7 @@ import anyio
 from attractor.dot.graph import Graph
 from attractor.engine.step_budget import StepBudget
 from attractor.handlers.base import ChildResult, ChildRun
-from attractor.run_status import RESUMABLE
+from attractor.run_status import RESUMABLE, RunStatus
 from attractor.valueclass import mutable
 
 if TYPE_CHECKING:
@@ -66,6 +66,9 @@ class EngineChildRunner:
         else:
             # Read and parsed off the event loop: a large file must not stall the run.
             graph = await anyio.to_thread.run_sync(self.prepare, child.dotfile)
+            refused = _looser(graph, options, child)
+            if refused is not None:
+                return ChildResult(RunStatus.FAIL, refused, child.run_dir)
             result = await self.start(graph, child.dotfile, options)
         ended = options.store(result.run_dir)
         context = ended.load_checkpoint().context if ended.has_checkpoint() else {}
@@ -88,3 +91,22 @@ class EngineChildRunner:
             steering=child.steering,
             steps=self.steps if child.shares_steps else None,
         )
+
+
+def _looser(graph: Graph, options: RunOptions, child: ChildRun) -> str | None:
+    """Why the child pipeline may not run: a node of it loosens the parent run's
+    boundary (its file lies where a step may have written it)."""
+    from attractor.handlers.boundary import looser_than_the_run, runs_commands
+
+    settings = options.settings
+    for node in graph.nodes():
+        if runs_commands(node, settings):
+            what = looser_than_the_run(node, settings, child.workdir)
+            if what is not None:
+                return (
+                    f"{child.dotfile}: node {node.id} sets {what}, looser than the run's "
+                    "boundary; a child pipeline's steps run within it (a step may have "
+                    "written the file): set it for the run instead (--sandbox, --network, "
+                    "--writable)"
+                )
+    return None

@@ -188,6 +188,21 @@ def _container(
     )
 
 
+def looser_than_the_run(node: Node, settings: Settings, base: Path) -> str | None:
+    """What lets ``node``'s commands do more than the run's own (None: nothing): the
+    sandbox off, the network or more of it, more writable paths. A child pipeline's
+    file may have been written by a step, so its nodes may not loosen the boundary."""
+    run, own = boundary_of(None, settings, base), boundary_of(node, settings, base)
+    if resolved_sandbox(own) == "none" and resolved_sandbox(run) != "none":
+        return "sandbox=none"
+    if own.network and not run.network:
+        return "network=on"
+    if not own.network and not run.network and not set(own.hosts) <= set(run.hosts):
+        return "network=" + ",".join(h for h in own.hosts if h not in run.hosts)
+    more = [str(p) for p in own.writable if p not in run.writable]
+    return "writable=" + ",".join(more) if more else None
+
+
 def describe_boundary(node: Node | None, settings: Settings, base: Path) -> str:
     """One line for ``--dry-run``: where the node's commands would run."""
     boundary = boundary_of(node, settings, base)

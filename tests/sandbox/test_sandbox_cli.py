@@ -441,3 +441,32 @@ def test_a_config_file_a_step_wrote_does_not_unsandbox_the_resume(
     resumed = invoke(["resume", "runs/r", "--retry-failed"])
     assert resumed.exit_code == 1, resumed.output + resumed.stderr
     assert not (outside / "escaped").exists()
+
+
+@needs_bwrap
+def test_a_child_pipeline_a_step_rewrote_cannot_run_unsandboxed(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # The sub-pipeline's file lies in the workdir: a step rewrote it with a node of
+    # sandbox=none, which then ran on the host.
+    outside = tmp_path.parent / f"outside-{uuid.uuid4().hex}"
+    outside.mkdir()
+    child = """digraph child {{ start [shape=Mdiamond]; done [shape=Msquare];
+        c1 [shape=parallelogram{extra}, tool_command="touch {outside}/escaped"]
+        start -> c1 -> done }}"""
+    write(workspace / "child.dot", child.format(extra="", outside=outside))
+    write(workspace / "evil.txt", child.format(extra=", sandbox=none", outside=outside))
+    write(
+        workspace / "p.dot",
+        """digraph p {
+            start [shape=Mdiamond]
+            done  [shape=Msquare]
+            s1  [shape=parallelogram, tool_command="cp evil.txt child.dot"]
+            sub [shape=folder, dot_file="child.dot"]
+            start -> s1 -> sub -> done
+        }""",
+    )
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/r"])
+    assert result.exit_code == 1, result.output + result.stderr
+    assert "node c1 sets sandbox=none, looser than the run's boundary" in result.output
+    assert not (outside / "escaped").exists()
