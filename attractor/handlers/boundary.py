@@ -190,9 +190,16 @@ def _container(
 
 def looser_than_the_run(node: Node, settings: Settings, base: Path) -> str | None:
     """What lets ``node``'s commands do more than the run's own (None: nothing): the
-    sandbox off, the network or more of it, more writable paths. A child pipeline's
-    file may have been written by a step, so its nodes may not loosen the boundary."""
+    sandbox off, the network or more of it, more writable paths, more of the engine's
+    variables. A child pipeline's file may have been written by a step, so its nodes
+    may not loosen the boundary."""
     run, own = boundary_of(None, settings, base), boundary_of(node, settings, base)
+    wider = ("none", "core", "inherit")  # the env policies, from the fewest variables
+    if wider.index(own.policy.mode) > wider.index(run.policy.mode):
+        return f"env={own.policy.mode}"
+    allowed = [p for p in own.policy.allow if p not in run.policy.allow]
+    if allowed:
+        return "env_allow=" + ",".join(allowed)
     if resolved_sandbox(own) == "none" and resolved_sandbox(run) != "none":
         return "sandbox=none"
     if own.network and not run.network:

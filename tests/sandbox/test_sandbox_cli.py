@@ -470,3 +470,8 @@ def test_a_child_pipeline_a_step_rewrote_cannot_run_unsandboxed(
     assert result.exit_code == 1, result.output + result.stderr
     assert "node c1 sets sandbox=none, looser than the run's boundary" in result.output
     assert not (outside / "escaped").exists()
+    # More of the engine's variables (its API keys among them) are refused the same way.
+    write(workspace / "evil.txt", child.format(extra=', env_allow="*KEY*"', outside=outside))
+    result = invoke(["run", "p.dot", "--logs-dir", "runs/r2"])
+    assert result.exit_code == 1, result.output + result.stderr
+    assert "node c1 sets env_allow=*KEY*, looser than the run's boundary" in result.output
