@@ -471,7 +471,13 @@ RECORDED = (
 RECORDED_SOURCE = "recorded with the run"
 #: The settings that bound what a step may do, as their defaults are written: a resumed
 #: run keeps them as it started, unless a flag or a variable says otherwise.
-BOUNDARY_DEFAULTS = {"sandbox": "auto", "network": "off", "writable": ""}
+BOUNDARY_DEFAULTS = {
+    "sandbox": "auto",
+    "network": "off",
+    "writable": "",
+    "env": "core",
+    "env_allow": "",
+}
 
 
 def absolute_backend(backend: str) -> str:
