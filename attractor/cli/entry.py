@@ -29,4 +29,9 @@ def main() -> None:
         if wrapped is None:
             raise
         raise SystemExit(stop_signals.settle(wrapped)) from None
-    run()
+    try:
+        run()
+    except stop_signals.StopSignal as stop:
+        # Landed between the imports and the command's own handling (main() ends
+        # the process itself otherwise): said, as everywhere else, not a silent 130.
+        raise SystemExit(stop_signals.settle(stop)) from None
