@@ -11,9 +11,9 @@ The layout, in mount order (later mounts sit on top of earlier ones):
    any ``writable=`` path, writable;
 4. git's control files read-only in each writable git directory (config,
    hooks, a worktree's links: see :mod:`attractor.proc.gitguard`);
-5. the run directory read-only again when it lies inside a writable path
-   (with the default ``.attractor/runs/``, all of ``.attractor``; the step's
-   own stage directory stays writable);
+5. the run directory read-only again when it lies inside a writable path, with
+   the folder right under that path that holds it (all of ``.attractor`` for the
+   default ``.attractor/runs/``; the step's own stage directory stays writable);
 6. the user's secret directories and files hidden: an empty tmpfs over a
    directory, ``/dev/null`` over a file.
 

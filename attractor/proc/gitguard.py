@@ -56,7 +56,7 @@ def git_guards(writable: list[Path]) -> list[tuple[Path, bool]]:
             git_dirs.append(dot)
         elif _is_git_dir(root):
             git_dirs.append(root)
-    admins = [a for a in (_admin_of(f) for f in git_files) if a is not None]
+    admins = [a for a in (admin_of(f) for f in git_files) if a is not None]
     mounts: list[tuple[Path, bool]] = []
     for git_dir in dict.fromkeys(git_dirs):
         mounts.append((git_dir, False))
@@ -99,7 +99,7 @@ def _is_git_dir(path: Path) -> bool:
     return (path / "HEAD").is_file() and (path / "objects").is_dir()
 
 
-def _admin_of(git_file: Path) -> Path | None:
+def admin_of(git_file: Path) -> Path | None:
     """The admin folder a worktree's ``.git`` file names (``gitdir: PATH``)."""
     try:
         text = git_file.read_text(encoding="utf-8", errors="replace")

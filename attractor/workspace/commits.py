@@ -23,6 +23,7 @@ from pathlib import Path
 import anyio
 
 from attractor.errors import WorkspaceError
+from attractor.proc.gitguard import admin_of
 from attractor.valueclass import frozen
 from attractor.workspace.git import Git, failure
 
@@ -190,12 +191,8 @@ def _index_of(git: Git, work_tree: Path) -> Path | None:
     dot = work_tree / ".git"
     if dot.is_dir():
         return dot / "index"
-    try:
-        text = dot.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    named = text.partition("gitdir:")[2].strip()
-    return (work_tree / named / "index") if named else None
+    admin = admin_of(dot)  # a worktree's .git file names its own git directory
+    return None if admin is None else admin / "index"
 
 
 async def _not_ignored(git: Git, paths: list[str]) -> list[str]:

@@ -46,6 +46,16 @@ def _tries(run_dir: Path) -> list[str]:
     return (run_dir / "step" / "tries.txt").read_text().splitlines()
 
 
+def _tried(where: Path, command: str, run_dir: Path, *extra: str) -> list[str]:
+    """Run ``command`` as the one step of a pipeline in ``where`` (the current folder),
+    sandboxed, into ``run_dir``: what its tries got."""
+    write(where / "p.dot", _pipeline(command))
+    args = ["run", "p.dot", "--sandbox", "bwrap", *extra, "--logs-dir", str(run_dir)]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output + result.stderr
+    return _tries(run_dir)
+
+
 def test_in_a_worktree_the_step_commits_but_cannot_touch_gits_control_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,10 +74,7 @@ def test_in_a_worktree_the_step_commits_but_cannot_touch_gits_control_files(
         'try rename-admin mv "$A" "$A-old"',
         "try commit sh -c 'echo b > b.txt && git add b.txt && git commit -qm b'",
     )
-    write(repo / "p.dot", _pipeline(command))
-    result = invoke(["run", "p.dot", "--sandbox", "bwrap", "--logs-dir", str(tmp_path / "r")])
-    assert result.exit_code == 0, result.output + result.stderr
-    assert _tries(tmp_path / "r") == [
+    assert _tried(repo, command, tmp_path / "r") == [
         "refused: config",
         "refused: hook",
         "refused: commondir",
@@ -95,11 +102,7 @@ def test_with_no_workspace_the_repositorys_control_files_are_read_only(
         "try object git hash-object -w a.txt",
         "try edit sh -c 'echo changed > a.txt'",
     )
-    write(repo / "p.dot", _pipeline(command))
-    args = ["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none"]
-    result = invoke([*args, "--logs-dir", str(tmp_path / "r")])
-    assert result.exit_code == 0, result.output + result.stderr
-    assert _tries(tmp_path / "r") == [
+    assert _tried(repo, command, tmp_path / "r", "--workspace", "none") == [
         "refused: config",
         "refused: commondir",
         "refused: rename-git",
@@ -148,10 +151,7 @@ def test_a_worktree_config_a_step_could_create_is_read_only_too(
         "try config-worktree sh -c \"printf '[core]\\n\\tfsmonitor = touch planted\\n' "
         '> $A/config.worktree"',  # fmt: skip
     )
-    write(repo / "p.dot", _pipeline(command))
-    result = invoke(["run", "p.dot", "--sandbox", "bwrap", "--logs-dir", str(tmp_path / "r")])
-    assert result.exit_code == 0, result.output + result.stderr
-    assert _tries(tmp_path / "r") == ["refused: config-worktree"]
+    assert _tried(repo, command, tmp_path / "r") == ["refused: config-worktree"]
     assert not list(tmp_path.rglob("planted"))
 
 
@@ -168,11 +168,11 @@ def test_a_git_directory_behind_a_link_is_guarded_where_it_is(
     command = _attempts(
         'try config sh -c "echo x >> .git/config"', "try object git hash-object -w a.txt"
     )
-    write(work / "store" / "p.dot", _pipeline(command))
-    args = ["run", "p.dot", "--sandbox", "bwrap", "--workspace", "none", "--writable", str(work)]
-    result = invoke([*args, "--logs-dir", str(tmp_path / "r")])
-    assert result.exit_code == 0, result.output + result.stderr
-    assert _tries(tmp_path / "r") == ["refused: config", "got: object"]
+    extra = ("--workspace", "none", "--writable", str(work))
+    assert _tried(work / "store", command, tmp_path / "r", *extra) == [
+        "refused: config",
+        "got: object",
+    ]
 
 
 def test_a_nested_repository_the_step_records_runs_nothing_at_the_checkpoint(
