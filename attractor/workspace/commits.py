@@ -2,21 +2,25 @@
 
 :func:`commit_work_tree` stages every file git does not ignore (``git add -A``,
 in the workspace's own index), writes the tree and, only when it differs from
-the parent's, commits it with :func:`message`'s trailers. A file larger than
-the limit is put back as the parent had it and named, so that it is never
-committed without a word. A git repository nested in the work tree (a folder
-with a ``.git`` of its own) is left out and named too: git would record only
-its commit (a gitlink, mode 160000), not its files, and could not restore them,
-or would refuse the whole commit when it has no commit yet. A nested repository
-the index already records (a submodule) is kept as recorded: ``git add`` would
-look inside it with its own config, which a step may have written (a new commit
-checked out in a submodule is not checkpointed). The caller moves the branch.
+the parent's, commits it with :func:`message`'s trailers. When git's look at the
+work tree (``git status``) finds nothing changed, no add runs.
+
+A file larger than the limit is kept as the parent had it and named, so that it
+is never committed without a word. It is found by its size before the add, which
+would read it whole. A git repository nested in the work tree (a folder with a
+``.git`` of its own) is left out and named too: git would record only its commit
+(a gitlink, mode 160000), not its files, and could not restore them, or would
+refuse the whole commit when it has no commit yet. A nested repository the index
+already records (a submodule) is kept as recorded: ``git add`` would look inside
+it with its own config, which a step may have written (a new commit checked out
+in a submodule is not checkpointed). The caller moves the branch.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -89,21 +93,27 @@ async def commit_work_tree(
     max_bytes: int | None = None,
 ) -> Saved:
     """Commit the work tree on top of ``parent`` when it changed (see the module doc)."""
-    linked = await _gitlinks(git, work_tree)
-    unborn = await _stage(git, [*excluded, *linked])
+    left_out = [*excluded, *await _gitlinks(git, work_tree)]
+    listed = await _listed(git, left_out)
+    # Too large to keep: left out before git reads them (it would hash, compress and
+    # store each one whole, for minutes on a large sparse file, past any time limit).
+    large = _too_large(work_tree, listed or (), max_bytes)
+    unborn = () if listed == () else await _stage(git, [*left_out, *large])
     tree = await git.out("write-tree")
     if parent is not None and tree == parent_tree:
-        return Saved(parent, tree, nested=unborn)
+        return Saved(parent, tree, refused=large, nested=unborn)
     # The commit is made while the changes are read, one git process less to wait for;
     # when a file must be left out after all, it is made again (the first one dangles).
     commit, changes = await _commit_and_changes(git, tree, parent, parent_tree, text)
     # A nested repository the parent did not have: only its commit would be stored.
     nested = tuple(path for path, old, new in changes if new == GITLINK and old != GITLINK)
     files = tuple(path for path, _, _ in changes)
-    refused = _too_large(work_tree, tuple(f for f in files if f not in nested), max_bytes)
-    if not refused and not nested:
-        return Saved(commit, tree, True, files, nested=unborn)
-    await _put_back(git, parent, (*refused, *nested))
+    # Seen only now: one that grew since the look above, or that a step staged itself.
+    grown = _too_large(work_tree, tuple(f for f in files if f not in nested), max_bytes)
+    refused = tuple(dict.fromkeys((*large, *grown)))
+    if not grown and not nested:
+        return Saved(commit, tree, True, files, refused, unborn)
+    await _put_back(git, parent, (*grown, *nested))
     tree = await git.out("write-tree")
     files = tuple(f for f in files if f not in refused and f not in nested)
     nested += unborn
@@ -163,6 +173,18 @@ async def _stage(git: Git, excluded: list[str]) -> tuple[str, ...]:
         f"more than {_MAX_NESTED} nested git repositories without a commit in the work "
         "tree: remove their .git folders, or run with --workspace none"
     )
+
+
+async def _listed(git: Git, excluded: list[str]) -> tuple[str, ...] | None:
+    """The paths ``git add -A`` would look at (changed, deleted or new, not ignored),
+    from git's stat cache without reading any file whole (it also refreshes that cache,
+    as the add would); ``None`` when git cannot say, and the add then finds out."""
+    args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
+    args += ["--ignore-submodules=all", "--", ".", *exclusions(excluded)]
+    code, out, _ = await git.run(*args, check=False)
+    if code != 0:
+        return None
+    return tuple(entry[3:] for entry in out.split("\0") if len(entry) > 3)
 
 
 async def _gitlinks(git: Git, work_tree: Path) -> list[str]:
@@ -228,15 +250,16 @@ async def _changes(git: Git, before: str, after: str) -> list[tuple[str, str, st
 
 
 def _too_large(work_tree: Path, files: tuple[str, ...], max_bytes: int | None) -> tuple[str, ...]:
+    """The regular files among ``files`` larger than ``max_bytes``."""
     if max_bytes is None:
         return ()
     refused = []
     for path in files:
         try:
-            size = os.lstat(work_tree / path).st_size
+            info = os.lstat(work_tree / path)
         except OSError:
             continue  # deleted: nothing to refuse
-        if size > max_bytes:
+        if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
             refused.append(path)
     return tuple(refused)
 

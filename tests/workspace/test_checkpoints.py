@@ -75,10 +75,11 @@ def test_each_stage_that_changed_files_is_one_commit_with_trailers(tmp_path: Pat
 
 
 def test_a_very_large_file_is_refused_with_a_warning_not_committed(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", "data.bin": "tiny\n"})
     pipeline = """digraph p {
       start [shape=Mdiamond]; done [shape=Msquare]
-      big [shape=parallelogram, tool_command="truncate -s 60M huge.bin && echo small > small.txt"]
+      big [shape=parallelogram,
+           tool_command="truncate -s 60M huge.bin data.bin && echo small > small.txt"]
       start -> big -> done
     }
     """
@@ -90,10 +91,16 @@ def test_a_very_large_file_is_refused_with_a_warning_not_committed(tmp_path: Pat
     commit = str(_rows(run_dir)["big"]["commit"])
     names = git(repo, "ls-tree", "--name-only", commit).split()
     assert "small.txt" in names and "huge.bin" not in names
+    assert git(repo, "show", f"{commit}:data.bin") == "tiny\n"  # kept as the parent had it
     warning = [line for line in result.stderr.splitlines() if "huge.bin" in line]
-    assert warning and "larger than 50 MB" in warning[0]
+    assert warning and "larger than 50 MB" in warning[0] and "data.bin" in warning[0]
     work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
     assert os.path.getsize(work_tree / "huge.bin") == 60 * 1024 * 1024  # left in place
+    # Never read into the repository: git would hash and store each whole (minutes for
+    # a sparse file of gigabytes, past the node's time limit, and its bytes on disk).
+    for name in ("huge.bin", "data.bin"):
+        blob = git(work_tree, "hash-object", "--", name).strip()
+        assert git(repo, "cat-file", "-t", blob, check=False) == "", name
 
 
 def test_workspace_none_writes_no_commit_and_says_so(tmp_path: Path) -> None:
