@@ -41,7 +41,7 @@ def fmt(files: tuple[str, ...], check: bool) -> None:
         try:
             before, after = format_pipeline(path)
         except PipelineError as error:
-            click.echo(f"attractor fmt: {_one_line(path, error)}", err=True)
+            click.echo(f"error: {_one_line(path, error)}", err=True)
             failed = True
             continue
         if before == after:

@@ -121,7 +121,7 @@ def lint(files: tuple[str, ...], output_format: str, strict: bool) -> None:
     """Check pipeline DOT FILEs and report every problem before anything runs."""
     found, unreadable = lint_files(list(files))
     for bad in unreadable:
-        click.echo(f"attractor lint: {bad.file}: {bad.message}; {bad.fix}", err=True)
+        click.echo(f"error: {bad.file}: {bad.message}; {bad.fix}", err=True)
     if output_format != "text":
         # One document whatever happened: a script reading stdout sees the
         # unreadable files as error diagnostics, never an empty clean result.

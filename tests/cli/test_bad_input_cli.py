@@ -68,7 +68,7 @@ def test_lint_refuses_a_file_that_is_not_regular(workspace: Path, case: str) -> 
     make, reason = NOT_REGULAR[case]
     bad = make(workspace)
     code, out, err = _cli(["lint", str(bad)], workspace)
-    line = _one_line_error(code, err, f"attractor lint: {bad}: cannot read: {reason}")
+    line = _one_line_error(code, err, f"error: {bad}: cannot read: {reason}")
     assert line.endswith("; pass a regular pipeline file")
     assert out == ""
 

@@ -53,11 +53,11 @@ def test_a_file_that_does_not_parse_is_refused_in_one_line(workspace: Path) -> N
     path = write(workspace / "broken.dot", broken)
     result = invoke(["fmt", "broken.dot"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("attractor fmt: broken.dot:")
+    assert result.stderr.startswith("error: broken.dot:")
     assert len(result.stderr.splitlines()) == 1
     assert path.read_text() == broken
     missing = invoke(["fmt", "--check", "nothing.dot"])
-    assert missing.exit_code == 2 and missing.stderr.startswith("attractor fmt: nothing.dot")
+    assert missing.exit_code == 2 and missing.stderr.startswith("error: nothing.dot")
 
 
 def test_a_pipeline_saved_with_a_byte_order_mark_lints_runs_and_formats(workspace: Path) -> None:
