@@ -126,6 +126,12 @@ def _io_failure(error: OSError) -> int:
     return _IO_FAILURE
 
 
+#: Seconds the way out (threads still ending, exit handlers) may take once the command
+#: is done: an exit handler that never returns (Ray's leaving its cluster has been seen
+#: to hang in a channel's close) must not keep a finished command's process alive.
+TEARDOWN_LIMIT = 30.0
+
+
 def _exit(code: int | str | None) -> None:
     """Exit with ``code``, skipping the interpreter's teardown (``os._exit``).
 
@@ -138,17 +144,41 @@ def _exit(code: int | str | None) -> None:
     handlers (the method cache, temporary folders, logging), flush the standard
     streams; then it ends the process. A cancelled tool's thread is a daemon, so
     nothing waits for it: it may be inside native code (a long RE2 search), and
-    stopping it while the interpreter shuts down would abort the process.
+    stopping it while the interpreter shuts down would abort the process. What
+    still waits after :data:`TEARDOWN_LIMIT` is left, with a warning, and the
+    process ends with the command's exit code all the same.
     """
-    threading._shutdown()  # type: ignore[attr-defined]  # CPython's, since 2.x
     number = code if isinstance(code, int) else (0 if code is None else 1)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
+    number = _flushed(number)  # what the command said is out before anything can wait
+    watchdog = threading.Timer(TEARDOWN_LIMIT, _cut_short, (number,))
+    watchdog.daemon = True  # not among the threads the way out waits for
+    watchdog.start()
+    threading._shutdown()  # type: ignore[attr-defined]  # CPython's, since 2.x
     atexit._run_exitfuncs()
+    watchdog.cancel()
+    os._exit(_flushed(number))
+
+
+def _flushed(number: int) -> int:
+    """Flush the standard streams; ``number``, or 120 when one could not be flushed."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:
             # Python's own exit reports a standard stream it could not flush so.
             number = number or 120
+    return number
+
+
+def _cut_short(number: int) -> None:
+    """End the process whose way out has waited :data:`TEARDOWN_LIMIT` (the watchdog's
+    thread: the main one is the one waiting, so this writes to the descriptor)."""
+    said = (
+        f"warning: the command was done but its process still waited after "
+        f"{TEARDOWN_LIMIT:g}s (a thread or an exit handler that did not end); ended it\n"
+    )
+    with contextlib.suppress(OSError):
+        os.write(2, said.encode())
     os._exit(number)

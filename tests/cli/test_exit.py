@@ -81,6 +81,34 @@ def test_work_left_running_is_waited_for_as_python_would(tmp_path: Path, left: s
     assert mark.read_text() == "finished"
 
 
+#: What can keep a finished command's process from ending: a thread that is not a
+#: daemon and never ends, an exit handler that never returns (as Ray's has done).
+_NEVER_ENDING = {
+    "thread": "threading.Thread(target=threading.Event().wait).start()",
+    "exit handler": "atexit.register(threading.Event().wait)",
+}
+
+
+@pytest.mark.parametrize("waiting", sorted(_NEVER_ENDING))
+def test_a_way_out_that_never_ends_is_cut_short_with_the_exit_code_kept(
+    tmp_path: Path, waiting: str
+) -> None:
+    write(tmp_path / "bad.dot", "digraph g { start [shape=Mdiamond]; start -> nowhere }\n")
+    prelude = (
+        "import atexit, threading\n"
+        "import attractor.cli.main\n"
+        "attractor.cli.main.TEARDOWN_LIMIT = 0.5\n"
+        f"{_NEVER_ENDING[waiting]}"
+    )
+    done = _main(prelude, ["lint", "bad.dot"], tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "1 error(s)" in done.stdout  # the command's output, all of it
+    assert done.stderr.endswith(
+        "warning: the command was done but its process still waited after 0.5s "
+        "(a thread or an exit handler that did not end); ended it\n"
+    )
+
+
 def test_a_run_ends_with_its_files_whole(tmp_path: Path) -> None:
     write(tmp_path / "flow.dot", _FLOW)
     args = ["run", "--backend", "simulate", "-q", "--workspace", "none", "flow.dot"]
