@@ -75,7 +75,7 @@ def to_agraph(graph: Graph, state: RunState | None = None) -> Any:
     picture = pygraphviz.AGraph(directed=True, strict=False, name=graph.name)
     picture.graph_attr.update(
         rankdir=str(graph.get("rankdir") or "TB"),
-        label=_escape(_title(graph, state)),
+        label=_plain(_escape(_title(graph, state))),
         labelloc="t",
         fontname="Helvetica",
         fontsize="16",
@@ -152,7 +152,7 @@ def _copy_clusters(source: Any, target: Any, known: set[str], counter: Any) -> N
             box = target.add_subgraph(
                 members,
                 name=f"cluster_{next(counter)}",
-                label=_escape(label),
+                label=_plain(_escape(label)),
                 style="rounded,dashed",
                 color="#71717a",
                 fontcolor="#3f3f46",
@@ -195,7 +195,7 @@ def _add_sub_pipelines(picture: Any, graph: Graph, prefix: str, depth: int) -> N
         picture.add_subgraph(
             [inner + n.id for n in child.nodes()],
             name=f"cluster_{inner}",
-            label=_escape(f"{node.id}: {written_path(node)}"),
+            label=_plain(_escape(f"{node.id}: {written_path(node)}")),
             style="dashed",
         )
         start = child.start_node()
@@ -219,7 +219,7 @@ def _node_look(node: Node, state: NodeState | None) -> dict[str, str]:
         "id": f"node-{node.id}",
         "class": f"state-{name}",
         "shape": _NODE_SHAPES.get(node.shape, node.shape),
-        "label": "\\n".join(_escape(line) for line in lines),
+        "label": _plain("\\n".join(_escape(line) for line in lines)),
         "fillcolor": STATE_COLOURS.get(name, STATE_COLOURS["pending"]),
         "tooltip": _escape(f"{node.id} ({node.handler_type}): {name}"),
     }
@@ -250,7 +250,7 @@ def _edge_look(edge: Edge, taken: bool) -> dict[str, str]:
         parts.append(f"[{edge.condition}]")
     look = {
         "id": f"edge-{edge.source}-{edge.target}",
-        "label": _escape(" ".join(parts)),
+        "label": _plain(_escape(" ".join(parts))),
     }
     if taken:
         look.update(color=_ROUTE_COLOUR, penwidth="2.5", **{"class": "taken"})
@@ -267,3 +267,11 @@ def _route_edges(state: RunState | None) -> set[tuple[str, str]]:
 def _escape(text: str) -> str:
     """Text as a Graphviz label shows it literally (backslash escapes undone)."""
     return text.replace("\\", "\\\\").replace("\n", " ")
+
+
+def _plain(label: str) -> str:
+    """``label`` as plain text, never markup: pygraphviz passes a label that starts
+    with ``<`` and ends with ``>`` to Graphviz as an HTML label, whose ``HREF`` would
+    become a link in the SVG (a script, on a page) and whose ``IMG`` would have
+    Graphviz read a file. A trailing space keeps it text."""
+    return f"{label} " if label.startswith("<") and label.endswith(">") else label

@@ -45,6 +45,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from attractor.server.auth import TokenMiddleware
 from attractor.server.handlers import Handlers
+from attractor.server.headers import SecurityHeaders
 from attractor.server.runs import RunManager
 
 STATIC = Path(__file__).parent / "static"
@@ -145,11 +146,12 @@ def create_app(
         Route("/pipelines/{id}/nodes/{node}/diff", h.node_diff),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
+    middleware = [Middleware(SecurityHeaders)]
     if token:
-        middleware = [Middleware(TokenMiddleware, token=token)]
+        middleware.append(Middleware(TokenMiddleware, token=token))
     else:  # loopback only: a page from elsewhere cannot reach it by renaming a host
         allowed = [*LOOPBACK_NAMES, host.strip("[]"), f"[{host.strip('[]')}]"]
-        middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed)]
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=allowed))
     app = Starlette(
         routes=routes,
         middleware=middleware,

@@ -137,3 +137,34 @@ def test_graph_checks_a_run_whose_manifest_has_no_digest(workspace: Path) -> Non
     # With neither, nothing tells: the run is drawn.
     (run_dir / "pipeline.dot").unlink()
     assert invoke(["graph", "a.dot", "--run", str(run_dir)]).exit_code == 0
+
+
+def test_labels_written_as_graphviz_markup_are_drawn_as_text_never_as_links(
+    workspace: Path,
+) -> None:
+    """A label that looks like a Graphviz HTML label (a step may write a sub-pipeline's
+    file) would become a ``javascript:`` link in the SVG, and its IMG a file read."""
+    markup = (
+        "<<TABLE HREF='javascript:alert(1)'><TR><TD><IMG SRC='/etc/hostname'/></TD></TR></TABLE>>"
+    )
+    write(workspace / "child.dot", f"""digraph child {{
+        start [shape=Mdiamond]; done [shape=Msquare]
+        x [shape=parallelogram, tool_command="true", label="{markup}"]
+        start -> x -> done
+    }}""")  # fmt: skip
+    write(workspace / "p.dot", f"""digraph p {{
+        start [shape=Mdiamond]; done [shape=Msquare]
+        sub [type=sub_pipeline, dot_file="child.dot", label="{markup}"]
+        subgraph cluster_a {{ label="{markup}"; sub }}
+        start -> sub [label="{markup}"]
+        sub -> done
+    }}""")  # fmt: skip
+    result = invoke(["graph", "p.dot"])
+    assert result.exit_code == 0, result.stderr
+    tree = ET.fromstring(result.stdout)
+    links = [e.tag for e in tree.iter() if any(k.endswith("href") or k == "src" for k in e.attrib)]
+    assert links == [] and not list(tree.iter(f"{SVG}image"))
+    texts = [t.text or "" for t in tree.iter(f"{SVG}text")]
+    shown = [t for t in texts if "TABLE" in t]
+    assert len(shown) == 4, texts  # the node's, the child's node's, the edge's, the box's
+    assert all(t.startswith("<<TABLE HREF=") for t in shown)
