@@ -4,10 +4,15 @@
 ``ATTRACTOR_SERVE_TOKEN`` gives one), prints it once in the address to open
 (``http://127.0.0.1:8700/?token=TOKEN``) and keeps a made one in
 ``ROOT/.attractor/serve.token`` (mode 0600) for scripts. A client sends it as
-``Authorization: Bearer TOKEN``; a browser opens the page once with
-``?token=TOKEN`` and is then given a cookie (HttpOnly, SameSite Strict, named
-after the port so that two servers on one machine keep theirs apart) that its
-scripts, styles and event stream carry too.
+``Authorization: Bearer TOKEN``, or ``?token=TOKEN`` in the query string (the
+page's event stream, which cannot set headers). The page itself and its scripts
+and styles (:data:`PUBLIC`: the product's own files, nothing of a run's) are
+served to anyone; the page takes the token from the address it was opened with
+and keeps it in the tab (``sessionStorage``, which belongs to this port alone).
+
+No cookie carries it: a browser sends a cookie of ``127.0.0.1`` to every port of
+that host, so any local process that could get the browser to load one of its
+pages would have read the token.
 """
 
 from __future__ import annotations
@@ -17,17 +22,16 @@ import hmac
 import ipaddress
 import os
 import secrets
-from http.cookies import SimpleCookie
 from pathlib import Path
 from urllib.parse import parse_qs
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from attractor.errors import UsageError
 
-#: The cookie's name; the server's port follows it (``attractor_token_8700``).
-COOKIE = "attractor_token"
+#: What is served without the token: the page and its static files.
+PUBLIC = ("/", "/static/")
 #: Where a token the server made is kept, under the root.
 TOKEN_FILE = Path(".attractor") / "serve.token"
 
@@ -95,8 +99,11 @@ class TokenMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        name = cookie_name(scope)
-        given, from_query = _presented(scope, name)
+        path = str(scope.get("path", ""))
+        if path == PUBLIC[0] or path.startswith(PUBLIC[1]):
+            await self.app(scope, receive, send)
+            return
+        given = _presented(scope)
         if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
             response = JSONResponse(
                 {
@@ -109,38 +116,15 @@ class TokenMiddleware:
             )
             await response(scope, receive, send)
             return
-        if not from_query:
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_cookie(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                cookie = f"{name}={self.token}; HttpOnly; SameSite=Strict; Path=/"
-                message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie.encode())]
-            await send(message)
-
-        await self.app(scope, receive, send_with_cookie)
+        await self.app(scope, receive, send)
 
 
-def cookie_name(scope: Scope) -> str:
-    """The token cookie's name for the port the request came in on."""
-    server = scope.get("server")
-    return f"{COOKIE}_{server[1]}" if server and server[1] else COOKIE
-
-
-def _presented(scope: Scope, name: str) -> tuple[str | None, bool]:
-    """The token the request carries, and whether it came in the query string."""
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-    auth = headers.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        return auth[7:].strip(), False
+def _presented(scope: Scope) -> str | None:
+    """The token the request carries: its Bearer header, else its query's ``token``."""
+    for key, value in scope["headers"]:
+        if key.lower() == b"authorization":
+            auth = bytes(value).decode("latin-1")
+            if auth.lower().startswith("bearer "):
+                return auth[7:].strip()
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    if "token" in query:
-        return query["token"][0], True
-    cookies: SimpleCookie = SimpleCookie()
-    try:
-        cookies.load(headers.get("cookie", ""))
-    except Exception:  # a malformed cookie header is just no token
-        return None, False
-    morsel = cookies.get(name)
-    return (morsel.value, False) if morsel is not None else (None, False)
+    return str(query["token"][0]) if "token" in query else None

@@ -12,7 +12,9 @@ import httpx
 
 from tests.server.serverkit import Server, start_server
 
-PAGE_PATHS = ("/pipelines", "/", "/static/app.js", "/pipelines/x/events")
+GUARDED_PATHS = ("/pipelines", "/pipelines/x/events", "/pipelines/x/graph")
+#: The page and its scripts: the product's own files, nothing of a run's.
+PUBLIC_PATHS = ("/", "/static/app.js")
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess[str]:
@@ -32,18 +34,28 @@ def test_a_loopback_server_makes_a_token_and_checks_it_on_every_request(root: Pa
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
         port = server.url.rsplit(":", 1)[1]
         with httpx.Client(base_url=server.url, timeout=30) as bare:
-            for path in PAGE_PATHS:
+            for path in GUARDED_PATHS:
                 refused = bare.get(path)
                 assert refused.status_code == 401, path
                 assert "?token=" in refused.json()["error"]
                 wrong = bare.get(path, headers={"Authorization": "Bearer wrong"})
                 assert wrong.status_code == 401, path
+            for path in PUBLIC_PATHS:
+                assert bare.get(path).status_code == 200, path
             page = bare.get(f"/?token={server.token}")
             assert page.status_code == 200
-            cookie = page.headers["set-cookie"]
-            assert f"attractor_token_{port}={server.token}" in cookie
-            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-            assert bare.get("/static/app.js").status_code == 200  # the cookie carries it
+            # No cookie: a browser would send one of 127.0.0.1 to every port of it,
+            # another local user's server included.
+            assert "set-cookie" not in page.headers
+            cookie = {"Cookie": f"attractor_token_{port}={server.token}"}
+            assert bare.get("/pipelines", headers=cookie).status_code == 401
+            assert bare.get(f"/pipelines?token={server.token}").status_code == 200
+            # What the page shows runs no script but its own files, in no other site's frame.
+            headers = bare.get("/").headers
+            assert "script-src 'self';" in headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in headers["content-security-policy"]
+            assert headers["x-frame-options"] == "DENY"
+            assert headers["x-content-type-options"] == "nosniff"
         with server.client() as client:
             assert client.get("/pipelines").status_code == 200
     finally:

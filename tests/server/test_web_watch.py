@@ -578,10 +578,17 @@ def test_a_running_steps_output_lines_appear_live_with_colours_and_a_link_to_the
     )
     (root / "go").touch()
     expect(page.locator("#question")).to_be_visible()
-    # The link opens the whole file (the page's cookie carries the token).
-    whole = page.evaluate("(url) => fetch(url).then((r) => r.text())", link.get_attribute("href"))
+    # The link opens the whole file in a new tab (fetched with the page's token: a
+    # plain link carries none).
+    with page.context.expect_page() as opened:
+        link.click()
+    tab = opened.value
+    expect(tab.locator("body")).to_contain_text("line 700")
     written = root / ".attractor" / "runs" / run_id / "work" / "stdout.txt"
-    assert whole == written.read_bytes().decode() and whole.endswith("line 700\nbuilt\n")
+    whole = tab.locator("pre").text_content() or ""  # a text document: one <pre>
+    text = written.read_bytes().decode().replace("\r\n", "\n").replace("\r", "\n")
+    assert whole == text and whole.endswith("line 700\nbuilt\n")  # a browser reads \r as \n
+    tab.close()
     with server.client() as client:
         assert client.get(f"/pipelines/{run_id}/nodes/work/files/pipeline.dot").status_code == 404
         client.post(f"/pipelines/{run_id}/cancel", json={})

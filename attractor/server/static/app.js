@@ -24,13 +24,38 @@ const SPENDING = new Set(["stage_completed", "stage_failed", "agent_turn_complet
 // Runs that stopped before their end: a plain resume goes on where they stopped.
 const RESUMABLE = new Set(["interrupted", "timed_out", "terminated", "hangup", "stopped"]);
 
-// The access token: opened as /?token=..., the page keeps it in memory and sends
-// it on every request (the server also set an HttpOnly cookie, which a reload
-// carries), and takes it out of the address bar so it is not shared by accident.
-const TOKEN = new URLSearchParams(location.search).get("token");
-if (TOKEN) history.replaceState(null, "", location.pathname + location.hash);
+// The access token: opened as /?token=..., the page sends it with every request,
+// keeps it in this tab for a reload (sessionStorage belongs to this port alone: no
+// cookie, which the browser would send to every port of the host), and takes it
+// out of the address bar so it is not shared by accident.
+const TOKEN_KEY = "attractor-token";
+const TOKEN = (() => {
+  const given = new URLSearchParams(location.search).get("token");
+  if (!given) {
+    try { return sessionStorage.getItem(TOKEN_KEY); } catch { return null; }
+  }
+  try { sessionStorage.setItem(TOKEN_KEY, given); } catch { /* kept in memory only */ }
+  history.replaceState(null, "", location.pathname + location.hash);
+  return given;
+})();
 const authHeaders = TOKEN ? { Authorization: `Bearer ${TOKEN}` } : {};
 const withToken = (url) => (TOKEN ? `${url}?token=${encodeURIComponent(TOKEN)}` : url);
+
+// A link to a file served whole: a plain link would carry no token, so a click
+// fetches the file with it and shows it as text in a new tab.
+function fileLink(href, text) {
+  const open = (event) => {
+    event.preventDefault();
+    const tab = window.open("", "_blank");
+    if (!tab) return;
+    fetch(href, { headers: authHeaders }).then(async (response) => {
+      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+      const blob = new Blob([await response.arrayBuffer()], { type: "text/plain; charset=utf-8" });
+      tab.location.href = URL.createObjectURL(blob);
+    }).catch((error) => { tab.document.body.textContent = `cannot open ${href}: ${error.message}`; });
+  };
+  return el("a", { href, target: "_blank", text, onclick: open });
+}
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -454,7 +479,7 @@ function panelFiles(data) {
        el("summary", { text: name }),
        // A tail cut from a longer file starts with "…": the whole file is a link away.
        text.startsWith("…") ? el("p", { class: "cut" }, "Only the end is shown: ",
-         el("a", { href: fileUrl(data.node.id, name, data.files_of), target: "_blank", text: `whole ${name}` }))
+         fileLink(fileUrl(data.node.id, name, data.files_of), `whole ${name}`))
          : "",
        el("pre", { text }))));
 }
@@ -484,7 +509,7 @@ function fileUrl(node, name, folder) {
   const base = `/pipelines/${encodeURIComponent(view.id)}/nodes/${encodeURIComponent(node)}/files/${name}`;
   const query = new URLSearchParams();
   if (view.attempt && folder) query.set("attempt", folder);
-  // No token in the address: the cookie the server set carries it.
+  // No token in the address: fileLink sends it.
   return query.toString() ? `${base}?${query}` : base;
 }
 
@@ -616,7 +641,7 @@ $("from-form").addEventListener("submit", (event) => {
 });
 
 function openStream() {
-  // EventSource cannot set headers: the token goes in the query (and the cookie).
+  // EventSource cannot set headers: the token goes in the query.
   const source = new EventSource(withToken(`/pipelines/${encodeURIComponent(view.id)}/events`));
   view.source = source;
   source.onmessage = null;

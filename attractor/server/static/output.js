@@ -43,8 +43,8 @@ function fillOutput(box, node) {
   const cut = box.querySelector("#node-output-cut");
   cut.hidden = !out.dropped;
   cut.replaceChildren(`${out.dropped.toLocaleString("en-US")} earlier lines not shown; whole files: `,
-    el("a", { href: fileUrl(node, "stdout.txt"), target: "_blank", text: "stdout.txt" }), " ",
-    el("a", { href: fileUrl(node, "stderr.txt"), target: "_blank", text: "stderr.txt" }));
+    fileLink(fileUrl(node, "stdout.txt"), "stdout.txt"), " ",
+    fileLink(fileUrl(node, "stderr.txt"), "stderr.txt"));
   box.querySelector("pre").replaceChildren(...out.lines.map(lineElement));
 }
 
