@@ -189,8 +189,11 @@ def stage_files(path: Path, node_id: str, tail: int = 4000) -> dict[str, str]:
 
 
 def folder_files(folder: Path, tail: int = 4000) -> dict[str, str]:
-    """The stage files in ``folder`` (a node's, or one attempt's moved aside)."""
+    """The stage files in ``folder`` (a node's, or one attempt's moved aside); none
+    when ``folder`` is a link (the files read are never followed out of the run)."""
     files: dict[str, str] = {}
+    if folder.is_symlink():
+        return files
     for name in _STAGE_FILES:
         text = tail_text(folder / name, tail)
         if text is not None:

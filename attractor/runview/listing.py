@@ -73,10 +73,11 @@ def is_run_dir(path: Path) -> bool:
     return (path / MANIFEST).is_file() or (path / CHECKPOINT).is_file()
 
 
-def list_runs(root: Path) -> list[RunInfo]:
-    """Every run under ``root/.attractor/runs`` (and ``root`` itself), newest first."""
+def list_runs(root: Path, *, top: bool = True) -> list[RunInfo]:
+    """Every run under ``root/.attractor/runs`` (and, with ``top``, right in ``root``:
+    ``attractor runs`` given the runs' own folder), newest first."""
     found: list[RunInfo] = []
-    for base in (root / RUNS_SUBDIR, root):
+    for base in (root / RUNS_SUBDIR, root) if top else (root / RUNS_SUBDIR,):
         with contextlib.suppress(OSError):
             for entry in os.scandir(base):
                 path = Path(entry.path)

@@ -110,10 +110,8 @@ class Handlers:
             Problem: 404 no such run, 403 it leads outside the root.
         """
         if len(run_id) <= MAX_RUN_ID and _RUN_ID.match(run_id):
-            for base in (self.manager.root / RUNS_SUBDIR, self.manager.root):
-                path = base / run_id
-                if not is_run_dir(path):
-                    continue
+            path = self.manager.root / RUNS_SUBDIR / run_id
+            if is_run_dir(path):
                 if not inside(self.manager.root, path):
                     raise Problem(
                         403,
@@ -172,7 +170,7 @@ class Handlers:
         """Every run under the root, newest first, with what this server knows of it."""
 
         def listing() -> list[dict[str, Any]]:
-            return [_with_worker(r.to_json()) for r in list_runs(self.manager.root)]
+            return [_with_worker(r.to_json()) for r in list_runs(self.manager.root, top=False)]
 
         runs = await anyio.to_thread.run_sync(listing)
         return [self._with_activity(r) for r in runs]

@@ -42,7 +42,7 @@ def prune_ids(body: dict[str, Any], root: Path) -> list[str]:
         if seconds <= 0:
             shown = str(age)[:40]
             raise Problem(400, f'"older_than": {shown!r} is not a duration; {DURATION_FORM}')
-        return [run.id for run in older_than(list_runs(root), seconds)]
+        return [run.id for run in older_than(list_runs(root, top=False), seconds)]
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         raise Problem(400, 'name the runs to delete: {"ids": ["RUN_ID", ...]}')
     if len(ids) > MAX_PRUNE:

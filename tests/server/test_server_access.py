@@ -219,3 +219,31 @@ def test_a_prompt_file_outside_the_root_is_refused_wherever_the_server_started(
     finally:
         server.stop()
     assert not any("TOP-SECRET" in p.read_text(errors="replace") for p in root.rglob("*.md"))
+
+
+def test_only_runs_in_the_runs_folder_are_served(root: Path) -> None:
+    """The root is a step's writable workdir, its ``.attractor`` is not: a folder a step
+    made right in the root, that looks like a run (copied, with a stage folder linked
+    out or a pipeline of its own), is neither listed, read nor resumed."""
+    flow = "digraph f { start [shape=Mdiamond]; done [shape=Msquare]; start -> done }\n"
+    (root / "f.dot").write_text(flow)
+    real = root / ".attractor" / "runs" / "20990101T000000Z-f"
+    fake = root / "20991231T000000Z-f"
+    for logs in (real, fake):
+        done = subprocess.run(
+            [sys.executable, "-m", "attractor", "run", "f.dot", "--logs-dir", str(logs), "-q"],
+            cwd=root, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    server = start_server(root)
+    try:
+        with server.client() as client:
+            listed = [run["id"] for run in client.get("/pipelines").json()["runs"]]
+            assert listed == [real.name]
+            assert client.get(f"/pipelines/{real.name}").status_code == 200
+            for path in ("", "/nodes/start", "/graph"):
+                assert client.get(f"/pipelines/{fake.name}{path}").status_code == 404, path
+            resumed = client.post(f"/pipelines/{fake.name}/resume", json={"from": "start"})
+            assert resumed.status_code == 404
+    finally:
+        server.stop()
