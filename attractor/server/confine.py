@@ -1,8 +1,8 @@
 """Keeping what a request names inside the server's root.
 
 A pipeline a server runs may name paths of its own: the graph's and each
-node's ``workdir``, a manager's ``stack.child_workdir`` and
-``stack.child_dotfile`` (and, in turn, the paths the child pipeline names),
+node's ``workdir`` and ``writable`` paths, a manager's ``stack.child_workdir``
+and ``stack.child_dotfile`` (and, in turn, the paths the child pipeline names),
 and a human gate's ``human.show``. Each is resolved the way the engine will
 resolve it (symbolic links followed) and must stay under the root; so must a
 run directory the server reads. A path that leads outside is refused with
@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attractor.dot.graph import Graph, Node
+from attractor.dot.schema import parse_paths
 from attractor.errors import UsageError
 
 #: Longer request paths are refused before the file system sees them.
@@ -69,6 +70,8 @@ def _check(graph: Graph, root: Path, base: Path, depth: int, seen: set[Path]) ->
     own = _text(graph.raw("workdir"))
     graph_workdir = base / own if own else base
     _refuse_outside(root, graph_workdir, f"{where}: graph workdir={own!r}")
+    for path in parse_paths(_text(graph.raw("writable"))):
+        _refuse_outside(root, base / path, f"{where}: graph writable={path!r}")
     for node in graph.nodes():
         workdir = _node_workdir(node, graph, base)
         for key, raw, path in _node_paths(node, graph, base, workdir):
@@ -99,6 +102,8 @@ def _node_paths(node: Node, graph: Graph, base: Path, workdir: Path) -> list[tup
     dotfile = _child_dotfile(node, graph, base)
     if dotfile is not None:
         found.append((*_child_attribute(node, graph), dotfile))
+    # A sandboxed step may write these (relative to the run's workdir, as the boundary's).
+    found += [("writable", path, base / path) for path in parse_paths(_text(node.raw("writable")))]
     return found
 
 

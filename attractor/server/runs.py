@@ -153,7 +153,7 @@ class RunManager:
         flags.update(self.run_flags)
         if new_run or "workdir" in flags:
             flags["workdir"] = str(self.confine(flags.get("workdir", "."), "workdir"))
-        backend = flags.get("backend", "")
+        backend = flags.get("backend", "").strip()  # as the settings will read it
         if backend.startswith("scripted:"):
             script = self.confine(backend.removeprefix("scripted:"), "scripted backend file")
             flags["backend"] = f"scripted:{script}"

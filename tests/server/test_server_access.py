@@ -153,16 +153,23 @@ def test_a_pipeline_naming_a_path_outside_the_root_is_refused(
         "child pipeline's own workdir": MANAGER % "child.dot",
         "sub-pipeline outside": SUB_PIPELINE % (tmp_path / "outside.dot"),
         "sub-pipeline's own workdir": SUB_PIPELINE % (root / "child.dot"),
+        "node writable": _pipeline(f'writable="sub,{tmp_path / "elsewhere"}"'),
+        "node writable through a link": _pipeline('writable="out"'),
+        "graph writable": _pipeline("workdir=sub", 'writable="../.."'),
     }
     with server.client() as client:
         for what, source in refused.items():
             response = client.post("/pipelines", json={"dot_source": source})
             assert response.status_code == 403, (what, response.text)
             assert "outside the server root" in response.json()["error"], what
-        allowed = client.post(
-            "/pipelines", json={"dot_source": _pipeline('workdir="sub"').replace("id >", "true >")}
-        )
+        inside = _pipeline('workdir="sub", writable="sub"').replace("id >", "true >")
+        allowed = client.post("/pipelines", json={"dot_source": inside})
         assert allowed.status_code == 201, allowed.text
+        # A backend written with a space first is the same backend, confined the same.
+        (tmp_path / "script.json").write_text("[]")
+        scripted = {"backend": f" scripted:{tmp_path / 'script.json'}"}
+        sneaked = client.post("/pipelines", json={"path": "gate.dot", "settings": scripted})
+        assert sneaked.status_code == 403, sneaked.text
     assert not (Path("/etc") / "owned.txt").exists()
     assert not (tmp_path / "owned.txt").exists()
 
