@@ -70,8 +70,8 @@ def _check(graph: Graph, root: Path, base: Path, depth: int, seen: set[Path]) ->
     own = _text(graph.raw("workdir"))
     graph_workdir = base / own if own else base
     _refuse_outside(root, graph_workdir, f"{where}: graph workdir={own!r}")
-    for path in parse_paths(_text(graph.raw("writable"))):
-        _refuse_outside(root, base / path, f"{where}: graph writable={path!r}")
+    for written in parse_paths(_text(graph.raw("writable"))):
+        _refuse_outside(root, base / written, f"{where}: graph writable={written!r}")
     for node in graph.nodes():
         workdir = _node_workdir(node, graph, base)
         for key, raw, path in _node_paths(node, graph, base, workdir):
