@@ -18,6 +18,7 @@ imported only when a picture is drawn.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attractor.errors import UsageError
@@ -100,7 +101,7 @@ def to_agraph(graph: Graph, state: RunState | None = None) -> Any:
             look.update(color=_FADED_EDGE, fontcolor="#71717a")
         picture.add_edge(edge.source, edge.target, key=str(number), **look)
     _add_clusters(graph, picture)
-    _add_sub_pipelines(picture, graph, "", 0)
+    _add_sub_pipelines(picture, graph, "", 0, _Budget())
     return picture
 
 
@@ -166,24 +167,59 @@ def _copy_clusters(source: Any, target: Any, known: set[str], counter: Any) -> N
 
 #: Sub-pipelines drawn inside sub-pipelines, at most (lint refuses a cycle).
 _MAX_DEPTH = 8
+#: Nodes of sub-pipelines drawn in one picture, at most: a few small files that each
+#: run the next one several times over would otherwise make a picture of millions of
+#: nodes (a step may write them), whose layout takes a server's drawing for hours.
+MAX_CHILD_NODES = 500
 
 
-def _add_sub_pipelines(picture: Any, graph: Graph, prefix: str, depth: int) -> None:
+class _Budget:
+    """What one picture may still draw of its sub-pipelines, and the child pipelines
+    read so far (one file run by several nodes is read once)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_CHILD_NODES
+        self.read: dict[Path, Graph | None] = {}
+        #: Whether a sub-pipeline was left out (the rest are not looked at).
+        self.spent = False
+
+    def child(self, path: Path) -> Graph | None:
+        from attractor.linter.prepare import prepare
+
+        if path not in self.read:
+            self.read[path] = prepare(path, file=str(path))[0]
+        return self.read[path]
+
+
+def _add_sub_pipelines(
+    picture: Any, graph: Graph, prefix: str, depth: int, budget: _Budget
+) -> None:
     """Each sub-pipeline's graph drawn in a dashed box beside its node, its nodes
-    named ``NODE/CHILD`` and a dashed edge from the node to the child's start."""
+    named ``NODE/CHILD`` and a dashed edge from the node to the child's start; past
+    :data:`MAX_CHILD_NODES`, the box holds one note of what was left out."""
     from attractor.dot.includes import resolve_dot_file, sub_pipeline_nodes, written_path
-    from attractor.linter.prepare import prepare
 
     if depth >= _MAX_DEPTH:
         return
     for node in sub_pipeline_nodes(graph):
+        if budget.spent:
+            return
         path = resolve_dot_file(graph, written_path(node)) if written_path(node) else None
         if path is None or not path.is_file():
             continue
-        child, _ = prepare(path, file=str(path))
+        child = budget.child(path)
         if child is None:
             continue
         inner = f"{prefix}{node.id}/"
+        box = _plain(_escape(f"{node.id}: {written_path(node)}"))
+        if len(child.nodes()) > budget.left:
+            budget.spent = True
+            note = f"not drawn: more sub-pipeline nodes than a picture holds ({MAX_CHILD_NODES})"
+            picture.add_node(inner, label=note, shape="note", id=f"node-{inner}")
+            picture.add_subgraph([inner], name=f"cluster_{inner}", label=box, style="dashed")
+            picture.add_edge(prefix + node.id, inner, style="dashed", label="runs")
+            return
+        budget.left -= len(child.nodes())
         for child_node in child.nodes():
             look = _node_look(child_node, None)
             look["id"] = f"node-{inner}{child_node.id}"
@@ -195,13 +231,13 @@ def _add_sub_pipelines(picture: Any, graph: Graph, prefix: str, depth: int) -> N
         picture.add_subgraph(
             [inner + n.id for n in child.nodes()],
             name=f"cluster_{inner}",
-            label=_plain(_escape(f"{node.id}: {written_path(node)}")),
+            label=box,
             style="dashed",
         )
         start = child.start_node()
         if start is not None:
             picture.add_edge(prefix + node.id, inner + start.id, style="dashed", label="runs")
-        _add_sub_pipelines(picture, child, inner, depth + 1)
+        _add_sub_pipelines(picture, child, inner, depth + 1, budget)
 
 
 def _title(graph: Graph, state: RunState | None) -> str:

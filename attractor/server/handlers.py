@@ -97,6 +97,7 @@ class Handlers:
         self._drawing = threading.Lock()
         self._reading = threading.Lock()
         self._workers = anyio.CapacityLimiter(WORKERS)
+        self._drawer = anyio.CapacityLimiter(1)
 
     # -- lookup -------------------------------------------------------------
 
@@ -293,7 +294,9 @@ class Handlers:
             with self._drawing:
                 return render(graph, state, "svg")
 
-        svg = await anyio.to_thread.run_sync(draw, limiter=self._workers)
+        # One picture at a time (Graphviz keeps global state), in a thread of its own:
+        # a large one never holds the workers that start runs and read stages.
+        svg = await anyio.to_thread.run_sync(draw, limiter=self._drawer)
         return Response(svg, media_type="image/svg+xml")
 
     @_answers

@@ -240,3 +240,35 @@ def test_a_resumed_parent_counts_the_childs_earlier_steps(workspace: Path, mark:
     resumed = invoke(["resume", str(workspace / "runs" / "parent"), "--max-steps", "6"])
     assert resumed.exit_code == 1, resumed.output
     assert "run step budget exhausted: 6 of 6 steps taken before b" in resumed.stdout
+
+
+def test_graph_of_sub_pipelines_that_fan_out_holds_a_bounded_number_of_nodes(
+    workspace: Path,
+) -> None:
+    """Six small files, each running the next four times over, would be 4**5 boxes and
+    thousands of nodes (a step may write such files): the picture stops at its limit
+    and says what it left out."""
+    import xml.etree.ElementTree as ET
+
+    from attractor.render import MAX_CHILD_NODES
+
+    for level in range(6):
+        runs = "".join(
+            f'  s{i} [type=sub_pipeline, dot_file="l{level + 1}.dot"]\n  start -> s{i} -> done\n'
+            for i in range(4)
+        )
+        body = runs if level < 5 else "  start -> done\n"
+        write(
+            workspace / f"l{level}.dot",
+            f"digraph l{level} {{\n  start [shape=Mdiamond]; done [shape=Msquare]\n{body}}}\n",
+        )
+    result = invoke(["graph", "l0.dot"])
+    assert result.exit_code == 0, result.stderr
+    svg = "{http://www.w3.org/2000/svg}"
+    tree = ET.fromstring(result.stdout)
+    drawn = [g for g in tree.iter(f"{svg}g") if "node" in g.attrib.get("class", "").split()]
+    assert len(drawn) <= 6 + MAX_CHILD_NODES + 1  # the file's own, the children's, the note
+    notes = [t.text for t in tree.iter(f"{svg}text") if "not drawn" in (t.text or "")]
+    assert notes == [
+        f"not drawn: more sub-pipeline nodes than a picture holds ({MAX_CHILD_NODES})"
+    ]
