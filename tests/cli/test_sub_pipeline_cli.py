@@ -269,6 +269,4 @@ def test_graph_of_sub_pipelines_that_fan_out_holds_a_bounded_number_of_nodes(
     drawn = [g for g in tree.iter(f"{svg}g") if "node" in g.attrib.get("class", "").split()]
     assert len(drawn) <= 6 + MAX_CHILD_NODES + 1  # the file's own, the children's, the note
     notes = [t.text for t in tree.iter(f"{svg}text") if "not drawn" in (t.text or "")]
-    assert notes == [
-        f"not drawn: more sub-pipeline nodes than a picture holds ({MAX_CHILD_NODES})"
-    ]
+    assert notes == [f"not drawn: more sub-pipeline nodes than a picture holds ({MAX_CHILD_NODES})"]
