@@ -117,14 +117,16 @@ async def _attempts(
         run.emit(StageRetrying(name=node.id, index=index, attempt=attempt + 1, delay=delay))
         walk.retries[node.id] = attempt
         walk.context.set(f"internal.retry_count.{node.id}", attempt)
-        # So a resume after a crash (SIGKILL) also counts these failures.
-        if walk.branch is None:
-            record_step(run, node.id)
-        elif walk.on_step is not None:
-            # Saved as about to enter the node: a branch continued from here
-            # enters it again, and that entry must not count twice.
-            walk.visits[node.id] -= 1
-            walk.on_step(walk, node.id)
+        # So a resume after a crash (SIGKILL) also counts these failures. Saved as
+        # about to enter the node: a walk continued from here enters it again, and
+        # that entry must not count twice (against max_visits above all).
+        walk.visits[node.id] -= 1
+        try:
+            if walk.branch is None:
+                record_step(run, node.id)
+            elif walk.on_step is not None:
+                walk.on_step(walk, node.id)
+        finally:
             walk.visits[node.id] += 1
         workspace_hooks.unsettle(run, walk)  # files may change while it waits
         await anyio.sleep(delay)

@@ -311,7 +311,8 @@ def test_the_process_exits_promptly_while_a_prompt_waits_on_an_open_stdin(
 
 
 def _flaky_pipeline(workspace: Path, mark: str) -> None:
-    """``flaky`` (max_retries=2) fails twice, holds during its third run, then fails."""
+    """``flaky`` (max_retries=2) fails twice, holds during its third run, then fails;
+    ``max_visits=1``: its retries are one visit, after a resume too."""
     write(
         workspace / "flaky.sh",
         "echo run >> runs.txt\n"
@@ -323,7 +324,8 @@ def _flaky_pipeline(workspace: Path, mark: str) -> None:
         f"""digraph flaky {{
             start [shape=Mdiamond]
             done  [shape=Msquare]
-            flaky [shape=parallelogram, max_retries=2, tool_command="sh flaky.sh {mark}"]
+            flaky [shape=parallelogram, max_retries=2, max_visits=1,
+                   tool_command="sh flaky.sh {mark}"]
             start -> flaky -> done
         }}""",
     )
