@@ -41,6 +41,7 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
     """Traverse from ``start`` until an exit, a dead end, a failure or ``stop_at``."""
     node_id = start
     while True:
+        state.pending = node_id
         # A step whose handler awaits nothing (simulate, conditional, a cached
         # result) would otherwise never give the event loop a turn: --timeout,
         # signals and serve's cancel are delivered here.

@@ -521,15 +521,19 @@ def finish_run(
     duration = time.monotonic() - run.started
     run.failure_reason = reason or _failure_reason(run, status, end, timeout)
     stopped = status in RESUMABLE
-    if stopped and run.main.current:
+    main = run.main
+    inside = main.entered_at is not None  # else stopped between two nodes
+    if stopped and inside and main.current:
         # The node in progress runs again from its start on resume: that entry
         # must not count twice against max_visits.
-        run.main.visits[run.main.current] -= 1
-        run.main.visits += Counter()  # drops the entry if it fell to zero
+        main.visits[main.current] -= 1
+        main.visits += Counter()  # drops the entry if it fell to zero
     unsaved: OSError | None = None
-    # Stopped before its first node (a loop_restart's new directory): it continues
-    # at the node it was opened to start at.
-    next_node = (run.main.current or run.start) if stopped else None
+    # Between two nodes it goes on at the next one (the one before it is done, its
+    # files checkpointed); stopped before its first node (a loop_restart's new
+    # directory), at the node it was opened to start at.
+    here = main.current if inside else main.pending
+    next_node = (here or run.start) if stopped else None
     try:
         save_checkpoint(run, next_node, status, run.failure_reason)
         _update_manifest(run, status, duration, restarted_into)

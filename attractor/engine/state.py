@@ -119,6 +119,9 @@ class Walk:
     branch: str | None = None
     #: The node running now (or last run), for the timeout message and checkpoint.
     current: str | None = None
+    #: The node the walk enters next, set before it is entered: where a run stopped
+    #: between two nodes goes on (``current`` then names the node that finished).
+    pending: str | None = None
     #: A branch's progress keeper: called with the node to run next after each of
     #: its steps (the main traversal journals them instead).
     on_step: Callable[[Walk, str], None] | None = None
