@@ -137,9 +137,11 @@ async def _reopen(
     if setup.continuation.startswith("retry_failed:"):
         target = context.get_string(START_KEY) or target
     marker = setup.run_dir.path / MARKER
-    # A stage caught running, or a move of the files cut short: the work tree holds
-    # half-done work, which is not to be taken for edits made by hand.
-    caught = marker.exists() or workspace.was_moving()
+    inner = _child_markers(setup)
+    # A stage caught running (here, or in the child run of the stage resumed), or a
+    # move of the files cut short: the work tree holds half-done work, which is not
+    # to be taken for edits made by hand.
+    caught = marker.exists() or bool(inner) or workspace.was_moving()
     hand = None if caught else await _save_hand_edits(workspace, setup)
     if hand is not None and not setup.continuation:
         target = hand  # the run goes on with them
@@ -151,7 +153,10 @@ async def _reopen(
     # A fork's files as its run left them are on that run's branch already.
     kept = await workspace.restore(target, why, keep=not forked or hand is not None)
     marker_node = _marker_node(marker)
-    marker.unlink(missing_ok=True)
+    if marker_node is None and inner:
+        marker_node = f"{setup.start}/{_marker_node(inner[0])}"
+    for done in (marker, *inner):
+        done.unlink(missing_ok=True)
     if kept is not None:
         setup.warnings.append(await _kept_line(workspace, target, kept, caught, marker_node))
     if hand is not None and setup.continuation:
@@ -213,6 +218,23 @@ async def _kept_line(
         f"killed, which cannot be told apart from them; git show {kept}, or take a file "
         f"back with git checkout {kept} -- FILE"
     )
+
+
+def _child_markers(setup: RunSetup) -> list[Path]:
+    """The stage markers left in the child runs of the composite stage the run resumes
+    inside (a sub-pipeline's, a manager's, theirs in turn): a step of theirs that was
+    caught running."""
+    if not _resumes_inside_composite(setup):
+        return []
+    from attractor.handlers.manager import CHILDREN
+
+    stage = setup.run_dir.stage_path(setup.start)
+    managed = setup.run_dir.path / CHILDREN
+    roots = [stage]
+    if managed.is_dir():
+        prefix = f"{stage.name}-v"
+        roots += [p for p in managed.iterdir() if p.name == stage.name or p.name.startswith(prefix)]
+    return [found for root in roots if root.is_dir() for found in sorted(root.rglob(MARKER))]
 
 
 def _resumes_inside_composite(setup: RunSetup) -> bool:

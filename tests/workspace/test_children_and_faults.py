@@ -5,7 +5,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.cli.runkit import invoke, only_run_dir, read_json, write
+import pytest
+
+from tests.cli.runkit import (
+    finish,
+    invoke,
+    kill_all,
+    only_run_dir,
+    pids_with,
+    read_json,
+    sleep_mark,
+    spawn,
+    wait_for,
+    write,
+)
 from tests.workspace.gitkit import git, make_repo
 
 CHILD = """digraph child {
@@ -132,3 +145,50 @@ def read_json_line(line: str) -> dict[str, object]:
 
     data: dict[str, object] = json.loads(line)
     return data
+
+
+#: The parent's node that runs ``child.dot``: a sub-pipeline, or a manager's child run.
+RUNS_THE_CHILD = {
+    "sub-pipeline": 'inner [shape=folder, dot_file="child.dot"]',
+    "manager": 'inner [shape=house, stack.child_dotfile="child.dot", manager.poll_interval="50ms"]',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RUNS_THE_CHILD))
+def test_a_child_stage_killed_half_way_starts_again_from_its_files_as_they_were(
+    tmp_path: Path, kind: str
+) -> None:
+    """SIGKILL while a child run's stage is half done: the resume puts that stage's
+    files back (they are not edits made by hand) and runs it once more from there."""
+    repo = make_repo(tmp_path / "repo")
+    go = tmp_path / "go"  # outside the workdir (and the sandbox): not one of the step's files
+    with sleep_mark(29) as mark:
+        hold = f"echo c1 >> child.txt; [ -f {go} ] || sleep {mark}"
+        write(tmp_path / "child.dot", f"""digraph child {{
+            start [shape=Mdiamond]; exit [shape=Msquare]
+            c1 [shape=parallelogram, tool_command="{hold}"]
+            start -> c1 -> exit
+        }}""")  # fmt: skip
+        write(tmp_path / "p.dot", f"""digraph parent {{
+            start [shape=Mdiamond]; exit [shape=Msquare]
+            {RUNS_THE_CHILD[kind]}
+            start -> inner -> exit
+        }}""")  # fmt: skip
+        run_dir = tmp_path / "logs" / "r"
+        args = ["run", str(tmp_path / "p.dot"), "--workdir", str(repo), "--logs-dir", str(run_dir)]
+        args += ["--sandbox", "none"]  # the step reads the go file under the host's /tmp
+        proc = spawn(args, tmp_path)
+        try:
+            half = repo / ".git" / "attractor" / "worktrees" / "r" / "child.txt"
+            wait_for(lambda: half.exists() and bool(pids_with(mark)), "the stage half done")
+        finally:
+            proc.kill()
+            kill_all(mark)  # the orphaned command (it holds the process's output open)
+            finish(proc)
+        go.touch()
+        code, out, err = finish(spawn(["resume", str(run_dir)], tmp_path))
+    assert code == 0, out + err
+    assert "saved the edits made by hand" not in err
+    assert "the interrupted stage inner/c1 starts again from the files" in err, err
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "child.txt").read_text() == "c1\n"  # once: not on top of its half
