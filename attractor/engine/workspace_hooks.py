@@ -228,7 +228,7 @@ def _child_markers(setup: RunSetup) -> list[Path]:
         return []
     from attractor.handlers.manager import CHILDREN
 
-    stage = setup.run_dir.stage_path(setup.start)
+    stage = setup.run_dir.stage_dir(setup.start)  # there already: the stage was running
     managed = setup.run_dir.path / CHILDREN
     roots = [stage]
     if managed.is_dir():
