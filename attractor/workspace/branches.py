@@ -16,9 +16,13 @@ back, kept under a lost ref, and named in the run's notes.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import field
 from pathlib import Path
 
+import anyio
+
+from attractor.proc.gitguard import admin_of
 from attractor.valueclass import mutable
 from attractor.workspace.commits import message
 from attractor.workspace.create import _make_links, safe_id
@@ -58,14 +62,18 @@ async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Wo
     name = branch_name(main, branch)
     path = _branch_path(main, name)
     # Branches starting together make their worktrees at once (see worktrees.py).
-    existed = (path / ".git").is_file()
+    admin = admin_of(path / ".git") if (path / ".git").is_file() else None
+    if admin is not None and not admin.is_dir():
+        # Its removal (at a fan-in) was cut short: the admin folder goes first. What
+        # is left is a finished branch's: made again from the fan-out's checkpoint.
+        await anyio.to_thread.run_sync(shutil.rmtree, path, True)
+        admin = None
+    existed = admin is not None
     adopted = None if existed else adopt(main.common_dir, path)  # its .git deleted
-    if existed:
-        admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
-    elif adopted is not None:
+    if adopted is not None:
         admin, existed = adopted, True
         main.notes.append(f"branch {branch}: its worktree's .git file was gone; written again")
-    else:
+    elif admin is None:
         admin = await add_worktree(
             main.common_dir, path, branch_of(name), main.head, main.git.umask
         )

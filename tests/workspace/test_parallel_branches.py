@@ -191,3 +191,35 @@ def test_each_agent_branch_is_told_its_own_worktree_and_branch(tmp_path: Path) -
         assert f"Git branch: attractor/{folder}\n" in system
         assert "Git status: clean\n" in system
         assert f"Recent commits:\n{log}" in system
+
+
+def test_a_branch_worktree_whose_removal_was_cut_short_is_made_again(tmp_path: Path) -> None:
+    """Killed while the fan-in removed a branch's worktree (its admin folder goes first),
+    a run leaves a work tree whose .git names nothing: the fan-out's next start makes
+    that branch's worktree again instead of failing the run on it for good. Here the
+    step after the fan-in leaves such a work tree, as the kill would, then loops back."""
+    leftover = "../r--left"  # the branch's worktree, beside the run's (unsandboxed step)
+    again = (
+        f"mkdir -p {leftover} && echo 'gitdir: /nowhere/gone' > {leftover}/.git && "
+        f"echo half > {leftover}/left.txt && exit 1"
+    )
+    pipeline = f"""digraph loop {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      split [shape=component, max_visits=2]
+      left  [shape=parallelogram, tool_command="echo left >> left.txt"]
+      right [shape=parallelogram, tool_command="echo right >> right.txt"]
+      join  [shape=tripleoctagon]
+      check [shape=parallelogram, sandbox=none,
+             tool_command="test $(wc -l < left.txt) -ge 2 || ({again})"]
+      start -> split -> left -> join
+      split -> right -> join
+      join -> check
+      check -> split [condition="outcome=fail"]
+      check -> done [condition="outcome=success"]
+    }}
+    """
+    repo, run_dir, result = _run(tmp_path, pipeline)
+    assert result.exit_code == 0, result.output + result.stderr  # type: ignore[attr-defined]
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "left.txt").read_text() == "left\nleft\n"  # not the leftover's
+    assert not (work_tree.parent / "r--left").exists()  # removed at the fan-in, whole
