@@ -262,6 +262,11 @@ def _restore(
         notes.append(how.describe(node))
         record = {**how.to_json(node), "at": utc_text(time.time())}
         manifest.setdefault("continuations", []).append(record)
+        # Saved before the workspace moves to where it continues: a run killed during
+        # that move is then one resumed as it is (it finishes the move), not a run that
+        # still reads as finished while its branch and files went back.
+        checkpoint.status, checkpoint.failure_reason = RunStatus.RUNNING, ""
+        run_dir.save_checkpoint(checkpoint)
     text = _read_source(graph, run_dir.pipeline_path)
     start = checkpoint.next_node or checkpoint.current_node or _start_node(graph)
     if not graph.has_node(start):
