@@ -61,7 +61,7 @@ from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
 from attractor.run_status import RESUMABLE, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
-from attractor.store.checkpoint import RUNNING
+from attractor.store.checkpoint import RUNNING, Checkpoint
 from attractor.store.rundir import (
     PIPELINE_COPY,
     PROCESSES,
@@ -206,12 +206,30 @@ def _restart(
     assert end.restart_at is not None
     new = restart_setup(setup, end.restart_at, wide.options.store)
     restarted(wide.workspace, new)
+    _opening_checkpoint(new)  # before this directory says the run went on there
     finish_run(run, RunStatus.RESTARTED, end, None, new.run_dir.path.name)
     ledger.path = new.run_dir.path / PROCESSES
     carried = run.carried + run_usage(run)
     following = open_run(new, wide)
     following.carried = carried
     return new, following
+
+
+def _opening_checkpoint(setup: RunSetup) -> None:
+    """A manifest and a checkpoint at the start node in a loop_restart's new directory,
+    written before the first directory is marked restarted: a run killed in between
+    is one a resume of the new directory goes on with (:func:`open_run` writes both
+    again at once)."""
+    main = setup.main
+    opening = Checkpoint(
+        next_node=setup.start,
+        node_visits=dict(main.visits),
+        context=main.context.snapshot(),
+        run_turns_used=setup.budget.used,
+        run_usage=setup.budget.spent.to_json(),
+    )
+    setup.run_dir.write_manifest({**setup.manifest, "status": RUNNING})
+    setup.run_dir.save_checkpoint(opening)
 
 
 @contextmanager

@@ -89,6 +89,35 @@ async def test_loop_restart_continues_in_a_fresh_run_directory(tmp_path: Path) -
     assert [r.node for r in result.node_results] == ["start", "a", "start", "a", "done"]
 
 
+async def test_a_restarted_run_directory_names_a_new_one_that_can_be_resumed(
+    tmp_path: Path,
+) -> None:
+    """By the time the first directory says the run went on elsewhere (its final event),
+    the new one holds a manifest and a checkpoint at the node it starts at: a run
+    killed right then is one ``attractor resume`` of the new directory goes on with."""
+    graph = graph_of(
+        'a [shape=parallelogram, tool_command="echo x >> count; test $(wc -l < count) -ge 2"]\n'
+        "start -> a\n"
+        'a -> start [condition="outcome=fail", loop_restart=true]\n'
+        'a -> done [condition="outcome=success"]\n'
+    )
+    seen: list[dict[str, object]] = []
+
+    def at_the_hand_over(event: Event) -> None:
+        if event.type == "pipeline_completed" and not seen:
+            (new,) = (tmp_path / "runs").glob("*-restart1")
+            seen.append(checkpoint_json(new))
+            seen.append(json.loads((new / "manifest.json").read_text()))
+
+    result = await run(graph, tmp_path, observers=[at_the_hand_over])
+
+    assert result.status == "success"
+    opening, manifest = seen
+    assert (opening["status"], opening["next_node"]) == ("running", "start")
+    assert opening["node_visits"] == {"start": 1, "a": 1}  # visit limits count across
+    assert manifest["status"] == "running" and manifest["restarted_from"]
+
+
 async def test_a_run_directory_is_locked_while_it_runs_and_released_after(
     tmp_path: Path,
 ) -> None:
