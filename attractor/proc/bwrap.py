@@ -179,8 +179,13 @@ def wrap_argv(fence: Fence) -> list[str]:
         argv += ["--bind" if rw else "--ro-bind", str(path), str(path)]
     if shield is not None:
         argv += ["--ro-bind", str(shield), str(shield)]
-        for path in dict.fromkeys(later):
+        # A writable place inside the shield (a branch's worktree in a snapshot's run
+        # directory, under a --writable path that holds the run directory) stays so.
+        inner = [p for p in roots if p != shield and p.is_relative_to(shield)]
+        for path in dict.fromkeys([*later, *inner]):
             argv += ["--bind", str(path), str(path)]
+        for path, rw in git_guards(inner):
+            argv += ["--bind" if rw else "--ro-bind", str(path), str(path)]
     argv += _hidden(_home(fence))
     argv += _hidden_system()
     if fence.scratch is not None:

@@ -475,3 +475,27 @@ def test_a_child_pipeline_a_step_rewrote_cannot_run_unsandboxed(
     result = invoke(["run", "p.dot", "--logs-dir", "runs/r2"])
     assert result.exit_code == 1, result.output + result.stderr
     assert "node c1 sets env_allow=*KEY*, looser than the run's boundary" in result.output
+
+
+@needs_bwrap
+def test_branches_write_their_worktrees_under_a_writable_path_that_holds_the_run(
+    tmp_path: Path,
+) -> None:
+    """A snapshot's branches work in worktrees inside the run directory; a --writable
+    path holding the run directory puts a read-only shield over it, under which each
+    branch's own worktree must stay writable."""
+    work = tmp_path / "work"
+    work.mkdir()
+    write(work / "p.dot", """digraph fan {
+        start [shape=Mdiamond]; done [shape=Msquare]
+        split [shape=component]; join [shape=tripleoctagon]
+        left  [shape=parallelogram, tool_command="echo left > left.txt"]
+        right [shape=parallelogram, tool_command="echo right > right.txt"]
+        start -> split; split -> left -> join; split -> right -> join; join -> done
+    }""")  # fmt: skip
+    args = ["run", str(work / "p.dot"), "--workdir", str(work), "--sandbox", "required"]
+    args += ["--logs-dir", str(tmp_path / "logs" / "r"), "--writable", str(tmp_path)]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert (work / "left.txt").read_text() == "left\n"
+    assert (work / "right.txt").read_text() == "right\n"
