@@ -9,17 +9,21 @@ The library API (the CLI is a thin layer over it)::
     print(result.status, result.run_dir)
     svg = attractor.draw("pipeline.dot", run_dir=result.run_dir)   # bytes of an SVG picture
 
-Imports are lazy so that ``attractor lint`` starts fast.
+Imports are lazy so that ``attractor lint`` starts fast, and importing the package
+does nothing else: the console script sets its stop-signal handlers first
+(``cli/entry.py``), and the cache of compiled dataclass methods is installed by the
+first module that declares one (``valueclass``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from attractor import methodcache
 from attractor.version import __version__
 
-methodcache.install()
+# Not typing's own flag: importing typing costs milliseconds before the console
+# script's signal handlers are set (type checkers read this name the same way).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["__version__", "draw", "lint", "load", "resume", "run"]
 

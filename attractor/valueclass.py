@@ -45,6 +45,10 @@ from typing import Any, TypeVar, dataclass_transform, overload
 
 from attractor import methodcache
 
+# Before any of the package's dataclasses is made: each module that declares one
+# imports this module first.
+methodcache.install()
+
 __all__ = ["frozen", "mutable"]
 
 T = TypeVar("T")
