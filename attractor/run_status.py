@@ -13,6 +13,7 @@ when its files say less than that: :class:`SeenStatus` (``stopped``, ``damaged``
 
 from __future__ import annotations
 
+import signal
 from enum import StrEnum
 
 
@@ -51,6 +52,13 @@ STOPPED: frozenset[RunStatus] = RESUMABLE - {RunStatus.RUNNING}
 
 #: The statuses of a run that ended by itself: there is nothing left to resume.
 ENDED: frozenset[RunStatus] = frozenset({RunStatus.SUCCESS, RunStatus.FAIL})
+
+#: The signals that stop a run (or a server's runs), and the status each leaves.
+STOP_SIGNALS: dict[signal.Signals, RunStatus] = {
+    signal.SIGINT: RunStatus.INTERRUPTED,
+    signal.SIGTERM: RunStatus.TERMINATED,
+    signal.SIGHUP: RunStatus.HANGUP,  # the terminal or SSH session went away
+}
 
 
 class SeenStatus(StrEnum):

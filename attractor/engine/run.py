@@ -59,7 +59,7 @@ from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
 from attractor.redact import CURRENT as CURRENT_REDACTOR
 from attractor.redact import scrub_files
-from attractor.run_status import RESUMABLE, RunStatus
+from attractor.run_status import RESUMABLE, STOP_SIGNALS, RunStatus
 from attractor.settings import Settings, redactor_for, step_limit
 from attractor.store.checkpoint import RUNNING, Checkpoint
 from attractor.store.rundir import (
@@ -81,13 +81,6 @@ __all__ = [
     "resume_pipeline",
     "run_pipeline",
 ]
-
-#: The signals that stop a run, and the status each one leaves (all resumable).
-_STOP_SIGNALS: dict[signal.Signals, RunStatus] = {
-    signal.SIGINT: RunStatus.INTERRUPTED,
-    signal.SIGTERM: RunStatus.TERMINATED,
-    signal.SIGHUP: RunStatus.HANGUP,  # the terminal or SSH session went away
-}
 
 
 async def execute(job: RunJob, options: RunOptions) -> RunResult:
@@ -399,12 +392,12 @@ async def watch_signals(
     defaults, which kill the process (SIGTERM, SIGHUP) or raise wherever the loop
     is (SIGINT) while the run is still being closed.
     """
-    before = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    before = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     try:
-        with anyio.open_signal_receiver(*_STOP_SIGNALS) as received:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
             task_status.started()
             async for signum in received:
-                stop.status = _STOP_SIGNALS[signum]
+                stop.status = STOP_SIGNALS[signum]
                 scope.cancel()
                 return
     finally:

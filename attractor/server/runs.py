@@ -240,6 +240,7 @@ class RunManager:
             interviewer,
             context=dict(seed),
             observers=[lambda event: self._observe(event, interviewer, started, task_status)],
+            stop_requests=started.stopped,
             link=self.run_link if self.page_url else None,
         )
         try:
@@ -309,10 +310,11 @@ class RunManager:
         if launch.run is not None:
             launch.run.changes.notify()
 
-    async def shutdown(self) -> None:
-        """Cancel every run, wait until each has saved itself, then end the streams."""
-        for run in list(self.active.values()):
-            run.scope.cancel()
+    async def shutdown(self, status: RunStatus = RunStatus.INTERRUPTED) -> None:
+        """Stop every run as ``status`` (the server's stop signal's), wait until each
+        has saved itself, then end the streams."""
+        for started in {id(x): x for x in self._launches.values()}.values():
+            started.stop(status)
         while self.active:
             self._idle = anyio.Event()
             await self._idle.wait()
@@ -329,7 +331,7 @@ class RunManager:
         launch = self._launches.get(run_id)
         if launch is None:
             return False
-        launch.scope.cancel()
+        launch.stop(RunStatus.INTERRUPTED)
         return True
 
 
@@ -338,9 +340,23 @@ class _Launch:
 
     def __init__(self) -> None:
         self.scope = anyio.CancelScope()
+        #: Set when the run is asked to stop, and the status it is to stop as.
+        self._stop = anyio.Event()
+        self._status = RunStatus.INTERRUPTED
         self.run: ActiveRun | None = None
         #: Every id the run has had, its first one first.
         self.ids: list[str] = []
+
+    def stop(self, status: RunStatus) -> None:
+        """Ask the run to stop as ``status`` (its engine cancels it and saves it so)."""
+        if not self._stop.is_set():
+            self._status = status
+            self._stop.set()
+
+    async def stopped(self) -> RunStatus:
+        """Returns once the run is asked to stop (the launch's ``stop_requests``)."""
+        await self._stop.wait()
+        return self._status
 
     def record_answer(self, pending: Pending) -> None:
         """The answer and its comment, kept in the gate's stage folder (answer.json)."""

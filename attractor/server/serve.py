@@ -15,6 +15,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from attractor.errors import UsageError
+from attractor.run_status import STOP_SIGNALS, RunStatus
 from attractor.server.app import create_app
 from attractor.server.auth import (
     TOKEN_FILE,
@@ -168,8 +169,10 @@ async def _serve_until_stopped(server: _Server, manager: RunManager) -> int | No
     async with anyio.create_task_group() as group:
 
         async def stop() -> None:
-            with anyio.CancelScope(shield=True):
-                await manager.shutdown()
+            with anyio.CancelScope(shield=True):  # each run saved as the signal says
+                await manager.shutdown(
+                    STOP_SIGNALS.get(signal.Signals(first[0]), RunStatus.INTERRUPTED)
+                )
             server.should_exit = True
 
         async def watch(*, task_status: anyio.abc.TaskStatus[None]) -> None:

@@ -55,5 +55,8 @@ def test_a_hangup_then_ctrl_c_stop_the_runs_command_and_save_the_run(tmp_path: P
     assert not outlived(pid), "the run's command outlived the server"
     assert "Traceback" not in stderr, stderr
     assert server.process.returncode == 129  # stopped by SIGHUP, as every command says
-    manifest = json.loads((root / ".attractor" / "runs" / run_id / "manifest.json").read_text())
-    assert manifest["status"] == "interrupted"
+    run_dir = root / ".attractor" / "runs" / run_id
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "hangup"  # as the server's first stop signal says
+    last = json.loads((run_dir / "events.jsonl").read_text().splitlines()[-1])
+    assert (last["type"], last["signal"]) == ("pipeline_interrupted", "SIGHUP")
