@@ -66,7 +66,7 @@ async def walk(run: Run, state: Walk, start: str, stop_at: str | None = None) ->
         decision = _decide(run, state, node, outcome, stop_at)
         if isinstance(decision, WalkEnd):
             return decision
-        node_id = decision
+        node_id = state.pending = decision  # before the journal line, which may fail
         if state.branch is None:
             record_step(run, node_id)
         elif state.on_step is not None:

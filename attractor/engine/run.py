@@ -55,6 +55,7 @@ from attractor.events import (
     PipelineTimedOut,
 )
 from attractor.heap import freeze_once
+from attractor.llm.types import Usage
 from attractor.proc.ledger import CURRENT as CURRENT_LEDGER
 from attractor.proc.ledger import ProcessLedger
 from attractor.redact import CURRENT as CURRENT_REDACTOR
@@ -219,7 +220,7 @@ def _opening_checkpoint(setup: RunSetup) -> None:
         node_visits=dict(main.visits),
         context=main.context.snapshot(),
         run_turns_used=setup.budget.used,
-        run_usage=setup.budget.spent.to_json(),
+        run_usage=Usage().to_json(),  # this directory's own, as open_run's: none yet
     )
     setup.run_dir.write_manifest({**setup.manifest, "status": RUNNING})
     setup.run_dir.save_checkpoint(opening)

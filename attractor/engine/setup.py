@@ -15,6 +15,7 @@ from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation, continued
 from attractor.engine.progress import TrackedContext
 from attractor.engine.state import NodeResult, Walk, sum_usage
+from attractor.engine.workspace_hooks import COMMIT_KEY, START_KEY
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.handlers.context import Context
@@ -264,9 +265,15 @@ def _restore(
         manifest.setdefault("continuations", []).append(record)
         # Saved before the workspace moves to where it continues: a run killed during
         # that move is then one resumed as it is (it finishes the move), not a run that
-        # still reads as finished while its branch and files went back.
+        # still reads as finished while its branch and files went back. A plain resume
+        # moves the files to the context's commit: for --retry-failed, where the failed
+        # node began (its failed attempt's files are in the commit after it).
+        start = checkpoint.context.get(START_KEY)
+        if how.retry_failed and isinstance(start, str) and start:
+            checkpoint.context[COMMIT_KEY] = start
         checkpoint.status, checkpoint.failure_reason = RunStatus.RUNNING, ""
         run_dir.save_checkpoint(checkpoint)
+        run_dir.write_manifest({**manifest, "status": RunStatus.RUNNING})
     text = _read_source(graph, run_dir.pipeline_path)
     start = checkpoint.next_node or checkpoint.current_node or _start_node(graph)
     if not graph.has_node(start):

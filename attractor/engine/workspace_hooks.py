@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -231,9 +232,9 @@ def _child_markers(setup: RunSetup) -> list[Path]:
     stage = setup.run_dir.stage_dir(setup.start)  # there already: the stage was running
     managed = setup.run_dir.path / CHILDREN
     roots = [stage]
-    if managed.is_dir():
-        prefix = f"{stage.name}-v"
-        roots += [p for p in managed.iterdir() if p.name == stage.name or p.name.startswith(prefix)]
+    if managed.is_dir():  # the node's first child run, or a later visit's or attempt's
+        own = re.compile(rf"{re.escape(stage.name)}(-v\d+-a\d+)?")
+        roots += [p for p in managed.iterdir() if own.fullmatch(p.name)]
     return [found for root in roots if root.is_dir() for found in sorted(root.rglob(MARKER))]
 
 

@@ -181,7 +181,13 @@ def wrap_argv(fence: Fence) -> list[str]:
         argv += ["--ro-bind", str(shield), str(shield)]
         # A writable place inside the shield (a branch's worktree in a snapshot's run
         # directory, under a --writable path that holds the run directory) stays so.
-        inner = [p for p in roots if p != shield and p.is_relative_to(shield)]
+        inner = [
+            p
+            for p in roots
+            if p != shield
+            and p.is_relative_to(shield)
+            and not (run_dir is not None and run_dir.is_relative_to(p))  # never the run's own
+        ]
         for path in dict.fromkeys([*later, *inner]):
             argv += ["--bind", str(path), str(path)]
         for path, rw in git_guards(inner):

@@ -17,7 +17,7 @@ Stopping goes through the run directory (``tasks.py``).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,8 @@ class RayExecutor:
             async with anyio.create_task_group() as group:
                 if options.handle_signals:
                     await group.start(_signals_to_file, run_dir / STOP, stop)
+                if options.stop_requests is not None:  # a front end's cancel (serve)
+                    group.start_soon(_requests_to_file, options.stop_requests, run_dir / STOP)
                 group.start_soon(relay, events, bus, interviewer)
                 # Submitted with no wait before wait_for's: a stop from here on reaches it.
                 ref = _run_task.options(num_cpus=_RUN_CPUS).remote(spec)
@@ -255,6 +257,12 @@ def _noting_worker(path: Path) -> Callable[[Event], None]:
             note_worker(path)
 
     return observe
+
+
+async def _requests_to_file(requests: Callable[[], Awaitable[RunStatus]], path: Path) -> None:
+    """Pass a front end's stop request on to the remote run, with its status (the run
+    stops itself as the engine does here; ``wait_for`` waits for it to end)."""
+    write_text(path, await requests())
 
 
 async def _signals_to_file(path: Path, stop: Stop, *, task_status: Any) -> None:

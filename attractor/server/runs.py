@@ -348,14 +348,11 @@ class _Launch:
         self.ids: list[str] = []
 
     def stop(self, status: RunStatus) -> None:
-        """Ask the run to stop as ``status``: its engine cancels it and saves it so.
-        Not started yet (its workspace or ``workspace_setup`` still being made), it is
-        cancelled at once."""
+        """Ask the run to stop as ``status``: its engine (here or on a Ray worker)
+        cancels it and saves it so."""
         if not self._stop.is_set():
             self._status = status
             self._stop.set()
-        if self.run is None:
-            self.scope.cancel()
 
     async def stopped(self) -> RunStatus:
         """Returns once the run is asked to stop (the launch's ``stop_requests``)."""

@@ -63,9 +63,11 @@ async def open_branch(main: Workspace, branch: str, at: str | None = None) -> Wo
     path = _branch_path(main, name)
     # Branches starting together make their worktrees at once (see worktrees.py).
     admin = admin_of(path / ".git") if (path / ".git").is_file() else None
-    if admin is not None and not admin.is_dir():
-        # Its removal (at a fan-in) was cut short: the admin folder goes first. What
-        # is left is a finished branch's: made again from the fan-out's checkpoint.
+    if admin is not None and not admin.is_dir() and at in (None, main.head):
+        # A branch starting from the fan-out's checkpoint: its worktree's removal (at a
+        # fan-in) was cut short, the admin folder goes first. What is left is a finished
+        # branch's: made again. (A branch resumed past a checkpoint of its own fails on
+        # it, loudly: its work would be lost.)
         await anyio.to_thread.run_sync(shutil.rmtree, path, True)
         admin = None
     existed = admin is not None

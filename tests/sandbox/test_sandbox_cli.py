@@ -499,3 +499,22 @@ def test_branches_write_their_worktrees_under_a_writable_path_that_holds_the_run
     assert result.exit_code == 0, result.output + result.stderr
     assert (work / "left.txt").read_text() == "left\n"
     assert (work / "right.txt").read_text() == "right\n"
+
+
+@needs_bwrap
+def test_a_writable_path_that_holds_the_run_directory_leaves_the_run_directory_read_only(
+    workspace: Path,
+) -> None:
+    """A writable path that holds the run's own directory (``--writable .attractor/runs``)
+    stays under the run directory's read-only shield: the checkpoint, journal and
+    manifest are the engine's."""
+    step = "echo forged > $ATTRACTOR_STAGE_DIR/../forged.txt; echo ok > ok.txt"
+    write(workspace / "p.dot", TOOL % (step, ""))
+    (workspace / ".attractor" / "runs").mkdir(parents=True)
+    result = invoke(
+        ["run", "p.dot", "--sandbox", "required", "--writable", ".attractor/runs"]
+        + ["--logs-dir", ".attractor/runs/r"]
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    assert (workspace / "ok.txt").read_text() == "ok\n"
+    assert not (workspace / ".attractor" / "runs" / "r" / "forged.txt").exists()

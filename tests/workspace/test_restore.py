@@ -126,7 +126,10 @@ def test_a_timed_out_stage_is_put_back_and_hand_edits_before_resume_are_kept(
     assert git(repo, "show", f"{branch}:notes.md").startswith("written by hand")
 
 
-def test_retry_failed_goes_back_to_the_start_of_the_failed_stage(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "killed-after-its-set-up"])
+def test_retry_failed_goes_back_to_the_start_of_the_failed_stage(tmp_path: Path, cut: bool) -> None:
+    """``cut``: the continuation is set up (and saved), then the process dies before the
+    files move; a plain ``resume`` finishes it, from where the failed stage began."""
     repo = make_repo(tmp_path / "repo")
     flags = tmp_path / "flags"
     flags.mkdir()
@@ -148,7 +151,19 @@ def test_retry_failed_goes_back_to_the_start_of_the_failed_stage(tmp_path: Path)
     assert (work_tree / "b.txt").read_text() == "try\n"
     (flags / "ok").touch()
 
-    result = invoke(["resume", str(run_dir), "--retry-failed"])
+    if cut:
+        from attractor.engine.continuation import Continuation
+        from attractor.engine.run import prepare_run_graph
+        from attractor.engine.setup import resume_setup
+        from attractor.settings import Settings
+        from attractor.store.rundir import RunDir
+
+        how = Continuation(retry_failed=True)
+        setup = resume_setup(run_dir, Settings(), prepare_run_graph, {}, how, store=RunDir)
+        setup.run_dir.unlock()  # the process died here: its lock went with it
+        result = invoke(["resume", str(run_dir)])
+    else:
+        result = invoke(["resume", str(run_dir), "--retry-failed"])
 
     assert result.exit_code == 0, result.stderr
     assert (work_tree / "b.txt").read_text() == "try\n"  # not try twice: b began again
