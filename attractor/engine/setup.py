@@ -15,7 +15,6 @@ from attractor.dot.graph import Graph
 from attractor.engine.continuation import Continuation, continued
 from attractor.engine.progress import TrackedContext
 from attractor.engine.state import NodeResult, Walk, sum_usage
-from attractor.engine.workspace_hooks import COMMIT_KEY, START_KEY
 from attractor.errors import CheckpointError, InputFileError, RunError, UsageError
 from attractor.fileio.reads import TEXT_LIMIT, read_bounded
 from attractor.handlers.context import Context
@@ -37,6 +36,7 @@ from attractor.store.rundir import (
 )
 from attractor.valueclass import mutable
 from attractor.version import __version__
+from attractor.workspace.names import COMMIT_KEY, START_KEY
 
 
 @mutable

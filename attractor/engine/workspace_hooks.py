@@ -27,7 +27,7 @@ import anyio
 
 from attractor.handlers.base import BranchResult
 from attractor.handlers.outcome import Outcome, StageStatus
-from attractor.workspace.names import TRAILER
+from attractor.workspace.names import COMMIT_KEY, START_KEY, TRAILER
 
 # The workspace's git machinery is imported where a workspace exists: a run with
 # ``--workspace none`` never loads it.
@@ -43,10 +43,6 @@ if TYPE_CHECKING:
     from attractor.workspace.preflight import WorkspacePlan
     from attractor.workspace.workspace import Workspace
 
-#: The commit the next stage starts from (the last checkpoint), and the one the
-#: stage in progress started from (``--retry-failed`` goes back to it).
-COMMIT_KEY = "internal.workspace.commit"
-START_KEY = "internal.workspace.start"
 #: In the run directory while a stage that may change files runs: a resume then
 #: knows the work tree holds that stage's half-done edits, not edits made by hand.
 MARKER = "workspace-stage.json"

@@ -17,3 +17,7 @@ SETUP_LOG = "workspace-setup.log"
 OWN_FOLDER = ".attractor"
 #: The prefix of every trailer key the run writes (``git log --grep Attractor-Run:``).
 TRAILER = "Attractor"
+#: The context keys of the commit the next stage starts from (the last checkpoint), and
+#: of the one the stage in progress started from (``--retry-failed`` goes back to it).
+COMMIT_KEY = "internal.workspace.commit"
+START_KEY = "internal.workspace.start"
