@@ -271,6 +271,12 @@ def _restore(
         start = checkpoint.context.get(START_KEY)
         if how.retry_failed and isinstance(start, str) and start:
             checkpoint.context[COMMIT_KEY] = start
+        workspace = manifest.get("workspace")
+        base = workspace.get("base") if isinstance(workspace, dict) else None
+        if not checkpoint.context.get(COMMIT_KEY) and isinstance(base, str) and base:
+            # A node first entered before any checkpoint (the first stage): the files
+            # go back to the run's first commit.
+            checkpoint.context[COMMIT_KEY] = base
         checkpoint.status, checkpoint.failure_reason = RunStatus.RUNNING, ""
         run_dir.save_checkpoint(checkpoint)
         run_dir.write_manifest({**manifest, "status": RunStatus.RUNNING})

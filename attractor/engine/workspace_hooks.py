@@ -27,7 +27,7 @@ import anyio
 
 from attractor.handlers.base import BranchResult
 from attractor.handlers.outcome import Outcome, StageStatus
-from attractor.workspace.names import COMMIT_KEY, START_KEY, TRAILER
+from attractor.workspace.names import COMMIT_KEY, SNAPSHOT_GIT_DIR, START_KEY, TRAILER
 
 # The workspace's git machinery is imported where a workspace exists: a run with
 # ``--workspace none`` never loads it.
@@ -111,7 +111,7 @@ async def _reopen(
         setup.warnings.append("--workspace none: the run's files are not restored or checkpointed")
         return None
     if record.get("mode") == "snapshot":
-        record = _snapshot_where(record, setup.run_dir.path, plan)
+        record = _snapshot_where(record, _snapshot_home(setup), plan)
     from attractor.workspace.create import fork
     from attractor.workspace.workspace import reopen
 
@@ -283,12 +283,33 @@ async def put_back_stopped_stage(run: Run) -> None:
         )
 
 
+def _snapshot_home(setup: RunSetup) -> Path:
+    """The run directory that holds the snapshot's git directory: this one, or for one
+    a ``loop_restart`` went on in, the first run's (beside it: each records the one it
+    restarted from)."""
+    here = setup.run_dir.path.resolve()
+    folder, manifest, seen = here, setup.manifest, set()
+    while not (folder / SNAPSHOT_GIT_DIR).is_dir():
+        before = manifest.get("restarted_from")
+        if not isinstance(before, str) or not before or before in seen:
+            return here  # the caller says the git directory is gone
+        seen.add(before)
+        folder = here.parent / before
+        try:
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            manifest = {}
+        if not isinstance(manifest, dict):
+            manifest = {}
+    return folder
+
+
 def _snapshot_where(
     record: dict[str, Any], run_dir: Path, plan: WorkspacePlan | None
 ) -> dict[str, Any]:
     """A snapshot's git directory is the run directory's (wherever it is now), and its
     work tree the workdir the resume runs in."""
-    git_dir = str(run_dir.resolve() / "workspace.git")
+    git_dir = str(run_dir.resolve() / SNAPSHOT_GIT_DIR)
     where = {"git_dir": git_dir, "common_dir": git_dir}
     if plan is not None:
         where.update(work_tree=str(plan.workdir), workdir=str(plan.workdir))

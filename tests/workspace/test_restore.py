@@ -316,3 +316,62 @@ def test_a_branch_whose_stage_deleted_its_dot_git_and_was_killed_resumes_in_its_
     work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
     assert (work_tree / "left.txt").read_text() == "full\n"
     assert (work_tree / "right.txt").read_text() == "right\n"
+
+
+def test_from_the_first_stage_puts_back_the_files_of_the_run_s_first_commit(
+    tmp_path: Path,
+) -> None:
+    """The first stage is entered before any checkpoint: ``--from`` it goes back to the
+    run's first commit, not on top of what the run did."""
+    repo = make_repo(tmp_path / "repo")
+    pipeline = """digraph p {
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, tool_command="echo a >> a.txt"]
+      b [shape=parallelogram, tool_command="echo b >> b.txt"]
+      start -> a -> b -> done
+    }
+    """
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    first = invoke(["run", str(dot), "--workdir", str(repo), "--logs-dir", str(logs / "r")])
+    assert first.exit_code == 0, first.stderr
+    run_dir = only_run_dir(logs)
+
+    again = invoke(["resume", str(run_dir), "--from", "a"])
+
+    assert again.exit_code == 0, again.stderr
+    work_tree = Path(read_json(run_dir / "manifest.json")["workspace"]["work_tree"])
+    assert (work_tree / "a.txt").read_text() == "a\n"
+    assert (work_tree / "b.txt").read_text() == "b\n"
+
+
+def test_a_run_a_loop_restart_went_on_with_resumes_in_a_plain_folder(tmp_path: Path) -> None:
+    """A snapshot keeps its git directory in the first run directory: the directory a
+    ``loop_restart`` went on in resumes with it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    ok = tmp_path / "ok"  # outside the workdir: not one of the run's files
+    pipeline = f"""digraph p {{
+      start [shape=Mdiamond]; done [shape=Msquare]
+      a [shape=parallelogram, max_visits=3,
+         tool_command="echo x >> count; test $(wc -l < count) -ge 2"]
+      b [shape=parallelogram, tool_command="test -f {ok}"]
+      start -> a
+      a -> a [condition="outcome=fail", loop_restart=true]
+      a -> b [condition="outcome=success"]
+      b -> done
+    }}
+    """
+    dot = write(tmp_path / "p.dot", pipeline)
+    logs = tmp_path / "logs"
+    args = ["run", str(dot), "--workdir", str(work), "--logs-dir", str(logs / "r"), *NO_SANDBOX]
+    failed = invoke(args)
+    assert failed.exit_code == 1, failed.stderr
+    restarted = logs / "r-restart1"
+    assert not (restarted / "workspace.git").exists()  # it is the first directory's
+    ok.touch()
+
+    resumed = invoke(["resume", str(restarted), "--retry-failed"])
+
+    assert resumed.exit_code == 0, resumed.stderr
+    assert (work / "count").read_text() == "x\nx\n"
