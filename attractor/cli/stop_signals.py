@@ -40,16 +40,9 @@ from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import Any, TypeVar, cast
 
-from attractor.run_status import RunStatus
+from attractor.run_status import STOP_SIGNALS, RunStatus
 
 T = TypeVar("T")
-
-#: signal -> the status a run stopped by it ends with
-_STATUSES: dict[int, RunStatus] = {
-    signal.SIGINT: RunStatus.INTERRUPTED,
-    signal.SIGTERM: RunStatus.TERMINATED,
-    signal.SIGHUP: RunStatus.HANGUP,
-}
 
 #: signal -> (exit code, what the one line says)
 STOPS: dict[int, tuple[int, str]] = {
@@ -148,7 +141,7 @@ async def missed() -> RunStatus:
     if _taken is None:
         await anyio.sleep_forever()
     assert _taken is not None
-    return _STATUSES[_taken]
+    return STOP_SIGNALS[signal.Signals(_taken)]
 
 
 _installed = False

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from attractor.errors import AttractorError
 from attractor.handlers.base import BranchResult
 from attractor.handlers.outcome import Outcome, StageStatus
 from attractor.workspace.names import COMMIT_KEY, SNAPSHOT_GIT_DIR, START_KEY, TRAILER
@@ -287,6 +288,8 @@ def _snapshot_home(setup: RunSetup) -> Path:
     """The run directory that holds the snapshot's git directory: this one, or for one
     a ``loop_restart`` went on in, the first run's (beside it: each records the one it
     restarted from)."""
+    from attractor.store.rundir import read_manifest
+
     here = setup.run_dir.path.resolve()
     folder, manifest, seen = here, setup.manifest, set()
     while not (folder / SNAPSHOT_GIT_DIR).is_dir():
@@ -296,10 +299,8 @@ def _snapshot_home(setup: RunSetup) -> Path:
         seen.add(before)
         folder = here.parent / before
         try:
-            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            manifest = {}
-        if not isinstance(manifest, dict):
+            manifest = read_manifest(folder)
+        except AttractorError:  # damaged: the chain ends here
             manifest = {}
     return folder
 

@@ -313,7 +313,7 @@ class RunManager:
     async def shutdown(self, status: RunStatus = RunStatus.INTERRUPTED) -> None:
         """Stop every run as ``status`` (the server's stop signal's), wait until each
         has saved itself, then end the streams."""
-        for started in {id(x): x for x in self._launches.values()}.values():
+        for started in set(self._launches.values()):  # a restarted run's, once
             started.stop(status)
         while self.active:
             self._idle = anyio.Event()
